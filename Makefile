@@ -1,0 +1,64 @@
+# gpubridge — run `make help` for the list of targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+export CGO_CFLAGS := -Wno-deprecated-declarations
+export GOFLAGS := -mod=mod
+# A private build temp dir: cgo builds on a shared /tmp collide otherwise.
+export TMPDIR := $(CURDIR)/.testbed/tmp
+export PATH := /usr/local/go/bin:$(PATH)
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN     := bin/gpubridge
+GO_PKGS := ./...
+
+.PHONY: help build test test-unit test-integration lint check-deps bench demo testbed-up testbed-down deps tidy clean
+
+help: ## Show this help
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(TMPDIR):
+	@mkdir -p $@
+
+deps: ## Install what building and testing need (Debian packages, Go modules)
+	@test/install-deps.sh
+
+build: $(TMPDIR) ## Build bin/gpubridge
+	go build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/gpubridge
+
+test: deps lint testbed-up ## Everything: deps, lint, unit and integration tests against the testbed
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-integration
+
+test-unit: $(TMPDIR) ## Unit tests only (no testbed)
+	go test -count=1 $(GO_PKGS)
+
+test-integration: $(TMPDIR) build ## Integration tests against the running testbed (make testbed-up first)
+	source .testbed/env && go test -count=1 -tags integration -p 1 -timeout 30m -v $(GO_PKGS) 2>&1 | test/gotest-summary.sh
+
+lint: $(TMPDIR) check-deps ## gofmt, go vet, staticcheck, dependency direction
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet $(GO_PKGS)
+	go vet -tags integration $(GO_PKGS)
+	go run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(GO_PKGS)
+
+check-deps: $(TMPDIR) ## Pure domain packages must not import I/O packages
+	go test -count=1 -run TestDependencyDirection ./internal/archtest/
+
+bench: $(TMPDIR) build testbed-up ## Benchmarks against the testbed, each with its ratio to the peer tool
+	@for b in test/bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
+
+demo: $(TMPDIR) deps build testbed-up ## The main job end to end on the local testbed
+	test/demo.sh
+
+testbed-up: ## Bring up the local Slurm testbed (idempotent)
+	test/testbed/up.sh
+
+testbed-down: ## Stop what testbed-up started
+	test/testbed/down.sh
+
+tidy: ## go mod tidy
+	go mod tidy
+
+clean: ## Remove build outputs
+	rm -rf bin

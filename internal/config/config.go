@@ -1,0 +1,305 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultPath is where the daemon and the CLI look for their file when no
+// --config flag and no GPUBRIDGE_CONFIG variable name another.
+const DefaultPath = "/etc/gpubridge/gpubridge.yaml"
+
+// CurrentVersion is the only file format version this build reads.
+const CurrentVersion = 1
+
+// Config is the whole of gpubridge's configuration.
+type Config struct {
+	Version   int       `json:"version"`
+	Cluster   string    `json:"cluster"`
+	SlurmRest SlurmRest `json:"slurmrest"`
+	Database  Database  `json:"database"`
+	SlurmDB   SlurmDB   `json:"slurmdb"`
+	Tenants   Tenants   `json:"tenants"`
+	Server    Server    `json:"server"`
+	Schedules Schedules `json:"schedules"`
+}
+
+// SlurmRest says how to reach slurmrestd and authenticate to it.
+type SlurmRest struct {
+	URL string `json:"url"`
+	// JWTKeyFile is Slurm's HS256 key (AuthAltParameters=jwt_key=...);
+	// gpubridge mints short-lived tokens from it.
+	JWTKeyFile string `json:"jwtKeyFile"`
+	// Token is a ready JWT, used when no key file is given. Never logged.
+	Token string `json:"token"`
+	// User is the Slurm user tokens are minted for (the `sun` claim).
+	User string `json:"user"`
+	// APIVersion pins the data_parser version (v0.0.44 or v0.0.43);
+	// empty means negotiate from /openapi/v3.
+	APIVersion string   `json:"apiVersion"`
+	Timeout    Duration `json:"timeout"`
+}
+
+// Database is gpubridge's own MariaDB database (tenants, bookings, ledger).
+type Database struct {
+	DSN string `json:"dsn"`
+}
+
+// SlurmDB is slurmdbd's database, read through a read-only user.
+type SlurmDB struct {
+	DSN string `json:"dsn"`
+}
+
+// Tenants holds the naming of the Slurm objects gpubridge owns.
+type Tenants struct {
+	// QOSPrefix is prepended to a tenant's name to form its QOS name.
+	QOSPrefix         string `json:"qosPrefix"`
+	PoolPartition     string `json:"poolPartition"`
+	OnDemandPartition string `json:"onDemandPartition"`
+	OnDemandQOS       string `json:"onDemandQOS"`
+}
+
+// Server is the daemon's HTTP listener (API and /metrics).
+type Server struct {
+	Listen string `json:"listen"`
+}
+
+// Schedules are robfig/cron/v3 specs for the daemon's periodic jobs.
+type Schedules struct {
+	Reconcile   string `json:"reconcile"`
+	Burst       string `json:"burst"`
+	Ingest      string `json:"ingest"`
+	ClosePeriod string `json:"closePeriod"`
+}
+
+// Duration is a time.Duration that reads and writes as "10s" in YAML/JSON.
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON accepts a Go duration string such as "10s" or "1m30s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		d.Duration = 0
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: want a value like 10s or 2m", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// Default returns the configuration used where nothing else is said.
+func Default() Config {
+	return Config{
+		Version: CurrentVersion,
+		Cluster: "cluster",
+		SlurmRest: SlurmRest{
+			URL:     "http://127.0.0.1:6820",
+			User:    "root",
+			Timeout: Duration{10 * time.Second},
+		},
+		Tenants: Tenants{
+			PoolPartition:     "pool",
+			OnDemandPartition: "ondemand",
+			OnDemandQOS:       "ondemand",
+		},
+		Server: Server{Listen: "127.0.0.1:9180"},
+		Schedules: Schedules{
+			Reconcile:   "@every 5m",
+			Burst:       "@every 10s",
+			Ingest:      "@every 5m",
+			ClosePeriod: "0 3 2 * *", // 03:00 UTC on the 2nd: one day of grace for late records
+		},
+	}
+}
+
+// Load reads the file at path over the defaults, then applies the
+// environment. A missing file is not an error when optional is true (the
+// default path may not exist on a workstation that uses only the environment).
+func Load(path string, optional bool, env func(string) (string, bool)) (Config, error) {
+	c := Default()
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := yaml.UnmarshalStrict(b, &c); err != nil {
+			return c, fmt.Errorf("config %s: %w", path, err)
+		}
+	case errors.Is(err, os.ErrNotExist) && optional:
+	default:
+		return c, fmt.Errorf("config: %w", err)
+	}
+	if env == nil {
+		env = os.LookupEnv
+	}
+	c.ApplyEnv(env)
+	return c, nil
+}
+
+// envVars maps each GPUBRIDGE_* variable to the field it sets.
+func (c *Config) envVars() map[string]*string {
+	return map[string]*string{
+		"GPUBRIDGE_CLUSTER":            &c.Cluster,
+		"GPUBRIDGE_SLURMREST_URL":      &c.SlurmRest.URL,
+		"GPUBRIDGE_SLURMREST_JWT_KEY":  &c.SlurmRest.JWTKeyFile,
+		"GPUBRIDGE_SLURMREST_TOKEN":    &c.SlurmRest.Token,
+		"GPUBRIDGE_SLURMREST_USER":     &c.SlurmRest.User,
+		"GPUBRIDGE_SLURMREST_API":      &c.SlurmRest.APIVersion,
+		"GPUBRIDGE_DB_DSN":             &c.Database.DSN,
+		"GPUBRIDGE_SLURMDB_DSN":        &c.SlurmDB.DSN,
+		"GPUBRIDGE_LISTEN":             &c.Server.Listen,
+		"GPUBRIDGE_QOS_PREFIX":         &c.Tenants.QOSPrefix,
+		"GPUBRIDGE_POOL_PARTITION":     &c.Tenants.PoolPartition,
+		"GPUBRIDGE_ONDEMAND_PARTITION": &c.Tenants.OnDemandPartition,
+		"GPUBRIDGE_ONDEMAND_QOS":       &c.Tenants.OnDemandQOS,
+	}
+}
+
+// EnvNames lists the environment variables Load honours, sorted.
+func EnvNames() []string {
+	var c Config
+	var names []string
+	for k := range c.envVars() {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return append(names, "GPUBRIDGE_SLURMREST_TIMEOUT", "GPUBRIDGE_CONFIG")
+}
+
+// ApplyEnv overrides fields from GPUBRIDGE_* variables that are set.
+func (c *Config) ApplyEnv(env func(string) (string, bool)) {
+	for k, p := range c.envVars() {
+		if v, ok := env(k); ok {
+			*p = v
+		}
+	}
+	if v, ok := env("GPUBRIDGE_SLURMREST_TIMEOUT"); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			c.SlurmRest.Timeout.Duration = d
+		} else {
+			c.SlurmRest.Timeout.Duration = -1 // reported by Validate
+		}
+	}
+}
+
+// FieldError is one problem with one field.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// ValidationError carries every problem Validate found.
+type ValidationError []FieldError
+
+func (v ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid configuration (%d problem(s)):", len(v))
+	for _, e := range v {
+		b.WriteString("\n  - ")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Validate reports every problem at once; nil means the config is usable.
+func (c Config) Validate() error {
+	var errs ValidationError
+	add := func(field, format string, a ...any) {
+		errs = append(errs, FieldError{field, fmt.Sprintf(format, a...)})
+	}
+	if c.Version != CurrentVersion {
+		add("version", "is %d; this gpubridge reads version %d (set version: %d)", c.Version, CurrentVersion, CurrentVersion)
+	}
+	if !validName(c.Cluster) {
+		add("cluster", "%q is not a Slurm cluster name (letters, digits, '-' and '_'; set GPUBRIDGE_CLUSTER)", c.Cluster)
+	}
+	if u, err := url.Parse(c.SlurmRest.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add("slurmrest.url", "%q is not an http(s) URL such as http://127.0.0.1:6820", c.SlurmRest.URL)
+	}
+	if c.SlurmRest.APIVersion != "" && c.SlurmRest.APIVersion != "v0.0.44" && c.SlurmRest.APIVersion != "v0.0.43" {
+		add("slurmrest.apiVersion", "%q is not supported; use v0.0.44, v0.0.43 or leave empty to negotiate", c.SlurmRest.APIVersion)
+	}
+	if c.SlurmRest.Timeout.Duration <= 0 {
+		add("slurmrest.timeout", "must be a positive duration such as 10s")
+	}
+	if c.SlurmRest.User == "" {
+		add("slurmrest.user", "must name the Slurm user tokens are minted for (usually root or slurm)")
+	}
+	for field, spec := range map[string]string{
+		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
+		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
+	} {
+		if spec == "" {
+			continue // disabled
+		}
+		if _, err := cron.ParseStandard(spec); err != nil {
+			add(field, "%q is not a cron spec (%v); use e.g. \"@every 5m\" or \"0 3 2 * *\"", spec, err)
+		}
+	}
+	for field, v := range map[string]string{
+		"tenants.poolPartition": c.Tenants.PoolPartition, "tenants.onDemandPartition": c.Tenants.OnDemandPartition,
+		"tenants.onDemandQOS": c.Tenants.OnDemandQOS,
+	} {
+		if !validName(v) {
+			add(field, "%q is not a valid Slurm name (letters, digits, '-' and '_')", v)
+		}
+	}
+	if c.Tenants.QOSPrefix != "" && !validName(c.Tenants.QOSPrefix) {
+		add("tenants.qosPrefix", "%q may hold only letters, digits, '-' and '_'", c.Tenants.QOSPrefix)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return errs
+}
+
+// RequireSlurmRest checks what a command that talks to slurmrestd needs beyond Validate.
+func (c Config) RequireSlurmRest() error {
+	if c.SlurmRest.JWTKeyFile == "" && c.SlurmRest.Token == "" {
+		return ValidationError{{"slurmrest.jwtKeyFile", "no JWT key file or token is configured; set GPUBRIDGE_SLURMREST_JWT_KEY (or `source .testbed/env` for the testbed)"}}
+	}
+	return nil
+}
+
+// RequireDatabase checks that gpubridge's own database is configured.
+func (c Config) RequireDatabase() error {
+	if c.Database.DSN == "" {
+		return ValidationError{{"database.dsn", "gpubridge's database is not configured; set GPUBRIDGE_DB_DSN (or `source .testbed/env` for the testbed)"}}
+	}
+	return nil
+}
+
+// RequireSlurmDB checks that slurmdbd's database is configured.
+func (c Config) RequireSlurmDB() error {
+	if c.SlurmDB.DSN == "" {
+		return ValidationError{{"slurmdb.dsn", "slurmdbd's database is not configured; set GPUBRIDGE_SLURMDB_DSN to a read-only DSN for slurm_acct_db"}}
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,82 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "g.yaml")
+	if err := os.WriteFile(p, []byte("version: 1\ncluster: fromfile\nslurmrest:\n  url: http://file:1\n  timeout: 3s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p, false, envOf(map[string]string{"GPUBRIDGE_SLURMREST_URL": "http://env:2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cluster != "fromfile" || c.SlurmRest.URL != "http://env:2" || c.SlurmRest.Timeout.Duration != 3*time.Second || c.SlurmRest.User != "root" {
+		t.Fatalf("precedence wrong: %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	if _, err := Load("/nonexistent/x.yaml", true, envOf(nil)); err != nil {
+		t.Fatalf("optional missing file: %v", err)
+	}
+	if _, err := Load("/nonexistent/x.yaml", false, envOf(nil)); err == nil {
+		t.Fatal("required missing file: want error")
+	}
+}
+
+func TestLoadUnknownField(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "g.yaml")
+	os.WriteFile(p, []byte("version: 1\nslurmrest:\n  ur1: http://x\n"), 0o600)
+	_, err := Load(p, false, envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), "ur1") {
+		t.Fatalf("want error naming unknown field ur1, got %v", err)
+	}
+}
+
+func TestValidateReportsEverything(t *testing.T) {
+	c := Default()
+	c.Version = 2
+	c.Cluster = "a b"
+	c.SlurmRest.URL = "ftp://x"
+	c.SlurmRest.APIVersion = "v0.0.40"
+	c.Schedules.Burst = "every now and then"
+	c.SlurmRest.Timeout.Duration = 0
+	err := c.Validate()
+	var ve ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("want ValidationError, got %v", err)
+	}
+	want := []string{"cluster", "schedules.burst", "slurmrest.apiVersion", "slurmrest.timeout", "slurmrest.url", "version"}
+	if len(ve) != len(want) {
+		t.Fatalf("want %d problems, got %d: %v", len(want), len(ve), err)
+	}
+	for i, f := range want {
+		if ve[i].Field != f {
+			t.Errorf("problem %d: field %q, want %q", i, ve[i].Field, f)
+		}
+	}
+}
+
+func TestEnvTimeoutBad(t *testing.T) {
+	c := Default()
+	c.ApplyEnv(envOf(map[string]string{"GPUBRIDGE_SLURMREST_TIMEOUT": "soon"}))
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "slurmrest.timeout") {
+		t.Fatalf("want timeout error, got %v", err)
+	}
+}
