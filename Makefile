@@ -34,7 +34,7 @@ test-unit: $(TMPDIR) ## Unit tests only (no testbed)
 	go test -count=1 $(GO_PKGS)
 
 test-integration: $(TMPDIR) build ## Integration tests against the running testbed (make testbed-up first)
-	source .testbed/env && go test -count=1 -tags integration -p 1 -timeout 30m -v $(GO_PKGS) 2>&1 | test/gotest-summary.sh
+	set -o pipefail; source .testbed/env && go test -count=1 -tags integration -p 1 -timeout 40m -v $(GO_PKGS) 2>&1 | test/gotest-summary.sh --no-skip
 
 lint: $(TMPDIR) check-deps ## gofmt, go vet, staticcheck, dependency direction
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

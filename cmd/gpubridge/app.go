@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/internal/config"
@@ -29,6 +30,7 @@ type App struct {
 
 	cfg    *config.Config
 	logger *slog.Logger
+	db     *sqlx.DB
 }
 
 // Config loads and validates the configuration once. The default path is

@@ -1,0 +1,52 @@
+package sqldb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// AuditEntry is one row of the audit log: who changed what, from what, to what.
+type AuditEntry struct {
+	ID         int64     `db:"id" json:"id"`
+	At         time.Time `db:"at" json:"at"`
+	Actor      string    `db:"actor" json:"actor"`
+	Action     string    `db:"action" json:"action"`
+	ObjectKind string    `db:"object_kind" json:"objectKind"`
+	ObjectName string    `db:"object_name" json:"objectName"`
+	Before     *string   `db:"before_json" json:"before,omitempty"`
+	After      *string   `db:"after_json" json:"after,omitempty"`
+}
+
+// Audit writes one audit row inside the caller's transaction, so the change
+// and its record commit together. before and after are marshalled as JSON;
+// nil means "did not exist".
+func Audit(ctx context.Context, ex Execer, at time.Time, actor, action, kind, name string, before, after any) error {
+	e := AuditEntry{At: at.UTC(), Actor: actor, Action: action, ObjectKind: kind, ObjectName: name}
+	var err error
+	if e.Before, err = jsonPtr(before); err != nil {
+		return err
+	}
+	if e.After, err = jsonPtr(after); err != nil {
+		return err
+	}
+	_, err = ex.NamedExecContext(ctx, `INSERT INTO audit_log (at, actor, action, object_kind, object_name, before_json, after_json)
+		VALUES (:at, :actor, :action, :object_kind, :object_name, :before_json, :after_json)`, e)
+	if err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
+}
+
+func jsonPtr(v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("audit: marshal: %w", err)
+	}
+	s := string(b)
+	return &s, nil
+}

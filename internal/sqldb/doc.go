@@ -1,0 +1,14 @@
+// Package sqldb opens gpubridge's own MariaDB database through sqlx and
+// go-sql-driver/mysql, applies its embedded numbered migrations (goose), and
+// offers the one transaction helper, WithTx.
+//
+// Migrations live in migrations/ as NNNNN_name.sql, one version range per
+// feature so parallel work never collides:
+//
+//	00001-00099 shared (audit log)
+//	00100-00199 tenants          00200-00299 ledger and pricing
+//	00300-00399 burst            00400-00499 reservations
+//
+// MariaDB DDL commits implicitly, so each migration must be safe on its own
+// (one statement per migration where possible, IF NOT EXISTS where not).
+package sqldb
