@@ -40,7 +40,7 @@ lint: $(TMPDIR) check-deps ## gofmt, go vet, staticcheck, dependency direction
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet $(GO_PKGS)
 	go vet -tags integration $(GO_PKGS)
-	go run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(GO_PKGS)
+	go tool staticcheck $(GO_PKGS)
 
 check-deps: $(TMPDIR) ## Pure domain packages must not import I/O packages
 	go test -count=1 -run TestDependencyDirection ./internal/archtest/

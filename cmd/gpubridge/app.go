@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/internal/config"
@@ -31,6 +32,9 @@ type App struct {
 	cfg    *config.Config
 	logger *slog.Logger
 	db     *sqlx.DB
+
+	jobs     []jobFactory
+	registry *prometheus.Registry
 }
 
 // Config loads and validates the configuration once. The default path is

@@ -36,7 +36,6 @@ var forbidden = []string{
 	"github.com/gpubridge/gpubridge/internal/sqldb",
 }
 
-const module = "github.com/gpubridge/gpubridge/"
 
 func TestDependencyDirection(t *testing.T) {
 	for _, p := range pure {

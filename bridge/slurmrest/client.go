@@ -1,0 +1,399 @@
+package slurmrest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Supported data_parser versions, preferred first.
+const (
+	V44 = "v0.0.44"
+	V43 = "v0.0.43"
+)
+
+// Supported lists the data_parser versions this client speaks, preferred first.
+var Supported = []string{V44, V43}
+
+// Options configure a Client. URL and one of JWTKeyFile or Token are required.
+type Options struct {
+	// URL of slurmrestd, e.g. http://127.0.0.1:6820.
+	URL string
+	// APIVersion pins the data_parser version (v0.0.44 or v0.0.43); empty
+	// negotiates, preferring v0.0.44.
+	APIVersion string
+	// JWTKeyFile is Slurm's HS256 key (AuthAltParameters=jwt_key=...). When
+	// set, the client mints its own short-lived tokens.
+	JWTKeyFile string
+	// Token is a ready JWT, used when JWTKeyFile is empty. Never logged.
+	Token string
+	// User is the Slurm user of minted tokens (the sun claim); default root.
+	// With a given Token it is sent as X-SLURM-USER-NAME only by As.
+	User string
+	// Cluster is the Slurm cluster name for slurmdb writes; empty takes the
+	// cluster slurmrestd reports at New.
+	Cluster string
+	// Timeout bounds each HTTP request, body included; default 10s.
+	Timeout time.Duration
+	// TokenLifetime of minted tokens; default 10m. Tokens are renewed when
+	// less than a third of it is left.
+	TokenLifetime time.Duration
+	// Retries is how many times a failed read (GET) is retried, with
+	// jittered exponential backoff; default 2, negative for none. Writes are
+	// never retried.
+	Retries int
+	// RetryBackoff is the first backoff; default 200ms, doubled each retry.
+	RetryBackoff time.Duration
+	// Logger receives debug-level request logs (never a token); default
+	// discards.
+	Logger *slog.Logger
+	// HTTPClient to use; default a fresh client with keep-alive.
+	HTTPClient *http.Client
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Stats counts the HTTP requests a client (and every Client.As view of it)
+// has sent: Reads are GETs, Writes everything else. Retries count as
+// requests; the version negotiation at New counts as reads.
+type Stats struct {
+	Reads  int64
+	Writes int64
+}
+
+// Client is a slurmrestd client bound to one data_parser version. It is safe
+// for concurrent use.
+type Client struct {
+	*shared
+	user string // "" = the configured user
+}
+
+type shared struct {
+	opts    Options
+	base    *url.URL
+	version string
+	cluster string
+	http    *http.Client
+	log     *slog.Logger
+	auth    *authenticator
+
+	reads, writes atomic.Int64
+	rngMu         sync.Mutex
+	rng           *rand.Rand
+}
+
+var errNotYet = errors.New("slurmrest: not implemented yet")
+
+// New builds a client and negotiates the API version with the server
+// (one or two GET pings; more only when neither version is offered).
+func New(ctx context.Context, o Options) (*Client, error) {
+	if o.URL == "" {
+		return nil, fmt.Errorf("slurmrest: %w: no slurmrestd URL", ErrInvalid)
+	}
+	u, err := url.Parse(strings.TrimRight(o.URL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("slurmrest: %w: %q is not an http(s) URL", ErrInvalid, o.URL)
+	}
+	if o.APIVersion != "" && o.APIVersion != V44 && o.APIVersion != V43 {
+		return nil, fmt.Errorf("slurmrest: %w: API version %q; gpubridge speaks %s", ErrUnsupportedVersion, o.APIVersion, strings.Join(Supported, " or "))
+	}
+	if o.User == "" {
+		o.User = "root"
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.TokenLifetime <= 0 {
+		o.TokenLifetime = 10 * time.Minute
+	}
+	if o.Retries == 0 {
+		o.Retries = 2
+	} else if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 200 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	auth, err := newAuthenticator(o)
+	if err != nil {
+		return nil, err
+	}
+	s := &shared{
+		opts:    o,
+		base:    u,
+		http:    hc,
+		log:     o.Logger.With("component", "slurmrest"),
+		auth:    auth,
+		cluster: o.Cluster,
+		rng:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
+	}
+	c := &Client{shared: s}
+	if err := c.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// As returns a view of the client whose calls are made on behalf of user
+// (a token minted with sun=user; with a given token, X-SLURM-USER-NAME).
+// The caller names the user explicitly; never pass a name taken from
+// request input without authorising it first. Stats are shared.
+func (c *Client) As(user string) *Client { return &Client{shared: c.shared, user: user} }
+
+// User is the Slurm user this view's calls are made as.
+func (c *Client) User() string {
+	if c.user != "" {
+		return c.user
+	}
+	return c.opts.User
+}
+
+// APIVersion is the negotiated (or pinned) data_parser version.
+func (c *Client) APIVersion() string { return c.version }
+
+// URL is slurmrestd's base URL.
+func (c *Client) URL() string { return c.base.String() }
+
+// Cluster is the cluster name used for slurmdb writes.
+func (c *Client) Cluster() string { return c.cluster }
+
+// Stats returns the requests sent so far by this client and its As views.
+func (c *Client) Stats() Stats { return Stats{Reads: c.reads.Load(), Writes: c.writes.Load()} }
+
+// slurmPath and dbPath build /slurm/{v}/... and /slurmdb/{v}/... paths.
+func (c *Client) slurmPath(p string, a ...any) string {
+	return "/slurm/" + c.version + "/" + fmt.Sprintf(p, a...)
+}
+func (c *Client) dbPath(p string, a ...any) string {
+	return "/slurmdb/" + c.version + "/" + fmt.Sprintf(p, a...)
+}
+
+// envelope is what every slurmrestd response carries besides its payload.
+type envelope struct {
+	Meta     *wireMeta     `json:"meta,omitempty"`
+	Errors   []wireError   `json:"errors"`
+	Warnings []wireWarning `json:"warnings"`
+}
+
+type wireError struct {
+	Description string `json:"description"`
+	Number      int    `json:"error_number"`
+	Error       string `json:"error"`
+	Source      string `json:"source"`
+}
+
+type wireWarning struct {
+	Description string `json:"description"`
+	Source      string `json:"source"`
+}
+
+type wireMeta struct {
+	Plugin struct {
+		Type              string `json:"type"`
+		Name              string `json:"name"`
+		DataParser        string `json:"data_parser"`
+		AccountingStorage string `json:"accounting_storage"`
+	} `json:"plugin"`
+	Client struct {
+		Source string `json:"source"`
+		User   string `json:"user"`
+		Group  string `json:"group"`
+	} `json:"client"`
+	Slurm struct {
+		Version struct {
+			Major string `json:"major"`
+			Micro string `json:"micro"`
+			Minor string `json:"minor"`
+		} `json:"version"`
+		Release string `json:"release"`
+		Cluster string `json:"cluster"`
+	} `json:"slurm"`
+}
+
+// maxErrBody bounds how much of a non-JSON body goes into an error.
+const maxErrBody = 256
+
+// do sends one request and decodes the response into out (which should
+// embed envelope fields via a struct that has Errors). It retries reads.
+// query may be nil. body, when not nil, is JSON-encoded.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	var payload []byte
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+		payload = b
+	}
+	attempts := 1
+	if method == http.MethodGet {
+		attempts += c.opts.Retries
+	}
+	var err error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			if werr := c.sleep(ctx, i); werr != nil {
+				return fmt.Errorf("%s %s: %w (after: %v)", method, path, werr, err)
+			}
+		}
+		var retry bool
+		retry, err = c.once(ctx, method, path, query, payload, out, i+1)
+		if err == nil || !retry {
+			return err
+		}
+	}
+	return err
+}
+
+// sleep waits before retry n (1-based) with full jitter on an exponential backoff.
+func (c *Client) sleep(ctx context.Context, n int) error {
+	d := c.opts.RetryBackoff << (n - 1)
+	c.rngMu.Lock()
+	j := time.Duration(c.rng.Int64N(int64(d)/2 + 1))
+	c.rngMu.Unlock()
+	t := time.NewTimer(d/2 + j)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// once makes one attempt; retry says whether a read may try again.
+func (c *Client) once(ctx context.Context, method, path string, query url.Values, payload []byte, out any, attempt int) (retry bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	u := *c.base
+	u.Path = c.base.Path + path
+	if len(query) > 0 {
+		u.RawQuery = query.Encode()
+	}
+	var rdr io.Reader
+	if payload != nil {
+		rdr = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(actx, method, u.String(), rdr)
+	if err != nil {
+		return false, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if err := c.auth.apply(req, c.user); err != nil {
+		return false, err
+	}
+	if method == http.MethodGet {
+		c.reads.Add(1)
+	} else {
+		c.writes.Add(1)
+	}
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.log.Debug("request failed", "method", method, "path", path, "attempt", attempt, "duration", time.Since(start), "error", redactURLError(err))
+		return true, c.transportError(ctx, method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, rerr := io.ReadAll(resp.Body)
+	c.log.Debug("request", "method", method, "path", path, "status", resp.StatusCode, "bytes", len(raw), "attempt", attempt, "duration", time.Since(start))
+	if rerr != nil {
+		return true, c.transportError(ctx, method, path, fmt.Errorf("reading response body (HTTP %d): %w", resp.StatusCode, rerr))
+	}
+	return decodeResponse(method, path, resp.StatusCode, raw, out)
+}
+
+// decodeResponse turns a status and body into out or an error.
+func decodeResponse(method, path string, status int, raw []byte, out any) (retry bool, err error) {
+	var env envelope
+	jerr := json.Unmarshal(raw, &env)
+	serr := &SlurmError{Method: method, Path: path, HTTPStatus: status}
+	for _, e := range env.Errors {
+		serr.Errors = append(serr.Errors, ErrorDetail{Number: e.Number, Text: e.Error, Source: e.Source, Description: e.Description})
+	}
+	if jerr != nil {
+		serr.Body = shorten(raw)
+		if status >= 200 && status < 300 {
+			// A 2xx with an undecodable body: truncated or not slurmrestd.
+			return true, fmt.Errorf("%s %s: HTTP %d with a body that is not slurmrestd JSON (%v): %w", method, path, status, jerr, serr)
+		}
+		return retryable(status, true), serr
+	}
+	if status < 200 || status >= 300 || len(serr.Errors) > 0 {
+		return retryable(status, len(serr.Errors) == 0), serr
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return false, fmt.Errorf("%s %s: decode response: %w", method, path, err)
+		}
+	}
+	return false, nil
+}
+
+// retryable: statuses worth another read. A 5xx that carries Slurm's own
+// errors[] is Slurm's answer, not a transient failure, except 503.
+func retryable(status int, noSlurmErrors bool) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return status >= 500 && noSlurmErrors
+}
+
+func shorten(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > maxErrBody {
+		s = s[:maxErrBody] + "..."
+	}
+	return s
+}
+
+// transportError explains a failed exchange, naming the server.
+func (c *Client) transportError(ctx context.Context, method, path string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("slurmrestd at %s: %s %s: %w", c.base, method, path, ctx.Err())
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("slurmrestd at %s: %s %s: no complete answer within %s: %w", c.base, method, path, c.opts.Timeout, err)
+	}
+	return fmt.Errorf("slurmrestd at %s: %s %s: %w", c.base, method, path, redactURLError(err))
+}
+
+// redactURLError drops the query string from a *url.Error (queries carry
+// no secrets today, but keep logs short and safe).
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			u.RawQuery = ""
+			return &url.Error{Op: ue.Op, URL: u.String(), Err: ue.Err}
+		}
+	}
+	return err
+}

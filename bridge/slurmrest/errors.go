@@ -1,0 +1,122 @@
+package slurmrest
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Sentinel errors, checked with errors.Is.
+var (
+	// ErrNotFound: HTTP 404, or one of Slurm's "does not exist" error numbers.
+	ErrNotFound = errors.New("not found")
+	// ErrUnauthorized: HTTP 401/403 (bad, expired or missing token; not permitted).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrUnsupportedVersion: the server offers neither v0.0.44 nor v0.0.43
+	// (or not the pinned version).
+	ErrUnsupportedVersion = errors.New("unsupported slurmrestd data_parser version")
+	// ErrNoClusterAssociation: a user association was written under an
+	// account that has no association on the cluster; Slurm silently creates
+	// nothing in that case.
+	ErrNoClusterAssociation = errors.New("account has no cluster association")
+	// ErrInvalid: the request was rejected by the client before sending
+	// (negative count, empty name, ...). Nothing was written.
+	ErrInvalid = errors.New("invalid request")
+)
+
+// ErrorDetail is one entry of Slurm's errors[] array.
+type ErrorDetail struct {
+	Number      int    // error_number, e.g. 2017 (ESLURM_INVALID_JOB_ID)
+	Text        string // error, e.g. "Invalid job id specified"
+	Source      string // source, e.g. "slurm_get_job"
+	Description string // description, free text
+}
+
+func (d ErrorDetail) String() string {
+	var parts []string
+	if d.Text != "" {
+		parts = append(parts, d.Text)
+	}
+	if d.Description != "" && d.Description != d.Text {
+		parts = append(parts, d.Description)
+	}
+	s := strings.Join(parts, ": ")
+	if d.Number != 0 {
+		s = fmt.Sprintf("%s (error %d)", s, d.Number)
+	}
+	if d.Source != "" {
+		s += " [" + d.Source + "]"
+	}
+	return s
+}
+
+// SlurmError is a failed slurmrestd request: a non-2xx status, or a 2xx
+// response whose errors[] is not empty. Use errors.As to read it.
+type SlurmError struct {
+	Method     string
+	Path       string // request path without the query, e.g. /slurm/v0.0.44/job/17
+	HTTPStatus int
+	Errors     []ErrorDetail
+	// Body is a short prefix of a body that was not Slurm JSON (a proxy's
+	// HTML page, a truncated response); empty otherwise.
+	Body string
+}
+
+func (e *SlurmError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "slurmrestd %s %s: HTTP %d", e.Method, e.Path, e.HTTPStatus)
+	if t := http.StatusText(e.HTTPStatus); t != "" {
+		fmt.Fprintf(&b, " %s", t)
+	}
+	for i, d := range e.Errors {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(d.String())
+	}
+	if len(e.Errors) == 0 && e.Body != "" {
+		fmt.Fprintf(&b, ": %q", e.Body)
+	}
+	return b.String()
+}
+
+// notFoundNumbers are Slurm error numbers that mean "no such object".
+var notFoundNumbers = map[int]bool{
+	2017: true, // ESLURM_INVALID_JOB_ID: Invalid job id specified
+	2050: true, // ESLURM_RESERVATION_INVALID: Requested reservation is invalid
+	2008: true, // ESLURM_INVALID_NODE_NAME
+	2016: true, // ESLURM_INVALID_PARTITION_NAME
+	9003: true, // ESLURM_REST_INVALID_QUERY? (kept for "Unable to query" on a missing object; see notFoundText)
+}
+
+// Is makes errors.Is(err, ErrNotFound) and errors.Is(err, ErrUnauthorized)
+// work on a *SlurmError.
+func (e *SlurmError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		if e.HTTPStatus == http.StatusNotFound {
+			return true
+		}
+		for _, d := range e.Errors {
+			if notFoundNumbers[d.Number] && d.Number != 9003 {
+				return true
+			}
+		}
+	case ErrUnauthorized:
+		return e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden
+	}
+	return false
+}
+
+// HasNumber reports whether Slurm returned the given error number.
+func (e *SlurmError) HasNumber(n int) bool {
+	for _, d := range e.Errors {
+		if d.Number == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,355 @@
+# shellcheck shell=bash
+# Shared functions of the Slurm testbed (sourced by up.sh, down.sh; usable by tests:
+#   source test/testbed/lib.sh; tb_mint_jwt alice 600).
+# Everything here runs on the host as root. See README.md beside this file.
+
+# ---- fixed locations (other code depends on these) --------------------------------------
+TB_BASE=/var/lib/gpubridge/testbed
+TB_ROOT=$TB_BASE/root                 # the debootstrap root (chroot)
+TB_STATE=$TB_BASE/state               # pid copies and config hash, outside the root
+TB_LOCK=$TB_BASE/lock
+TB_CACHE_DIR=/var/cache/gpubridge     # testbed-<key>.tar.zst, outside any clone
+TB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB_REPO=$(git -C "$TB_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$TB_DIR/../.." && pwd))
+
+TB_SUITE=sid
+TB_CLUSTER=testbed
+TB_NODES=(gpu-a gpu-b cpu-a)
+TB_PORTS=(3306 6819 6817 6820 17001 17002 17003)
+TB_USERS=(alice bob carol dave erin frank grace heidi)   # uids 2001..2008
+TB_REST_USER=svc-rest                                    # uid 2000
+# Packages installed in the root. Changing this list (or tb_build_root) changes the cache key.
+TB_PACKAGES=(slurmctld slurmd slurmdbd slurmrestd slurm-client slurm-wlm-basic-plugins
+  slurm-wlm-jwt-plugin slurm-wlm-lua-plugin mariadb-server mariadb-client
+  curl ca-certificates procps jq iproute2 less)
+# Daemons in start order; each has a pid file written by itself (or by us for slurmrestd).
+TB_DAEMONS=(mariadb slurmdbd slurmctld slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmrestd)
+TB_PATH_IN=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# ---- logging and timing -------------------------------------------------------------------
+tb_log() { printf '[testbed] %s\n' "$*"; }
+tb_die() { printf '[testbed] ERROR: %s\n' "$*" >&2; exit 1; }
+tb_now_us() { local t=${EPOCHREALTIME/./}; printf '%s' "$t"; }
+tb_fmt_s() { printf '%d.%02d' $(($1 / 1000000)) $((($1 % 1000000) / 10000)); }
+tb_phase() {   # tb_phase NAME: ends the previous phase (printing its time) and starts NAME
+  local t; t=$(tb_now_us)
+  if [[ -n ${TB_PHASE:-} ]]; then
+    printf '[testbed] %-34s %6ss\n' "$TB_PHASE" "$(tb_fmt_s $((t - TB_PHASE_T0)))"
+  fi
+  TB_PHASE=${1:-}; TB_PHASE_T0=$t
+}
+
+tb_require_root() { [[ $(id -u) == 0 ]] || tb_die "must run as root (chroot, mount, mknod)"; }
+
+# Take the testbed lock (fd 9). Daemons are always started with fd 9 closed.
+tb_lock() {
+  mkdir -p "$TB_BASE" "$TB_STATE"
+  exec 9>"$TB_LOCK"
+  flock -w 900 9 || tb_die "another up/down holds $TB_LOCK"
+}
+
+# ---- mirror -------------------------------------------------------------------------------
+# The Debian mirror the host itself uses: first deb URI of the host's release suite in
+# /etc/apt/sources.list(.d/*.list|*.sources). Never hard-coded.
+tb_mirror_url() {
+  local codename f uri=
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -f $f ]] || continue
+    uri=$(awk -v c="$codename" '$1=="deb" { i=2; if ($2 ~ /^\[/) { while (i<=NF && $i !~ /\]$/) i++; i++ }
+                                   if ($(i+1)==c) { print $i; exit } }' "$f")
+    [[ -n $uri ]] && break
+  done
+  if [[ -z $uri ]]; then
+    for f in /etc/apt/sources.list.d/*.sources; do
+      [[ -f $f ]] || continue
+      uri=$(awk -v c="$codename" '
+        function flush() { if (types ~ /(^| )deb( |$)/ && enabled != "no" && (" " suites " ") ~ (" " c " ") && uris != "") { split(uris, u, " "); print u[1]; found=1; exit } types=""; suites=""; uris=""; enabled="" }
+        /^[ \t]*#/ { next }
+        /^[ \t]*$/ { flush(); next }
+        { k=tolower($1); sub(/:$/, "", k); v=$0; sub(/^[^:]*:[ \t]*/, "", v)
+          if (k=="types") types=v; else if (k=="suites") suites=v; else if (k=="uris") uris=v; else if (k=="enabled") enabled=tolower(v) }
+        END { if (!found) flush() }' "$f")
+      [[ -n $uri ]] && break
+    done
+  fi
+  [[ -n $uri ]] || tb_die "no Debian mirror for suite '$codename' found in the host's apt sources"
+  printf '%s\n' "${uri%/}"
+}
+
+# ---- cache key ----------------------------------------------------------------------------
+# Short hash of the build recipe: suite, package list, users and the build functions.
+tb_cache_key() {
+  { echo "$TB_SUITE"; echo "${TB_PACKAGES[*]}"; echo "${TB_USERS[*]} $TB_REST_USER"
+    declare -f tb_build_root tb_build_users tb_mount_root; } | sha256sum | cut -c1-12
+}
+tb_cache_file() { printf '%s/testbed-%s.tar.zst\n' "$TB_CACHE_DIR" "$(tb_cache_key)"; }
+
+# ---- mounts -------------------------------------------------------------------------------
+# Mount proc, sysfs, a tmpfs /run and a private tmpfs /dev (with devpts and shm) in root $1.
+tb_mount_root() {
+  local r=$1
+  mountpoint -q "$r/proc" || mount -t proc proc "$r/proc"
+  mountpoint -q "$r/sys" || mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$r/sys"
+  mountpoint -q "$r/run" || mount -t tmpfs -o mode=0755,nosuid,nodev,size=256m tmpfs "$r/run"
+  mkdir -p "$r/run/lock" && chmod 1777 "$r/run/lock"
+  if ! mountpoint -q "$r/dev"; then
+    mount -t tmpfs -o mode=0755,nosuid,size=16m tmpfs "$r/dev"
+    mknod -m 666 "$r/dev/null" c 1 3; mknod -m 666 "$r/dev/zero" c 1 5
+    mknod -m 666 "$r/dev/full" c 1 7; mknod -m 666 "$r/dev/random" c 1 8
+    mknod -m 666 "$r/dev/urandom" c 1 9; mknod -m 666 "$r/dev/tty" c 5 0
+    ln -s /proc/self/fd "$r/dev/fd"; ln -s /proc/self/fd/0 "$r/dev/stdin"
+    ln -s /proc/self/fd/1 "$r/dev/stdout"; ln -s /proc/self/fd/2 "$r/dev/stderr"
+    mkdir -m 755 "$r/dev/pts"; mkdir -m 1777 "$r/dev/shm"
+    mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts "$r/dev/pts"
+    ln -s pts/ptmx "$r/dev/ptmx"
+    mount -t tmpfs -o mode=1777,nosuid,nodev,size=256m tmpfs "$r/dev/shm"
+  fi
+}
+
+# Mount points at or under $1 (default: all of TB_BASE), deepest first.
+tb_mounts_under() {
+  local base=${1:-$TB_BASE}
+  awk -v b="$base" '{ p=$5; gsub(/\\040/, " ", p); if (p==b || index(p, b "/")==1) print length(p) "\t" p }' \
+    /proc/self/mountinfo | sort -rn | cut -f2-
+}
+
+# Unmount everything at or under $1 (default TB_BASE); lazily if a mount stays busy.
+tb_umount_all() {
+  local base=${1:-$TB_BASE} m pass
+  for pass in 1 2 3; do
+    mapfile -t _tb_m < <(tb_mounts_under "$base")
+    ((${#_tb_m[@]})) || return 0
+    for m in "${_tb_m[@]}"; do
+      if ((pass < 3)); then umount "$m" 2>/dev/null || true; else umount -l "$m" 2>/dev/null || true; fi
+    done
+  done
+  mapfile -t _tb_m < <(tb_mounts_under "$base")
+  ((${#_tb_m[@]} == 0)) || tb_die "cannot unmount: ${_tb_m[*]}"
+}
+
+# ---- processes ----------------------------------------------------------------------------
+# True if pid $1 is alive and lives in the testbed root (its root directory is TB_ROOT).
+# This is how a pid from a pid file is checked before it is signalled: a reused pid of some
+# unrelated process is never touched.
+tb_pid_in_root() {
+  local pid=$1 r
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  r=$(readlink "/proc/$pid/root" 2>/dev/null) || return 1
+  [[ $r == "$TB_ROOT" || $r == "$TB_ROOT (deleted)" || $r == "$TB_ROOT/"* ]]
+}
+
+# Where daemon $1 writes its own pid file, as seen from the host.
+tb_daemon_pidfile() {
+  case $1 in
+    mariadb) echo "$TB_ROOT/run/mysqld/mysqld.pid" ;;
+    slurmdbd) echo "$TB_ROOT/run/slurmdbd/slurmdbd.pid" ;;
+    slurmctld) echo "$TB_ROOT/run/slurmctld/slurmctld.pid" ;;
+    slurmd-*) echo "$TB_ROOT/run/$1.pid" ;;
+    slurmrestd) echo "$TB_ROOT/run/slurmrestd.pid" ;;
+  esac
+}
+
+# The recorded pid of daemon $1 (our copy in TB_STATE, else the daemon's own file); empty if none.
+tb_daemon_pid() {
+  local f pid
+  for f in "$TB_STATE/$1.pid" "$(tb_daemon_pidfile "$1")"; do
+    [[ -r $f ]] || continue
+    pid=$(tr -dc '0-9' <"$f" 2>/dev/null)
+    if [[ -n $pid ]] && tb_pid_in_root "$pid"; then echo "$pid"; return 0; fi
+  done
+  return 0
+}
+
+tb_daemon_log() {
+  case $1 in
+    mariadb) echo "$TB_ROOT/var/log/mysql/error.log" ;;
+    slurmd-*) echo "$TB_ROOT/var/log/slurm/$1.log" ;;
+    *) echo "$TB_ROOT/var/log/slurm/$1.log" ;;
+  esac
+}
+
+tb_log_tail() {   # tb_log_tail DAEMON [LINES]
+  local f; f=$(tb_daemon_log "$1")
+  echo "----- last ${2:-40} lines of $f -----" >&2
+  tail -n "${2:-40}" "$f" >&2 2>/dev/null || echo "(no log file)" >&2
+  echo "-----" >&2
+}
+
+# Wait until none of the given pids is alive (up to $1 seconds). Returns 1 on timeout.
+tb_wait_gone() {
+  local secs=$1; shift
+  local deadline=$((SECONDS + secs)) p alive
+  while :; do
+    alive=0
+    for p in "$@"; do [[ -d /proc/$p ]] && alive=1; done
+    ((alive)) || return 0
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
+# Pids of all processes whose root directory is the testbed root (jobs, slurmstepd, in-root
+# commands, daemons). Selected by their chroot, never by name.
+tb_pids_in_root() {
+  local d pid r
+  for d in /proc/[0-9]*; do
+    pid=${d#/proc/}
+    [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
+    r=$(readlink "$d/root" 2>/dev/null) || continue
+    [[ $r == "$TB_ROOT" || $r == "$TB_ROOT (deleted)" || $r == "$TB_ROOT/"* ]] && echo "$pid"
+  done
+}
+
+tb_signal() {   # tb_signal SIG PID...
+  local sig=$1 p; shift
+  for p in "$@"; do kill "-$sig" "$p" 2>/dev/null || true; done
+}
+
+# Stop every daemon recorded in pid files: SIGTERM in reverse start order (restd, slurmds and
+# ctld together, then dbd, then MariaDB), wait, SIGKILL what remains. Then end any remaining
+# process living in the root (jobs, slurmstepd). Quiet when nothing runs.
+tb_stop_all() {
+  local group name pid pids
+  local -a groups=("slurmrestd slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmctld" "slurmdbd" "mariadb")
+  for group in "${groups[@]}"; do
+    pids=()
+    for name in $group; do
+      pid=$(tb_daemon_pid "$name")
+      [[ -n $pid ]] && pids+=("$pid")
+    done
+    ((${#pids[@]})) || continue
+    tb_log "stopping $group (pids ${pids[*]})"
+    tb_signal TERM "${pids[@]}"
+    if ! tb_wait_gone 30 "${pids[@]}"; then
+      tb_log "still running after 30 s, sending SIGKILL"
+      tb_signal KILL "${pids[@]}"
+      tb_wait_gone 5 "${pids[@]}" || true
+    fi
+  done
+  mapfile -t pids < <(tb_pids_in_root)
+  if ((${#pids[@]})); then
+    tb_log "ending ${#pids[@]} leftover process(es) in the root (jobs, slurmstepd): ${pids[*]}"
+    tb_signal TERM "${pids[@]}"
+    tb_wait_gone 5 "${pids[@]}" || { tb_signal KILL "${pids[@]}"; tb_wait_gone 5 "${pids[@]}" || true; }
+  fi
+  rm -f "$TB_STATE"/*.pid
+}
+
+# ---- ports ----------------------------------------------------------------------------------
+# True if something LISTENs on TCP port $1 (IPv4 or IPv6).
+tb_port_listening() {
+  local hex; hex=$(printf '%04X' "$1")
+  awk -v p=":$hex" 'FNR>1 && $4=="0A" && substr($2, length($2)-4)==p { f=1 } END { exit !f }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+tb_port_timewait() {
+  local hex; hex=$(printf '%04X' "$1")
+  awk -v p=":$hex" 'FNR>1 && $4=="06" && substr($2, length($2)-4)==p { n++ } END { print n+0 }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# Wait until no testbed port has a listener (a foreign one is an error).
+tb_wait_ports_free() {
+  local port deadline=$((SECONDS + 20)) busy tw
+  while :; do
+    busy=()
+    for port in "${TB_PORTS[@]}"; do tb_port_listening "$port" && busy+=("$port"); done
+    ((${#busy[@]})) || break
+    if ((SECONDS >= deadline)); then
+      ss -ltnp 2>/dev/null | grep -E ":($(IFS='|'; echo "${busy[*]}"))\b" >&2 || true
+      tb_die "ports ${busy[*]} are in use by processes that are not this testbed's; stop them first"
+    fi
+    sleep 0.2
+  done
+  tw=0
+  for port in "${TB_PORTS[@]}"; do tw=$((tw + $(tb_port_timewait "$port"))); done
+  ((tw == 0)) || tb_log "$tw connection(s) in TIME_WAIT on testbed ports (harmless: the daemons bind with SO_REUSEADDR)"
+}
+
+# Wait until port $2 listens, while daemon $1 (pid $3) is alive; on failure print its log.
+tb_wait_listen() {
+  local name=$1 port=$2 pid=${3:-} secs=${4:-30} deadline
+  deadline=$((SECONDS + secs))
+  until tb_port_listening "$port"; do
+    if [[ -n $pid && ! -d /proc/$pid ]]; then
+      tb_log_tail "$name"; tb_die "$name exited before listening on port $port"
+    fi
+    if ((SECONDS >= deadline)); then
+      tb_log_tail "$name"; tb_die "$name did not listen on port $port within $secs s"
+    fi
+    sleep 0.05
+  done
+}
+
+# ---- running things in the root -------------------------------------------------------------
+# tb_chroot CMD...: run as root inside the root with a clean environment (fd 9 closed).
+tb_chroot() {
+  chroot "$TB_ROOT" /usr/bin/env -i PATH="$TB_PATH_IN" HOME=/root USER=root LOGNAME=root \
+    LANG=C.UTF-8 "$@" 9>&-
+}
+
+# ---- JWT --------------------------------------------------------------------------------------
+tb_b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+# tb_mint_jwt [USER] [LIFESPAN_S]: HS256 token signed with the testbed's jwt_hs256.key.
+tb_mint_jwt() {
+  local user=${1:-root} life=${2:-3600} now h p key sig
+  now=$(date +%s)
+  h=$(printf '{"alg":"HS256","typ":"JWT"}' | tb_b64url)
+  p=$(printf '{"exp":%d,"iat":%d,"sun":"%s"}' $((now + life)) "$now" "$user" | tb_b64url)
+  key=$(od -An -v -tx1 "$TB_ROOT/etc/slurm/jwt_hs256.key" | tr -d ' \n')
+  sig=$(printf '%s.%s' "$h" "$p" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key" -binary | tb_b64url)
+  printf '%s.%s.%s\n' "$h" "$p" "$sig"
+}
+
+# tb_rest_ping [VERSION]: true if slurmrestd answers ping with the controller UP.
+tb_rest_ping() {
+  local v=${1:-v0.0.44} tok out
+  tok=$(tb_mint_jwt root 300) || return 1
+  out=$(curl -sS -m 5 -f -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $tok" \
+    "http://127.0.0.1:6820/slurm/$v/ping/" 2>/dev/null) || return 1
+  [[ $out == *'"UP"'* ]]
+}
+
+# "NODE STATE" for each node (unique), from sinfo inside the root.
+tb_node_states() { tb_chroot sinfo -h -N -o '%N %T' 2>/dev/null | sort -u; }
+
+# ---- build ----------------------------------------------------------------------------------
+# Users inside root $1: alice..heidi (uids 2001..2008, home dirs) and svc-rest (uid 2000).
+tb_build_users() {
+  local r=$1 i=2001 u
+  chroot "$r" /usr/sbin/useradd -m -u 2000 -U -s /usr/sbin/nologin "$TB_REST_USER"
+  for u in "${TB_USERS[@]}"; do
+    chroot "$r" /usr/sbin/useradd -m -u "$i" -U -s /bin/bash "$u"
+    i=$((i + 1))
+  done
+}
+
+# Build root $1 from nothing: debootstrap minbase sid, then the Slurm and MariaDB packages.
+tb_build_root() {
+  local r=$1 mirror log=$TB_BASE/build.log
+  mirror=$(tb_mirror_url)
+  tb_log "debootstrap --variant=minbase $TB_SUITE from $mirror (log: $log)"
+  : >"$log"
+  debootstrap --variant=minbase --components=main "$TB_SUITE" "$r" "$mirror" >>"$log" 2>&1 ||
+    { tail -n 30 "$log" >&2; tb_die "debootstrap failed"; }
+  cat >"$r/etc/apt/apt.conf.d/99gpubridge-testbed" <<'EOF'
+Acquire::Check-Valid-Until "false";
+APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+Acquire::Languages "none";
+Dpkg::Use-Pty "false";
+EOF
+  echo force-unsafe-io >"$r/etc/dpkg/dpkg.cfg.d/gpubridge-unsafe-io"
+  printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"; chmod 755 "$r/usr/sbin/policy-rc.d"
+  tb_mount_root "$r"
+  tb_phase "build: apt-get install"
+  { chroot "$r" /usr/bin/env -i PATH="$TB_PATH_IN" DEBIAN_FRONTEND=noninteractive apt-get -q update &&
+    chroot "$r" /usr/bin/env -i PATH="$TB_PATH_IN" DEBIAN_FRONTEND=noninteractive \
+      apt-get -q -y install --no-install-recommends "${TB_PACKAGES[@]}"; } >>"$log" 2>&1 9>&- ||
+    { tail -n 30 "$log" >&2; tb_umount_all "$r"; tb_die "apt-get install in the root failed"; }
+  tb_build_users "$r"
+  chroot "$r" /usr/bin/apt-get clean
+  rm -rf "$r"/var/lib/apt/lists/* "$r"/var/cache/apt/*.bin
+  tb_umount_all "$r"
+}
