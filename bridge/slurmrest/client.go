@@ -93,8 +93,6 @@ type shared struct {
 	rng           *rand.Rand
 }
 
-var errNotYet = errors.New("slurmrest: not implemented yet")
-
 // New builds a client and negotiates the API version with the server
 // (one or two GET pings; more only when neither version is offered).
 func New(ctx context.Context, o Options) (*Client, error) {
@@ -331,6 +329,11 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 
 // decodeResponse turns a status and body into out or an error.
 func decodeResponse(method, path string, status int, raw []byte, out any) (retry bool, err error) {
+	if status == http.StatusNotModified {
+		// slurmdbd answers a write that changes nothing (an account that
+		// exists, a QOS set to what it is) with 304 and an empty body.
+		return false, nil
+	}
 	var env envelope
 	jerr := json.Unmarshal(raw, &env)
 	serr := &SlurmError{Method: method, Path: path, HTTPStatus: status}

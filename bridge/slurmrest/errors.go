@@ -83,13 +83,29 @@ func (e *SlurmError) Error() string {
 	return b.String()
 }
 
+// Slurm error numbers this package interprets, as measured on Slurm 26.05
+// (both data_parser versions answer alike).
+const (
+	// errnoAuth: SLURM_PROTOCOL_AUTHENTICATION_ERROR, "Protocol
+	// authentication error", HTTP 511: slurmctld rejected the token
+	// (expired, bad signature). slurmdbd calls with such a token fail
+	// instead with 7000 "Unable to connect to database", HTTP 502.
+	errnoAuth = 1007
+	// errnoInvalidJobID: "Invalid job id specified", HTTP 404, from GET,
+	// POST and DELETE /job/{id}.
+	errnoInvalidJobID = 2017
+	// errnoInvalidResv: "Requested reservation is invalid", HTTP 422, from
+	// DELETE /reservation/{name} of a missing reservation.
+	errnoInvalidResv = 2053
+)
+
 // notFoundNumbers are Slurm error numbers that mean "no such object".
+// Other endpoints report a missing object as an empty list (slurmdb
+// users, accounts, QOS) or even as error 0 "No error" (GET
+// /reservation/{name}, /node/{name}); the client maps those itself.
 var notFoundNumbers = map[int]bool{
-	2017: true, // ESLURM_INVALID_JOB_ID: Invalid job id specified
-	2050: true, // ESLURM_RESERVATION_INVALID: Requested reservation is invalid
-	2008: true, // ESLURM_INVALID_NODE_NAME
-	2016: true, // ESLURM_INVALID_PARTITION_NAME
-	9003: true, // ESLURM_REST_INVALID_QUERY? (kept for "Unable to query" on a missing object; see notFoundText)
+	errnoInvalidJobID: true,
+	errnoInvalidResv:  true,
 }
 
 // Is makes errors.Is(err, ErrNotFound) and errors.Is(err, ErrUnauthorized)
@@ -101,12 +117,16 @@ func (e *SlurmError) Is(target error) bool {
 			return true
 		}
 		for _, d := range e.Errors {
-			if notFoundNumbers[d.Number] && d.Number != 9003 {
+			if notFoundNumbers[d.Number] {
 				return true
 			}
 		}
 	case ErrUnauthorized:
-		return e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden
+		switch e.HTTPStatus {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNetworkAuthenticationRequired:
+			return true
+		}
+		return e.HasNumber(errnoAuth)
 	}
 	return false
 }

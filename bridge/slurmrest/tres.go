@@ -3,6 +3,7 @@ package slurmrest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -110,5 +111,12 @@ func parseTRESCount(v string) (int64, error) {
 // ListTRES returns every TRES slurmdbd knows, with its id
 // (GET /slurmdb/{v}/tres/).
 func (c *Client) ListTRES(ctx context.Context) ([]TRES, error) {
-	return nil, errNotYet
+	var resp struct {
+		envelope
+		TRES []wTRES `json:"TRES"`
+	}
+	if err := c.do(ctx, http.MethodGet, c.dbPath("tres/"), nil, nil, &resp); err != nil {
+		return nil, fmt.Errorf("list TRES: %w", err)
+	}
+	return fromWireTRES(resp.TRES), nil
 }

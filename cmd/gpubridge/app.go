@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -32,6 +33,7 @@ type App struct {
 	cfg    *config.Config
 	logger *slog.Logger
 	db     *sqlx.DB
+	slurm  *slurmrest.Client
 
 	jobs     []jobFactory
 	registry *prometheus.Registry

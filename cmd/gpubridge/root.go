@@ -35,6 +35,8 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 
 	// Each feature registers its commands here, one line per constructor.
 	registerSlurm(a, root, show)
+	registerGres(a, root)
+	registerBurst(a, root, show)
 	return root
 }
 

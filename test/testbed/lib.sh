@@ -3,6 +3,9 @@
 #   source test/testbed/lib.sh; tb_mint_jwt alice 600).
 # Everything here runs on the host as root. See README.md beside this file.
 
+# The Makefile exports TMPDIR=.testbed/tmp, which need not exist yet.
+[[ -d ${TMPDIR:-/tmp} ]] || export TMPDIR=/tmp
+
 # ---- fixed locations (other code depends on these) --------------------------------------
 TB_BASE=/var/lib/gpubridge/testbed
 TB_ROOT=$TB_BASE/root                 # the debootstrap root (chroot)
@@ -19,9 +22,10 @@ TB_PORTS=(3306 6819 6817 6820 17001 17002 17003)
 TB_USERS=(alice bob carol dave erin frank grace heidi)   # uids 2001..2008
 TB_REST_USER=svc-rest                                    # uid 2000
 # Packages installed in the root. Changing this list (or tb_build_root) changes the cache key.
+# job_submit_lua.so (JobSubmitPlugins=lua) is in slurm-wlm-basic-plugins (26.05.5-1), which
+# depends on liblua5.1-0; auth_jwt.so is only in slurm-wlm-jwt-plugin.
 TB_PACKAGES=(slurmctld slurmd slurmdbd slurmrestd slurm-client slurm-wlm-basic-plugins
-  slurm-wlm-jwt-plugin slurm-wlm-lua-plugin mariadb-server mariadb-client
-  curl ca-certificates procps jq iproute2 less)
+  slurm-wlm-jwt-plugin mariadb-server mariadb-client curl ca-certificates procps jq)
 # Daemons in start order; each has a pid file written by itself (or by us for slurmrestd).
 TB_DAEMONS=(mariadb slurmdbd slurmctld slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmrestd)
 TB_PATH_IN=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -142,7 +146,7 @@ tb_pid_in_root() {
 # Where daemon $1 writes its own pid file, as seen from the host.
 tb_daemon_pidfile() {
   case $1 in
-    mariadb) echo "$TB_ROOT/run/mysqld/mysqld.pid" ;;
+    mariadb) echo "$TB_ROOT/run/mariadbd/mysqld.pid" ;;
     slurmdbd) echo "$TB_ROOT/run/slurmdbd/slurmdbd.pid" ;;
     slurmctld) echo "$TB_ROOT/run/slurmctld/slurmctld.pid" ;;
     slurmd-*) echo "$TB_ROOT/run/$1.pid" ;;
@@ -154,8 +158,9 @@ tb_daemon_pidfile() {
 tb_daemon_pid() {
   local f pid
   for f in "$TB_STATE/$1.pid" "$(tb_daemon_pidfile "$1")"; do
-    [[ -r $f ]] || continue
-    pid=$(tr -dc '0-9' <"$f" 2>/dev/null)
+    pid=
+    read -r pid 2>/dev/null <"$f" || [[ -n $pid ]] || continue
+    pid=${pid//[!0-9]/}
     if [[ -n $pid ]] && tb_pid_in_root "$pid"; then echo "$pid"; return 0; fi
   done
   return 0
@@ -176,13 +181,22 @@ tb_log_tail() {   # tb_log_tail DAEMON [LINES]
   echo "-----" >&2
 }
 
+# True if pid $1 exists and is not a zombie (this machine's PID 1 reaps orphans only every
+# second or two, so an exited daemon stays a zombie for a while; its sockets are already closed).
+tb_alive() {
+  local s
+  read -r s 2>/dev/null <"/proc/$1/stat" || return 1
+  s=${s##*) }
+  [[ ${s%% *} != Z ]]
+}
+
 # Wait until none of the given pids is alive (up to $1 seconds). Returns 1 on timeout.
 tb_wait_gone() {
   local secs=$1; shift
   local deadline=$((SECONDS + secs)) p alive
   while :; do
     alive=0
-    for p in "$@"; do [[ -d /proc/$p ]] && alive=1; done
+    for p in "$@"; do tb_alive "$p" && alive=1; done
     ((alive)) || return 0
     ((SECONDS < deadline)) || return 1
     sleep 0.1
@@ -192,13 +206,8 @@ tb_wait_gone() {
 # Pids of all processes whose root directory is the testbed root (jobs, slurmstepd, in-root
 # commands, daemons). Selected by their chroot, never by name.
 tb_pids_in_root() {
-  local d pid r
-  for d in /proc/[0-9]*; do
-    pid=${d#/proc/}
-    [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
-    r=$(readlink "$d/root" 2>/dev/null) || continue
-    [[ $r == "$TB_ROOT" || $r == "$TB_ROOT (deleted)" || $r == "$TB_ROOT/"* ]] && echo "$pid"
-  done
+  find /proc/[0-9]*/root -maxdepth 0 \( -lname "$TB_ROOT" -o -lname "$TB_ROOT/*" \
+    -o -lname "$TB_ROOT (deleted)" \) -print 2>/dev/null | awk -F/ -v me="$$" '$3 != me { print $3 }'
 }
 
 tb_signal() {   # tb_signal SIG PID...
@@ -206,11 +215,13 @@ tb_signal() {   # tb_signal SIG PID...
   for p in "$@"; do kill "-$sig" "$p" 2>/dev/null || true; done
 }
 
-# Stop every daemon recorded in pid files: SIGTERM in reverse start order (restd, slurmds and
-# ctld together, then dbd, then MariaDB), wait, SIGKILL what remains. Then end any remaining
-# process living in the root (jobs, slurmstepd). Quiet when nothing runs.
+# tb_stop_all [term|kill]: stop every daemon recorded in pid files.
+# term (down.sh): SIGTERM in reverse start order (restd, slurmds and ctld together, then dbd,
+#   then MariaDB), wait, SIGKILL what remains after 30 s.
+# kill (up.sh, which throws the root away and restores it): SIGKILL at once.
+# Then end any remaining process living in the root (jobs, slurmstepd). Quiet when nothing runs.
 tb_stop_all() {
-  local group name pid pids
+  local mode=${1:-term} group name pid pids t
   local -a groups=("slurmrestd slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmctld" "slurmdbd" "mariadb")
   for group in "${groups[@]}"; do
     pids=()
@@ -219,17 +230,25 @@ tb_stop_all() {
       [[ -n $pid ]] && pids+=("$pid")
     done
     ((${#pids[@]})) || continue
-    tb_log "stopping $group (pids ${pids[*]})"
+    t=$(tb_now_us)
+    if [[ $mode == kill ]]; then
+      tb_signal KILL "${pids[@]}"
+      tb_wait_gone 5 "${pids[@]}" || true
+      tb_log "killed $group of an earlier run (pids ${pids[*]})"
+      continue
+    fi
     tb_signal TERM "${pids[@]}"
     if ! tb_wait_gone 30 "${pids[@]}"; then
-      tb_log "still running after 30 s, sending SIGKILL"
+      tb_log "$group still running after 30 s, sending SIGKILL"
       tb_signal KILL "${pids[@]}"
       tb_wait_gone 5 "${pids[@]}" || true
     fi
+    tb_log "stopped $group (pids ${pids[*]}) in $(tb_fmt_s $(($(tb_now_us) - t))) s"
   done
   mapfile -t pids < <(tb_pids_in_root)
   if ((${#pids[@]})); then
     tb_log "ending ${#pids[@]} leftover process(es) in the root (jobs, slurmstepd): ${pids[*]}"
+    [[ $mode == kill ]] && tb_signal KILL "${pids[@]}"
     tb_signal TERM "${pids[@]}"
     tb_wait_gone 5 "${pids[@]}" || { tb_signal KILL "${pids[@]}"; tb_wait_gone 5 "${pids[@]}" || true; }
   fi
@@ -249,21 +268,28 @@ tb_port_timewait() {
     /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
+# "LISTEN-PORTS TIMEWAIT-COUNT" for the testbed ports, from one pass over /proc/net/tcp{,6}.
+tb_ports_status() {
+  awk -v ports="${TB_PORTS[*]}" '
+    BEGIN { n = split(ports, p, " "); for (i = 1; i <= n; i++) want[sprintf("%04X", p[i])] = p[i] }
+    FNR > 1 { split($2, a, ":"); port = a[2]
+      if (port in want) { if ($4 == "0A") listen[want[port]] = 1; else if ($4 == "06") tw++ } }
+    END { s = ""; for (k in listen) s = s (s == "" ? "" : ",") k; print (s == "" ? "-" : s), tw + 0 }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
 # Wait until no testbed port has a listener (a foreign one is an error).
 tb_wait_ports_free() {
-  local port deadline=$((SECONDS + 20)) busy tw
+  local deadline=$((SECONDS + 20)) busy tw
   while :; do
-    busy=()
-    for port in "${TB_PORTS[@]}"; do tb_port_listening "$port" && busy+=("$port"); done
-    ((${#busy[@]})) || break
+    read -r busy tw < <(tb_ports_status)
+    [[ $busy == - ]] && break
     if ((SECONDS >= deadline)); then
-      ss -ltnp 2>/dev/null | grep -E ":($(IFS='|'; echo "${busy[*]}"))\b" >&2 || true
-      tb_die "ports ${busy[*]} are in use by processes that are not this testbed's; stop them first"
+      ss -ltnp 2>/dev/null | grep -E ":(${busy//,/|})\b" >&2 || true
+      tb_die "ports $busy are in use by processes that are not this testbed's; stop them first"
     fi
     sleep 0.2
   done
-  tw=0
-  for port in "${TB_PORTS[@]}"; do tw=$((tw + $(tb_port_timewait "$port"))); done
   ((tw == 0)) || tb_log "$tw connection(s) in TIME_WAIT on testbed ports (harmless: the daemons bind with SO_REUSEADDR)"
 }
 
@@ -272,7 +298,7 @@ tb_wait_listen() {
   local name=$1 port=$2 pid=${3:-} secs=${4:-30} deadline
   deadline=$((SECONDS + secs))
   until tb_port_listening "$port"; do
-    if [[ -n $pid && ! -d /proc/$pid ]]; then
+    if [[ -n $pid ]] && ! tb_alive "$pid"; then
       tb_log_tail "$name"; tb_die "$name exited before listening on port $port"
     fi
     if ((SECONDS >= deadline)); then
@@ -287,6 +313,48 @@ tb_wait_listen() {
 tb_chroot() {
   chroot "$TB_ROOT" /usr/bin/env -i PATH="$TB_PATH_IN" HOME=/root USER=root LOGNAME=root \
     LANG=C.UTF-8 "$@" 9>&-
+}
+
+# tb_spawn LOG CMD...: run CMD in the root in a new session, stdio to LOG, the lock fd closed;
+# prints the pid of the started process (the same process after setsid, chroot and env exec).
+tb_spawn() {
+  local log=$1; shift
+  setsid chroot "$TB_ROOT" /usr/bin/env -i PATH="$TB_PATH_IN" HOME=/root LANG=C.UTF-8 "$@" \
+    </dev/null >>"$log" 2>&1 9>&- &
+  echo $!
+}
+tb_record_pid() { echo "$2" >"$TB_STATE/$1.pid"; }
+
+# tb_wait_pidfile NAME [SECS]: wait until daemon NAME's own pid file names a live process in
+# the root; record and print that pid.
+tb_wait_pidfile() {
+  local name=$1 f pid= deadline=$((SECONDS + ${2:-30}))
+  f=$(tb_daemon_pidfile "$name")
+  while :; do
+    pid=
+    { read -r pid 2>/dev/null <"$f" || true; } && pid=${pid//[!0-9]/}
+    [[ -n $pid ]] && tb_pid_in_root "$pid" && tb_alive "$pid" && break
+    ((SECONDS < deadline)) || { tb_log_tail "$name"; tb_die "$name did not start (no live pid in $f)"; }
+    sleep 0.05
+  done
+  tb_record_pid "$name" "$pid"
+  echo "$pid"
+}
+
+# tb_restart_slurmdbd: restart slurmdbd of the running testbed (SIGTERM by pid file, start,
+# wait for its port). slurmdbd rolls usage up at start and then hourly, so a test that moved
+# testbed_last_ran_table back uses this to make sreport see older rows.
+tb_restart_slurmdbd() {
+  local pid
+  pid=$(tb_daemon_pid slurmdbd)
+  if [[ -n $pid ]]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    tb_wait_gone 30 "$pid" || { kill -KILL "$pid" 2>/dev/null || true; tb_wait_gone 5 "$pid" || true; }
+  fi
+  rm -f "$(tb_daemon_pidfile slurmdbd)"
+  tb_spawn "$(tb_daemon_log slurmdbd)" slurmdbd >/dev/null
+  pid=$(tb_wait_pidfile slurmdbd)
+  tb_wait_listen slurmdbd 6819 "$pid" 60
 }
 
 # ---- JWT --------------------------------------------------------------------------------------

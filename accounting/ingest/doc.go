@@ -1,0 +1,32 @@
+// Package ingest reads job runs from Slurm's accounting and writes their GPU
+// use to the ledger.
+//
+// Sources ([Source]):
+//
+//   - [SlurmDB] reads slurmdbd's MariaDB database (slurm_acct_db) through a
+//     read-only user, in one read-only REPEATABLE READ transaction, so the
+//     running runs and the finished runs come from one consistent snapshot.
+//     Finished runs are selected by time_end (indexed; mod_time is not) and
+//     streamed row by row in (time_end, job_db_inx) order: memory stays
+//     constant however many rows the window holds. GPU TRES ids are read
+//     from tres_table at every ingest, QOS names from qos_table and users
+//     from the association table.
+//   - [REST] reads slurmrestd's /slurmdb/jobs in adaptive time windows
+//     (show_duplicates, skip_steps) for sites without database access. It is
+//     much slower (see docs/chargeback.md) and meant for incremental ingests.
+//
+// Both produce the same [meter.Run]s, so the ledger is the same whichever
+// source wrote it.
+//
+// GPU allocations come from tres_alloc: typed entries (gres/gpu:h100,
+// gres/gpu:1g.10gb) are counted per type; the untyped gres/gpu entry is
+// used only when no typed entry exists (then the type is "gpu"), so a GPU is
+// never counted twice.
+//
+// [Ingester] runs one ingest: it takes the ledger lock, reads the running
+// runs and replaces the accruals, then streams the finished runs of the
+// window to the ledger in batches, each committed with the watermark.
+//
+// This package must not import cmd; it may import the ledger's small
+// interfaces only through [Ledger].
+package ingest

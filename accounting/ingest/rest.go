@@ -1,0 +1,134 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+)
+
+// DBJobLister is the part of the slurmrestd client the REST source uses.
+type DBJobLister interface {
+	ListDBJobs(ctx context.Context, f slurmrest.DBJobFilter) ([]slurmrest.DBJob, error)
+}
+
+var _ DBJobLister = (*slurmrest.Client)(nil)
+
+// REST reads job runs from slurmrestd (GET /slurmdb/{v}/jobs/) in time
+// windows that adapt to the job density: a window returning more than
+// MaxJobs records is halved and read again; one returning fewer than a
+// quarter of it doubles the next window.
+type REST struct {
+	client  DBJobLister
+	cluster string
+	// Window is the first window (default 1h); MinWindow and MaxWindow
+	// bound it (default 1 minute and 1 day).
+	Window, MinWindow, MaxWindow time.Duration
+	// MaxJobs is the most records one window should return (default 5000).
+	MaxJobs int
+	Log     *slog.Logger
+	// Calls counts the requests made (for tests and logs).
+	Calls int
+}
+
+var _ Source = (*REST)(nil)
+
+// NewREST reads cluster's job records through client.
+func NewREST(client DBJobLister, cluster string) *REST {
+	return &REST{client: client, cluster: cluster, Window: time.Hour, MinWindow: time.Minute, MaxWindow: 24 * time.Hour, MaxJobs: 5000}
+}
+
+// Name implements Source.
+func (s *REST) Name() string { return "slurmrestd" }
+
+func (s *REST) list(ctx context.Context, from, to int64) ([]slurmrest.DBJob, error) {
+	s.Calls++
+	return s.client.ListDBJobs(ctx, slurmrest.DBJobFilter{
+		Start: time.Unix(from, 0), End: time.Unix(to, 0), ShowDuplicates: true, SkipSteps: true,
+	})
+}
+
+// Read implements Source. The REST API offers no snapshot: the running runs
+// are read first, then the windows; a run that ends in between is counted
+// at the next ingest (it is in neither list now, never in both).
+func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
+	// Runs running at q.To: the records active in the last second.
+	jobs, err := s.list(ctx, q.To-1, q.To)
+	if err != nil {
+		return err
+	}
+	var running []meter.Run
+	for _, j := range jobs {
+		if r := s.run(j); r.Start > 0 && r.End == 0 && r.Start <= q.To {
+			running = append(running, r)
+		}
+	}
+	slices.SortFunc(running, func(a, b meter.Run) int { return a.Key.Compare(b.Key) })
+	if err := h.Running(running); err != nil {
+		return err
+	}
+	w := int64(cmp.Or(s.Window, time.Hour) / time.Second)
+	minW, maxW := max(int64(s.MinWindow/time.Second), 1), max(int64(s.MaxWindow/time.Second), 1)
+	maxJobs := cmp.Or(s.MaxJobs, 5000)
+	for from := q.From; from < q.To; {
+		to := min(from+w, q.To)
+		jobs, err := s.list(ctx, from, to)
+		if err != nil {
+			return err
+		}
+		if len(jobs) > maxJobs && w > minW {
+			w = max(w/2, minW)
+			if s.Log != nil {
+				s.Log.Debug("slurmrestd window too dense; halving", "jobs", len(jobs), "window", time.Duration(w)*time.Second)
+			}
+			continue
+		}
+		var done []meter.Run
+		for _, j := range jobs {
+			r := s.run(j)
+			// The API returns every record active in the window; keep the
+			// runs that ended in it. A run ending exactly at `to` belongs
+			// to the next window.
+			if r.End >= from && r.End < to && r.End > 0 {
+				done = append(done, r)
+			}
+		}
+		slices.SortFunc(done, func(a, b meter.Run) int { return cmp.Or(cmp.Compare(a.End, b.End), a.Key.Compare(b.Key)) })
+		for _, r := range done {
+			if err := h.Finished(r, 0); err != nil {
+				return err
+			}
+		}
+		from = to
+		if len(jobs) < maxJobs/4 {
+			w = min(w*2, maxW)
+		}
+	}
+	return nil
+}
+
+func (s *REST) run(j slurmrest.DBJob) meter.Run {
+	unix := func(t time.Time) int64 {
+		if t.IsZero() {
+			return 0
+		}
+		return t.Unix()
+	}
+	r := meter.Run{
+		Key:     meter.RunKey{Cluster: s.cluster, JobID: uint32(j.JobID), Submit: unix(j.SubmitTime)},
+		Account: j.Account, User: j.User, Partition: j.Partition, QOS: j.QOS,
+		Start: unix(j.StartTime), End: unix(j.EndTime),
+	}
+	if r.Start > 0 {
+		r.GPUs = tresAllocs(j.TRESAllocated)
+	}
+	return r
+}
+
+// String describes the source for logs.
+func (s *REST) String() string { return fmt.Sprintf("slurmrestd jobs of cluster %s", s.cluster) }

@@ -1,0 +1,34 @@
+package ingest
+
+import (
+	"context"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+)
+
+// Source reads job runs from Slurm's accounting.
+type Source interface {
+	// Name identifies the source; each has its own watermark.
+	Name() string
+	// Read delivers, from a view of the job records as consistent as the
+	// source allows: first (once) every run still running as of q.To, then
+	// every run that ended in [q.From, q.To), in end-time order with a
+	// tie-break, skipping runs that ended at q.From with a tie-break <=
+	// q.After. Runs without GPUs may be delivered; they cost nothing.
+	Read(ctx context.Context, q Query, h Handler) error
+}
+
+// Query is one ingest's window of end times, in Unix seconds.
+type Query struct {
+	From, To int64
+	After    uint64
+}
+
+// Handler receives what a Source reads.
+type Handler struct {
+	// Running is called once with every run still running.
+	Running func(runs []meter.Run) error
+	// Finished is called for each finished run, in order; tie is the
+	// source's tie-break among runs with the same end (0 if it has none).
+	Finished func(r meter.Run, tie uint64) error
+}

@@ -1,0 +1,114 @@
+package ingest
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+)
+
+// gpuTRES maps slurmdbd's TRES ids to GPU types, as read from tres_table.
+type gpuTRES struct {
+	typed   map[int64]string // id -> type ("h100", "1g.10gb")
+	untyped int64            // id of gres/gpu; 0 if unknown
+	lo, hi  int64            // range of GPU ids, to skip others fast
+}
+
+// newGPUTRES builds the map from tres_table rows of type "gres".
+func newGPUTRES(rows map[int64]string) gpuTRES {
+	g := gpuTRES{typed: map[int64]string{}, lo: 1<<63 - 1}
+	for id, name := range rows {
+		switch {
+		case name == "gpu":
+			g.untyped = id
+		case strings.HasPrefix(name, "gpu:") && len(name) > 4:
+			g.typed[id] = name[4:]
+		default:
+			continue
+		}
+		g.lo, g.hi = min(g.lo, id), max(g.hi, id)
+	}
+	return g
+}
+
+// maxCount rejects Slurm's NO_VAL style markers (e.g. 18446744073709551614).
+const maxCount = 1 << 40
+
+// allocs reads the GPU allocations out of a tres_alloc string such as
+// "1=8,2=16000,4=1,5=8,1001=2,1003=2". Typed entries win; the untyped count
+// is used only when there are none.
+func (g gpuTRES) allocs(s []byte, buf []meter.Alloc) []meter.Alloc {
+	out := buf[:0]
+	var untyped int64
+	for i := 0; i < len(s); {
+		var id, n int64
+		ok := true
+		for ; i < len(s) && s[i] != '='; i++ {
+			if s[i] < '0' || s[i] > '9' {
+				ok = false
+			}
+			id = id*10 + int64(s[i]-'0')
+		}
+		i++ // '='
+		for ; i < len(s) && s[i] != ','; i++ {
+			if s[i] < '0' || s[i] > '9' || n > maxCount {
+				ok = false
+				continue
+			}
+			n = n*10 + int64(s[i]-'0')
+		}
+		i++ // ','
+		if !ok || n <= 0 || n > maxCount || id < g.lo || id > g.hi {
+			continue
+		}
+		if id == g.untyped {
+			untyped += n
+		} else if typ, ok := g.typed[id]; ok {
+			out = addAlloc(out, typ, n)
+		}
+	}
+	if len(out) == 0 && untyped > 0 {
+		out = append(out, meter.Alloc{Type: meter.UntypedGPU, Count: untyped})
+	}
+	return out
+}
+
+func addAlloc(out []meter.Alloc, typ string, n int64) []meter.Alloc {
+	for i := range out {
+		if out[i].Type == typ {
+			out[i].Count += n
+			return out
+		}
+	}
+	return append(out, meter.Alloc{Type: typ, Count: n})
+}
+
+// sortAllocs orders allocations by type (the form meter.Split returns).
+func sortAllocs(a []meter.Alloc) {
+	slices.SortFunc(a, func(x, y meter.Alloc) int { return cmp.Compare(x.Type, y.Type) })
+}
+
+// tresAllocs reads GPU allocations from TRES as slurmrestd lists them
+// (type "gres", name "gpu" or "gpu:<type>"), with the same typed-first rule.
+func tresAllocs(ts []slurmrest.TRES) []meter.Alloc {
+	var out []meter.Alloc
+	var untyped int64
+	for _, t := range ts {
+		if t.Type != "gres" || t.Count <= 0 || t.Count > maxCount {
+			continue
+		}
+		switch {
+		case t.Name == "gpu":
+			untyped += t.Count
+		case strings.HasPrefix(t.Name, "gpu:") && len(t.Name) > 4:
+			out = addAlloc(out, t.Name[4:], t.Count)
+		}
+	}
+	if len(out) == 0 && untyped > 0 {
+		out = append(out, meter.Alloc{Type: meter.UntypedGPU, Count: untyped})
+	}
+	sortAllocs(out)
+	return out
+}

@@ -1,0 +1,114 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
+)
+
+// Labeler names the tenant of a Slurm account (a tenant's account has the
+// tenant's name); ok is false for an account without a tenant.
+type Labeler interface {
+	Tenant(account string) (tenant string, ok bool)
+}
+
+// Labels is a Labeler backed by a map (account → tenant).
+type Labels map[string]string
+
+// Tenant implements Labeler.
+func (l Labels) Tenant(account string) (string, bool) {
+	t, ok := l[account]
+	return t, ok
+}
+
+// CloseRequest asks to close one period.
+type CloseRequest struct {
+	Cluster string
+	Period  meter.Period
+	Now     time.Time
+	Actor   string
+	// Card prices the period; Tenants labels its accounts. Both are stored
+	// with the closed period.
+	Card    pricing.Card
+	Tenants Labeler
+	// LockWait is how long to wait for a running ingest (default 1 minute).
+	LockWait time.Duration
+}
+
+// Close closes a period: it must have ended, an ingest must have read past
+// its end (finished runs and running runs), and every line booked in it must
+// have a rate. It holds the ledger lock, so no ingest writes while it checks.
+func Close(ctx context.Context, s Store, req CloseRequest) (PeriodRecord, error) {
+	p := req.Period
+	if req.LockWait == 0 {
+		req.LockWait = time.Minute
+	}
+	release, err := s.Lock(ctx, req.Cluster, req.LockWait)
+	if err != nil {
+		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
+	}
+	defer release()
+	if rec, ok, err := s.Period(ctx, req.Cluster, p); err != nil {
+		return PeriodRecord{}, err
+	} else if ok {
+		return rec, fmt.Errorf("close %s: %w at %s by %s", p, ErrAlreadyClosed, rec.ClosedAt.Format(time.RFC3339), rec.ClosedBy)
+	}
+	if end := p.End(); req.Now.Before(end) {
+		return PeriodRecord{}, fmt.Errorf("close %s: %w: it ends %s", p, ErrNotEnded, end.Format(time.RFC3339))
+	}
+	st, err := s.State(ctx, req.Cluster)
+	if err != nil {
+		return PeriodRecord{}, err
+	}
+	if through := st.IngestedThrough(); through < p.EndUnix() || st.AccrualsAsOf < p.EndUnix() {
+		return PeriodRecord{}, fmt.Errorf("close %s: %w: finished runs are ingested through %s and running runs were read at %s; both must be at or after %s (run `gpubridge ingest` first)",
+			p, ErrNotIngested, fmtUnix(through), fmtUnix(st.AccrualsAsOf), p.End().Format(time.RFC3339))
+	}
+	rec := PeriodRecord{Cluster: req.Cluster, Period: p, ClosedAt: req.Now.UTC().Truncate(time.Microsecond), ClosedBy: req.Actor,
+		Currency: req.Card.Currency, Snapshot: Snapshot{Card: req.Card, Tenants: map[string]string{}}}
+	var missing pricing.MissingTracker
+	accounts := map[string]bool{}
+	err = s.Lines(ctx, req.Cluster, LineQuery{Booked: p}, func(l meter.Line) error {
+		rec.Lines++
+		rec.GPUSeconds += l.GPUSeconds
+		accounts[l.Account] = true
+		_, a, err := req.Card.PriceLine(l)
+		if errors.Is(err, pricing.ErrNoRate) {
+			missing.Add(l.Type, l.Tier, l.GPUSeconds)
+			return nil
+		}
+		rec.Amount += a
+		return err
+	})
+	if err != nil {
+		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
+	}
+	if err := missing.Err(); err != nil {
+		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
+	}
+	for _, a := range slices.Sorted(maps.Keys(accounts)) {
+		if req.Tenants == nil {
+			break
+		}
+		if t, ok := req.Tenants.Tenant(a); ok {
+			rec.Snapshot.Tenants[a] = t
+		}
+	}
+	if err := s.MarkClosed(ctx, rec); err != nil {
+		return PeriodRecord{}, err
+	}
+	return rec, nil
+}
+
+func fmtUnix(t int64) string {
+	if t == 0 {
+		return "never"
+	}
+	return time.Unix(t, 0).UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,50 @@
+// Package ledger is gpubridge's usage ledger: insert-only lines of GPU-seconds
+// per (cluster, job run, period, tier, GPU type, revision), billing periods
+// that are open and then closed for good, the replaceable accruals of
+// still-running jobs, and the ingest watermark. [DB] stores it in MariaDB
+// (sqlx); [Memory] is an in-memory store for tests; both pass the same
+// conformance suite (ledgertest).
+//
+// # Nothing is counted twice
+//
+//   - Finished runs: every [meter.Usage] becomes a line whose unique key is
+//     (cluster, job id, submit time, usage period, tier, type, revision).
+//     Re-ingesting computes the same usage; the ledger compares it with the
+//     sum of the key's existing revisions and writes nothing when they are
+//     equal. When they differ (Slurm corrected a record), it inserts one
+//     more revision holding the difference. Lines are never updated or
+//     deleted, and the sum of a key's revisions is always the latest
+//     measurement.
+//   - Running runs: their part in periods that have ended is final and is
+//     written as lines like any other; their part in the current period is
+//     an accrual, kept in a separate table that each ingest replaces as a
+//     whole (in one transaction, from one consistent read of the job table),
+//     so month-to-date reports include it without it ever entering the
+//     ledger. When the run ends, the finished run's lines are written; the
+//     lines for earlier periods already exist with the same value, so only
+//     the last period is added.
+//
+// # Periods and adjustments
+//
+// A period (calendar month, UTC) is open until [Close] marks it closed; a
+// closed period's lines never change. A line whose usage period is closed
+// when it is written (a late record, or a correction) is booked in the first
+// open period after it and carries its usage period: an adjustment. Closing
+// requires that the period has ended, that an ingest ran after its end
+// (watermark and accrual snapshot both past it), and that every line booked
+// in it has a rate; it stores the rate card and tenant labels used, so the
+// closed period's export is the same bytes forever.
+//
+// # Watermark and coverage
+//
+// Each batch of lines commits in one transaction with the source's
+// watermark (how far the stream of finished runs, ordered by end time, has
+// been written) and the cluster's coverage (the end-time ranges ingested so
+// far). Coverage lets a first ingest of new time skip the existing-line
+// lookups; a run whose end is already covered, or that crossed a period end
+// while running, is always checked. After kill -9, a rerun resumes from the
+// watermark and writes exactly what is missing.
+//
+// Only cmd/ and the accounting job types import this package; it must not
+// import slurmrest or cmd.
+package ledger

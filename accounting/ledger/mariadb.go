@@ -1,0 +1,582 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+)
+
+// DB is the MariaDB Store, on gpubridge's own database (migrations
+// 00200-00299 of internal/sqldb).
+type DB struct {
+	db  *sqlx.DB
+	log *slog.Logger
+}
+
+var _ Store = (*DB)(nil)
+
+// NewDB returns the store on db (opened with sqldb.OpenMigrated).
+func NewDB(db *sqlx.DB, log *slog.Logger) *DB {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &DB{db: db, log: log.With("component", "ledger")}
+}
+
+// q is what both *sqlx.DB and *sqlx.Tx offer.
+type q interface {
+	sqlx.ExtContext
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+const lineCols = "cluster, job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, written_at"
+
+const accrualCols = "cluster, job_id, submit_time, usage_period, tier, gpu_type, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds"
+
+// rowsPerInsert bounds one multi-row INSERT (placeholders stay < 65535).
+const rowsPerInsert = 2000
+
+var insertSQL sync.Map // "table/n" -> query
+
+func multiInsert(table, cols string, ncols, n int) string {
+	key := fmt.Sprintf("%s/%d", table, n)
+	if v, ok := insertSQL.Load(key); ok {
+		return v.(string)
+	}
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", ncols), ",") + ")"
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + cols + ") VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	s := b.String()
+	insertSQL.Store(key, s)
+	return s
+}
+
+func insertLines(ctx context.Context, tx q, cluster string, writtenAt int64, lines []meter.Line, st *meter.WriteStats) error {
+	args := make([]any, 0, min(len(lines), rowsPerInsert)*15)
+	for len(lines) > 0 {
+		n := min(len(lines), rowsPerInsert)
+		args = args[:0]
+		for _, l := range lines[:n] {
+			args = append(args, cluster, l.Run.JobID, l.Run.Submit, l.Period.String(), string(l.Tier), l.Type, l.Revision,
+				l.Booked.String(), l.Account, l.User, l.Count, l.Start, l.End, l.GPUSeconds, writtenAt)
+			countLine(l, st)
+		}
+		if _, err := tx.ExecContext(ctx, multiInsert("usage_ledger", lineCols, 15, n), args...); err != nil {
+			return fmt.Errorf("insert %d ledger lines: %w", n, err)
+		}
+		lines = lines[n:]
+	}
+	return nil
+}
+
+func loadClosed(ctx context.Context, tx q, cluster string) (booker, error) {
+	var ps []string
+	if err := tx.SelectContext(ctx, &ps, "SELECT period FROM ledger_period WHERE cluster = ?", cluster); err != nil {
+		return nil, fmt.Errorf("read closed periods: %w", err)
+	}
+	b := booker{}
+	for _, s := range ps {
+		p, err := meter.ParsePeriod(s)
+		if err != nil {
+			return nil, err
+		}
+		b[p] = true
+	}
+	return b, nil
+}
+
+func loadCoverage(ctx context.Context, tx q, cluster string, lock bool) (coverage, error) {
+	query := "SELECT from_time, to_time FROM ingest_coverage WHERE cluster = ? ORDER BY from_time"
+	if lock {
+		query += " FOR UPDATE"
+	}
+	rows, err := tx.QueryxContext(ctx, query, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("read coverage: %w", err)
+	}
+	defer rows.Close()
+	var c coverage
+	for rows.Next() {
+		var r [2]int64
+		if err := rows.Scan(&r[0], &r[1]); err != nil {
+			return nil, err
+		}
+		c = append(c, r)
+	}
+	return c, rows.Err()
+}
+
+func saveCoverage(ctx context.Context, tx q, cluster string, c coverage) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM ingest_coverage WHERE cluster = ?", cluster); err != nil {
+		return fmt.Errorf("write coverage: %w", err)
+	}
+	for _, r := range c {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO ingest_coverage (cluster, from_time, to_time) VALUES (?, ?, ?)", cluster, r[0], r[1]); err != nil {
+			return fmt.Errorf("write coverage: %w", err)
+		}
+	}
+	return nil
+}
+
+// existingRow is one usage key's state as the ledger holds it.
+type existingRow struct {
+	JobID     uint32        `db:"job_id"`
+	Submit    int64         `db:"submit_time"`
+	Period    string        `db:"usage_period"`
+	Tier      string        `db:"tier"`
+	Type      string        `db:"gpu_type"`
+	Sum       int64         `db:"gpu_sum"`
+	MaxRev    int           `db:"max_rev"`
+	FirstFrom sql.NullInt64 `db:"first_from"`
+}
+
+func loadExisting(ctx context.Context, tx q, cluster string, runs []meter.MeasuredRun) (map[meter.UsageKey]keyState, error) {
+	want := make(map[meter.RunKey]bool, len(runs))
+	ids := make([]any, 0, len(runs))
+	for _, r := range runs {
+		if !want[r.Run.Key] {
+			want[r.Run.Key] = true
+			ids = append(ids, r.Run.Key.JobID)
+		}
+	}
+	out := map[meter.UsageKey]keyState{}
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		query := `SELECT job_id, submit_time, usage_period, tier, gpu_type, SUM(gpu_seconds) AS gpu_sum, MAX(revision) AS max_rev,
+			MIN(CASE WHEN revision = 0 THEN usage_start END) AS first_from
+			FROM usage_ledger WHERE cluster = ? AND job_id IN (?` + strings.Repeat(",?", n-1) + `)
+			GROUP BY job_id, submit_time, usage_period, tier, gpu_type`
+		var rows []existingRow
+		if err := tx.SelectContext(ctx, &rows, query, append([]any{cluster}, ids[:n]...)...); err != nil {
+			return nil, fmt.Errorf("read existing ledger lines: %w", err)
+		}
+		for _, r := range rows {
+			rk := meter.RunKey{Cluster: cluster, JobID: r.JobID, Submit: r.Submit}
+			if !want[rk] {
+				continue
+			}
+			p, err := meter.ParsePeriod(r.Period)
+			if err != nil {
+				return nil, err
+			}
+			out[meter.UsageKey{Run: rk, Period: p, Tier: meter.Tier(r.Tier), Type: r.Type}] = keyState{Sum: r.Sum, MaxRev: r.MaxRev, FirstFrom: r.FirstFrom.Int64}
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1062
+}
+
+// ApplyBatch implements Store. Runs that cannot have lines yet (their end
+// time lies outside the coverage and they did not cross a period end while
+// running) are inserted without a lookup; if that ever meets an existing key
+// the batch is retried with every run compared.
+func (d *DB) ApplyBatch(ctx context.Context, cluster string, asOf int64, b meter.Batch) (meter.WriteStats, error) {
+	st, err := d.applyBatch(ctx, cluster, asOf, b, false)
+	if isDuplicate(err) {
+		d.log.Warn("ledger key already present for a run outside the coverage; comparing every run of the batch", "cluster", cluster, "err", err)
+		st, err = d.applyBatch(ctx, cluster, asOf, b, true)
+	}
+	return st, err
+}
+
+func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter.Batch, checkAll bool) (meter.WriteStats, error) {
+	var st meter.WriteStats
+	err := sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+		st = meter.WriteStats{Runs: len(b.Runs)}
+		closed, err := loadClosed(ctx, tx, cluster)
+		if err != nil {
+			return err
+		}
+		cov, err := loadCoverage(ctx, tx, cluster, true)
+		if err != nil {
+			return err
+		}
+		var direct, checked []meter.MeasuredRun
+		for _, mr := range b.Runs {
+			if checkAll || needsLookup(mr.Run, cov, asOf) {
+				checked = append(checked, mr)
+			} else {
+				direct = append(direct, mr)
+			}
+		}
+		lines := planLines(direct, nil, closed)
+		if len(checked) > 0 {
+			st.Checked = len(checked)
+			existing, err := loadExisting(ctx, tx, cluster, checked)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, planLines(checked, existing, closed)...)
+		}
+		if err := insertLines(ctx, tx, cluster, asOf, lines, &st); err != nil {
+			return err
+		}
+		if b.Through > b.From {
+			if err := saveCoverage(ctx, tx, cluster, cov.add(b.From, b.Through)); err != nil {
+				return err
+			}
+		}
+		return advanceWatermark(ctx, tx, cluster, b, asOf)
+	})
+	return st, err
+}
+
+type watermarkRow struct {
+	Source  string `db:"source"`
+	Through int64  `db:"through"`
+	After   uint64 `db:"after_inx"`
+}
+
+func advanceWatermark(ctx context.Context, tx q, cluster string, b meter.Batch, now int64) error {
+	if b.Source == "" {
+		return nil
+	}
+	var w watermarkRow
+	err := tx.GetContext(ctx, &w, "SELECT source, through, after_inx FROM ingest_watermark WHERE cluster = ? AND source = ? FOR UPDATE", cluster, b.Source)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = tx.ExecContext(ctx, "INSERT INTO ingest_watermark (cluster, source, through, after_inx, updated_at) VALUES (?, ?, ?, ?, ?)",
+			cluster, b.Source, b.Through, b.After, now)
+	case err != nil:
+	case b.From > w.Through:
+		return nil // a window after a gap does not move the watermark
+	case b.Through > w.Through || b.Through == w.Through && b.After > w.After:
+		_, err = tx.ExecContext(ctx, "UPDATE ingest_watermark SET through = ?, after_inx = ?, updated_at = ? WHERE cluster = ? AND source = ?",
+			b.Through, b.After, now, cluster, b.Source)
+	}
+	if err != nil {
+		return fmt.Errorf("advance watermark of %s/%s: %w", cluster, b.Source, err)
+	}
+	return nil
+}
+
+// ReplaceAccruals implements Store.
+func (d *DB) ReplaceAccruals(ctx context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error) {
+	var st meter.WriteStats
+	err := sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+		st = meter.WriteStats{Runs: len(runs), Checked: len(runs)}
+		closed, err := loadClosed(ctx, tx, cluster)
+		if err != nil {
+			return err
+		}
+		existing, err := loadExisting(ctx, tx, cluster, runs)
+		if err != nil {
+			return err
+		}
+		if err := insertLines(ctx, tx, cluster, asOf, planLines(runs, existing, closed), &st); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM usage_accrual WHERE cluster = ?", cluster); err != nil {
+			return fmt.Errorf("replace accruals: %w", err)
+		}
+		var args []any
+		n := 0
+		flush := func() error {
+			if n == 0 {
+				return nil
+			}
+			_, err := tx.ExecContext(ctx, multiInsert("usage_accrual", accrualCols, 12, n), args...)
+			args, n = args[:0], 0
+			if err != nil {
+				return fmt.Errorf("insert accruals: %w", err)
+			}
+			return nil
+		}
+		for _, mr := range runs {
+			for _, u := range mr.Usages {
+				if u.Final {
+					continue
+				}
+				args = append(args, cluster, u.Run.JobID, u.Run.Submit, u.Period.String(), string(u.Tier), u.Type,
+					mr.Run.Account, mr.Run.User, u.Count, u.Start, u.End, u.GPUSeconds)
+				n++
+				st.Accruals++
+				if n == rowsPerInsert {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO usage_accrual_state (cluster, as_of) VALUES (?, ?) ON DUPLICATE KEY UPDATE as_of = VALUES(as_of)", cluster, asOf); err != nil {
+			return fmt.Errorf("record accrual time: %w", err)
+		}
+		return nil
+	})
+	return st, err
+}
+
+// Watermark implements Store.
+func (d *DB) Watermark(ctx context.Context, cluster, source string) (meter.Watermark, bool, error) {
+	var w watermarkRow
+	err := d.db.GetContext(ctx, &w, "SELECT source, through, after_inx FROM ingest_watermark WHERE cluster = ? AND source = ?", cluster, source)
+	if errors.Is(err, sql.ErrNoRows) {
+		return meter.Watermark{}, false, nil
+	}
+	if err != nil {
+		return meter.Watermark{}, false, fmt.Errorf("read watermark of %s/%s: %w", cluster, source, err)
+	}
+	return meter.Watermark{Source: w.Source, Through: w.Through, After: w.After}, true, nil
+}
+
+// State implements Store.
+func (d *DB) State(ctx context.Context, cluster string) (State, error) {
+	s := State{Watermarks: map[string]meter.Watermark{}}
+	var ws []watermarkRow
+	if err := d.db.SelectContext(ctx, &ws, "SELECT source, through, after_inx FROM ingest_watermark WHERE cluster = ?", cluster); err != nil {
+		return s, fmt.Errorf("read watermarks: %w", err)
+	}
+	for _, w := range ws {
+		s.Watermarks[w.Source] = meter.Watermark{Source: w.Source, Through: w.Through, After: w.After}
+	}
+	var asOf []int64
+	if err := d.db.SelectContext(ctx, &asOf, "SELECT as_of FROM usage_accrual_state WHERE cluster = ?", cluster); err != nil {
+		return s, fmt.Errorf("read accrual time: %w", err)
+	}
+	if len(asOf) > 0 {
+		s.AccrualsAsOf = asOf[0]
+	}
+	cov, err := loadCoverage(ctx, d.db, cluster, false)
+	if err != nil {
+		return s, err
+	}
+	s.Coverage = cov
+	closed, err := loadClosed(ctx, d.db, cluster)
+	s.Closed = closed
+	return s, err
+}
+
+// Lines implements Store.
+func (d *DB) Lines(ctx context.Context, cluster string, lq LineQuery, fn func(meter.Line) error) error {
+	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_ledger WHERE cluster = ? AND booked_period = ?"
+	return d.stream(ctx, cluster, query, true, lq, fn)
+}
+
+// Accruals implements Store.
+func (d *DB) Accruals(ctx context.Context, cluster string, lq LineQuery, fn func(meter.Line) error) error {
+	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, 0, usage_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_accrual WHERE cluster = ? AND usage_period = ?"
+	return d.stream(ctx, cluster, query, false, lq, fn)
+}
+
+// stream reads lines in constant memory (rows are scanned one at a time).
+func (d *DB) stream(ctx context.Context, cluster, query string, final bool, lq LineQuery, fn func(meter.Line) error) error {
+	args := []any{cluster, lq.Booked.String()}
+	if lq.Account != "" {
+		query += " AND account = ?"
+		args = append(args, lq.Account)
+	}
+	if lq.Ordered {
+		query += " ORDER BY account, job_id, submit_time, usage_period, tier, gpu_type, revision"
+	}
+	rows, err := d.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("read ledger lines of %s: %w", lq.Booked, err)
+	}
+	defer rows.Close()
+	var (
+		period, booked, tier, typ, account, user []byte
+		jobID, rev                               int64
+		l                                        meter.Line
+	)
+	pc := periodCache{}
+	tiers := map[string]meter.Tier{}
+	strs := map[string]string{}
+	intern := func(b []byte) string {
+		if s, ok := strs[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		if len(strs) < 100000 {
+			strs[s] = s
+		}
+		return s
+	}
+	for rows.Next() {
+		if err := rows.Scan(&jobID, &l.Run.Submit, &period, &tier, &typ, &rev, &booked, &account, &user,
+			&l.Count, &l.Start, &l.End, &l.GPUSeconds); err != nil {
+			return fmt.Errorf("read ledger line: %w", err)
+		}
+		l.Run.Cluster, l.Run.JobID, l.Revision = cluster, uint32(jobID), int(rev)
+		if l.Period, err = pc.parse(period); err != nil {
+			return err
+		}
+		if l.Booked, err = pc.parse(booked); err != nil {
+			return err
+		}
+		t, ok := tiers[string(tier)]
+		if !ok {
+			t = meter.Tier(tier)
+			tiers[string(tier)] = t
+		}
+		l.Tier, l.Type, l.Account, l.User = t, intern(typ), intern(account), intern(user)
+		l.Final = final
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// periodCache parses the few distinct 'YYYY-MM' values of a stream once.
+type periodCache map[string]meter.Period
+
+func (c periodCache) parse(b []byte) (meter.Period, error) {
+	if p, ok := c[string(b)]; ok {
+		return p, nil
+	}
+	p, err := meter.ParsePeriod(string(b))
+	if err != nil {
+		return 0, err
+	}
+	c[string(b)] = p
+	return p, nil
+}
+
+type periodRow struct {
+	Cluster  string    `db:"cluster"`
+	Period   string    `db:"period"`
+	ClosedAt time.Time `db:"closed_at"`
+	ClosedBy string    `db:"closed_by"`
+	Lines    int64     `db:"line_count"`
+	GPUSec   int64     `db:"gpu_seconds"`
+	Amount   int64     `db:"amount_minor"`
+	Currency string    `db:"currency"`
+	Snapshot string    `db:"snapshot_json"`
+}
+
+// Period implements Store.
+func (d *DB) Period(ctx context.Context, cluster string, p meter.Period) (PeriodRecord, bool, error) {
+	var r periodRow
+	err := d.db.GetContext(ctx, &r, `SELECT cluster, period, closed_at, closed_by, line_count, gpu_seconds, amount_minor, currency, snapshot_json
+		FROM ledger_period WHERE cluster = ? AND period = ?`, cluster, p.String())
+	if errors.Is(err, sql.ErrNoRows) {
+		return PeriodRecord{}, false, nil
+	}
+	if err != nil {
+		return PeriodRecord{}, false, fmt.Errorf("read period %s: %w", p, err)
+	}
+	rec := PeriodRecord{Cluster: r.Cluster, Period: p, ClosedAt: r.ClosedAt.UTC(), ClosedBy: r.ClosedBy, Lines: r.Lines,
+		GPUSeconds: r.GPUSec, Amount: pricing.Amount(r.Amount), Currency: r.Currency}
+	if err := json.Unmarshal([]byte(r.Snapshot), &rec.Snapshot); err != nil {
+		return rec, true, fmt.Errorf("period %s: snapshot: %w", p, err)
+	}
+	return rec, true, nil
+}
+
+// MarkClosed implements Store.
+func (d *DB) MarkClosed(ctx context.Context, rec PeriodRecord) error {
+	snap, err := json.Marshal(rec.Snapshot)
+	if err != nil {
+		return err
+	}
+	return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO ledger_period (cluster, period, closed_at, closed_by, line_count, gpu_seconds, amount_minor, currency, snapshot_json)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, rec.Cluster, rec.Period.String(), rec.ClosedAt.UTC(), rec.ClosedBy, rec.Lines, rec.GPUSeconds, int64(rec.Amount), rec.Currency, string(snap))
+		if isDuplicate(err) {
+			return fmt.Errorf("close %s: %w", rec.Period, ErrAlreadyClosed)
+		}
+		if err != nil {
+			return fmt.Errorf("close %s: %w", rec.Period, err)
+		}
+		summary := map[string]any{"lines": rec.Lines, "gpuSeconds": rec.GPUSeconds, "amountMinor": int64(rec.Amount), "currency": rec.Currency}
+		return sqldb.Audit(ctx, tx, rec.ClosedAt, rec.ClosedBy, "close", "period", rec.Cluster+"/"+rec.Period.String(), nil, summary)
+	})
+}
+
+// Lock implements Store with a MariaDB named lock held on a dedicated
+// connection: if the process dies, the server drops the connection and the lock.
+func (d *DB) Lock(ctx context.Context, cluster string, wait time.Duration) (func(), error) {
+	name := "gpubridge.ledger." + cluster
+	if len(name) > 64 {
+		h := sha256.Sum256([]byte(cluster))
+		name = "gpubridge.ledger." + hex.EncodeToString(h[:16])
+	}
+	conn, err := d.db.Connx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger lock: %w", err)
+	}
+	var got sql.NullInt64
+	if err := conn.QueryRowxContext(ctx, "SELECT GET_LOCK(?, ?)", name, int(wait.Seconds())).Scan(&got); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("ledger lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		conn.Close()
+		return nil, fmt.Errorf("%w (cluster %s; waited %s)", ErrLocked, cluster, wait)
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", name)
+		conn.Close()
+	}, nil
+}
+
+// RateCard implements Store.
+func (d *DB) RateCard(ctx context.Context) (pricing.Card, bool, error) {
+	var y []string
+	if err := d.db.SelectContext(ctx, &y, "SELECT card_yaml FROM rate_card ORDER BY id DESC LIMIT 1"); err != nil {
+		return pricing.Card{}, false, fmt.Errorf("read rate card: %w", err)
+	}
+	if len(y) == 0 {
+		return pricing.Card{}, false, nil
+	}
+	c, err := pricing.ParseYAML([]byte(y[0]))
+	if err != nil {
+		return c, true, fmt.Errorf("stored rate card: %w", err)
+	}
+	return c, true, nil
+}
+
+// SaveRateCard implements Store; the change is audited.
+func (d *DB) SaveRateCard(ctx context.Context, card pricing.Card, actor string, at time.Time) error {
+	if err := card.Validate(); err != nil {
+		return err
+	}
+	y, err := card.YAML()
+	if err != nil {
+		return err
+	}
+	before, hadBefore, err := d.RateCard(ctx)
+	if err != nil {
+		return err
+	}
+	return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO rate_card (created_at, actor, card_yaml) VALUES (?, ?, ?)", at.UTC(), actor, string(y)); err != nil {
+			return fmt.Errorf("save rate card: %w", err)
+		}
+		var b any
+		if hadBefore {
+			b = before
+		}
+		return sqldb.Audit(ctx, tx, at, actor, "update", "ratecard", "current", b, card)
+	})
+}

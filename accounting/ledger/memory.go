@@ -1,0 +1,290 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
+)
+
+// Memory is an in-memory Store for tests. It keeps the same rules as DB
+// (insert-only lines, revisions, booking, watermark) without persistence.
+type Memory struct {
+	mu       sync.Mutex
+	clusters map[string]*memCluster
+	card     *pricing.Card
+	locks    map[string]chan struct{}
+}
+
+type memCluster struct {
+	lines      []meter.Line
+	keys       map[meter.UsageKey]keyState
+	accruals   []meter.Line
+	accrualsAt int64
+	watermarks map[string]meter.Watermark
+	coverage   coverage
+	periods    map[meter.Period]PeriodRecord
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{clusters: map[string]*memCluster{}, locks: map[string]chan struct{}{}}
+}
+
+func (m *Memory) cluster(name string) *memCluster {
+	c, ok := m.clusters[name]
+	if !ok {
+		c = &memCluster{keys: map[meter.UsageKey]keyState{}, watermarks: map[string]meter.Watermark{}, periods: map[meter.Period]PeriodRecord{}}
+		m.clusters[name] = c
+	}
+	return c
+}
+
+func (c *memCluster) closed() booker {
+	b := booker{}
+	for p := range c.periods {
+		b[p] = true
+	}
+	return b
+}
+
+// insert appends lines, refusing a duplicate key like the database does.
+func (c *memCluster) insert(lines []meter.Line, st *meter.WriteStats) error {
+	for _, l := range lines {
+		k := l.Key()
+		s, ok := c.keys[k]
+		if ok && l.Revision <= s.MaxRev || !ok && l.Revision != 0 {
+			return fmt.Errorf("insert ledger line %v rev %d: duplicate or out-of-order revision", k, l.Revision)
+		}
+	}
+	for _, l := range lines {
+		k := l.Key()
+		s, ok := c.keys[k]
+		if !ok {
+			s.FirstFrom = l.Start
+		}
+		s.Sum += l.GPUSeconds
+		s.MaxRev = l.Revision
+		c.keys[k] = s
+		c.lines = append(c.lines, l)
+		countLine(l, st)
+	}
+	return nil
+}
+
+func countLine(l meter.Line, st *meter.WriteStats) {
+	st.Lines++
+	if l.Revision > 0 {
+		st.Corrections++
+	}
+	if l.Booked != l.Period {
+		st.Adjustments++
+	}
+}
+
+func (c *memCluster) existing(runs []meter.MeasuredRun) map[meter.UsageKey]keyState {
+	want := map[meter.RunKey]bool{}
+	for _, r := range runs {
+		want[r.Run.Key] = true
+	}
+	out := map[meter.UsageKey]keyState{}
+	for k, s := range c.keys {
+		if want[k.Run] {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// ApplyBatch implements Store.
+func (m *Memory) ApplyBatch(_ context.Context, cluster string, asOf int64, b meter.Batch) (meter.WriteStats, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.cluster(cluster)
+	st := meter.WriteStats{Runs: len(b.Runs), Checked: len(b.Runs)}
+	lines := planLines(b.Runs, c.existing(b.Runs), c.closed())
+	if err := c.insert(lines, &st); err != nil {
+		return meter.WriteStats{}, err
+	}
+	c.coverage = c.coverage.add(b.From, b.Through)
+	c.advance(b)
+	return st, nil
+}
+
+func (c *memCluster) advance(b meter.Batch) {
+	w, ok := c.watermarks[b.Source]
+	if ok && b.From > w.Through {
+		return // a window after a gap does not move the watermark
+	}
+	if !ok || b.Through > w.Through || b.Through == w.Through && b.After > w.After {
+		c.watermarks[b.Source] = meter.Watermark{Source: b.Source, Through: b.Through, After: b.After}
+	}
+}
+
+// ReplaceAccruals implements Store.
+func (m *Memory) ReplaceAccruals(_ context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.cluster(cluster)
+	st := meter.WriteStats{Runs: len(runs), Checked: len(runs)}
+	if err := c.insert(planLines(runs, c.existing(runs), c.closed()), &st); err != nil {
+		return meter.WriteStats{}, err
+	}
+	c.accruals = c.accruals[:0]
+	for _, mr := range runs {
+		for _, u := range mr.Usages {
+			if !u.Final {
+				c.accruals = append(c.accruals, meter.Line{Usage: u, Account: mr.Run.Account, User: mr.Run.User, Booked: u.Period})
+				st.Accruals++
+			}
+		}
+	}
+	c.accrualsAt = asOf
+	return st, nil
+}
+
+// Watermark implements Store.
+func (m *Memory) Watermark(_ context.Context, cluster, source string) (meter.Watermark, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.cluster(cluster).watermarks[source]
+	return w, ok, nil
+}
+
+// State implements Store.
+func (m *Memory) State(_ context.Context, cluster string) (State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.cluster(cluster)
+	return State{
+		Watermarks:   maps.Clone(c.watermarks),
+		AccrualsAsOf: c.accrualsAt,
+		Coverage:     slices.Clone(c.coverage),
+		Closed:       c.closed(),
+	}, nil
+}
+
+// Lines implements Store.
+func (m *Memory) Lines(_ context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error {
+	m.mu.Lock()
+	var out []meter.Line
+	for _, l := range m.cluster(cluster).lines {
+		if l.Booked == q.Booked && (q.Account == "" || l.Account == q.Account) {
+			out = append(out, l)
+		}
+	}
+	m.mu.Unlock()
+	if q.Ordered {
+		slices.SortFunc(out, CompareLines)
+	}
+	for _, l := range out {
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Accruals implements Store.
+func (m *Memory) Accruals(_ context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error {
+	m.mu.Lock()
+	var out []meter.Line
+	for _, l := range m.cluster(cluster).accruals {
+		if l.Period == q.Booked && (q.Account == "" || l.Account == q.Account) {
+			out = append(out, l)
+		}
+	}
+	m.mu.Unlock()
+	if q.Ordered {
+		slices.SortFunc(out, CompareLines)
+	}
+	for _, l := range out {
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CompareLines is the export order of lines: account, job id, submit time,
+// usage period, tier, type, revision.
+func CompareLines(a, b meter.Line) int {
+	return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Run.JobID, b.Run.JobID),
+		cmp.Compare(a.Run.Submit, b.Run.Submit), cmp.Compare(a.Period, b.Period),
+		cmp.Compare(a.Tier, b.Tier), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Revision, b.Revision))
+}
+
+// Period implements Store.
+func (m *Memory) Period(_ context.Context, cluster string, p meter.Period) (PeriodRecord, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec, ok := m.cluster(cluster).periods[p]
+	return rec, ok, nil
+}
+
+// MarkClosed implements Store.
+func (m *Memory) MarkClosed(_ context.Context, rec PeriodRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.cluster(rec.Cluster)
+	if _, ok := c.periods[rec.Period]; ok {
+		return fmt.Errorf("close %s: %w", rec.Period, ErrAlreadyClosed)
+	}
+	c.periods[rec.Period] = rec
+	return nil
+}
+
+// Lock implements Store.
+func (m *Memory) Lock(ctx context.Context, cluster string, wait time.Duration) (func(), error) {
+	m.mu.Lock()
+	ch, ok := m.locks[cluster]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		m.locks[cluster] = ch
+	}
+	m.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-t.C:
+		return nil, ErrLocked
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// RateCard implements Store.
+func (m *Memory) RateCard(context.Context) (pricing.Card, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.card == nil {
+		return pricing.Card{}, false, nil
+	}
+	return *m.card, true, nil
+}
+
+// SaveRateCard implements Store.
+func (m *Memory) SaveRateCard(_ context.Context, card pricing.Card, _ string, _ time.Time) error {
+	if err := card.Validate(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.card = &card
+	return nil
+}

@@ -1,0 +1,12 @@
+package ledger_test
+
+import (
+	"testing"
+
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/ledger/ledgertest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	ledgertest.Run(t, func(*testing.T) ledger.Store { return ledger.NewMemory() })
+}

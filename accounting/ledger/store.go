@@ -1,0 +1,108 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
+)
+
+// Store is the ledger's storage. [DB] (MariaDB) and [Memory] implement it
+// and pass the same conformance suite.
+type Store interface {
+	// ApplyBatch writes the lines of b's finished runs and advances the
+	// source's watermark and the cluster's coverage, in one transaction.
+	ApplyBatch(ctx context.Context, cluster string, asOf int64, b meter.Batch) (meter.WriteStats, error)
+	// ReplaceAccruals makes runs (the runs still running as of asOf, read
+	// in the same snapshot) the cluster's only accruals, writes their final
+	// parts as lines, and records asOf, in one transaction.
+	ReplaceAccruals(ctx context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error)
+	// Watermark returns a source's watermark; ok is false before its first ingest.
+	Watermark(ctx context.Context, cluster, source string) (w meter.Watermark, ok bool, err error)
+	// State returns the cluster's watermarks, accrual time, coverage and
+	// closed periods.
+	State(ctx context.Context, cluster string) (State, error)
+	// Lines streams the lines booked in q.Booked.
+	Lines(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
+	// Accruals streams the accruals of usage period q.Booked.
+	Accruals(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
+	// Period returns the record of a closed period; ok is false while it is open.
+	Period(ctx context.Context, cluster string, p meter.Period) (rec PeriodRecord, ok bool, err error)
+	// MarkClosed stores rec; ErrAlreadyClosed when the period is closed.
+	MarkClosed(ctx context.Context, rec PeriodRecord) error
+	// Lock takes the cluster's ledger lock (held by one ingest or close at
+	// a time), waiting up to wait; ErrLocked when it is still held.
+	Lock(ctx context.Context, cluster string, wait time.Duration) (release func(), err error)
+	// RateCard returns the current rate card; ok is false when none was saved.
+	RateCard(ctx context.Context) (card pricing.Card, ok bool, err error)
+	// SaveRateCard stores card as the current rate card.
+	SaveRateCard(ctx context.Context, card pricing.Card, actor string, at time.Time) error
+}
+
+// LineQuery selects lines.
+type LineQuery struct {
+	// Booked is the period whose bill carries the lines (for accruals: the
+	// usage period).
+	Booked meter.Period
+	// Account, when not empty, keeps only that account's lines.
+	Account string
+	// Ordered asks for the export order: account, job id, submit time,
+	// usage period, tier, type, revision. Unordered is faster.
+	Ordered bool
+}
+
+// State is what the ledger knows about a cluster's ingests and periods.
+type State struct {
+	Watermarks map[string]meter.Watermark // by source
+	// AccrualsAsOf is when the running runs were last read (0: never).
+	AccrualsAsOf int64
+	// Coverage lists the end-time ranges [from, to) ingested so far.
+	Coverage [][2]int64
+	// Closed holds the closed periods.
+	Closed map[meter.Period]bool
+}
+
+// IngestedThrough returns the latest watermark over all sources (0: none).
+func (s State) IngestedThrough() int64 {
+	var t int64
+	for _, w := range s.Watermarks {
+		t = max(t, w.Through)
+	}
+	return t
+}
+
+// PeriodRecord is a closed period.
+type PeriodRecord struct {
+	Cluster    string
+	Period     meter.Period
+	ClosedAt   time.Time
+	ClosedBy   string
+	Lines      int64
+	GPUSeconds int64
+	Amount     pricing.Amount
+	Currency   string
+	Snapshot   Snapshot
+}
+
+// Snapshot is what a closed period's export is priced and labelled with.
+type Snapshot struct {
+	Card pricing.Card `json:"rateCard"`
+	// Tenants maps each account with lines in the period to its tenant;
+	// an account without a tenant is absent.
+	Tenants map[string]string `json:"tenants"`
+}
+
+var (
+	// ErrAlreadyClosed is returned when closing a closed period.
+	ErrAlreadyClosed = errors.New("period already closed")
+	// ErrNotEnded is returned when closing a period that has not ended.
+	ErrNotEnded = errors.New("period has not ended")
+	// ErrNotIngested is returned when closing a period no ingest has read to its end.
+	ErrNotIngested = errors.New("period not fully ingested")
+	// ErrLocked is returned when another ingest or close holds the ledger lock.
+	ErrLocked = errors.New("ledger is locked by another ingest or close")
+	// ErrNoRateCard is returned when pricing is needed and no rate card exists.
+	ErrNoRateCard = errors.New("no rate card")
+)

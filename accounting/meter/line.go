@@ -1,0 +1,92 @@
+package meter
+
+// Kind says what a ledger line is.
+type Kind string
+
+const (
+	// KindUsage is a line booked in the period its use belongs to.
+	KindUsage Kind = "usage"
+	// KindAdjustment is a line booked in a later open period because the
+	// period its use belongs to was closed when the line was written (a
+	// late record, or a correction of a closed period).
+	KindAdjustment Kind = "adjustment"
+	// KindAccrual is the month-to-date part of a still-running run. It is
+	// not in the ledger; reports show it beside the ledger until the run ends.
+	KindAccrual Kind = "accrual"
+)
+
+// Line is one ledger line: a Usage (or a correction of one) and where it is
+// booked. The ledger's unique key is (Usage.Key(), Revision).
+//
+// Revision 0 is the first line for its key. When a later ingest computes a
+// different total for the same key (Slurm corrected the record, or a run
+// accrued to a period end turned out to end earlier), the ledger inserts a
+// revision n+1 whose GPUSeconds is the difference, so the sum of all
+// revisions of a key always equals the latest measurement, and nothing is
+// updated or deleted.
+type Line struct {
+	Usage
+	Account  string
+	User     string
+	Revision int
+	Booked   Period // the period whose bill carries this line
+}
+
+// Kind derives the line's kind: an adjustment when it is booked in a period
+// other than the one its use belongs to.
+func (l Line) Kind() Kind {
+	if !l.Final {
+		return KindAccrual
+	}
+	if l.Booked != l.Period {
+		return KindAdjustment
+	}
+	return KindUsage
+}
+
+// Batch is what an ingest hands the ledger in one transaction: measured
+// finished runs (all usages of a run are in the same batch) and how far the
+// source's stream has come.
+type Batch struct {
+	// Source names the job-record source ("slurmdb", "slurmrestd"): each
+	// has its own watermark.
+	Source string
+	Runs   []MeasuredRun
+	// With this batch, every finished run with End in [From, Through) has
+	// been handed to the ledger (by it and the earlier batches of the same
+	// ingest). After is the source's tie-break at Through (slurm_acct_db:
+	// the job_db_inx of the last run that ended at Through; 0 if unused).
+	From, Through int64
+	After         uint64
+}
+
+// MeasuredRun is a run with its usages as of the ingest's as-of time.
+type MeasuredRun struct {
+	Run    Run
+	Usages []Usage
+}
+
+// Watermark is how far a source's stream of finished runs, ordered by end
+// time, has been written to the ledger: every run with End < Through is in,
+// and so are the runs with End == Through up to tie-break After.
+type Watermark struct {
+	Source  string
+	Through int64
+	After   uint64
+}
+
+// WriteStats counts what one write to the ledger did.
+type WriteStats struct {
+	Runs        int // runs handed in
+	Lines       int // lines inserted (all kinds)
+	Corrections int // of which revisions > 0
+	Adjustments int // of which booked in a later period than their use
+	Checked     int // runs compared with existing lines
+	Accruals    int // accrual rows written (ReplaceAccruals)
+}
+
+// Add sums s and o.
+func (s WriteStats) Add(o WriteStats) WriteStats {
+	return WriteStats{s.Runs + o.Runs, s.Lines + o.Lines, s.Corrections + o.Corrections,
+		s.Adjustments + o.Adjustments, s.Checked + o.Checked, s.Accruals + o.Accruals}
+}

@@ -1,0 +1,37 @@
+// Package pricing holds rate cards and turns GPU-seconds into money. It is
+// pure: integer arithmetic only, no floats, no I/O.
+//
+// # Rate card
+//
+// A [Card] prices one GPU-hour per GPU type and tier in one currency, with
+// effective dates ([Rate.From], 00:00 UTC, inclusive). A line is priced at the
+// rate in effect at the start of the line (its run clipped to the period):
+// of the rates for its type that apply to its tier and are effective then,
+// the one with the latest From wins, and a tier-specific rate beats a rate
+// for both tiers from the same day.
+//
+// # MIG slices
+//
+// A MIG profile type (e.g. "1g.10gb") with no rate of its own costs its
+// parent GPU's rate × compute slices / parent slices (7 for the A100, H100,
+// H200 and B200 families). The parent is declared in the card
+// ([GPUType.Parent]): Slurm records only the profile name, and one profile
+// name can exist on several GPU models, so the mapping is the admin's, read
+// off the MIG layout `gpubridge gres generate` planned for each node. Compute
+// slices default to the number before "g." in the profile name.
+//
+// # Money
+//
+// Prices are decimals with up to 9 fractional digits, held as integer
+// billionths of the currency ([Price]). Amounts are integers of the
+// currency's minor unit ([Amount], cents for EUR). Each ledger line is
+// rounded exactly once: amount = GPU-seconds × price per hour × weight /
+// 3600, computed exactly (128-bit integers, math/big beyond) and rounded half
+// away from zero to the minor unit (half-up for charges; a reversal rounds to
+// exactly minus the original). Totals are the sum of the rounded lines, never
+// re-priced from summed seconds, so an invoice adds up.
+//
+// A type with no rate is an error ([MissingRatesError]), never priced at 0.
+//
+// This package must not import database, HTTP or adapter packages.
+package pricing

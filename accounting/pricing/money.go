@@ -1,0 +1,157 @@
+package pricing
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// PriceScale is the number of fractional digits a Price holds.
+const PriceScale = 9
+
+const priceUnit = 1_000_000_000 // 10^PriceScale
+
+// Price is an amount of currency per unit, in billionths of the currency
+// (2.50 EUR = 2_500_000_000). It reads and writes as a decimal string.
+type Price int64
+
+// ParsePrice reads a non-negative decimal such as "2.50", "0.357142857" or "4".
+func ParsePrice(s string) (Price, error) {
+	s = strings.TrimSpace(s)
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" && frac == "" || strings.HasPrefix(whole, "+") || strings.HasPrefix(whole, "-") {
+		return 0, fmt.Errorf("price %q: want a non-negative decimal such as 2.50", s)
+	}
+	if len(frac) > PriceScale {
+		return 0, fmt.Errorf("price %q: at most %d digits after the decimal point", s, PriceScale)
+	}
+	for _, part := range []string{whole, frac} {
+		for _, r := range part {
+			if r < '0' || r > '9' {
+				return 0, fmt.Errorf("price %q: want a non-negative decimal such as 2.50", s)
+			}
+		}
+	}
+	var w, f int64
+	var err error
+	if whole != "" {
+		if w, err = strconv.ParseInt(whole, 10, 64); err != nil || w > 9_000_000_000 {
+			return 0, fmt.Errorf("price %q: too large", s)
+		}
+	}
+	if frac != "" {
+		f, _ = strconv.ParseInt(frac+strings.Repeat("0", PriceScale-len(frac)), 10, 64)
+	}
+	return Price(w*priceUnit + f), nil
+}
+
+// String writes the price with at least two and at most nine fractional
+// digits, without trailing zeros beyond the second: "2.50", "0.357142857".
+func (p Price) String() string {
+	sign := ""
+	v := int64(p)
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	frac := fmt.Sprintf("%09d", v%priceUnit)
+	frac = strings.TrimRight(frac, "0")
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	return fmt.Sprintf("%s%d.%s", sign, v/priceUnit, frac)
+}
+
+// MarshalJSON writes the price as a JSON string, so no reader turns it into
+// a float.
+func (p Price) MarshalJSON() ([]byte, error) { return []byte(`"` + p.String() + `"`), nil }
+
+// UnmarshalJSON accepts a string ("2.50") or a number (2.5). A YAML number
+// reaches here through a float64 and is exact up to 15 significant digits;
+// quote prices with more.
+func (p *Price) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	v, err := ParsePrice(s)
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// Amount is money in the currency's minor unit (cents for EUR and USD).
+type Amount int64
+
+// Format writes the amount as a decimal in major units with minor digits:
+// Amount(-1234).Format(2) = "-12.34".
+func (a Amount) Format(minor int) string {
+	v := int64(a)
+	sign := ""
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	if minor == 0 {
+		return sign + strconv.FormatInt(v, 10)
+	}
+	div := pow10(minor)
+	return fmt.Sprintf("%s%d.%0*d", sign, v/div, minor, v%div)
+}
+
+func pow10(n int) int64 {
+	v := int64(1)
+	for range n {
+		v *= 10
+	}
+	return v
+}
+
+// errOverflow is returned when an amount does not fit 64 bits (more than
+// 92 quadrillion minor units: a ledger bug, not a bill).
+var errOverflow = errors.New("amount overflows 64 bits")
+
+// mulDivRound returns round(a × b × c / d), half away from zero, for a, c ≥ 0
+// (b may be negative: corrections), d > 0.
+func mulDivRound(b int64, a, c uint64, d uint64, minor int) (Amount, error) {
+	neg := b < 0
+	ub := uint64(b)
+	if neg {
+		ub = uint64(-b)
+	}
+	// n = |b| × a × c × 10^minor; try 128-bit, fall back to big.Int.
+	hi1, lo1 := bits.Mul64(ub, a)
+	if hi1 == 0 {
+		m := c * uint64(pow10(minor))
+		if c == 0 || m/c == uint64(pow10(minor)) {
+			hi, lo := bits.Mul64(lo1, m)
+			if hi < d {
+				q, r := bits.Div64(hi, lo, d)
+				if r >= d-r { // 2r >= d without overflow
+					q++
+				}
+				if q <= 1<<63-1 {
+					if neg {
+						return -Amount(q), nil
+					}
+					return Amount(q), nil
+				}
+			}
+		}
+	}
+	n := new(big.Int).SetUint64(ub)
+	n.Mul(n, new(big.Int).SetUint64(a))
+	n.Mul(n, new(big.Int).SetUint64(c))
+	n.Mul(n, big.NewInt(pow10(minor)))
+	q, r := new(big.Int).QuoRem(n, new(big.Int).SetUint64(d), new(big.Int))
+	if r.Lsh(r, 1).Cmp(new(big.Int).SetUint64(d)) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return 0, errOverflow
+	}
+	if neg {
+		return -Amount(q.Int64()), nil
+	}
+	return Amount(q.Int64()), nil
+}

@@ -1,0 +1,9 @@
+// Package store keeps the burst controller's records in gpubridge's MariaDB
+// database: burst_moves (insert-only, one row per move, keyed by cluster, job
+// and the move time written in the job's marker) and burst_refusals (the
+// quota-held jobs left pending by the last cycle, with their reason and
+// since when). Migrations 00300-00399 in internal/sqldb create them.
+//
+// It implements burst.Store and the reads `gpubridge show burst` needs. It
+// may import sqlx, internal/sqldb and burst; only cmd/ and tests import it.
+package store

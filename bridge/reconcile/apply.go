@@ -1,0 +1,71 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+)
+
+// ErrConflict: a Slurm object that gpubridge does not own is in the way.
+var ErrConflict = errors.New("conflict with Slurm objects not managed by gpubridge")
+
+// Compute reads the cluster (three bulk reads, plus one read of jobs when
+// something is to be removed) and returns the plan for tenants.
+func Compute(ctx context.Context, r Reader, tenants []tenant.Tenant, n tenant.Naming) (*Plan, error) {
+	st, err := r.ReadState(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read cluster state: %w", err)
+	}
+	in := Input{Tenants: tenants, Naming: n, State: st}
+	if accts := NeedJobs(in); len(accts) > 0 {
+		jobs, err := r.ActiveJobs(ctx, accts)
+		if err != nil {
+			return nil, fmt.Errorf("read jobs of %d account(s) to be cleaned up: %w", len(accts), err)
+		}
+		in.Jobs, in.JobsRead = jobs, true
+	}
+	return Diff(in), nil
+}
+
+// Apply makes the plan's changes in dependency order, one batch per kind
+// of change: QOS first (associations name them), then accounts, users,
+// associations and coordinators, then removals (accounts with their associations first, so that a
+// user's default association goes last). It
+// stops at the first failed batch; what was done stays done, and the next
+// plan shows what is left. A plan with conflicts is refused whole.
+func Apply(ctx context.Context, w Writer, p *Plan) error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	steps := []struct {
+		what string
+		n    int
+		do   func() error
+	}{
+		{"create or modify QOS", len(p.w.qos), func() error { return w.PutQOS(ctx, p.w.qos) }},
+		{"create accounts", len(p.w.createAccts), func() error { return w.CreateAccounts(ctx, p.w.createAccts) }},
+		{"modify accounts", len(p.w.modifyAccts), func() error { return w.ModifyAccounts(ctx, p.w.modifyAccts) }},
+		{"create users", len(p.w.createUsers), func() error { return w.CreateUsers(ctx, p.w.createUsers) }},
+		{"create or modify user associations", len(p.w.putAssocs), func() error { return w.PutAssocs(ctx, p.w.putAssocs) }},
+		{"change default accounts", len(p.w.setDefaults), func() error { return w.SetDefaultAccounts(ctx, p.w.setDefaults) }},
+		{"add coordinators", len(p.w.addCoords), func() error { return w.AddCoordinators(ctx, p.w.addCoords) }},
+		{"remove coordinators", len(p.w.removeCoords), func() error { return w.RemoveCoordinators(ctx, p.w.removeCoords) }},
+		{"delete accounts", len(p.w.deleteAccts), func() error { return w.DeleteAccounts(ctx, p.w.deleteAccts) }},
+		{"delete user associations", len(p.w.deleteAssocs), func() error { return w.DeleteAssocs(ctx, p.w.deleteAssocs) }},
+		{"delete QOS", len(p.w.deleteQOS), func() error { return w.DeleteQOS(ctx, p.w.deleteQOS) }},
+	}
+	for _, s := range steps {
+		if s.n == 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.do(); err != nil {
+			return fmt.Errorf("apply: %s (%d): %w", s.what, s.n, err)
+		}
+	}
+	return nil
+}

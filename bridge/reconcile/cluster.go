@@ -1,0 +1,102 @@
+package reconcile
+
+import (
+	"context"
+
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+)
+
+// State is the live cluster as far as tenants are concerned.
+type State struct {
+	// QOS holds every QOS.
+	QOS []tenant.QOS
+	// Accounts holds every account except root.
+	Accounts []Account
+	// Assocs holds every user association on the cluster (not only
+	// gpubridge's: a user's other associations decide whether the user
+	// record exists and which account is their default).
+	Assocs []Assoc
+}
+
+// Account is a live account.
+type Account struct {
+	tenant.Account
+	// Clustered reports whether the account has its association on the
+	// cluster (an account without one cannot hold user associations).
+	Clustered bool
+	// Coordinators are the account's coordinators, sorted.
+	Coordinators []string
+}
+
+// Assoc is a live user association.
+type Assoc struct {
+	tenant.Assoc
+	// IsDefault: this account is the user's default account.
+	IsDefault bool
+}
+
+// JobCount is the number of a user's unfinished jobs under an account.
+type JobCount struct {
+	Account string
+	User    string
+	Running int
+	Pending int
+}
+
+// QOSWrite is a QOS to create or modify. ClearTRES lists GrpTRES entries
+// to remove (Slurm merges TRES limits on modify, so dropping one has to be
+// said).
+type QOSWrite struct {
+	tenant.QOS
+	ClearTRES []string
+	// Create is true when the QOS does not exist yet.
+	Create bool
+}
+
+// AssocKey names a user association.
+type AssocKey struct {
+	Account string
+	User    string
+}
+
+func (k AssocKey) String() string { return k.User + " (" + k.Account + ")" }
+
+// Reader reads what Plan needs.
+type Reader interface {
+	// ReadState reads QOS, accounts with their coordinators, and
+	// associations: three bulk reads.
+	ReadState(ctx context.Context) (State, error)
+	// ActiveJobs returns the pending and running jobs of the given
+	// accounts, per account and user (one bulk read). Plan calls it only
+	// when something is to be removed.
+	ActiveJobs(ctx context.Context, accounts []string) ([]JobCount, error)
+}
+
+// Writer makes the changes Apply needs. Each method takes a batch and
+// should send as few requests as the API allows; an empty batch sends
+// nothing.
+type Writer interface {
+	PutQOS(ctx context.Context, qos []QOSWrite) error
+	// CreateAccounts creates accounts under root with their cluster
+	// association (or adds the association to an existing account).
+	CreateAccounts(ctx context.Context, accounts []tenant.Account) error
+	// ModifyAccounts sets description and organization.
+	ModifyAccounts(ctx context.Context, accounts []tenant.Account) error
+	// CreateUsers creates user records with a default account.
+	CreateUsers(ctx context.Context, users []tenant.User) error
+	// SetDefaultAccounts changes existing users' default account.
+	SetDefaultAccounts(ctx context.Context, users []tenant.User) error
+	// PutAssocs creates or modifies user associations (QOS list, default QOS).
+	PutAssocs(ctx context.Context, assocs []tenant.Assoc) error
+	AddCoordinators(ctx context.Context, coords []tenant.Coord) error
+	RemoveCoordinators(ctx context.Context, coords []tenant.Coord) error
+	DeleteAssocs(ctx context.Context, assocs []AssocKey) error
+	DeleteAccounts(ctx context.Context, names []string) error
+	DeleteQOS(ctx context.Context, names []string) error
+}
+
+// Cluster is Reader and Writer.
+type Cluster interface {
+	Reader
+	Writer
+}

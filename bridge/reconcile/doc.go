@@ -1,0 +1,29 @@
+// Package reconcile keeps Slurm true to gpubridge's tenants.
+//
+// Plan (pure) compares the Slurm objects that tenants project to
+// (tenant.Project) with the live cluster (State, read in three bulk calls:
+// accounts with coordinators, associations, QOS) and returns a field-level
+// diff: objects to create, fields to modify (old -> new) and objects to
+// delete. Apply executes a plan through the Cluster port in batched writes,
+// in dependency order (QOS, accounts, users, associations, coordinators,
+// then removals in reverse), so that a second apply finds nothing to do and
+// makes zero writes.
+//
+// Ownership: gpubridge modifies or deletes only Slurm accounts and QOS
+// whose description carries tenant.Marker (and the associations and
+// coordinators of such accounts), or those of tenants adopted by
+// `gpubridge import`. Anything else that is in the way is a Conflict, and a
+// plan with conflicts is not applied.
+//
+// Deleting never kills work: a tenant being deleted keeps its objects,
+// with its QOS blocked for new submissions (GrpSubmitJobs=0), until the
+// account has no running or pending job; only then are its objects
+// removed. A user association is removed once that user's jobs under the
+// account have ended. Shrinking a quota changes GrpTRES only, which gates
+// the start of jobs and never stops running ones.
+//
+// Cluster is the port this package needs; bridge/reconcile/slurmadapter
+// implements it over the slurmrest client and reconciletest holds an
+// in-memory fake. This package must not import net/http, database/sql or
+// the slurmrest client.
+package reconcile

@@ -1,0 +1,82 @@
+package reconcile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+)
+
+// Import builds tenants from existing Slurm accounts (`gpubridge import`):
+// the account's description and organization, its users (user
+// associations), its admins (coordinators) and, when a QOS of the tenant's
+// QOS name exists, its quota (typed GPU, cpu and mem entries of GrpTRES).
+// The tenants are marked Adopted, so the next apply may modify their
+// objects and marks them. Notes say what could not be carried over.
+func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, notes []string, err error) {
+	accts := map[string]Account{}
+	for _, a := range st.Accounts {
+		accts[a.Name] = a
+	}
+	qos := map[string]tenant.QOS{}
+	for _, q := range st.QOS {
+		qos[q.Name] = q
+	}
+	var missing []string
+	for _, name := range names {
+		a, ok := accts[name]
+		if !ok {
+			missing = append(missing, name)
+			continue
+		}
+		t := tenant.Tenant{Name: name, State: tenant.Active, Adopted: true}
+		t.Description = tenant.Unmark(a.Description)
+		if t.Description == "tenant "+name || t.Description == name {
+			t.Description = ""
+		}
+		if a.Organization != name {
+			t.Organization = a.Organization
+		}
+		for _, as := range st.Assocs {
+			if as.Account == name {
+				t.Users = append(t.Users, as.User)
+			}
+		}
+		for _, c := range a.Coordinators {
+			if slices.Contains(t.Users, c) {
+				t.Admins = append(t.Admins, c)
+			} else {
+				notes = append(notes, fmt.Sprintf("%s: coordinator %s has no association under the account; not imported as an admin (apply will remove the coordinator)", name, c))
+			}
+		}
+		if q, ok := qos[n.QOSName(name)]; ok {
+			for k, v := range q.GrpTRES {
+				switch typ, isGPU := tenant.TypeOfTRES(k); {
+				case isGPU:
+					if t.GPUs == nil {
+						t.GPUs = tenant.Quota{}
+					}
+					t.GPUs[typ] = v
+				case k == "cpu":
+					c := v
+					t.CPUs = &c
+				case k == "mem":
+					m := tenant.Megabyte(v)
+					t.Memory = &m
+				default:
+					notes = append(notes, fmt.Sprintf("%s: QOS %s limit GrpTRES %s=%d is not a tenant quota; apply will remove it", name, q.Name, k, v))
+				}
+			}
+		} else {
+			notes = append(notes, fmt.Sprintf("%s: no QOS %s exists; the tenant has no GPU quota until you set one (apply creates the QOS)", name, n.QOSName(name)))
+		}
+		t.Normalize()
+		ts = append(ts, t)
+	}
+	if len(missing) > 0 {
+		return nil, nil, fmt.Errorf("import: no such Slurm account(s): %s", strings.Join(missing, ", "))
+	}
+	slices.Sort(notes)
+	return ts, notes, nil
+}

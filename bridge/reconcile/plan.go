@@ -1,0 +1,493 @@
+package reconcile
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+)
+
+// Action is what a change does.
+type Action string
+
+// Actions, printed as the first character of a plan line.
+const (
+	Create Action = "+"
+	Modify Action = "~"
+	Delete Action = "-"
+)
+
+// Kinds of Slurm objects in a plan.
+const (
+	KindQOS         = "qos"
+	KindAccount     = "account"
+	KindUser        = "user" // a user association: "alice (acme)", or a user record: "alice"
+	KindCoordinator = "coordinator"
+)
+
+// Change is one line of a plan: an object created or deleted, or one field
+// of an object modified (Old -> New).
+type Change struct {
+	Action Action `json:"action"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Field  string `json:"field,omitempty"`
+	Old    string `json:"old,omitempty"`
+	New    string `json:"new,omitempty"`
+	// Detail describes a created object: "GrpTRES=gres/gpu:h100=2".
+	Detail string `json:"detail,omitempty"`
+}
+
+func (c Change) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", c.Action, c.Kind, c.Name)
+	switch {
+	case c.Action == Modify:
+		fmt.Fprintf(&b, "  %s %s -> %s", c.Field, show(c.Old), show(c.New))
+	case c.Detail != "":
+		fmt.Fprintf(&b, "  %s", c.Detail)
+	}
+	return b.String()
+}
+
+func show(s string) string {
+	switch {
+	case s == "":
+		return "(none)"
+	case strings.ContainsAny(s, " \t"):
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+// Wait is a removal deferred until jobs end.
+type Wait struct {
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Running int    `json:"running"`
+	Pending int    `json:"pending"`
+	Reason  string `json:"reason"`
+}
+
+func (w Wait) String() string {
+	return fmt.Sprintf("! %s %s  waiting for %d running and %d pending job(s) to end: %s", w.Kind, w.Name, w.Running, w.Pending, w.Reason)
+}
+
+// Conflict is a Slurm object in gpubridge's way that it does not own.
+type Conflict struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	Msg  string `json:"message"`
+}
+
+func (c Conflict) String() string { return fmt.Sprintf("%s %s: %s", c.Kind, c.Name, c.Msg) }
+
+// Plan is the difference between the tenants and the cluster.
+type Plan struct {
+	Changes   []Change   `json:"changes"`
+	Waiting   []Wait     `json:"waiting,omitempty"`
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Removed are tenants being deleted whose Slurm objects this plan
+	// removes (or that are already gone): once applied, drop them from
+	// the store.
+	Removed []string `json:"removedTenants,omitempty"`
+
+	w writes
+}
+
+// Empty reports whether applying the plan would change nothing in Slurm.
+func (p *Plan) Empty() bool { return len(p.Changes) == 0 }
+
+// Err returns an error listing the conflicts, or nil.
+func (p *Plan) Err() error {
+	if len(p.Conflicts) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d Slurm object(s) are in the way and not managed by gpubridge; nothing was changed:", len(p.Conflicts))
+	for _, c := range p.Conflicts {
+		b.WriteString("\n  - ")
+		b.WriteString(c.String())
+	}
+	return fmt.Errorf("%w: %s", ErrConflict, b.String())
+}
+
+// writes are the batches Apply sends, in order.
+type writes struct {
+	qos          []QOSWrite
+	createAccts  []tenant.Account
+	modifyAccts  []tenant.Account
+	createUsers  []tenant.User
+	putAssocs    []tenant.Assoc
+	setDefaults  []tenant.User
+	addCoords    []tenant.Coord
+	removeCoords []tenant.Coord
+	deleteAssocs []AssocKey
+	deleteAccts  []string
+	deleteQOS    []string
+}
+
+// Input is what Diff compares.
+type Input struct {
+	// Tenants are every tenant in the store (active and deleting).
+	Tenants []tenant.Tenant
+	Naming  tenant.Naming
+	State   State
+	// Jobs are the unfinished jobs of the accounts NeedJobs named; JobsRead
+	// says whether they were read (when not, nothing is removed).
+	Jobs     []JobCount
+	JobsRead bool
+}
+
+type jobTally struct{ running, pending int }
+
+func (j jobTally) any() bool { return j.running+j.pending > 0 }
+
+// NeedJobs returns the accounts whose jobs Diff must know before removing
+// anything: accounts of tenants being deleted, gpubridge accounts no tenant
+// wants any more, and accounts losing users. Empty means no read of jobs
+// is needed (the steady state).
+func NeedJobs(in Input) []string {
+	// With no jobs at all, every removal goes ahead: the accounts consulted
+	// on the way are the ones whose jobs matter.
+	in.Jobs, in.JobsRead = nil, true
+	var p Plan
+	return plan(in, &p)
+}
+
+// Diff compares the tenants with the cluster. It is pure.
+func Diff(in Input) *Plan {
+	var p Plan
+	plan(in, &p)
+	return &p
+}
+
+// plan fills p and returns the accounts whose job counts it consulted.
+func plan(in Input, p *Plan) []string {
+	consulted := map[string]bool{}
+	acctJobs := map[string]jobTally{}
+	assocJobs := map[AssocKey]jobTally{}
+	for _, j := range in.Jobs {
+		t := acctJobs[j.Account]
+		t.running += j.Running
+		t.pending += j.Pending
+		acctJobs[j.Account] = t
+		k := AssocKey{j.Account, j.User}
+		u := assocJobs[k]
+		u.running += j.Running
+		u.pending += j.Pending
+		assocJobs[k] = u
+	}
+	// canRemove reports whether the account (or one user's part of it)
+	// has no unfinished job, recording a wait otherwise.
+	canRemove := func(kind, name, account string, tally jobTally, reason string) bool {
+		consulted[account] = true
+		if !in.JobsRead {
+			p.Waiting = append(p.Waiting, Wait{Kind: kind, Name: name, Reason: reason + " (job counts not read)"})
+			return false
+		}
+		if tally.any() {
+			p.Waiting = append(p.Waiting, Wait{Kind: kind, Name: name, Running: tally.running, Pending: tally.pending, Reason: reason})
+			return false
+		}
+		return true
+	}
+
+	// Tenants being deleted go once their account has no unfinished job.
+	var keep []tenant.Tenant
+	adopted := map[string]bool{}
+	waitingAccounts := map[string]bool{}
+	for _, t := range in.Tenants {
+		if t.IsDeleting() {
+			if !canRemove(KindAccount, t.Name, t.Name, acctJobs[t.Name], "tenant is being deleted; new submissions are blocked") {
+				keep = append(keep, t)
+				waitingAccounts[t.Name] = true
+				continue
+			}
+			p.Removed = append(p.Removed, t.Name)
+			continue
+		}
+		keep = append(keep, t)
+		if t.Adopted {
+			adopted[t.Name] = true
+			adopted[KindQOS+"/"+in.Naming.QOSName(t.Name)] = true
+		}
+	}
+	want := tenant.Project(keep, in.Naming)
+
+	// QOS.
+	liveQOS := map[string]tenant.QOS{}
+	for _, q := range in.State.QOS {
+		liveQOS[q.Name] = q
+	}
+	wantQOS := map[string]bool{}
+	for _, q := range want.QOS {
+		wantQOS[q.Name] = true
+		live, ok := liveQOS[q.Name]
+		if !ok {
+			detail := "GrpTRES=" + show(q.GrpTRES.String())
+			if q.Shared {
+				detail = "shared on-demand QOS"
+			}
+			if q.SubmitBlocked {
+				detail += " GrpSubmitJobs=0"
+			}
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindQOS, Name: q.Name, Detail: detail})
+			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, Create: true})
+			continue
+		}
+		if q.Shared {
+			continue // used as it is; the burst controller owns its limits
+		}
+		if !tenant.IsMarked(live.Description) && !adopted[KindQOS+"/"+q.Name] {
+			p.Conflicts = append(p.Conflicts, Conflict{KindQOS, q.Name, "exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import " +
+				strings.TrimPrefix(q.Name, in.Naming.QOSPrefix) + "` or choose another tenant name"})
+			continue
+		}
+		var changed bool
+		if live.Description != q.Description {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "Description", Old: live.Description, New: q.Description})
+			changed = true
+		}
+		var clear []string
+		if !live.GrpTRES.Equal(q.GrpTRES) {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "GrpTRES", Old: live.GrpTRES.String(), New: q.GrpTRES.String()})
+			for k := range live.GrpTRES {
+				if _, kept := q.GrpTRES[k]; !kept {
+					clear = append(clear, k)
+				}
+			}
+			slices.Sort(clear)
+			changed = true
+		}
+		if live.SubmitBlocked != q.SubmitBlocked {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "GrpSubmitJobs", Old: blocked(live.SubmitBlocked), New: blocked(q.SubmitBlocked)})
+			changed = true
+		}
+		if changed {
+			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, ClearTRES: clear})
+		}
+	}
+
+	// Accounts.
+	liveAcct := map[string]Account{}
+	for _, a := range in.State.Accounts {
+		liveAcct[a.Name] = a
+	}
+	ours := map[string]bool{} // accounts gpubridge manages (existing or to be created)
+	wantAcct := map[string]bool{}
+	for _, a := range want.Accounts {
+		wantAcct[a.Name] = true
+		live, ok := liveAcct[a.Name]
+		if !ok {
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name,
+				Detail: "parent=root Description=" + show(a.Description) + " Organization=" + show(a.Organization)})
+			p.w.createAccts = append(p.w.createAccts, a)
+			ours[a.Name] = true
+			continue
+		}
+		if !tenant.IsMarked(live.Description) && !adopted[a.Name] {
+			p.Conflicts = append(p.Conflicts, Conflict{KindAccount, a.Name, "exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import " +
+				a.Name + "` or choose another tenant name"})
+			continue
+		}
+		ours[a.Name] = true
+		if !live.Clustered {
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name, Detail: "association on the cluster (parent=root)"})
+			p.w.createAccts = append(p.w.createAccts, a)
+		}
+		var changed bool
+		if live.Description != a.Description {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "Description", Old: live.Description, New: a.Description})
+			changed = true
+		}
+		if live.Organization != a.Organization {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "Organization", Old: live.Organization, New: a.Organization})
+			changed = true
+		}
+		if changed {
+			p.w.modifyAccts = append(p.w.modifyAccts, a)
+		}
+	}
+	// gpubridge's accounts that no tenant wants any more.
+	var goneAccts []string
+	removingAcct := map[string]bool{}
+	for _, a := range in.State.Accounts {
+		if wantAcct[a.Name] || !tenant.IsMarked(a.Description) {
+			continue
+		}
+		if !canRemove(KindAccount, a.Name, a.Name, acctJobs[a.Name], "no tenant wants this gpubridge account") {
+			waitingAccounts[a.Name] = true
+			continue
+		}
+		goneAccts = append(goneAccts, a.Name)
+		removingAcct[a.Name] = true
+	}
+	slices.Sort(goneAccts)
+
+	// Coordinators of gpubridge's accounts.
+	wantCoord := map[tenant.Coord]bool{}
+	for _, c := range want.Coords {
+		if !ours[c.Account] {
+			continue
+		}
+		wantCoord[c] = true
+		if !slices.Contains(liveAcct[c.Account].Coordinators, c.User) {
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindCoordinator, Name: c.Key()})
+			p.w.addCoords = append(p.w.addCoords, c)
+		}
+	}
+	for _, a := range in.State.Accounts {
+		if !ours[a.Name] {
+			continue
+		}
+		for _, u := range a.Coordinators {
+			c := tenant.Coord{Account: a.Name, User: u}
+			if !wantCoord[c] {
+				p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindCoordinator, Name: c.Key()})
+				p.w.removeCoords = append(p.w.removeCoords, c)
+			}
+		}
+	}
+
+	// User associations and user records.
+	liveAssoc := map[AssocKey]Assoc{}
+	userAssocs := map[string][]Assoc{} // every live association per user
+	for _, a := range in.State.Assocs {
+		liveAssoc[AssocKey{a.Account, a.User}] = a
+		userAssocs[a.User] = append(userAssocs[a.User], a)
+	}
+	wantAssoc := map[AssocKey]bool{}
+	newUsers := map[string]bool{}
+	created := map[string][]string{} // user -> accounts gaining an association
+	for _, a := range want.Assocs {
+		if !ours[a.Account] {
+			continue
+		}
+		k := AssocKey{a.Account, a.User}
+		wantAssoc[k] = true
+		live, ok := liveAssoc[k]
+		if !ok {
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindUser, Name: a.Key(), Detail: "QOS=" + strings.Join(a.QOS, ",") + " DefaultQOS=" + a.DefaultQOS})
+			p.w.putAssocs = append(p.w.putAssocs, a)
+			created[a.User] = append(created[a.User], a.Account)
+			if len(userAssocs[a.User]) == 0 {
+				newUsers[a.User] = true
+			}
+			continue
+		}
+		var changed bool
+		if !slices.Equal(sortedCopy(live.QOS), a.QOS) {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: a.Key(), Field: "QOS", Old: strings.Join(sortedCopy(live.QOS), ","), New: strings.Join(a.QOS, ",")})
+			changed = true
+		}
+		if live.DefaultQOS != a.DefaultQOS {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: a.Key(), Field: "DefaultQOS", Old: live.DefaultQOS, New: a.DefaultQOS})
+			changed = true
+		}
+		if changed {
+			p.w.putAssocs = append(p.w.putAssocs, a)
+		}
+	}
+	for _, u := range want.Users {
+		if newUsers[u.Name] {
+			p.w.createUsers = append(p.w.createUsers, u)
+		}
+	}
+	// Associations under gpubridge's accounts that no tenant wants.
+	removedAssoc := map[AssocKey]bool{}
+	for _, a := range in.State.Assocs {
+		k := AssocKey{a.Account, a.User}
+		managed := ours[a.Account] || removingAcct[a.Account]
+		if !managed || wantAssoc[k] || waitingAccounts[a.Account] {
+			continue
+		}
+		if !removingAcct[a.Account] && !canRemove(KindUser, k.String(), a.Account, assocJobs[k], "user leaves the tenant; the guard refuses their new jobs") {
+			continue
+		}
+		removedAssoc[k] = true
+		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindUser, Name: k.String()})
+		if !removingAcct[a.Account] {
+			p.w.deleteAssocs = append(p.w.deleteAssocs, k) // an account's removal takes its associations along
+		}
+	}
+	// A user losing their default account gets another of their
+	// associations as default (Slurm refuses to remove a default
+	// association while others remain).
+	defaultOf := map[string]string{}
+	for _, u := range want.Users {
+		defaultOf[u.Name] = u.DefaultAccount
+	}
+	for _, user := range slices.Sorted(maps.Keys(userAssocs)) {
+		var lostDefault string
+		remaining := slices.Clone(created[user])
+		for _, a := range userAssocs[user] {
+			if removedAssoc[AssocKey{a.Account, a.User}] {
+				if a.IsDefault {
+					lostDefault = a.Account
+				}
+				continue
+			}
+			remaining = append(remaining, a.Account)
+		}
+		if lostDefault == "" || len(remaining) == 0 {
+			continue
+		}
+		slices.Sort(remaining)
+		next := remaining[0]
+		if d := defaultOf[user]; d != "" && slices.Contains(remaining, d) {
+			next = d
+		}
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: user, Field: "DefaultAccount", Old: lostDefault, New: next})
+		p.w.setDefaults = append(p.w.setDefaults, tenant.User{Name: user, DefaultAccount: next})
+	}
+	// A user's default association is deleted last: Slurm refuses it while
+	// the user has others.
+	slices.SortStableFunc(p.w.deleteAssocs, func(x, y AssocKey) int {
+		dx, dy := liveAssoc[x].IsDefault, liveAssoc[y].IsDefault
+		switch {
+		case dx == dy:
+			return 0
+		case dy:
+			return -1
+		}
+		return 1
+	})
+	for _, n := range goneAccts {
+		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n})
+		p.w.deleteAccts = append(p.w.deleteAccts, n)
+	}
+
+	// gpubridge's QOS that no tenant wants (a tenant QOS waits for its
+	// account's jobs).
+	for _, q := range in.State.QOS {
+		if wantQOS[q.Name] || !tenant.IsMarked(q.Description) || q.Name == in.Naming.OnDemandQOS {
+			continue
+		}
+		if owner, ok := strings.CutPrefix(q.Name, in.Naming.QOSPrefix); ok && waitingAccounts[owner] {
+			continue
+		}
+		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindQOS, Name: q.Name})
+		p.w.deleteQOS = append(p.w.deleteQOS, q.Name)
+	}
+	slices.Sort(p.Removed)
+	if len(p.Conflicts) > 0 {
+		p.w = writes{} // a plan with conflicts is not applied
+	}
+	return slices.Sorted(maps.Keys(consulted))
+}
+
+func blocked(b bool) string {
+	if b {
+		return "0"
+	}
+	return ""
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,372 @@
+// Package slurmadapter implements reconcile.Cluster over the slurmrest
+// client: three bulk reads (QOS, accounts with coordinators, associations
+// of the cluster) and batched writes. It also lists the GPU types the
+// cluster tracks (for tenant validation) and writes the job_submit guard's
+// data file.
+//
+// This is an adapter: it may import the slurmrest client and the domain
+// packages; nothing in the domain imports it.
+package slurmadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpubridge/gpubridge/bridge/reconcile"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+)
+
+// Client is what the adapter needs from *slurmrest.Client.
+type Client interface {
+	Cluster() string
+	ListQOS(ctx context.Context) ([]slurmrest.QOS, error)
+	ListAccounts(ctx context.Context) ([]slurmrest.Account, error)
+	ListAssociations(ctx context.Context, f slurmrest.AssociationFilter) ([]slurmrest.Association, error)
+	ListJobs(ctx context.Context, f slurmrest.JobFilter) ([]slurmrest.Job, error)
+	ListTRES(ctx context.Context) ([]slurmrest.TRES, error)
+	SetQOS(ctx context.Context, specs []slurmrest.QOSSpec) error
+	CreateAccounts(ctx context.Context, specs []slurmrest.AccountSpec) error
+	CreateUsers(ctx context.Context, specs []slurmrest.UserSpec) error
+	SetAssociations(ctx context.Context, specs []slurmrest.AssociationSpec) error
+	DeleteAssociations(ctx context.Context, f slurmrest.AssociationFilter) ([]string, error)
+	DeleteAccount(ctx context.Context, name string) error
+	DeleteQOS(ctx context.Context, name string) error
+	AddCoordinators(ctx context.Context, account string, users []string) error
+	RemoveCoordinators(ctx context.Context, account string, users []string) error
+}
+
+// accountSetter is an optional batch write: POST accounts/ with whole
+// account records (description, organization and the full coordinator
+// list) in one request. When the client offers it, account modifications
+// and coordinator changes are one request per apply instead of a read and
+// a write per account.
+type accountSetter interface {
+	SetAccounts(ctx context.Context, accounts []slurmrest.Account) error
+}
+
+var _ Client = (*slurmrest.Client)(nil)
+
+// ErrUnsupported: the slurmrest client cannot make this change.
+var ErrUnsupported = errors.New("not supported by the slurmrest client")
+
+// Adapter is reconcile.Cluster over slurmrestd.
+type Adapter struct {
+	c Client
+	// coordinators read by the last ReadState, per account (needed to
+	// write whole coordinator lists with SetAccounts).
+	lastAccounts map[string]slurmrest.Account
+}
+
+var _ reconcile.Cluster = (*Adapter)(nil)
+
+// New returns an adapter over c.
+func New(c Client) *Adapter { return &Adapter{c: c} }
+
+// ReadState implements reconcile.Reader: three requests.
+func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
+	var st reconcile.State
+	qos, err := a.c.ListQOS(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, q := range qos {
+		st.QOS = append(st.QOS, qosFromSlurm(q))
+	}
+	accts, err := a.c.ListAccounts(ctx)
+	if err != nil {
+		return st, err
+	}
+	assocs, err := a.c.ListAssociations(ctx, slurmrest.AssociationFilter{Clusters: []string{a.c.Cluster()}})
+	if err != nil {
+		return st, err
+	}
+	clustered := map[string]bool{}
+	for _, as := range assocs {
+		if as.Partition != "" {
+			continue // gpubridge makes no per-partition associations and leaves the site's alone
+		}
+		if as.User == "" {
+			clustered[as.Account] = true
+			continue
+		}
+		st.Assocs = append(st.Assocs, reconcile.Assoc{
+			Assoc:     tenant.Assoc{Account: as.Account, User: as.User, QOS: sorted(as.QOS), DefaultQOS: as.DefaultQOS},
+			IsDefault: as.IsDefault,
+		})
+	}
+	a.lastAccounts = map[string]slurmrest.Account{}
+	for _, ac := range accts {
+		if ac.Name == "root" || ac.Deleted {
+			continue
+		}
+		a.lastAccounts[ac.Name] = ac
+		st.Accounts = append(st.Accounts, reconcile.Account{
+			Account:      tenant.Account{Name: ac.Name, Description: ac.Description, Organization: ac.Organization},
+			Clustered:    clustered[ac.Name],
+			Coordinators: sorted(ac.Coordinators),
+		})
+	}
+	return st, nil
+}
+
+func qosFromSlurm(q slurmrest.QOS) tenant.QOS {
+	out := tenant.QOS{Name: q.Name, Description: q.Description, GrpTRES: tenant.TRES{}}
+	for _, t := range q.GrpTRES {
+		if t.Count >= 0 {
+			out.GrpTRES[t.Key()] = t.Count
+		}
+	}
+	if n, ok := q.MaxSubmitPerUser.Value(); ok && n == 0 {
+		out.SubmitBlocked = true
+	}
+	return out
+}
+
+// terminal job states: a job in one of them (and not COMPLETING) holds nothing.
+var terminal = []string{"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"}
+
+// ActiveJobs implements reconcile.Reader: one request.
+func (a *Adapter) ActiveJobs(ctx context.Context, accounts []string) ([]reconcile.JobCount, error) {
+	jobs, err := a.c.ListJobs(ctx, slurmrest.JobFilter{Accounts: accounts})
+	if err != nil {
+		return nil, err
+	}
+	counts := map[reconcile.AssocKey]*reconcile.JobCount{}
+	var order []reconcile.AssocKey
+	for _, j := range jobs {
+		pending := j.HasState("PENDING")
+		running := !pending && (j.HasState("COMPLETING") || !slices.ContainsFunc(j.State, func(s string) bool { return slices.Contains(terminal, s) }))
+		if !pending && !running {
+			continue
+		}
+		k := reconcile.AssocKey{Account: strings.ToLower(j.Account), User: j.User}
+		c := counts[k]
+		if c == nil {
+			c = &reconcile.JobCount{Account: k.Account, User: k.User}
+			counts[k] = c
+			order = append(order, k)
+		}
+		if pending {
+			c.Pending++
+		} else {
+			c.Running++
+		}
+	}
+	out := make([]reconcile.JobCount, 0, len(order))
+	for _, k := range order {
+		out = append(out, *counts[k])
+	}
+	return out, nil
+}
+
+// PutQOS implements reconcile.Writer: one request (SetQOS may read the
+// QOS first to keep their preempt modes).
+func (a *Adapter) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
+	specs := make([]slurmrest.QOSSpec, 0, len(qs))
+	for _, q := range qs {
+		s := slurmrest.QOSSpec{Name: q.Name, Description: q.Description, ClearGrpTRES: q.ClearTRES}
+		for _, k := range sortedKeys(q.GrpTRES) {
+			typ, name := slurmrest.ParseTRESKey(k)
+			s.GrpTRES = append(s.GrpTRES, slurmrest.TRES{Type: typ, Name: name, Count: q.GrpTRES[k]})
+		}
+		switch {
+		case q.SubmitBlocked:
+			// No new submissions; running and pending jobs stay.
+			s.MaxSubmitPerUser = slurmrest.LimitOf(0)
+		case !q.Create && !q.Shared:
+			s.MaxSubmitPerUser = slurmrest.Unlimited()
+		}
+		specs = append(specs, s)
+	}
+	return a.c.SetQOS(ctx, specs)
+}
+
+// CreateAccounts implements reconcile.Writer.
+func (a *Adapter) CreateAccounts(ctx context.Context, accts []tenant.Account) error {
+	specs := make([]slurmrest.AccountSpec, 0, len(accts))
+	for _, ac := range accts {
+		specs = append(specs, slurmrest.AccountSpec{Name: ac.Name, Description: ac.Description, Organization: ac.Organization, Parent: "root"})
+	}
+	return a.c.CreateAccounts(ctx, specs)
+}
+
+// ModifyAccounts implements reconcile.Writer; it needs the client's
+// SetAccounts (slurmrestd has no other way to change a description).
+func (a *Adapter) ModifyAccounts(ctx context.Context, accts []tenant.Account) error {
+	set, ok := a.c.(accountSetter)
+	if !ok {
+		var names []string
+		for _, ac := range accts {
+			names = append(names, ac.Name)
+		}
+		return fmt.Errorf("change the description or organization of account(s) %s: %w (it needs SetAccounts, POST accounts/ with whole records); change them with sacctmgr, or delete and re-add the tenant",
+			strings.Join(names, ", "), ErrUnsupported)
+	}
+	recs := make([]slurmrest.Account, 0, len(accts))
+	for _, ac := range accts {
+		recs = append(recs, slurmrest.Account{Name: ac.Name, Description: ac.Description, Organization: ac.Organization, Coordinators: a.lastAccounts[ac.Name].Coordinators})
+	}
+	return set.SetAccounts(ctx, recs)
+}
+
+// CreateUsers implements reconcile.Writer: one request.
+func (a *Adapter) CreateUsers(ctx context.Context, us []tenant.User) error {
+	specs := make([]slurmrest.UserSpec, 0, len(us))
+	for _, u := range us {
+		specs = append(specs, slurmrest.UserSpec{Name: u.Name, DefaultAccount: u.DefaultAccount})
+	}
+	return a.c.CreateUsers(ctx, specs)
+}
+
+// SetDefaultAccounts implements reconcile.Writer: POST users/ on existing
+// users changes their default account (one request).
+func (a *Adapter) SetDefaultAccounts(ctx context.Context, us []tenant.User) error {
+	return a.CreateUsers(ctx, us)
+}
+
+// PutAssocs implements reconcile.Writer: one request (plus the client's
+// check that the accounts have their cluster association).
+func (a *Adapter) PutAssocs(ctx context.Context, as []tenant.Assoc) error {
+	specs := make([]slurmrest.AssociationSpec, 0, len(as))
+	for _, x := range as {
+		specs = append(specs, slurmrest.AssociationSpec{Account: x.Account, User: x.User, QOS: slices.Clone(x.QOS), DefaultQOS: x.DefaultQOS})
+	}
+	return a.c.SetAssociations(ctx, specs)
+}
+
+// AddCoordinators implements reconcile.Writer.
+func (a *Adapter) AddCoordinators(ctx context.Context, cs []tenant.Coord) error {
+	return a.coordinators(ctx, cs, true)
+}
+
+// RemoveCoordinators implements reconcile.Writer.
+func (a *Adapter) RemoveCoordinators(ctx context.Context, cs []tenant.Coord) error {
+	return a.coordinators(ctx, cs, false)
+}
+
+func (a *Adapter) coordinators(ctx context.Context, cs []tenant.Coord, add bool) error {
+	byAcct := map[string][]string{}
+	var order []string
+	for _, c := range cs {
+		if _, ok := byAcct[c.Account]; !ok {
+			order = append(order, c.Account)
+		}
+		byAcct[c.Account] = append(byAcct[c.Account], c.User)
+	}
+	if set, ok := a.c.(accountSetter); ok && a.lastAccounts != nil {
+		var recs []slurmrest.Account
+		for _, acct := range order {
+			cur, known := a.lastAccounts[acct]
+			if !known {
+				recs = nil
+				break // created by this apply: fall back to the per-account calls
+			}
+			next := slices.Clone(cur.Coordinators)
+			for _, u := range byAcct[acct] {
+				if add && !slices.Contains(next, u) {
+					next = append(next, u)
+				}
+				if !add {
+					next = slices.DeleteFunc(next, func(x string) bool { return x == u })
+				}
+			}
+			cur.Coordinators = next
+			a.lastAccounts[acct] = cur
+			recs = append(recs, cur)
+		}
+		if recs != nil {
+			return set.SetAccounts(ctx, recs)
+		}
+	}
+	for _, acct := range order {
+		var err error
+		if add {
+			err = a.c.AddCoordinators(ctx, acct, byAcct[acct])
+		} else {
+			err = a.c.RemoveCoordinators(ctx, acct, byAcct[acct])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteAssocs implements reconcile.Writer: one request per run of
+// associations of the same account, in the order given (a user's default
+// association comes last).
+func (a *Adapter) DeleteAssocs(ctx context.Context, ks []reconcile.AssocKey) error {
+	for i := 0; i < len(ks); {
+		j := i
+		var users []string
+		for j < len(ks) && ks[j].Account == ks[i].Account {
+			users = append(users, ks[j].User)
+			j++
+		}
+		f := slurmrest.AssociationFilter{Clusters: []string{a.c.Cluster()}, Accounts: []string{ks[i].Account}, Users: users}
+		if _, err := a.c.DeleteAssociations(ctx, f); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// DeleteAccounts implements reconcile.Writer: one request per account.
+func (a *Adapter) DeleteAccounts(ctx context.Context, names []string) error {
+	for _, n := range names {
+		if err := a.c.DeleteAccount(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteQOS implements reconcile.Writer: one request per QOS.
+func (a *Adapter) DeleteQOS(ctx context.Context, names []string) error {
+	for _, n := range names {
+		if err := a.c.DeleteQOS(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GPUTypes returns the GPU types the cluster tracks: the typed gres/gpu
+// TRES (AccountingStorageTRES), which are the only ones GrpTRES can limit.
+func (a *Adapter) GPUTypes(ctx context.Context) ([]string, error) {
+	ts, err := a.c.ListTRES(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the cluster's GPU types: %w", err)
+	}
+	types := []string{}
+	for _, t := range ts {
+		if t.Type != "gres" {
+			continue
+		}
+		if typ, ok := strings.CutPrefix(t.Name, "gpu:"); ok && typ != "" && !slices.Contains(types, typ) {
+			types = append(types, typ)
+		}
+	}
+	slices.Sort(types)
+	return types, nil
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+func sortedKeys(m tenant.TRES) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

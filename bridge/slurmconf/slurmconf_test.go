@@ -1,0 +1,146 @@
+package slurmconf
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// testbedSpec is the testbed's cluster: gpu-a (4 x h100), gpu-b (7 x
+// 1g.10gb, 2 x 3g.40gb).
+var testbedSpec = Spec{
+	PoolPartition: "pool", OnDemandPartition: "ondemand", Nodes: []string{"gpu-a", "gpu-b"},
+	GPUTypes: []string{"h100", "3g.40gb", "1g.10gb"}, PoolDefault: true,
+}
+
+func TestRenderGolden(t *testing.T) {
+	f, err := Render(testbedSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "testbed.conf")
+	if *update {
+		if err := os.WriteFile(golden, []byte(f.Text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), f.Text); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+func TestRenderRefuses(t *testing.T) {
+	cases := map[string]struct {
+		spec Spec
+		want string
+	}{
+		"same partition": {func() Spec { s := testbedSpec; s.OnDemandPartition = "pool"; return s }(), "two different names"},
+		"no nodes":       {func() Spec { s := testbedSpec; s.Nodes = nil; return s }(), "no GPU nodes"},
+		"no types":       {func() Spec { s := testbedSpec; s.GPUTypes = nil; return s }(), "no typed GPUs"},
+		"bad type":       {func() Spec { s := testbedSpec; s.GPUTypes = []string{"h100:2"}; return s }(), `GPU type "h100:2"`},
+		"tiers inverted": {func() Spec { s := testbedSpec; s.PoolTier, s.OnDemandTier = 1, 5; return s }(), "must be above"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Render(tc.spec)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func read(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCheckTestbed compares the rendering with the testbed's own
+// `scontrol show config` and `scontrol show partition` (captured from the
+// running testbed): the testbed runs this configuration.
+func TestCheckTestbed(t *testing.T) {
+	f, err := Render(testbedSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := Live{Config: ParseShowConfig(read(t, "show-config.txt")), Partitions: ParseShowPartitions(read(t, "show-partition.txt"))}
+	for _, fd := range Check(f, live) {
+		if fd.Status != OK {
+			t.Errorf("%s", fd)
+		}
+	}
+}
+
+func TestCheckFindsDifferences(t *testing.T) {
+	f, err := Render(testbedSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := Live{
+		Config: map[string]string{"GresTypes": "gpu", "AccountingStorageTRES": "cpu,mem,gres/gpu,gres/gpu:h100",
+			"PreemptType": "preempt/none", "PreemptMode": "GANG,REQUEUE", "JobRequeue": "1"},
+		Partitions: map[string]map[string]string{
+			"pool": {"Nodes": "gpu-a", "Default": "YES", "PriorityTier": "1", "PreemptMode": "OFF", "State": "UP"},
+		},
+	}
+	got := map[string]Status{}
+	for _, fd := range Check(f, live) {
+		got[fd.Partition+"/"+fd.Key] = fd.Status
+	}
+	want := map[string]Status{
+		"/GresTypes": OK, "/AccountingStorageTRES": Differs, "/PreemptType": Differs, "/PreemptMode": OK, "/JobRequeue": OK,
+		"pool/Nodes": Differs, "pool/Default": OK, "pool/PriorityTier": Differs, "pool/PreemptMode": OK, "pool/State": OK,
+		"ondemand/Nodes": Missing, "ondemand/Default": Missing, "ondemand/PriorityTier": Missing,
+		"ondemand/PreemptMode": Missing, "ondemand/State": Missing,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if !Failed(Check(f, live)) {
+		t.Error("Failed() = false")
+	}
+	unknown := Check(f, Live{})
+	if unknown[0].Status != Unknown {
+		t.Errorf("without live data: %v", unknown[0])
+	}
+}
+
+func TestExpandHostlist(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		want    []string
+		wantErr bool
+	}{
+		"plain":      {"gpu-a,gpu-b", []string{"gpu-a", "gpu-b"}, false},
+		"range":      {"node[01-03,7]", []string{"node01", "node02", "node03", "node7"}, false},
+		"mixed":      {"gpu[1-2],cpu-a", []string{"gpu1", "gpu2", "cpu-a"}, false},
+		"suffix":     {"r[1-2]n", []string{"r1n", "r2n"}, false},
+		"bad range":  {"n[3-1]", nil, true},
+		"unbalanced": {"n]1[", nil, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ExpandHostlist(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}

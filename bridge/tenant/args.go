@@ -1,0 +1,147 @@
+package tenant
+
+import (
+	"slices"
+	"strings"
+)
+
+// ArgKeys are the key=value options of `add tenant` (and, after `set`, of
+// `modify tenant`), lower case as internal/kv delivers them.
+var ArgKeys = []string{
+	"description", "organization", "users", "admins", "gpus", "cpus", "memory", "mem",
+	"burst", "burstmaxgpus", "burstbudget",
+}
+
+// FromArgs builds a new tenant from `add tenant NAME key=value ...`. Lists
+// keep the order given, so that problems name the positions typed; callers
+// validate, then Normalize.
+func FromArgs(name string, kv map[string]string) (Tenant, Problems) {
+	t := Tenant{Name: name, State: Active}
+	ps := setArgs(&t, kv, false)
+	return t, ps
+}
+
+// Update returns t changed by `modify tenant NAME set key=value ...`.
+// gpus= merges by type (type:none drops a type); users= and admins=
+// replace the lists; cpus=none, memory=none and burstbudget=none clear.
+func Update(t Tenant, set map[string]string) (Tenant, Problems) {
+	out := t.Clone()
+	ps := setArgs(&out, set, true)
+	return out, ps
+}
+
+func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
+	var ps Problems
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if _, a := kv["memory"]; a {
+		if _, b := kv["mem"]; b {
+			ps.add("memory", "memory= and mem= are the same option; give one")
+		}
+	}
+	for _, k := range keys {
+		v := kv[k]
+		none := modify && strings.EqualFold(strings.TrimSpace(v), "none")
+		switch k {
+		case "description":
+			t.Description = v
+		case "organization":
+			t.Organization = v
+		case "users":
+			t.Users = splitList(v)
+		case "admins":
+			t.Admins = splitList(v)
+		case "gpus":
+			qc, qp := ParseQuota("gpus", v)
+			ps = append(ps, qp...)
+			if modify {
+				t.GPUs = qc.Apply(t.GPUs)
+			} else {
+				t.GPUs = qc.Apply(nil)
+			}
+		case "cpus":
+			if none {
+				t.CPUs = nil
+				continue
+			}
+			n, msg := ParseCount(v, MaxCPUs)
+			if msg != "" {
+				ps.add("cpus", "%s", msg)
+				continue
+			}
+			t.CPUs = &n
+		case "memory", "mem":
+			if none {
+				t.Memory = nil
+				continue
+			}
+			m, msg := ParseMemory(v)
+			if msg != "" {
+				ps.add("memory", "%s", msg)
+				continue
+			}
+			t.Memory = &m
+		case "burst":
+			b, msg := ParseBool(v)
+			if msg != "" {
+				ps.add("burst", "%s", msg)
+				continue
+			}
+			t.Burst.Enabled = b
+		case "burstmaxgpus":
+			n, msg := ParseCount(v, MaxGPUs)
+			if msg != "" {
+				ps.add("burst.maxOnDemandGPUs", "%s", msg)
+				continue
+			}
+			t.Burst.MaxOnDemandGPUs = n
+		case "burstbudget":
+			if none {
+				t.Burst.MonthlyBudget = nil
+				continue
+			}
+			m, msg := ParseMoney(v)
+			if msg != "" {
+				ps.add("burst.monthlyBudget", "%s", msg)
+				continue
+			}
+			t.Burst.MonthlyBudget = &m
+		default:
+			ps.add(k, "is not a tenant option; known options: %s", strings.Join(ArgKeys, ", "))
+		}
+	}
+	return ps
+}
+
+func splitList(v string) []string {
+	var out []string
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// AddUser returns t with user added (admin also makes it a coordinator).
+func AddUser(t Tenant, user string, admin bool) Tenant {
+	out := t.Clone()
+	out.Users = append(out.Users, user)
+	if admin {
+		out.Admins = append(out.Admins, user)
+	}
+	out.Normalize()
+	return out
+}
+
+// RemoveUser returns t without user (as user and as admin).
+func RemoveUser(t Tenant, user string) Tenant {
+	out := t.Clone()
+	out.Users = slices.DeleteFunc(out.Users, func(u string) bool { return u == user })
+	out.Admins = slices.DeleteFunc(out.Admins, func(u string) bool { return u == user })
+	out.Normalize()
+	return out
+}

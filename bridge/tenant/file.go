@@ -1,0 +1,335 @@
+package tenant
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// File is a tenants file for `gpubridge apply -f`:
+//
+//	version: 1
+//	tenants:
+//	  - name: acme
+//	    description: Acme ML research
+//	    organization: acme-corp
+//	    users: [alice, bob]
+//	    admins: [alice]
+//	    gpus: {h100: 16, 1g.10gb: 14}
+//	    cpus: 256
+//	    memory: 1T
+//	    burst: {enabled: true, maxOnDemandGPUs: 8, monthlyBudget: "2500.00"}
+//	delete: [oldteam]
+//
+// Each listed tenant is created or replaced as a whole (what `add tenant`,
+// `modify tenant` and `add/delete user` do one field at a time); tenants
+// under delete are deleted as `delete tenant` does. Tenants the file does
+// not mention are left alone.
+type File struct {
+	Version int      `json:"version,omitempty"`
+	Tenants []Tenant `json:"tenants,omitempty"`
+	Delete  []string `json:"delete,omitempty"`
+}
+
+// FileVersion is the only tenants-file version this build reads.
+const FileVersion = 1
+
+var (
+	fileKeys   = []string{"version", "tenants", "delete"}
+	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst"}
+	burstKeys  = []string{"enabled", "maxOnDemandGPUs", "monthlyBudget"}
+)
+
+// ParseFile reads a tenants file. It reports every syntax and field
+// problem at once (the whole file is refused if any is found); rules are
+// applied as in ValidateSet, with existing the names already stored.
+func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
+	var f File
+	var ps Problems
+	j, err := yaml.YAMLToJSONStrict(b)
+	if err != nil {
+		ps.add("file", "is not valid YAML: %v", err)
+		return f, ps
+	}
+	var top map[string]json.RawMessage
+	if err := decode(j, &top); err != nil || top == nil {
+		ps.add("file", "must be a YAML mapping with a tenants: list")
+		return f, ps
+	}
+	for _, k := range sortedKeys(top) {
+		if !slices.Contains(fileKeys, k) {
+			ps.add(k, "is not a file key; known keys: %s", strings.Join(fileKeys, ", "))
+		}
+	}
+	if v, ok := top["version"]; ok {
+		if s, isScalar := scalar(v); !isScalar || s != fmt.Sprint(FileVersion) {
+			ps.add("version", "must be %d", FileVersion)
+		}
+		f.Version = FileVersion
+	}
+	if v, ok := top["tenants"]; ok {
+		var items []json.RawMessage
+		if err := decode(v, &items); err != nil {
+			ps.add("tenants", "must be a list of tenants")
+		}
+		for i, item := range items {
+			t, tp := parseTenant(item)
+			label := fmt.Sprintf("tenants[%d]", i)
+			if t.Name != "" {
+				label += " (" + t.Name + ")"
+			}
+			ps = append(ps, tp.prefixed(label)...)
+			f.Tenants = append(f.Tenants, t)
+		}
+	}
+	if v, ok := top["delete"]; ok {
+		names, msg := stringList(v)
+		if msg != "" {
+			ps.add("delete", "%s", msg)
+		}
+		for i, n := range names {
+			if m := CheckName(n); m != "" {
+				ps.add(fmt.Sprintf("delete[%d]", i), "%s", m)
+			}
+			for _, t := range f.Tenants {
+				if t.Name == n {
+					ps.add(fmt.Sprintf("delete[%d]", i), "%q is also listed under tenants; give it in one place", n)
+				}
+			}
+		}
+		f.Delete = names
+	}
+	if len(f.Tenants) == 0 && len(f.Delete) == 0 && len(ps) == 0 {
+		ps.add("tenants", "the file declares no tenants and deletes none")
+	}
+	ps = append(ps, ValidateSet(f.Tenants, existing, r, true)...)
+	ps = dedupe(ps)
+	if len(ps) > 0 {
+		return f, ps
+	}
+	for i := range f.Tenants {
+		f.Tenants[i].Normalize()
+	}
+	return f, nil
+}
+
+// Marshal writes f as YAML (the form ParseFile reads).
+func (f File) Marshal() ([]byte, error) {
+	if f.Version == 0 {
+		f.Version = FileVersion
+	}
+	out := f
+	out.Tenants = make([]Tenant, len(f.Tenants))
+	for i, t := range f.Tenants {
+		t = t.Clone()
+		t.State, t.Adopted = "", false // set by gpubridge, not by files
+		out.Tenants[i] = t
+	}
+	return yaml.Marshal(out)
+}
+
+func parseTenant(raw json.RawMessage) (Tenant, Problems) {
+	var ps Problems
+	t := Tenant{State: Active}
+	var m map[string]json.RawMessage
+	if err := decode(raw, &m); err != nil || m == nil {
+		ps.add("", "must be a mapping with at least a name")
+		return t, ps
+	}
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		switch k {
+		case "name":
+			s, _ := scalar(v)
+			t.Name = s
+		case "description", "organization":
+			s, ok := scalar(v)
+			if !ok {
+				ps.add(k, "must be text")
+			}
+			if k == "description" {
+				t.Description = s
+			} else {
+				t.Organization = s
+			}
+		case "users", "admins":
+			l, msg := stringList(v)
+			if msg != "" {
+				ps.add(k, "%s", msg)
+			}
+			if k == "users" {
+				t.Users = l
+			} else {
+				t.Admins = l
+			}
+		case "gpus":
+			q, qp := parseQuotaValue(v)
+			ps = append(ps, qp...)
+			t.GPUs = q
+		case "cpus":
+			s, _ := scalar(v)
+			n, msg := ParseCount(s, MaxCPUs)
+			if msg != "" {
+				ps.add("cpus", "%s", msg)
+			} else {
+				t.CPUs = &n
+			}
+		case "memory":
+			s, _ := scalar(v)
+			mb, msg := ParseMemory(s)
+			if msg != "" {
+				ps.add("memory", "%s", msg)
+			} else {
+				t.Memory = &mb
+			}
+		case "burst":
+			ps = append(ps, parseBurst(v, &t.Burst)...)
+		default:
+			ps.add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
+		}
+	}
+	return t, ps
+}
+
+func parseQuotaValue(v json.RawMessage) (Quota, Problems) {
+	var ps Problems
+	if s, ok := scalar(v); ok {
+		// Also accept the command-line form: gpus: "h100:16,1g.10gb:14".
+		qc, qp := ParseQuota("gpus", s)
+		ps = append(ps, qp...)
+		for _, d := range qc.Drop {
+			ps.add("gpus."+d, "none is only for `modify tenant`; leave the type out instead")
+		}
+		return qc.Apply(nil), ps
+	}
+	var m map[string]json.RawMessage
+	if err := decode(v, &m); err != nil {
+		ps.add("gpus", "must be a mapping of GPU type to count, such as {h100: 16, 1g.10gb: 14}")
+		return nil, ps
+	}
+	q := Quota{}
+	for _, typ := range sortedKeys(m) {
+		s, ok := scalar(m[typ])
+		if !ok {
+			ps.add("gpus."+typ, "must be a whole number")
+			continue
+		}
+		n, msg := ParseCount(s, MaxGPUs)
+		if msg != "" {
+			ps.add("gpus."+typ, "%s", msg)
+			continue
+		}
+		q[typ] = n
+	}
+	if len(q) == 0 {
+		q = nil
+	}
+	return q, ps
+}
+
+func parseBurst(v json.RawMessage, b *Burst) Problems {
+	var ps Problems
+	var m map[string]json.RawMessage
+	if err := decode(v, &m); err != nil || m == nil {
+		ps.add("burst", "must be a mapping with enabled, maxOnDemandGPUs and monthlyBudget")
+		return ps
+	}
+	for _, k := range sortedKeys(m) {
+		s, _ := scalar(m[k])
+		f := "burst." + k
+		switch k {
+		case "enabled":
+			on, msg := ParseBool(s)
+			if msg != "" {
+				ps.add(f, "%s", msg)
+			}
+			b.Enabled = on
+		case "maxOnDemandGPUs":
+			n, msg := ParseCount(s, MaxGPUs)
+			if msg != "" {
+				ps.add(f, "%s", msg)
+			}
+			b.MaxOnDemandGPUs = n
+		case "monthlyBudget":
+			mo, msg := ParseMoney(s)
+			if msg != "" {
+				ps.add(f, "%s", msg)
+			} else {
+				b.MonthlyBudget = &mo
+			}
+		default:
+			ps.add(f, "is not a burst field; known fields: %s", strings.Join(burstKeys, ", "))
+		}
+	}
+	return ps
+}
+
+func decode(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// scalar returns a JSON string, number or boolean as text.
+func scalar(raw json.RawMessage) (string, bool) {
+	var v any
+	if err := decode(raw, &v); err != nil {
+		return "", false
+	}
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case bool:
+		return fmt.Sprint(x), true
+	case nil:
+		return "", true
+	}
+	return "", false
+}
+
+// stringList accepts a YAML list of names or a comma-separated string.
+func stringList(raw json.RawMessage) ([]string, string) {
+	if s, ok := scalar(raw); ok {
+		return splitList(s), ""
+	}
+	var items []json.RawMessage
+	if err := decode(raw, &items); err != nil {
+		return nil, "must be a list of names"
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, ok := scalar(it)
+		if !ok {
+			return out, "must be a list of names"
+		}
+		out = append(out, s)
+	}
+	return out, ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func dedupe(ps Problems) Problems {
+	seen := map[Problem]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package tenant
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFile(t *testing.T) {
+	cases := map[string]struct {
+		yaml string
+		want Problems
+		n    int // tenants parsed when valid
+	}{
+		"valid": {
+			yaml: `
+version: 1
+tenants:
+  - name: acme
+    description: Acme ML research
+    users: [alice, bob]
+    admins: [alice]
+    gpus: {h100: 16, 1g.10gb: 14}
+    cpus: 256
+    memory: 1T
+    burst: {enabled: true, maxOnDemandGPUs: 8, monthlyBudget: "2500.00"}
+  - name: globex
+    users: carol,dave
+    gpus: "h100:2"
+delete: [oldteam]
+`, n: 2,
+		},
+		"one bad tenant among valid ones": {
+			yaml: `
+tenants:
+  - name: acme
+    gpus: {h100: 2}
+  - name: a;b
+    gpus: {h100: -1, a100: 3, 1g.10gb: abc}
+  - name: globex
+    gpus: {h100: 1}
+`,
+			want: Problems{
+				{"tenants[1] (a;b).gpus.1g.10gb", `"abc" is not a whole number; give digits only, such as 4`},
+				{"tenants[1] (a;b).gpus.h100", "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"},
+				{"tenants[1] (a;b).name", `"a;b" is not a valid name: use lower-case letters, digits, '-' and '_', starting with a letter (bad character ';')`},
+				{"tenants[1] (a;b).gpus.a100", `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`},
+			},
+		},
+		"case collision inside the file": {
+			yaml: "tenants:\n  - name: teama\n  - name: TeamA\n",
+			want: Problems{
+				{"tenants[1] (TeamA).name", `"TeamA" has upper-case letters; Slurm lower-cases account names, so write "teama"`},
+				{"tenants[1] (TeamA).name", `"TeamA" collides with "teama" (tenants[0]): Slurm lower-cases account names`},
+			},
+		},
+		"unknown keys": {
+			yaml: "tenant:\n  - name: x\ntenants:\n  - name: acme\n    gpu: {h100: 1}\n",
+			want: Problems{
+				{"tenant", "is not a file key; known keys: version, tenants, delete"},
+				{"tenants[0] (acme).gpu", "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst"},
+			},
+		},
+		"not YAML": {
+			yaml: "tenants: [\n",
+			want: Problems{{"file", "is not valid YAML: yaml: line 1: did not find expected node content"}},
+		},
+		"duplicate key": {
+			yaml: "tenants:\n  - name: acme\n    name: other\n",
+			want: Problems{{"file", `is not valid YAML: yaml: unmarshal errors:
+  line 3: key "name" already set in map`}},
+		},
+		"missing name": {
+			yaml: "tenants:\n  - gpus: {h100: 1}\n",
+			want: Problems{{"tenants[0].name", "is empty; give a name such as acme"}},
+		},
+		"float quota": {
+			yaml: "tenants:\n  - name: acme\n    gpus: {h100: 1.5}\n",
+			want: Problems{{"tenants[0] (acme).gpus.h100", `"1.5" is not a whole number; give digits only, such as 4`}},
+		},
+		"none in file": {
+			yaml: "tenants:\n  - name: acme\n    gpus: h100:none\n",
+			want: Problems{{"tenants[0] (acme).gpus.h100", "none is only for `modify tenant`; leave the type out instead"}},
+		},
+		"empty": {
+			yaml: "version: 1\n",
+			want: Problems{{"tenants", "the file declares no tenants and deletes none"}},
+		},
+		"wrong version": {
+			yaml: "version: 2\ntenants:\n  - name: acme\n",
+			want: Problems{{"version", "must be 1"}},
+		},
+		"delete and declare": {
+			yaml: "tenants:\n  - name: acme\ndelete: [acme]\n",
+			want: Problems{{"delete[0]", `"acme" is also listed under tenants; give it in one place`}},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			f, ps := ParseFile([]byte(c.yaml), nil, testRules)
+			got := append(Problems(nil), ps...)
+			sortProblems(got)
+			want := append(Problems(nil), c.want...)
+			sortProblems(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if len(c.want) == 0 && len(f.Tenants) != c.n {
+				t.Errorf("parsed %d tenants, want %d", len(f.Tenants), c.n)
+			}
+		})
+	}
+}
+
+// TestFileRoundTrip: what Marshal writes, ParseFile reads back unchanged.
+func TestFileRoundTrip(t *testing.T) {
+	cpus, mem, budget := int64(64), Megabyte(512*1024), Money(123456)
+	in := File{Tenants: []Tenant{
+		{Name: "acme", Description: "Acme ML", Organization: "acme-corp", Users: []string{"alice", "bob"}, Admins: []string{"alice"},
+			GPUs: Quota{"h100": 16, "1g.10gb": 14}, CPUs: &cpus, Memory: &mem,
+			Burst: Burst{Enabled: true, MaxOnDemandGPUs: 8, MonthlyBudget: &budget}, State: Active},
+		{Name: "globex", Users: []string{"carol"}, State: Active},
+	}, Delete: []string{"old"}}
+	b, err := in.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ps := ParseFile(b, nil, testRules)
+	if len(ps) > 0 {
+		t.Fatalf("%v\n%s", ps, b)
+	}
+	in.Version = FileVersion
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s\nfile:\n%s", diff, b)
+	}
+}

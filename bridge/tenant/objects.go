@@ -1,0 +1,194 @@
+package tenant
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Marker begins the description of every Slurm account and QOS that
+// gpubridge creates: "gpubridge: Acme ML research". It is how gpubridge
+// tells its own objects from the site's, in Slurm itself, where every
+// admin sees it (`sacctmgr show account`), and it survives the loss of
+// gpubridge's database: gpubridge modifies or deletes only marked objects
+// (and the user associations and coordinators of marked accounts), except
+// objects of a tenant adopted by `gpubridge import`, which the next apply
+// marks.
+const Marker = "gpubridge:"
+
+// IsMarked reports whether a Slurm description carries the Marker.
+func IsMarked(description string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(description)), Marker)
+}
+
+// Unmark strips the Marker from a description.
+func Unmark(description string) string {
+	d := strings.TrimSpace(description)
+	if IsMarked(d) {
+		d = strings.TrimSpace(d[len(Marker):])
+	}
+	return d
+}
+
+// Naming says how tenants' Slurm objects are named (internal/config
+// Tenants: qosPrefix, onDemandQOS).
+type Naming struct {
+	QOSPrefix   string
+	OnDemandQOS string
+}
+
+// QOSName is the tenant QOS: QOSPrefix + tenant name.
+func (n Naming) QOSName(tenant string) string { return n.QOSPrefix + tenant }
+
+// TRES is a set of trackable-resource limits keyed the way Slurm writes
+// them: "gres/gpu:h100", "cpu", "mem" (MB).
+type TRES map[string]int64
+
+// String is Slurm's form, sorted: cpu=64,gres/gpu:h100=16. Empty is "".
+func (t TRES) String() string {
+	parts := make([]string, 0, len(t))
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		parts = append(parts, k+"="+strconv.FormatInt(t[k], 10))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Equal compares two limit sets (nil equals empty).
+func (t TRES) Equal(o TRES) bool { return maps.Equal(t, o) }
+
+// QOS is a Slurm QOS as far as gpubridge manages it.
+type QOS struct {
+	Name        string
+	Description string
+	// GrpTRES limits the TRES all running jobs of the QOS hold together.
+	GrpTRES TRES
+	// SubmitBlocked is GrpSubmitJobs=0: Slurm refuses new submissions with
+	// this QOS; running and pending jobs are untouched.
+	SubmitBlocked bool
+	// Shared marks the on-demand QOS all tenants share: gpubridge creates
+	// it when missing and never modifies or deletes it (the burst
+	// controller owns its limits).
+	Shared bool
+}
+
+// Account is a Slurm account (child of root) with its cluster association.
+type Account struct {
+	Name         string
+	Description  string
+	Organization string
+}
+
+// Assoc is a user's association with an account.
+type Assoc struct {
+	Account    string
+	User       string
+	QOS        []string // sorted
+	DefaultQOS string
+}
+
+// Key names an association: "alice (acme)".
+func (a Assoc) Key() string { return a.User + " (" + a.Account + ")" }
+
+// Coord makes User a coordinator of Account.
+type Coord struct {
+	Account string
+	User    string
+}
+
+// Key names a coordinator: "alice (acme)".
+func (c Coord) Key() string { return c.User + " (" + c.Account + ")" }
+
+// User is a Slurm user record; DefaultAccount is used when gpubridge has
+// to create the user (a user with associations keeps their default).
+type User struct {
+	Name           string
+	DefaultAccount string
+}
+
+// Objects is the set of Slurm objects that tenants project to, each list
+// sorted by name.
+type Objects struct {
+	QOS      []QOS
+	Accounts []Account
+	Users    []User
+	Assocs   []Assoc
+	Coords   []Coord
+}
+
+// AccountDescription is what the Slurm account's description holds.
+func AccountDescription(t Tenant) string {
+	d := t.Description
+	if d == "" {
+		d = "tenant " + t.Name
+	}
+	return Marker + " " + d
+}
+
+// Organization is the Slurm account's organization (Slurm requires one).
+func Organization(t Tenant) string {
+	if t.Organization != "" {
+		return t.Organization
+	}
+	return t.Name
+}
+
+// QOSDescription is what a tenant QOS's description holds.
+func QOSDescription(tenant string) string { return Marker + " quota of tenant " + tenant }
+
+// OnDemandDescription is the shared on-demand QOS's description.
+const OnDemandDescription = Marker + " shared on-demand tier"
+
+// GrpTRES is the tenant's limits in Slurm's terms.
+func GrpTRES(t Tenant) TRES {
+	out := TRES{}
+	for typ, n := range t.GPUs {
+		out[GPUTRES(typ)] = n
+	}
+	if t.CPUs != nil {
+		out["cpu"] = *t.CPUs
+	}
+	if t.Memory != nil {
+		out["mem"] = int64(*t.Memory)
+	}
+	return out
+}
+
+// Project returns the Slurm objects that ts need: per tenant an account
+// under root, a QOS with its GrpTRES (blocked for new submissions while the
+// tenant is deleting), an association per user with QOS list [tenant QOS,
+// on-demand QOS] and the tenant QOS as default, and a coordinator per
+// admin; plus the shared on-demand QOS once.
+func Project(ts []Tenant, n Naming) Objects {
+	var o Objects
+	if n.OnDemandQOS != "" {
+		o.QOS = append(o.QOS, QOS{Name: n.OnDemandQOS, Description: OnDemandDescription, GrpTRES: TRES{}, Shared: true})
+	}
+	firstAccount := map[string]string{}
+	sorted := slices.Clone(ts)
+	slices.SortFunc(sorted, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range sorted {
+		q := n.QOSName(t.Name)
+		o.QOS = append(o.QOS, QOS{Name: q, Description: QOSDescription(t.Name), GrpTRES: GrpTRES(t), SubmitBlocked: t.IsDeleting()})
+		o.Accounts = append(o.Accounts, Account{Name: t.Name, Description: AccountDescription(t), Organization: Organization(t)})
+		qosList := []string{q}
+		if n.OnDemandQOS != "" && n.OnDemandQOS != q {
+			qosList = append(qosList, n.OnDemandQOS)
+		}
+		slices.Sort(qosList)
+		for _, u := range sortedUnique(t.Users) {
+			o.Assocs = append(o.Assocs, Assoc{Account: t.Name, User: u, QOS: slices.Clone(qosList), DefaultQOS: q})
+			if _, ok := firstAccount[u]; !ok {
+				firstAccount[u] = t.Name
+			}
+		}
+		for _, a := range sortedUnique(t.Admins) {
+			o.Coords = append(o.Coords, Coord{Account: t.Name, User: a})
+		}
+	}
+	for _, u := range slices.Sorted(maps.Keys(firstAccount)) {
+		o.Users = append(o.Users, User{Name: u, DefaultAccount: firstAccount[u]})
+	}
+	slices.SortFunc(o.QOS, func(a, b QOS) int { return strings.Compare(a.Name, b.Name) })
+	return o
+}

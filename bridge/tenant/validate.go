@@ -1,0 +1,319 @@
+package tenant
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// ErrInvalid is matched (errors.Is) by every Problems value.
+var ErrInvalid = errors.New("invalid tenant")
+
+// Problem is one thing wrong with one field.
+type Problem struct {
+	Field string `json:"field"`
+	Msg   string `json:"message"`
+}
+
+func (p Problem) String() string { return p.Field + ": " + p.Msg }
+
+// Problems is every problem found; as an error it lists them all.
+type Problems []Problem
+
+func (ps *Problems) add(field, format string, a ...any) {
+	*ps = append(*ps, Problem{Field: field, Msg: fmt.Sprintf(format, a...)})
+}
+
+// Err returns ps as an error, or nil when there are none.
+func (ps Problems) Err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps
+}
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problem(s), nothing was changed:", len(ps))
+	for _, p := range ps {
+		b.WriteString("\n  - ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (ps Problems) Is(target error) bool { return target == ErrInvalid }
+
+// prefixed returns ps with prefix+"." before each field.
+func (ps Problems) prefixed(prefix string) Problems {
+	out := make(Problems, len(ps))
+	for i, p := range ps {
+		out[i] = p
+		if p.Field == "" {
+			out[i].Field = prefix
+		} else {
+			out[i].Field = prefix + "." + p.Field
+		}
+	}
+	return out
+}
+
+// Limits of names.
+const (
+	// MaxNameLen bounds tenant names; the QOS name is QOSPrefix+name.
+	MaxNameLen = 32
+	// MaxUserLen is the usual Unix user name limit.
+	MaxUserLen = 32
+	// MaxTextLen bounds descriptions and organizations.
+	MaxTextLen = 200
+	// MaxUsers bounds a tenant's user list.
+	MaxUsers = 10_000
+)
+
+// Rules is what validation needs from outside the tenant itself.
+type Rules struct {
+	// GPUTypes are the GPU types the cluster tracks (typed gres/gpu TRES).
+	// Nil means "not known yet": the check is skipped (syntax-only pass
+	// before contacting Slurm); empty means the cluster tracks none.
+	GPUTypes []string
+	// Naming gives the QOS names, to refuse a tenant whose QOS would take
+	// the name of the shared on-demand QOS or of Slurm's normal QOS.
+	Naming Naming
+}
+
+// reservedNames may not be tenant names.
+var reservedNames = []string{"root"}
+
+// CheckName reports what is wrong with a tenant (account) name, or "".
+func CheckName(name string) string {
+	switch {
+	case name == "":
+		return "is empty; give a name such as acme"
+	case len(name) > MaxNameLen:
+		return fmt.Sprintf("is %d characters long; at most %d", len(name), MaxNameLen)
+	}
+	if strings.ToLower(name) != name && CheckName(strings.ToLower(name)) == "" {
+		return fmt.Sprintf("%q has upper-case letters; Slurm lower-cases account names, so write %q", name, strings.ToLower(name))
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || (i > 0 && (r >= '0' && r <= '9' || r == '_' || r == '-'))
+		if !ok {
+			return fmt.Sprintf("%q is not a valid name: use lower-case letters, digits, '-' and '_', starting with a letter (bad character %s)", name, quoteRune(r))
+		}
+	}
+	if slices.Contains(reservedNames, name) {
+		return fmt.Sprintf("%q is reserved by Slurm; choose another name", name)
+	}
+	return ""
+}
+
+// CheckUser reports what is wrong with a Unix user name, or "".
+func CheckUser(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case len(name) > MaxUserLen:
+		return fmt.Sprintf("is %d characters long; at most %d", len(name), MaxUserLen)
+	}
+	if strings.ToLower(name) != name && CheckUser(strings.ToLower(name)) == "" {
+		return fmt.Sprintf("%q has upper-case letters; Slurm lower-cases user names, so write %q", name, strings.ToLower(name))
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || r == '_' || (i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '.'))
+		if !ok {
+			return fmt.Sprintf("%q is not a valid user name: use lower-case letters, digits, '-', '.' and '_', starting with a letter or '_' (bad character %s)", name, quoteRune(r))
+		}
+	}
+	if name == "root" {
+		return "root may not be a tenant user"
+	}
+	return ""
+}
+
+// CheckGPUType reports what is wrong with a GPU type's spelling, or "".
+func CheckGPUType(typ string) string {
+	if typ == "" {
+		return "is empty; give a GPU type such as h100 or 1g.10gb"
+	}
+	if len(typ) > 64 {
+		return "is longer than 64 characters"
+	}
+	for _, r := range typ {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Sprintf("%q is not a GPU type: use letters, digits, '.', '-' and '_' (bad character %s)", typ, quoteRune(r))
+		}
+	}
+	return ""
+}
+
+func checkText(s string) string {
+	if len(s) > MaxTextLen {
+		return fmt.Sprintf("is %d characters long; at most %d", len(s), MaxTextLen)
+	}
+	for _, r := range s {
+		switch {
+		case r == '\'' || r == '"' || r == '\\' || r == '`':
+			return fmt.Sprintf("contains %s; quotes and backslashes are not allowed (Slurm stores the text unescaped)", quoteRune(r))
+		case unicode.IsControl(r):
+			return fmt.Sprintf("contains the control character %s", quoteRune(r))
+		}
+	}
+	return ""
+}
+
+func quoteRune(r rune) string {
+	if r == '\'' {
+		return `"'"`
+	}
+	return fmt.Sprintf("%q", r)
+}
+
+// Validate checks one tenant and returns every problem (nil when valid).
+// Fields are named as in the YAML file: name, gpus.h100, users[1], ...
+func Validate(t Tenant, r Rules) Problems {
+	var ps Problems
+	if msg := CheckName(t.Name); msg != "" {
+		ps.add("name", "%s", msg)
+	} else {
+		q := r.Naming.QOSName(t.Name)
+		switch {
+		case len(q) > 64:
+			ps.add("name", "the QOS name %q would be longer than 64 characters; choose a shorter name", q)
+		case r.Naming.OnDemandQOS != "" && q == r.Naming.OnDemandQOS:
+			ps.add("name", "the QOS name %q is the shared on-demand QOS; choose another name", q)
+		case q == "normal":
+			ps.add("name", "the QOS name %q is Slurm's default QOS; choose another name", q)
+		}
+	}
+	if msg := checkText(t.Description); msg != "" {
+		ps.add("description", "%s", msg)
+	}
+	if msg := checkText(t.Organization); msg != "" {
+		ps.add("organization", "%s", msg)
+	}
+	if len(t.Users) > MaxUsers {
+		ps.add("users", "has %d users; at most %d", len(t.Users), MaxUsers)
+	}
+	seen := map[string]bool{}
+	for i, u := range t.Users {
+		f := fmt.Sprintf("users[%d]", i)
+		if msg := CheckUser(u); msg != "" {
+			ps.add(f, "%s", msg)
+			continue
+		}
+		if seen[u] {
+			ps.add(f, "%q is listed twice", u)
+		}
+		seen[u] = true
+	}
+	seenAdmin := map[string]bool{}
+	for i, a := range t.Admins {
+		f := fmt.Sprintf("admins[%d]", i)
+		switch msg := CheckUser(a); {
+		case msg != "":
+			ps.add(f, "%s", msg)
+		case seenAdmin[a]:
+			ps.add(f, "%q is listed twice", a)
+		case !seen[a]:
+			ps.add(f, "%q is not one of the tenant's users; add %s to users too", a, a)
+		}
+		seenAdmin[a] = true
+	}
+	var known map[string]bool
+	if r.GPUTypes != nil {
+		known = map[string]bool{}
+		for _, k := range r.GPUTypes {
+			known[k] = true
+		}
+	}
+	for _, typ := range t.GPUs.Types() {
+		f := "gpus." + typ
+		n := t.GPUs[typ]
+		if msg := CheckGPUType(typ); msg != "" {
+			ps.add(f, "%s", msg)
+			continue
+		}
+		if n < 0 {
+			ps.add(f, "%d is negative; give 0 or more (in Slurm -1 would silently clear the limit)", n)
+		} else if n > MaxGPUs {
+			ps.add(f, "%d is too large; at most %d", n, MaxGPUs)
+		}
+		if known != nil && !known[typ] {
+			ps.add(f, "%s", unknownType(typ, r.GPUTypes))
+		}
+	}
+	if t.CPUs != nil && (*t.CPUs < 0 || *t.CPUs > MaxCPUs) {
+		ps.add("cpus", "%d is out of range; give 0 to %d", *t.CPUs, MaxCPUs)
+	}
+	if t.Memory != nil && (*t.Memory < 0 || *t.Memory > MaxMemoryMB) {
+		ps.add("memory", "%d MB is out of range", int64(*t.Memory))
+	}
+	if b := t.Burst; b.MaxOnDemandGPUs < 0 || b.MaxOnDemandGPUs > MaxGPUs {
+		ps.add("burst.maxOnDemandGPUs", "%d is out of range; give 0 to %d", b.MaxOnDemandGPUs, MaxGPUs)
+	}
+	if b := t.Burst.MonthlyBudget; b != nil && (*b < 0 || *b > MaxMoney) {
+		ps.add("burst.monthlyBudget", "%s is out of range", b.String())
+	}
+	switch t.State {
+	case "", Active, Deleting:
+	default:
+		ps.add("state", "%q is not a state (active or deleting)", t.State)
+	}
+	return ps
+}
+
+func unknownType(typ string, known []string) string {
+	for _, k := range known {
+		if strings.EqualFold(k, typ) {
+			return fmt.Sprintf("unknown GPU type %q; did you mean %q?", typ, k)
+		}
+	}
+	if len(known) == 0 {
+		return fmt.Sprintf("unknown GPU type %q: the cluster tracks no typed GPUs (add gres/gpu:TYPE to AccountingStorageTRES)", typ)
+	}
+	ks := slices.Clone(known)
+	slices.Sort(ks)
+	return fmt.Sprintf("unknown GPU type %q; the cluster tracks: %s", typ, strings.Join(ks, ", "))
+}
+
+// ValidateSet checks tenants that are to be stored together: each one, and
+// that no two names collide, also with existing (the names already in the
+// store that ts does not replace). Slurm lower-cases account names, so
+// names that differ only in case collide. Fields are prefixed
+// "tenants[i]" when prefix is true (files), else left bare (one tenant).
+func ValidateSet(ts []Tenant, existing []string, r Rules, prefix bool) Problems {
+	var ps Problems
+	byFold := map[string]string{}
+	for _, n := range existing {
+		byFold[strings.ToLower(n)] = n
+	}
+	inSet := map[string]int{}
+	for i, t := range ts {
+		tp := Validate(t, r)
+		lower := strings.ToLower(t.Name)
+		if j, dup := inSet[lower]; dup {
+			if ts[j].Name == t.Name {
+				tp.add("name", "%q is given twice (also tenants[%d])", t.Name, j)
+			} else {
+				tp.add("name", "%q collides with %q (tenants[%d]): Slurm lower-cases account names", t.Name, ts[j].Name, j)
+			}
+		} else if other, ok := byFold[lower]; ok && other != t.Name {
+			tp.add("name", "%q collides with the existing tenant %q: Slurm lower-cases account names", t.Name, other)
+		}
+		if _, dup := inSet[lower]; !dup {
+			inSet[lower] = i
+		}
+		if prefix {
+			label := fmt.Sprintf("tenants[%d]", i)
+			if t.Name != "" {
+				label += " (" + t.Name + ")"
+			}
+			tp = tp.prefixed(label)
+		}
+		ps = append(ps, tp...)
+	}
+	return ps
+}

@@ -1,0 +1,441 @@
+package conf
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpubridge/gpubridge/gres/inventory"
+	"github.com/gpubridge/gpubridge/gres/mig"
+)
+
+// Options say how to render one node.
+type Options struct {
+	// Node is the Slurm NodeName (required).
+	Node string
+	// AutoDetect renders the AutoDetect=nvml variant of gres.conf: one
+	// line, slurmd finds the devices itself. Otherwise every device gets an
+	// explicit line with AutoDetect=off.
+	AutoDetect bool
+	// DeviceMap replaces device files (test clusters with fake devices).
+	DeviceMap DeviceMap
+	// Types renames GRES types. A key is a default type ("h100",
+	// "1g.10gb") or an NVIDIA profile name ("1g.10gb+me"); the value is the
+	// type to render. Every rename is checked like a default type.
+	Types map[string]string
+	// GPUWeights is the billing weight of one whole GPU per whole-GPU type
+	// (default 1). A MIG type weighs its compute slices / 7 of its parent
+	// GPU's weight.
+	GPUWeights map[string]float64
+	// SkipLost renders without GPUs NVML lost, instead of refusing.
+	SkipLost bool
+	// Cores binds each GPU (by index) and its MIG devices to Slurm core
+	// ids ("0-3"), written as Cores= on the explicit lines. NVML's CPU
+	// affinity is in machine CPU ids, which are not Slurm's, so it is not
+	// guessed: give it (see `slurmd -C`) or leave it out.
+	Cores map[int]string
+}
+
+// Device is one GRES unit: a whole GPU, or a MIG device.
+type Device struct {
+	GPU     int    `json:"gpu"`
+	MIG     *int   `json:"mig,omitempty"`     // MIG device index, for a MIG device
+	Profile string `json:"profile,omitempty"` // NVIDIA's profile name, for a MIG device
+	Type    string `json:"type"`
+	// AutoDetectName is what slurmd's NVML autodetect reports for the
+	// device; Type is a substring of it.
+	AutoDetectName string   `json:"autoDetectName"`
+	Files          []string `json:"files"`
+	Cores          string   `json:"cores,omitempty"`
+	ComputeSlices  int      `json:"computeSlices"` // of 7; 7 for a whole GPU
+	parentType     string
+}
+
+// TypeCount is how many devices of one type the node has.
+type TypeCount struct {
+	Type          string `json:"type"`
+	Count         int    `json:"count"`
+	WholeGPU      bool   `json:"wholeGPU"`
+	ComputeSlices int    `json:"computeSlices"`
+	BillingWeight string `json:"billingWeight"`
+}
+
+// Result is everything rendered for one node; all of it derives from the
+// same Devices.
+type Result struct {
+	Node    string      `json:"node"`
+	Devices []Device    `json:"devices"`
+	Types   []TypeCount `json:"types"`
+	// Gres is the slurm.conf NodeName Gres= value: "gpu:1g.10gb:7,gpu:3g.40gb:2".
+	Gres string `json:"gres"`
+	// AccountingStorageTRES lists gres/gpu and every typed gres/gpu:<type>.
+	AccountingStorageTRES []string `json:"accountingStorageTRES"`
+	// TRESBillingWeights is the partition value: "GRES/gpu:1g.10gb=0.142857,...".
+	TRESBillingWeights string `json:"tresBillingWeights"`
+	// QuotaTypes are the type names tenant quotas use (GrpTRES=gres/gpu:<type>).
+	QuotaTypes []string `json:"quotaTypes"`
+	Notes      []string `json:"notes,omitempty"`
+	GresConf   string   `json:"gresConf"`
+	SlurmConf  string   `json:"slurmConf"`
+}
+
+// Render derives the node's GPU configuration from inv. It refuses, with
+// every reason at once, an inventory it cannot render faithfully: a lost
+// GPU (unless SkipLost), MIG enabled without MIG devices (slurmd's
+// autodetect stops on it), a type name slurmd's autodetect would not
+// match, or two types slurmd could confuse.
+func Render(inv inventory.Inventory, o Options) (Result, error) {
+	if !validNodeName(o.Node) {
+		return Result{}, fmt.Errorf("node name %q: give the Slurm NodeName of this node (letters, digits, '-', '_', '.')", o.Node)
+	}
+	inv = inv.Sorted()
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	res := Result{Node: o.Node}
+	usedRename := map[string]bool{}
+	rename := func(keys ...string) string {
+		for _, k := range keys {
+			if t, ok := o.Types[k]; ok {
+				usedRename[k] = true
+				return t
+			}
+		}
+		return keys[len(keys)-1]
+	}
+	var comments []string
+	for _, g := range inv.GPUs {
+		if g.Lost != "" {
+			if o.SkipLost {
+				comments = append(comments, fmt.Sprintf("GPU %d: left out, NVML lost it (%s)", g.Index, g.Lost))
+				res.Notes = append(res.Notes, fmt.Sprintf("GPU %d is left out (--skip-lost): NVML lost it; the node's Gres= in slurm.conf must match", g.Index))
+				continue
+			}
+			fail("GPU %d: NVML lost it (%s); refusing to render a configuration without it (fix the GPU, or pass --skip-lost and change slurm.conf to match)", g.Index, g.Lost)
+			continue
+		}
+		gpuAuto := AutoDetectGPUName(g.Name)
+		parent := gpuAuto
+		if m, ok := mig.Identify(g.Name, g.MemoryMiB, g.PCIDeviceID); ok && matches(m.Type, gpuAuto) {
+			parent = m.Type
+		}
+		parent = rename(parent)
+		state := "MIG " + string(g.MIGCurrent)
+		if g.MIGChangePending() {
+			state += fmt.Sprintf(", MIG %s after the next GPU reset", g.MIGPending)
+			res.Notes = append(res.Notes, fmt.Sprintf("GPU %d: MIG mode is %s now and %s after the next GPU reset; rendered as it is now, regenerate after the reset", g.Index, g.MIGCurrent, g.MIGPending))
+		}
+		if !g.MIGActive() {
+			comments = append(comments, fmt.Sprintf("GPU %d: %s %s, %s", g.Index, g.Name, g.UUID, state))
+			res.Devices = append(res.Devices, Device{
+				GPU: g.Index, Type: parent, AutoDetectName: gpuAuto, Files: []string{g.DeviceFile()},
+				ComputeSlices: mig.ComputeSlicesPerGPU, parentType: parent,
+			})
+			continue
+		}
+		if len(g.MIGDevices) == 0 {
+			fail("GPU %d: MIG is enabled but it has no MIG devices; slurmd's NVML autodetect stops on that. Create the instances (nvidia-mig-parted apply) or disable MIG", g.Index)
+			continue
+		}
+		comments = append(comments, fmt.Sprintf("GPU %d: %s %s, %s, %d MIG device%s", g.Index, g.Name, g.UUID, state, len(g.MIGDevices), plural(len(g.MIGDevices))))
+		for _, md := range g.MIGDevices {
+			def := SlurmMIGSuffix(md)
+			nvidia := md.Profile
+			if ci := md.ComputeInstanceSlices; ci > 0 && ci != md.GPUInstanceSlices {
+				fail("GPU %d MIG device %d (%s): its compute instance has %d of its GPU instance's %d slices; slurmd names every compute instance of a GPU instance %q, so Slurm cannot tell them apart. Use one full-size compute instance per GPU instance",
+					g.Index, md.Index, nvidia, ci, md.GPUInstanceSlices, AutoDetectMIGName(g.Name, md))
+				continue
+			}
+			if base, _, _ := strings.Cut(nvidia, "+"); base != def {
+				res.Notes = append(res.Notes, fmt.Sprintf("GPU %d MIG device %d: NVIDIA calls the profile %s; slurmd's autodetect calls it %s, so its type is %s", g.Index, md.Index, nvidia, AutoDetectMIGName(g.Name, md), def))
+			}
+			idx := md.Index
+			res.Devices = append(res.Devices, Device{
+				GPU: g.Index, MIG: &idx, Profile: nvidia, Type: rename(nvidia, def),
+				AutoDetectName: AutoDetectMIGName(g.Name, md), Files: slices.Clone(md.Files),
+				ComputeSlices: md.GPUInstanceSlices, parentType: parent,
+			})
+		}
+	}
+	seenGPU := map[int]bool{}
+	for _, g := range inv.GPUs {
+		seenGPU[g.Index] = true
+	}
+	for _, i := range slices.Sorted(maps.Keys(o.Cores)) {
+		switch {
+		case !seenGPU[i]:
+			fail("--cores %d=%s: the inventory has no GPU %d", i, o.Cores[i], i)
+		case !validCores(o.Cores[i]):
+			fail("--cores %d=%s: not a Slurm core list such as 0-3 or 0,2,4-5", i, o.Cores[i])
+		}
+	}
+	for i := range res.Devices {
+		res.Devices[i].Cores = o.Cores[res.Devices[i].GPU]
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Types)) {
+		if !usedRename[k] {
+			fail("--type %s=%s: no device of this node has the type or profile %q", k, o.Types[k], k)
+		}
+	}
+	if len(res.Devices) == 0 && len(errs) == 0 {
+		fail("the inventory has no GPUs to render")
+	}
+	errs = append(errs, checkTypes(res.Devices)...)
+	if len(errs) > 0 {
+		return Result{}, fmt.Errorf("cannot render the GPU configuration of %s:\n%w", o.Node, indentErr(errors.Join(errs...)))
+	}
+	types, err := countTypes(res.Devices, o.GPUWeights)
+	if err != nil {
+		return Result{}, fmt.Errorf("cannot render the GPU configuration of %s: %w", o.Node, err)
+	}
+	res.Types = types
+	var gres, tres, weights []string
+	tres = append(tres, "gres/gpu")
+	for _, t := range types {
+		gres = append(gres, fmt.Sprintf("gpu:%s:%d", t.Type, t.Count))
+		tres = append(tres, "gres/gpu:"+t.Type)
+		weights = append(weights, fmt.Sprintf("GRES/gpu:%s=%s", t.Type, t.BillingWeight))
+		res.QuotaTypes = append(res.QuotaTypes, t.Type)
+	}
+	res.Gres = strings.Join(gres, ",")
+	res.AccountingStorageTRES = tres
+	res.TRESBillingWeights = strings.Join(weights, ",")
+	if !o.DeviceMap.IsZero() {
+		mapDevices(res.Devices, o.DeviceMap)
+	}
+	res.GresConf = gresConf(res, o, comments)
+	res.SlurmConf = slurmConf(res)
+	return res, nil
+}
+
+// checkTypes refuses type names Slurm cannot parse, names that are not a
+// substring of the device's autodetect name (slurmd would not match them
+// and would leave the device out), and names slurmd could confuse: on one
+// node, the most specific type matching a device's autodetect name must be
+// the device's own.
+func checkTypes(devs []Device) []error {
+	var errs []error
+	seen := map[string]bool{}
+	var all []string
+	for _, d := range devs {
+		if !seen[d.Type] {
+			seen[d.Type] = true
+			all = append(all, d.Type)
+		}
+	}
+	reported := map[string]bool{}
+	for _, d := range devs {
+		what := fmt.Sprintf("GPU %d", d.GPU)
+		if d.MIG != nil {
+			what = fmt.Sprintf("GPU %d MIG device %d (%s)", d.GPU, *d.MIG, d.Profile)
+		}
+		if err := checkTypeName(d.Type); err != nil {
+			if !reported["name "+d.Type] {
+				errs = append(errs, fmt.Errorf("%s: %w", what, err))
+				reported["name "+d.Type] = true
+			}
+			continue
+		}
+		if !matches(d.Type, d.AutoDetectName) {
+			errs = append(errs, fmt.Errorf("%s: type %q is not a substring of %q, the name slurmd's NVML autodetect reports for it; Slurm could not match it and would ignore the device (use a part of that name, e.g. %q)",
+				what, d.Type, d.AutoDetectName, suggestion(d)))
+			continue
+		}
+		for _, u := range all {
+			if u == d.Type || !matches(u, d.AutoDetectName) || len(u) < len(d.Type) {
+				continue
+			}
+			key := d.Type + "|" + u
+			if reported[key] {
+				continue
+			}
+			reported[key] = true
+			errs = append(errs, fmt.Errorf("%s: type %q is meant for it, but type %q of another device of this node also matches its autodetect name %q and is at least as specific; slurmd could count it under either. Rename one of them",
+				what, d.Type, u, d.AutoDetectName))
+		}
+	}
+	return errs
+}
+
+func suggestion(d Device) string {
+	if d.MIG != nil {
+		if i := strings.LastIndexByte(d.AutoDetectName, '_'); i >= 0 {
+			return d.AutoDetectName[i+1:]
+		}
+	}
+	return d.AutoDetectName
+}
+
+// countTypes groups devices by type in order of first appearance and
+// computes each type's billing weight.
+func countTypes(devs []Device, gpuWeights map[string]float64) ([]TypeCount, error) {
+	var out []TypeCount
+	index := map[string]int{}
+	weight := map[string]float64{}
+	for _, d := range devs {
+		base := 1.0
+		if w, ok := gpuWeights[d.parentType]; ok {
+			base = w
+		}
+		w := base * float64(d.ComputeSlices) / float64(mig.ComputeSlicesPerGPU)
+		i, ok := index[d.Type]
+		if !ok {
+			index[d.Type] = len(out)
+			weight[d.Type] = w
+			out = append(out, TypeCount{Type: d.Type, WholeGPU: d.MIG == nil, ComputeSlices: d.ComputeSlices, BillingWeight: formatWeight(w)})
+			i = len(out) - 1
+		}
+		t := &out[i]
+		if t.WholeGPU != (d.MIG == nil) {
+			return nil, fmt.Errorf("type %q names both whole GPUs and MIG devices; give them different types", d.Type)
+		}
+		if t.ComputeSlices != d.ComputeSlices || formatWeight(weight[d.Type]) != formatWeight(w) {
+			return nil, fmt.Errorf("type %q groups devices of different sizes or parent weights (%d and %d compute slices, weight %s and %s); give them different types",
+				d.Type, t.ComputeSlices, d.ComputeSlices, t.BillingWeight, formatWeight(w))
+		}
+		t.Count++
+	}
+	for k := range gpuWeights {
+		if gpuWeights[k] < 0 {
+			return nil, fmt.Errorf("billing weight of %s is negative", k)
+		}
+	}
+	return out, nil
+}
+
+// formatWeight prints a weight with at most 6 decimals: "1.0", "0.142857".
+func formatWeight(w float64) string {
+	s := strconv.FormatFloat(w, 'f', 6, 64)
+	s = strings.TrimRight(s, "0")
+	if strings.HasSuffix(s, ".") {
+		s += "0"
+	}
+	return s
+}
+
+func mapDevices(devs []Device, m DeviceMap) {
+	nGPU, nMIG := 0, 0
+	for i := range devs {
+		switch {
+		case devs[i].MIG == nil && m.GPU != "":
+			devs[i].Files = []string{fmt.Sprintf("%s%d", m.GPU, nGPU)}
+			nGPU++
+		case devs[i].MIG != nil && m.MIG != "":
+			devs[i].Files = []string{fmt.Sprintf("%s%d", m.MIG, nMIG)}
+			nMIG++
+		}
+	}
+}
+
+func gresConf(r Result, o Options, comments []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# gres.conf lines for node %s, generated by gpubridge from its NVML inventory.\n", r.Node)
+	b.WriteString("# Do not edit: regenerate with `gpubridge gres generate`.\n")
+	fmt.Fprintf(&b, "# slurm.conf: NodeName=%s ... Gres=%s\n", r.Node, r.Gres)
+	if !o.DeviceMap.IsZero() && !o.AutoDetect {
+		fmt.Fprintf(&b, "# Device files are mapped (%s): these are not the real NVIDIA device nodes.\n", o.DeviceMap)
+	}
+	for _, c := range comments {
+		b.WriteString("# " + c + "\n")
+	}
+	for _, n := range r.Notes {
+		b.WriteString("# NOTE: " + n + "\n")
+	}
+	if o.AutoDetect {
+		b.WriteString("# slurmd's NVML autodetect finds the devices itself; it will report:\n")
+		var names []string
+		count := map[string]int{}
+		typ := map[string]string{}
+		for _, d := range r.Devices {
+			if count[d.AutoDetectName] == 0 {
+				names = append(names, d.AutoDetectName)
+			}
+			count[d.AutoDetectName]++
+			typ[d.AutoDetectName] = d.Type
+		}
+		for _, n := range names {
+			fmt.Fprintf(&b, "#   %dx %-36s -> type %s\n", count[n], n, typ[n])
+		}
+		fmt.Fprintf(&b, "NodeName=%s AutoDetect=nvml\n", r.Node)
+		return b.String()
+	}
+	for _, d := range r.Devices {
+		files := "File=" + d.Files[0]
+		if len(d.Files) > 1 {
+			files = "MultipleFiles=" + strings.Join(d.Files, ",")
+		}
+		cores := ""
+		if d.Cores != "" {
+			cores = " Cores=" + d.Cores
+		}
+		fmt.Fprintf(&b, "NodeName=%s AutoDetect=off Name=gpu Type=%s %s%s\n", r.Node, d.Type, files, cores)
+	}
+	return b.String()
+}
+
+func slurmConf(r Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# slurm.conf lines for node %s, generated by gpubridge from its NVML inventory.\n", r.Node)
+	b.WriteString("GresTypes=gpu\n")
+	b.WriteString("# Cluster-wide: keep the entries other nodes need as well.\n")
+	fmt.Fprintf(&b, "AccountingStorageTRES=%s\n", strings.Join(r.AccountingStorageTRES, ","))
+	b.WriteString("# On this node's NodeName line:\n")
+	fmt.Fprintf(&b, "#   NodeName=%s ... Gres=%s\n", r.Node, r.Gres)
+	b.WriteString("# On the PartitionName lines of its partitions (a MIG slice weighs its compute slices / 7 of its GPU;\n")
+	b.WriteString("# typed weights only, since an untyped GRES/gpu weight would bill every GPU a second time):\n")
+	fmt.Fprintf(&b, "#   TRESBillingWeights=\"%s\"\n", r.TRESBillingWeights)
+	fmt.Fprintf(&b, "# GPU types for tenant quotas (GrpTRES=gres/gpu:<type>): %s\n", strings.Join(r.QuotaTypes, ", "))
+	return b.String()
+}
+
+func validNodeName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func indentErr(err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = "  - " + l
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// validCores accepts a Slurm core list: ids and ranges separated by commas.
+func validCores(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ",") {
+		a, b, isRange := strings.Cut(part, "-")
+		x, err1 := strconv.Atoi(a)
+		if err1 != nil || x < 0 {
+			return false
+		}
+		if isRange {
+			y, err2 := strconv.Atoi(b)
+			if err2 != nil || y < x {
+				return false
+			}
+		}
+	}
+	return true
+}

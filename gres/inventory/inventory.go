@@ -1,0 +1,204 @@
+package inventory
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// CurrentVersion is the fixture format version this build reads and writes.
+const CurrentVersion = 1
+
+// Inventory is everything NVML reported about one node's GPUs.
+type Inventory struct {
+	Version       int    `json:"version"`
+	Host          string `json:"host,omitempty"`
+	DriverVersion string `json:"driverVersion,omitempty"`
+	NVMLVersion   string `json:"nvmlVersion,omitempty"`
+	GPUs          []GPU  `json:"gpus"`
+}
+
+// MIGMode is a GPU's MIG mode as NVML reports it.
+type MIGMode string
+
+// MIG modes. Unsupported is a GPU without MIG (NVML: NOT_SUPPORTED).
+const (
+	MIGEnabled     MIGMode = "enabled"
+	MIGDisabled    MIGMode = "disabled"
+	MIGUnsupported MIGMode = "unsupported"
+)
+
+// GPU is one physical GPU.
+type GPU struct {
+	// Index is NVML's device index (PCI bus order); Minor is the minor number
+	// of its device file /dev/nvidia<Minor>. They may differ.
+	Index int    `json:"index"`
+	Minor int    `json:"minor"`
+	UUID  string `json:"uuid,omitempty"`
+	// Name is the product name exactly as NVML reports it
+	// ("NVIDIA H100 80GB HBM3"); slurmd's autodetect names derive from it.
+	Name        string `json:"name,omitempty"`
+	PCIDeviceID string `json:"pciDeviceId,omitempty"` // "0x233010DE"
+	MemoryMiB   uint64 `json:"memoryMiB,omitempty"`
+	// MIGCurrent is the mode in force; MIGPending the mode after the next
+	// GPU reset. They differ while a change is pending.
+	MIGCurrent MIGMode     `json:"migCurrent,omitempty"`
+	MIGPending MIGMode     `json:"migPending,omitempty"`
+	MIGDevices []MIGDevice `json:"migDevices,omitempty"`
+	// Lost, when set, is why NVML could not describe this GPU (for example
+	// "GPU is lost"); the other fields except Index may then be empty.
+	Lost string `json:"lost,omitempty"`
+}
+
+// MIGDevice is one MIG device: a compute instance inside a GPU instance.
+type MIGDevice struct {
+	Index int    `json:"index"` // MIG device index within the parent GPU
+	UUID  string `json:"uuid,omitempty"`
+	// Profile is NVIDIA's profile name: "1g.10gb", "1g.10gb+me", or
+	// "1c.3g.40gb" for a compute instance smaller than its GPU instance.
+	Profile           string `json:"profile"`
+	GPUInstanceID     int    `json:"gpuInstanceId"`
+	ComputeInstanceID int    `json:"computeInstanceId"`
+	// GPUInstanceSlices and ComputeInstanceSlices count compute slices (of 7
+	// on A100/H100/H200/B200).
+	GPUInstanceSlices     int    `json:"gpuInstanceSlices"`
+	ComputeInstanceSlices int    `json:"computeInstanceSlices"`
+	MemoryMiB             uint64 `json:"memoryMiB"`
+	// Placement is where the GPU instance sits on the memory-slice axis.
+	Placement Placement `json:"placement"`
+	// Files are the device files a job needs: /dev/nvidia<minor> and the
+	// GPU-instance and compute-instance capability files
+	// /dev/nvidia-caps/nvidia-cap<N> (minors from
+	// /proc/driver/nvidia-caps/mig-minors).
+	Files []string `json:"files"`
+}
+
+// Placement is a GPU instance's start slot and size in memory slices.
+type Placement struct {
+	Start int `json:"start"`
+	Size  int `json:"size"`
+}
+
+// DeviceFile is the GPU's device file, /dev/nvidia<Minor>.
+func (g GPU) DeviceFile() string { return fmt.Sprintf("/dev/nvidia%d", g.Minor) }
+
+// MIGActive reports whether MIG is enabled now (not just pending).
+func (g GPU) MIGActive() bool { return g.MIGCurrent == MIGEnabled }
+
+// MIGChangePending reports whether the MIG mode changes at the next reset.
+func (g GPU) MIGChangePending() bool {
+	return g.MIGPending != "" && g.MIGCurrent != MIGUnsupported && g.MIGPending != g.MIGCurrent
+}
+
+// Validate checks the values are consistent; every problem is reported.
+func (inv Inventory) Validate() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if inv.Version != CurrentVersion {
+		add("version: %d is not supported (this build reads version %d)", inv.Version, CurrentVersion)
+	}
+	seen := map[int]bool{}
+	for i, g := range inv.GPUs {
+		p := fmt.Sprintf("gpus[%d]", i)
+		if seen[g.Index] {
+			add("%s: GPU index %d appears twice", p, g.Index)
+		}
+		seen[g.Index] = true
+		if g.Lost != "" {
+			continue
+		}
+		if g.Name == "" {
+			add("%s: name is empty", p)
+		}
+		switch g.MIGCurrent {
+		case MIGEnabled, MIGDisabled, MIGUnsupported:
+		default:
+			add("%s: migCurrent %q is not one of enabled, disabled, unsupported", p, g.MIGCurrent)
+		}
+		switch g.MIGPending {
+		case MIGEnabled, MIGDisabled, MIGUnsupported, "":
+		default:
+			add("%s: migPending %q is not one of enabled, disabled, unsupported", p, g.MIGPending)
+		}
+		if !g.MIGActive() && len(g.MIGDevices) > 0 {
+			add("%s: has %d MIG devices but MIG is %s", p, len(g.MIGDevices), g.MIGCurrent)
+		}
+		for j, m := range g.MIGDevices {
+			q := fmt.Sprintf("%s.migDevices[%d]", p, j)
+			if m.Profile == "" {
+				add("%s: profile is empty", q)
+			}
+			if m.GPUInstanceSlices <= 0 {
+				add("%s: gpuInstanceSlices must be positive", q)
+			}
+			if len(m.Files) == 0 {
+				add("%s: no device files", q)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Sorted returns a copy with GPUs in index order and MIG devices in MIG
+// index order, the order every renderer uses.
+func (inv Inventory) Sorted() Inventory {
+	out := inv
+	out.GPUs = slices.Clone(inv.GPUs)
+	slices.SortStableFunc(out.GPUs, func(a, b GPU) int { return a.Index - b.Index })
+	for i := range out.GPUs {
+		out.GPUs[i].MIGDevices = slices.Clone(out.GPUs[i].MIGDevices)
+		slices.SortStableFunc(out.GPUs[i].MIGDevices, func(a, b MIGDevice) int { return a.Index - b.Index })
+	}
+	return out
+}
+
+// Encode writes inv as indented JSON, the fixture format.
+func Encode(w io.Writer, inv Inventory) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(inv)
+}
+
+// Decode reads a fixture; unknown fields are errors, so a typo is not
+// silently ignored.
+func Decode(r io.Reader) (Inventory, error) {
+	var inv Inventory
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&inv); err != nil {
+		return inv, fmt.Errorf("decode inventory: %w", err)
+	}
+	if dec.More() {
+		return inv, errors.New("decode inventory: trailing data after the JSON object")
+	}
+	if err := inv.Validate(); err != nil {
+		return inv, fmt.Errorf("invalid inventory:\n%w", indent(err))
+	}
+	return inv, nil
+}
+
+// ReadFile reads a fixture file.
+func ReadFile(path string) (Inventory, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Inventory{}, fmt.Errorf("read inventory fixture: %w", err)
+	}
+	inv, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		return inv, fmt.Errorf("%s: %w", path, err)
+	}
+	return inv, nil
+}
+
+func indent(err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}

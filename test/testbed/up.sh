@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Bring up the Slurm testbed: MariaDB, slurmdbd, slurmctld, 3 x slurmd, slurmrestd (26.05 from
+# Debian sid) in a debootstrap root at /var/lib/gpubridge/testbed/root. Idempotent: returns in
+# about a second when everything is already up and healthy with the same configuration.
+# Otherwise it clears any earlier run's state (daemons by pid file, leftover processes in the
+# root, mounts), restores the root from the cache tarball (or builds it), configures, starts
+# and waits until all nodes are idle and REST answers. See README.md beside this file.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+tb_require_root
+T0=$(tb_now_us)
+tb_lock
+
+# ---- configuration (rendered first: its hash decides whether a running testbed is current) ----
+
+# gres.conf is written from this one place: test/testbed/etc/gres.conf when present (swap that
+# file for a generated one), else the built-in default below.
+write_gres_conf() {   # write_gres_conf DEST_FILE
+  local dest=$1 src=$TB_DIR/etc/gres.conf
+  if [[ -f $src ]]; then
+    cp "$src" "$dest"
+  else
+    cat >"$dest" <<'EOF'
+AutoDetect=off
+NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv0 Cores=0-1
+NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv1 Cores=2-3
+NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv2 Cores=4-5
+NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv3 Cores=6-7
+NodeName=gpu-b Name=gpu Type=1g.10gb File=/dev/fakemig[0-6] Cores=0-3
+NodeName=gpu-b Name=gpu Type=3g.40gb File=/dev/fakemig[7-8] Cores=4-7
+EOF
+  fi
+}
+
+# Expand a gres.conf File= value: /dev/x[0-3,5] and comma lists.
+expand_files() {
+  local spec=$1 cur= ch i depth=0 item pre body post part a b w
+  local -a items=() parts=()
+  for ((i = 0; i < ${#spec}; i++)); do
+    ch=${spec:i:1}
+    case $ch in '[') depth=1 ;; ']') depth=0 ;; esac
+    if [[ $ch == , && $depth == 0 ]]; then items+=("$cur"); cur=; else cur+=$ch; fi
+  done
+  items+=("$cur")
+  for item in "${items[@]}"; do
+    if [[ $item =~ ^([^[]*)\[([^]]*)\](.*)$ ]]; then
+      pre=${BASH_REMATCH[1]} body=${BASH_REMATCH[2]} post=${BASH_REMATCH[3]}
+      IFS=, read -ra parts <<<"$body"
+      for part in "${parts[@]}"; do
+        if [[ $part == *-* ]]; then
+          a=${part%-*} b=${part#*-} w=${#a}
+          for ((i = 10#$a; i <= 10#$b; i++)); do printf '%s%0*d%s\n' "$pre" "$w" "$i" "$post"; done
+        else
+          printf '%s%s%s\n' "$pre" "$part" "$post"
+        fi
+      done
+    else
+      printf '%s\n' "$item"
+    fi
+  done
+}
+
+# Create every File= path of the root's gres.conf as a character device (major 195, minors in
+# order of appearance: /dev/fakenv0..3 get 0..3) in the root's private tmpfs /dev.
+make_gres_devices() {
+  local minor=0 f spec
+  while read -r spec; do
+    while read -r f; do
+      [[ $f == /dev/* ]] || tb_die "gres.conf File=$f is not under /dev"
+      mkdir -p "$(dirname "$TB_ROOT$f")"
+      [[ -e $TB_ROOT$f ]] || mknod -m 666 "$TB_ROOT$f" c 195 "$minor"
+      minor=$((minor + 1))
+    done < <(expand_files "$spec")
+  done < <(sed -e 's/#.*//' "$TB_ROOT/etc/slurm/gres.conf" | grep -oiE '(^|[[:space:]])File=[^[:space:]]+' | sed -E 's/^[[:space:]]*[Ff][Ii][Ll][Ee]=//')
+}
+
+render_configs() {   # render_configs DIR: every file that goes to <root>/etc/slurm
+  local d=$1 host js
+  host=$(hostname -s)
+  if [[ -f $TB_REPO/contrib/job_submit.lua ]]; then
+    cp "$TB_REPO/contrib/job_submit.lua" "$d/job_submit.lua"
+    js="JobSubmitPlugins=lua"
+  else
+    js="# JobSubmitPlugins unset: contrib/job_submit.lua does not exist"
+  fi
+  sed -e "s/@HOST@/$host/g" -e "s|@JOB_SUBMIT@|$js|" "$TB_DIR/etc/slurm.conf" >"$d/slurm.conf"
+  cp "$TB_DIR/etc/slurmdbd.conf" "$TB_DIR/etc/cgroup.conf" "$d/"
+  write_gres_conf "$d/gres.conf"
+}
+
+STAGE=$(mktemp -d "$TB_BASE/stage.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+render_configs "$STAGE"
+CACHE_KEY=$(tb_cache_key)
+# job_submit.lua's content is not part of the hash (its presence is, via JobSubmitPlugins in
+# slurm.conf): a changed script is copied into the running root instead, and slurmctld reloads
+# it by itself, so editing it does not restart the testbed (which would empty the databases).
+CONFIG_SHA=$( { echo "$CACHE_KEY"; cd "$STAGE" && sha256sum ./*.conf; cd "$TB_DIR" &&
+  sha256sum up.sh lib.sh etc/mariadb-init.sql; } | sha256sum | cut -c1-16)
+
+sync_job_submit_lua() {
+  local dst=$TB_ROOT/etc/slurm/job_submit.lua
+  [[ -f $STAGE/job_submit.lua ]] || return 0
+  cmp -s "$STAGE/job_submit.lua" "$dst" && return 0
+  cp "$STAGE/job_submit.lua" "$dst.new" && chmod 0644 "$dst.new" && mv -f "$dst.new" "$dst"
+  tb_log "updated $dst from contrib/job_submit.lua (slurmctld reloads it on change)"
+}
+
+write_env() {
+  local envdir=$TB_REPO/.testbed tmp
+  mkdir -p "$envdir"
+  tmp=$(mktemp "$envdir/env.XXXXXX")
+  cat >"$tmp" <<EOF
+export GPUBRIDGE_CLUSTER=$TB_CLUSTER
+export GPUBRIDGE_SLURMREST_URL=http://127.0.0.1:6820
+export GPUBRIDGE_SLURMREST_JWT_KEY=$TB_ROOT/etc/slurm/jwt_hs256.key
+export GPUBRIDGE_SLURMREST_USER=root
+export GPUBRIDGE_SLURMDB_DSN='gpubridge_ro:gpubridge_ro@tcp(127.0.0.1:3306)/slurm_acct_db?parseTime=true&loc=UTC'
+export GPUBRIDGE_DB_DSN='gpubridge:gpubridge@tcp(127.0.0.1:3306)/gpubridge?parseTime=true&loc=UTC'
+export GPUBRIDGE_BENCH_SLURMDB_DSN='gpubridge_bench:gpubridge_bench@tcp(127.0.0.1:3306)/slurm_acct_db?parseTime=true&loc=UTC'
+export GPUBRIDGE_TESTBED_ROOT=$TB_ROOT
+export GPUBRIDGE_TESTBED_EXEC=$TB_DIR/in-root.sh
+EOF
+  chmod 644 "$tmp"
+  mv -f "$tmp" "$envdir/env"
+}
+
+# ---- already up? ----------------------------------------------------------------------------
+healthy() {
+  local d states
+  [[ -r $TB_STATE/config.sha && $(<"$TB_STATE/config.sha") == "$CONFIG_SHA" ]] || return 1
+  for d in "${TB_DAEMONS[@]}"; do [[ -n $(tb_daemon_pid "$d") ]] || return 1; done
+  tb_rest_ping v0.0.44 || return 1
+  states=$(tb_node_states) || return 1
+  [[ $(wc -l <<<"$states") == "${#TB_NODES[@]}" ]] || return 1
+  ! grep -qiE '\*|down|unk|inval|fail|not_responding' <<<"$states"
+}
+
+if healthy; then
+  sync_job_submit_lua
+  write_env
+  tb_log "already up and healthy ($(tb_fmt_s $(($(tb_now_us) - T0))) s); env: $TB_REPO/.testbed/env"
+  exit 0
+fi
+
+# ---- clear what an earlier run left -----------------------------------------------------------
+tb_phase "clear stale state"
+tb_stop_all kill   # the root is thrown away below, nothing needs a clean shutdown
+tb_umount_all "$TB_BASE"
+rm -f "$TB_STATE"/*.pid "$TB_STATE/config.sha"
+for d in "$TB_BASE"/stage.*; do [[ $d == "$STAGE" ]] || rm -rf "$d"; done
+tb_wait_ports_free
+
+# ---- root: restore from cache or build ------------------------------------------------------------
+CACHE=$(tb_cache_file)
+[[ -z $(tb_mounts_under "$TB_BASE") ]] || tb_die "mounts remain under $TB_BASE"
+if [[ -f $CACHE ]]; then
+  tb_phase "restore root from cache"
+  rm -rf --one-file-system "$TB_ROOT"
+  mkdir -p "$TB_ROOT"
+  zstd -dc -q "$CACHE" | tar --numeric-owner -xpf - -C "$TB_ROOT" ||
+    tb_die "restoring $CACHE failed (delete it to rebuild)"
+else
+  tb_phase "build: debootstrap"
+  rm -rf --one-file-system "$TB_ROOT"
+  mkdir -p "$TB_ROOT" "$TB_CACHE_DIR"
+  tb_build_root "$TB_ROOT"
+  tb_phase "build: cache tarball"
+  tar --numeric-owner --one-file-system -C "$TB_ROOT" -cf - . | zstd -T0 -3 -q -o "$CACHE.tmp.$$"
+  mv -f "$CACHE.tmp.$$" "$CACHE"
+  find "$TB_CACHE_DIR" -maxdepth 1 -name 'testbed-*.tar.zst*' ! -name "${CACHE##*/}" -delete
+  tb_log "cached $(du -h "$CACHE" | cut -f1) at $CACHE"
+fi
+
+# ---- configure ------------------------------------------------------------------------------------
+tb_phase "configure"
+tb_mount_root "$TB_ROOT"
+R=$TB_ROOT
+host=$(hostname -s)
+printf '127.0.0.1\tlocalhost %s\n::1\tip6-localhost ip6-loopback\n' "$host" >"$R/etc/hosts"
+echo "$host" >"$R/etc/hostname"
+install -d -m 0755 "$R/etc/slurm" "$R/var/spool/slurmd"
+for n in "${TB_NODES[@]}"; do install -d -m 0755 "$R/var/spool/slurmd/$n"; done
+cp "$STAGE"/* "$R/etc/slurm/"
+[[ -s $R/etc/slurm/slurm.key ]] || head -c 1024 /dev/urandom >"$R/etc/slurm/slurm.key"
+[[ -s $R/etc/slurm/jwt_hs256.key ]] || head -c 32 /dev/urandom >"$R/etc/slurm/jwt_hs256.key"
+tb_chroot sh -ec '
+  chown slurm:slurm /etc/slurm/slurm.key /etc/slurm/jwt_hs256.key /etc/slurm/slurmdbd.conf
+  chmod 0600 /etc/slurm/slurm.key /etc/slurm/jwt_hs256.key /etc/slurm/slurmdbd.conf
+  chmod 0644 /etc/slurm/slurm.conf /etc/slurm/gres.conf /etc/slurm/cgroup.conf
+  [ ! -e /etc/slurm/job_submit.lua ] || chmod 0644 /etc/slurm/job_submit.lua
+  install -d -o slurm -g slurm -m 0755 /var/spool/slurmctld /var/log/slurm /run/slurmctld /run/slurmdbd
+  install -d -o mysql -g mysql -m 0755 /run/mariadbd /var/log/mysql
+  chmod 1777 /tmp'
+make_gres_devices
+
+# ---- start ----------------------------------------------------------------------------------------
+tb_phase "start mariadb"
+pid=$(tb_spawn "$(tb_daemon_log mariadb)" mariadbd --user=mysql --bind-address=127.0.0.1 --port=3306 \
+  --socket=/run/mariadbd/mysqld.sock --pid-file=/run/mariadbd/mysqld.pid \
+  --log-error=/var/log/mysql/error.log --skip-name-resolve --skip-log-bin \
+  --innodb-snapshot-isolation=OFF --innodb-lock-wait-timeout=900 --innodb-buffer-pool-size=256M)
+tb_record_pid mariadb "$pid"
+tb_wait_listen mariadb 3306 "$pid" 60
+tb_chroot mariadb --socket=/run/mariadbd/mysqld.sock -uroot <"$TB_DIR/etc/mariadb-init.sql" ||
+  { tb_log_tail mariadb; tb_die "creating databases and users failed"; }
+
+tb_phase "start slurmdbd"
+tb_spawn "$(tb_daemon_log slurmdbd)" slurmdbd >/dev/null
+pid=$(tb_wait_pidfile slurmdbd)
+tb_wait_listen slurmdbd 6819 "$pid" 60
+
+tb_phase "start slurmctld"
+tb_spawn "$(tb_daemon_log slurmctld)" slurmctld >/dev/null
+pid=$(tb_wait_pidfile slurmctld)
+tb_wait_listen slurmctld 6817 "$pid" 60
+
+tb_phase "start slurmd x3, slurmrestd"
+for n in "${TB_NODES[@]}"; do tb_spawn "$(tb_daemon_log "slurmd-$n")" slurmd -N "$n" >/dev/null; done
+# slurmrestd refuses root and SlurmUser: run as svc-rest. SLURM_JWT=daemon makes auth/jwt its
+# primary auth plugin (without it every request is rejected with 401).
+pid=$(tb_spawn "$(tb_daemon_log slurmrestd)" SLURM_JWT=daemon slurmrestd -u "$TB_REST_USER" -g "$TB_REST_USER" \
+  -a rest_auth/jwt 127.0.0.1:6820)
+echo "$pid" >"$(tb_daemon_pidfile slurmrestd)"
+tb_record_pid slurmrestd "$pid"
+port=17001
+for n in "${TB_NODES[@]}"; do
+  p=$(tb_wait_pidfile "slurmd-$n")
+  tb_wait_listen "slurmd-$n" "$port" "$p" 30
+  port=$((port + 1))
+done
+tb_wait_listen slurmrestd 6820 "$pid" 30
+
+tb_phase "wait: nodes idle, REST ping"
+deadline=$((SECONDS + 60))
+until states=$(tb_node_states) && [[ $(grep -c ' idle$' <<<"$states") == "${#TB_NODES[@]}" ]]; do
+  if ((SECONDS >= deadline)); then
+    echo "$states" >&2
+    for n in "${TB_NODES[@]}"; do tb_log_tail "slurmd-$n" 10; done
+    tb_log_tail slurmctld
+    tb_die "nodes did not become idle within 60 s"
+  fi
+  sleep 0.2
+done
+deadline=$((SECONDS + 30))
+until tb_rest_ping v0.0.44 && tb_rest_ping v0.0.43; do
+  ((SECONDS < deadline)) || { tb_log_tail slurmrestd; tb_die "slurmrestd does not answer ping (v0.0.44/v0.0.43)"; }
+  sleep 0.2
+done
+
+echo "$CONFIG_SHA" >"$TB_STATE/config.sha"
+write_env
+tb_phase ""
+tb_log "up in $(tb_fmt_s $(($(tb_now_us) - T0))) s: cluster $TB_CLUSTER, nodes ${TB_NODES[*]}; env: $TB_REPO/.testbed/env"
