@@ -146,10 +146,20 @@ local function check_gpus(account, entry, fields)
 	return nil
 end
 
-local function refuse(msg)
+-- refuse tells the user why and returns Slurm's error code: an invalid
+-- GRES specification for GPU requests, access denied otherwise.
+local function refuse(msg, code)
 	slurm.log_info("%s", msg)
 	slurm.log_user("%s", msg)
-	return slurm.ESLURM_INVALID_GRES or slurm.ERROR
+	return code or slurm.ERROR
+end
+
+local function refuse_gres(msg)
+	return refuse(msg, slurm.ESLURM_INVALID_GRES)
+end
+
+local function refuse_access(msg)
+	return refuse(msg, slurm.ESLURM_ACCESS_DENIED)
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
@@ -170,17 +180,17 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 		return slurm.SUCCESS
 	end
 	if entry.state == "deleting" then
-		return refuse(string.format("gpubridge: tenant %s is being deleted; new jobs are refused (running jobs continue)", account))
+		return refuse_access(string.format("gpubridge: tenant %s is being deleted; new jobs are refused (running jobs continue)", account))
 	end
 	local user = job_desc.user_name
 	if submit_uid ~= 0 and user ~= nil and entry.users ~= nil and not entry.users[user] then
-		return refuse(string.format("gpubridge: user %s is not a member of tenant %s", user, account))
+		return refuse_access(string.format("gpubridge: user %s is not a member of tenant %s", user, account))
 	end
 	local msg = check_gpus(account, entry, {
 		job_desc.tres_per_node, job_desc.tres_per_job, job_desc.tres_per_socket, job_desc.tres_per_task,
 	})
 	if msg ~= nil then
-		return refuse(msg)
+		return refuse_gres(msg)
 	end
 	return slurm.SUCCESS
 end
@@ -217,7 +227,7 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
 	end
 	local msg = check_gpus(account, entry, fields)
 	if msg ~= nil then
-		return refuse(msg)
+		return refuse_gres(msg)
 	end
 	return slurm.SUCCESS
 end

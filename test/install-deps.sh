@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what building and testing gpubridge need on Debian 12 (as root); idempotent and
 # fast (well under a second) when everything is present. apt-get update runs only when a
-# package is missing. Go is expected at /usr/local/go; Go modules are downloaded when missing.
+# package is missing. Go 1.26 is installed at /usr/local/go when missing; Go modules are downloaded
+# when missing.
 set -euo pipefail
 
 PKGS=(debootstrap zstd gcc make git ca-certificates curl jq openssl)
@@ -21,10 +22,36 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-export PATH=/usr/local/go/bin:$PATH
-if ! command -v go >/dev/null 2>&1; then
-  echo "install-deps: Go is missing: expected at /usr/local/go (/usr/local/go/bin/go); install the Go toolchain there" >&2
-  exit 1
+# Go: the toolchain this module needs (go.mod's go line). Debian 12 ships only Go 1.19, too old
+# to build gpubridge and too old to switch toolchains by itself; but any go command can fetch the
+# official toolchain as a module (golang.org/toolchain) from the configured Go module proxy, the
+# same artefact GOTOOLCHAIN uses. So: Debian's go fetches it, and we install it at GO_ROOT_DIR.
+GO_VERSION=${GO_VERSION:-1.26.8}
+GO_ROOT_DIR=${GO_ROOT_DIR:-/usr/local/go}
+install_go() {
+  local boot tmp dir
+  if ! boot=$(command -v go 2>/dev/null); then
+    [[ $(id -u) == 0 ]] || { echo "install-deps: Go is missing; run as root to install it" >&2; exit 1; }
+    echo "install-deps: Go missing: installing Debian's golang-go to fetch go$GO_VERSION"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null; }
+    boot=$(command -v go)
+  fi
+  tmp=$(mktemp -d)
+  echo "install-deps: fetching go$GO_VERSION with $($boot version)"
+  (cd "$tmp" && GOMODCACHE=$tmp/mod GOFLAGS=-mod=mod GO111MODULE=on "$boot" mod download golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-amd64) ||
+    { echo "install-deps: could not download go$GO_VERSION from the Go module proxy" >&2; chmod -R u+w "$tmp"; rm -rf "$tmp"; exit 1; }
+  dir=$tmp/mod/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-amd64
+  chmod -R u+w "$tmp"
+  # Module zips do not keep the executable bit.
+  chmod +x "$dir"/bin/* "$dir"/pkg/tool/*/*
+  rm -rf "$GO_ROOT_DIR" && mkdir -p "$(dirname "$GO_ROOT_DIR")" && mv "$dir" "$GO_ROOT_DIR"
+  rm -rf "$tmp"
+  "$GO_ROOT_DIR/bin/go" version
+}
+export PATH=$GO_ROOT_DIR/bin:$PATH
+if ! "$GO_ROOT_DIR/bin/go" version 2>/dev/null | grep -q "go$GO_VERSION\b\|go1\.2[6-9]\|go1\.[3-9][0-9]"; then
+  install_go
 fi
 go version >/dev/null || { echo "install-deps: 'go version' failed" >&2; exit 1; }
 

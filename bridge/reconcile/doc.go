@@ -16,7 +16,8 @@
 // plan with conflicts is not applied.
 //
 // Deleting never kills work: a tenant being deleted keeps its objects,
-// with its QOS blocked for new submissions (GrpSubmitJobs=0), until the
+// with its QOS blocked for new submissions (MaxSubmitJobsPerUser=0; the
+// job_submit guard refuses the account's jobs whatever their QOS), until the
 // account has no running or pending job; only then are its objects
 // removed. A user association is removed once that user's jobs under the
 // account have ended. Shrinking a quota changes GrpTRES only, which gates

@@ -159,7 +159,7 @@ func NeedJobs(in Input) []string {
 
 // Diff compares the tenants with the cluster. It is pure.
 func Diff(in Input) *Plan {
-	var p Plan
+	p := Plan{Changes: []Change{}}
 	plan(in, &p)
 	return &p
 }
@@ -232,7 +232,7 @@ func plan(in Input, p *Plan) []string {
 				detail = "shared on-demand QOS"
 			}
 			if q.SubmitBlocked {
-				detail += " GrpSubmitJobs=0"
+				detail += " MaxSubmitJobsPerUser=0"
 			}
 			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindQOS, Name: q.Name, Detail: detail})
 			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, Create: true})
@@ -263,7 +263,7 @@ func plan(in Input, p *Plan) []string {
 			changed = true
 		}
 		if live.SubmitBlocked != q.SubmitBlocked {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "GrpSubmitJobs", Old: blocked(live.SubmitBlocked), New: blocked(q.SubmitBlocked)})
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "MaxSubmitJobsPerUser", Old: blocked(live.SubmitBlocked), New: blocked(q.SubmitBlocked)})
 			changed = true
 		}
 		if changed {

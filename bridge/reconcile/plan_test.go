@@ -113,7 +113,7 @@ func TestPlanLines(t *testing.T) {
 			setup:  withJobs(reconcile.JobCount{Account: "acme", User: "alice", Running: 1, Pending: 2}),
 			now:    []tenant.Tenant{with(acme(), func(t *tenant.Tenant) { t.State = tenant.Deleting })},
 			want: []string{
-				"~ qos acme  GrpSubmitJobs (none) -> 0",
+				"~ qos acme  MaxSubmitJobsPerUser (none) -> 0",
 				"! account acme  waiting for 1 running and 2 pending job(s) to end: tenant is being deleted; new submissions are blocked",
 			},
 		},

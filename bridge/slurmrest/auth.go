@@ -92,6 +92,11 @@ func (a *authenticator) token(user string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("slurmrest: sign JWT for %q: %w", user, err)
 	}
+	for u, m := range a.tokens {
+		if !m.exp.After(now) {
+			delete(a.tokens, u) // keep the cache to live users' tokens
+		}
+	}
 	a.tokens[user] = minted{token: s, exp: exp}
 	return s, nil
 }

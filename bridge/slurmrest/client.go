@@ -42,7 +42,8 @@ type Options struct {
 	// With a given Token it is sent as X-SLURM-USER-NAME only by As.
 	User string
 	// Cluster is the Slurm cluster name for slurmdb writes; empty takes the
-	// cluster slurmrestd reports at New.
+	// cluster slurmrestd reports at New. When both are known and differ,
+	// New fails (ErrInvalid) rather than write to the wrong cluster.
 	Cluster string
 	// Timeout bounds each HTTP request, body included; default 10s.
 	Timeout time.Duration

@@ -26,6 +26,7 @@ func TestIntegration(t *testing.T) {
 			c := itClient(t, env, v)
 			p := "it-sr" + strings.TrimPrefix(v, "v0.0.") // it-sr44, it-sr43: object-name prefix
 			t.Run("Ping", func(t *testing.T) { itPing(t, c, v) })
+			t.Run("JWTClock", func(t *testing.T) { itJWTClock(t, env, v) })
 			t.Run("Nodes", func(t *testing.T) { itNodes(t, c) })
 			t.Run("Partitions", func(t *testing.T) { itPartitions(t, c) })
 			t.Run("TRES", func(t *testing.T) { itTRES(t, c) })
@@ -80,6 +81,46 @@ func itPing(t *testing.T, c *Client, v string) {
 	}
 	if n.APIVersion() != V44 || n.Cluster() != "testbed" {
 		t.Errorf("negotiated %s on cluster %q, want v0.0.44 on testbed", n.APIVersion(), n.Cluster())
+	}
+}
+
+// itJWTClock pins what slurmrestd accepts: iat is not checked (an hour in
+// the future or past passes), exp is (an expired token is refused by
+// slurmctld and slurmdbd, although ping still answers).
+func itJWTClock(t *testing.T, env testbed.Env, v string) {
+	cases := map[string]struct {
+		shift  time.Duration // the client's clock against the real one
+		life   time.Duration
+		wantOK bool
+	}{
+		"iat an hour ahead":  {shift: time.Hour, life: 2 * time.Hour, wantOK: true},
+		"iat an hour behind": {shift: -time.Hour, life: 2 * time.Hour, wantOK: true},
+		"exp a minute ago":   {shift: -11 * time.Minute, life: 10 * time.Minute},
+		"exp an hour ago":    {shift: -2 * time.Hour, life: time.Hour},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, err := New(ctx(t), Options{URL: env.RestURL, JWTKeyFile: env.JWTKeyFile, APIVersion: v, TokenLifetime: tc.life,
+				Now: func() time.Time { return time.Now().Add(tc.shift) }})
+			if err != nil {
+				t.Fatalf("New: %v (negotiation pings, which slurmctld answers even with an expired token)", err)
+			}
+			_, errNodes := c.ListNodes(ctx(t))
+			_, errQOS := c.ListQOS(ctx(t))
+			if tc.wantOK {
+				if errNodes != nil || errQOS != nil {
+					t.Errorf("ListNodes: %v; ListQOS: %v", errNodes, errQOS)
+				}
+				return
+			}
+			if !errors.Is(errNodes, ErrUnauthorized) {
+				t.Errorf("ListNodes with an expired token: %v, want ErrUnauthorized (HTTP 511, error 1007)", errNodes)
+			}
+			var se *SlurmError
+			if !errors.As(errQOS, &se) || se.HTTPStatus != 502 || !se.HasNumber(7000) {
+				t.Errorf("ListQOS with an expired token: %v, want HTTP 502 with error 7000", errQOS)
+			}
+		})
 	}
 }
 
@@ -502,7 +543,8 @@ func itJobs(t *testing.T, c *Client, p string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !j.HasState("PENDING") || j.User != "alice" || j.Account != acct || j.Partition != "pool" || j.TRESPerNode != "gres/gpu:1g.10gb:1" || j.TimeLimitMinutes.String() != "2" {
+	if !j.HasState("PENDING") || j.User != "alice" || j.Account != acct || j.Partition != "pool" || j.TRESPerNode != "gres/gpu:1g.10gb:1" || j.TimeLimitMinutes.String() != "2" ||
+		j.NodeCount.String() != "1" || j.Hold != true || j.Reason != "JobHeldUser" {
 		t.Errorf("held job = %+v", j)
 	}
 	pending, err := c.ListJobs(x, JobFilter{States: []string{"PENDING"}, Accounts: []string{acct}})

@@ -253,7 +253,9 @@ func TestRetriesOnlyOnGET(t *testing.T) {
 			failFirst: 10, wantErr: true, attempts: 3,
 		},
 		"POST never retried": {
-			call:      func(c *Client) error { return c.SetQOS(context.Background(), []QOSSpec{{Name: "x", PreemptMode: []string{"REQUEUE"}}}) },
+			call: func(c *Client) error {
+				return c.SetQOS(context.Background(), []QOSSpec{{Name: "x", PreemptMode: []string{"REQUEUE"}}})
+			},
 			failFirst: 1, wantErr: true, attempts: 1, writes: 1,
 		},
 		"DELETE never retried": {
@@ -352,6 +354,33 @@ func TestVersionNegotiation(t *testing.T) {
 				t.Errorf("Cluster() = %q, want the cluster from ping's meta", c.Cluster())
 			}
 		})
+	}
+}
+
+func TestSilentServerFailsWithinTimeout(t *testing.T) {
+	block := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(block); s.Close() })
+	start := time.Now()
+	_, err := New(context.Background(), Options{URL: s.URL, JWTKeyFile: keyFile(t), Timeout: 400 * time.Millisecond, RetryBackoff: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), s.URL) || !strings.Contains(err.Error(), "no answer within 400ms") {
+		t.Errorf("err = %v, want no answer within 400ms naming %s", err, s.URL)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("New took %s with a 400ms timeout", d)
+	}
+}
+
+func TestClusterMismatch(t *testing.T) {
+	s := startFake(t, &fake{})
+	_, err := New(context.Background(), Options{URL: s.URL, JWTKeyFile: keyFile(t), Cluster: "cluster"})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `serves cluster "fake"`) {
+		t.Errorf("err = %v, want ErrInvalid naming the served cluster", err)
 	}
 }
 

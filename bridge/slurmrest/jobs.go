@@ -21,11 +21,19 @@ type Job struct {
 	State     []string // e.g. [PENDING], [RUNNING], [COMPLETED]
 	// Reason is why the job pends (state_reason), e.g. QOSGrpGRES,
 	// Resources, Priority, JobHeldUser; "None" when it does not.
-	Reason           string
-	Hold             bool
-	Priority         Limit
-	TRESPerNode      string // e.g. gres/gpu:1g.10gb:1
-	TRESRequested    string // tres_req_str
+	Reason        string
+	Hold          bool
+	Priority      Limit
+	TRESPerNode   string // e.g. gres/gpu:1g.10gb:1
+	TRESPerJob    string // e.g. gres/gpu:h100:2 (--gpus)
+	TRESRequested string // tres_req_str
+	// NodeCount is the (minimum) node count the job asks for.
+	NodeCount Limit
+	// ArrayJobID is the array's job id (unset for a plain job);
+	// ArrayTaskString the task ids a pending array record still holds,
+	// e.g. "3-9%2".
+	ArrayJobID       Limit
+	ArrayTaskString  string
 	TRESAllocated    string // tres_alloc_str
 	Nodes            string // allocated nodes
 	Reservation      string
@@ -74,6 +82,10 @@ type wJob struct {
 	Hold         bool     `json:"hold"`
 	Priority     *wNoVal  `json:"priority"`
 	TRESPerNode  string   `json:"tres_per_node"`
+	TRESPerJob   string   `json:"tres_per_job"`
+	NodeCount    *wNoVal  `json:"node_count"`
+	ArrayJobID   *wNoVal  `json:"array_job_id"`
+	ArrayTasks   string   `json:"array_task_string"`
 	TRESReqStr   string   `json:"tres_req_str"`
 	TRESAllocStr string   `json:"tres_alloc_str"`
 	Nodes        string   `json:"nodes"`
@@ -92,7 +104,8 @@ func (w wJob) job() Job {
 	return Job{
 		ID: w.JobID, Name: w.Name, User: w.UserName, Account: w.Account, Partition: w.Partition,
 		QOS: w.QOS, State: w.JobState, Reason: w.StateReason, Hold: w.Hold, Priority: w.Priority.limit(),
-		TRESPerNode: w.TRESPerNode, TRESRequested: w.TRESReqStr, TRESAllocated: w.TRESAllocStr,
+		TRESPerNode: w.TRESPerNode, TRESPerJob: w.TRESPerJob, TRESRequested: w.TRESReqStr, TRESAllocated: w.TRESAllocStr,
+		NodeCount: w.NodeCount.limit(), ArrayJobID: w.ArrayJobID.limit(), ArrayTaskString: w.ArrayTasks,
 		Nodes: w.Nodes, Reservation: w.ResvName, Comment: w.Comment, AdminComment: w.AdminComment,
 		WorkDir: w.CWD, TimeLimitMinutes: w.TimeLimit.limit(), SubmitTime: w.SubmitTime.time(),
 		EligibleTime: w.EligibleTime.time(), StartTime: w.StartTime.time(), EndTime: w.EndTime.time(),

@@ -14,7 +14,12 @@ import (
 // negotiate picks the data_parser version: the pinned one, else the first
 // of Supported whose ping answers with anything but 404. When none does, it
 // reads /openapi/v3 to list what the server offers.
-func (c *Client) negotiate(ctx context.Context) error {
+//
+// The whole negotiation shares one Options.Timeout, so that a server that
+// does not answer makes New (and `gpubridge ping`) fail within it.
+func (c *Client) negotiate(parent context.Context) error {
+	ctx, cancel := context.WithTimeout(parent, c.opts.Timeout)
+	defer cancel()
 	candidates := Supported
 	if c.opts.APIVersion != "" {
 		candidates = []string{c.opts.APIVersion}
@@ -28,6 +33,9 @@ func (c *Client) negotiate(ctx context.Context) error {
 			continue
 		}
 		if err != nil && !errors.As(err, &se) {
+			if parent.Err() == nil && ctx.Err() != nil {
+				return fmt.Errorf("slurmrestd at %s: no answer within %s: %w", c.base, c.opts.Timeout, err)
+			}
 			return err // transport: the server is not there
 		}
 		if errors.Is(err, ErrUnauthorized) {
@@ -35,8 +43,13 @@ func (c *Client) negotiate(ctx context.Context) error {
 		}
 		// Any other answer (even a Slurm error because slurmctld is down)
 		// shows the version is served.
-		if c.cluster == "" && resp.Meta != nil {
-			c.cluster = resp.Meta.Slurm.Cluster
+		if resp.Meta != nil && resp.Meta.Slurm.Cluster != "" {
+			served := resp.Meta.Slurm.Cluster
+			if c.cluster != "" && c.cluster != served {
+				return fmt.Errorf("slurmrestd at %s serves cluster %q, but gpubridge is configured for cluster %q (set GPUBRIDGE_CLUSTER / cluster:): %w",
+					c.base, served, c.cluster, ErrInvalid)
+			}
+			c.cluster = served
 		}
 		return nil
 	}

@@ -63,8 +63,9 @@ type QOS struct {
 	Description string
 	// GrpTRES limits the TRES all running jobs of the QOS hold together.
 	GrpTRES TRES
-	// SubmitBlocked is GrpSubmitJobs=0: Slurm refuses new submissions with
-	// this QOS; running and pending jobs are untouched.
+	// SubmitBlocked is MaxSubmitJobsPerUser=0: Slurm refuses new
+	// submissions with this QOS; running and pending jobs are untouched
+	// (pending jobs still start).
 	SubmitBlocked bool
 	// Shared marks the on-demand QOS all tenants share: gpubridge creates
 	// it when missing and never modifies or deletes it (the burst

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
 	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
@@ -41,7 +42,7 @@ func registerBurst(a *App, root, show *cobra.Command) {
 	a.addJob(func(_ context.Context, a *App, c config.Config) (daemon.Scheduled, error) {
 		rec := burstRecorder(a)
 		return daemon.Scheduled{Spec: c.Schedules.Burst, Job: &lazyJob{name: "burst", build: func(ctx context.Context) (daemon.Job, error) {
-			ctrl, err := a.burstController(ctx, c, "")
+			ctrl, err := a.burstController(ctx, c, "", "")
 			if err != nil {
 				return nil, err
 			}
@@ -125,7 +126,7 @@ func (f fileTenants) List(context.Context) ([]tenant.Tenant, error) {
 
 // burstController wires the controller to slurmrestd, the tenant store (or
 // a tenants file), the ledger and the burst tables.
-func (a *App) burstController(ctx context.Context, c config.Config, tenantsFile string) (*burst.Controller, error) {
+func (a *App) burstController(ctx context.Context, c config.Config, tenantsFile, rateCardFile string) (*burst.Controller, error) {
 	cl, err := a.Slurm(ctx)
 	if err != nil {
 		return nil, err
@@ -141,6 +142,18 @@ func (a *App) burstController(ctx context.Context, c config.Config, tenantsFile 
 	tenants := burst.SourceTenants{Source: src, QOSPrefix: c.Tenants.QOSPrefix}
 	log := a.Logger().With("component", "burst")
 	jobs := &slurmjobs.Jobs{Client: cl, Logger: log}
+	var rates burst.RateReader = &spend.Source{Ledger: ledger.NewDB(db, log), Cluster: c.Cluster}
+	if rateCardFile != "" {
+		b, err := os.ReadFile(rateCardFile)
+		if err != nil {
+			return nil, err
+		}
+		card, err := pricing.ParseYAML(b)
+		if err != nil {
+			return nil, fmt.Errorf("rate card %s: %w", rateCardFile, err)
+		}
+		rates = cardRates{card}
+	}
 	return &burst.Controller{
 		Config: burst.Config{
 			PoolPartition: c.Tenants.PoolPartition, OnDemandPartition: c.Tenants.OnDemandPartition,
@@ -149,10 +162,17 @@ func (a *App) burstController(ctx context.Context, c config.Config, tenantsFile 
 		Jobs: jobs, Mover: jobs, Tenants: tenants,
 		Spend: &spend.Source{Ledger: ledger.NewDB(db, log), Cluster: c.Cluster, TTL: 30 * time.Second,
 			Accounts: budgetAccounts(tenants)},
-		Rates:  &spend.Source{Ledger: ledger.NewDB(db, log), Cluster: c.Cluster},
+		Rates:  rates,
 		Store:  store.New(db, c.Cluster),
 		Logger: log,
 	}, nil
+}
+
+// cardRates prices with a rate card file instead of the stored card.
+type cardRates struct{ card pricing.Card }
+
+func (r cardRates) OnDemandRates(_ context.Context, at time.Time) (burst.Rates, error) {
+	return spend.RatesFrom(r.card, at), nil
 }
 
 // budgetAccounts lists the tenants whose spend matters: those with a budget.
@@ -181,7 +201,7 @@ func burstCmd(a *App) *cobra.Command {
 			return usagef("burst needs a subcommand: run-once")
 		},
 	}
-	var tenantsFile string
+	var tenantsFile, rateCard string
 	var dryRun bool
 	var killAfter int
 	once := &cobra.Command{
@@ -200,7 +220,7 @@ running it again moves nothing twice.`,
 			if err != nil {
 				return err
 			}
-			ctrl, err := a.burstController(ctx, c, tenantsFile)
+			ctrl, err := a.burstController(ctx, c, tenantsFile, rateCard)
 			if err != nil {
 				return err
 			}
@@ -229,6 +249,7 @@ running it again moves nothing twice.`,
 		},
 	}
 	once.Flags().StringVar(&tenantsFile, "tenants", "", "read tenants from this tenants file instead of the tenant store")
+	once.Flags().StringVar(&rateCard, "rate-card", "", "price with this rate card file instead of the stored one")
 	once.Flags().BoolVar(&dryRun, "dry-run", false, "decide and print, move nothing")
 	once.Flags().IntVar(&killAfter, "kill-after-moves", 0, "testing: SIGKILL this process right after the Nth move")
 	_ = once.Flags().MarkHidden("kill-after-moves")
@@ -301,7 +322,7 @@ type burstTenantRow struct {
 }
 
 func showBurstCmd(a *App) *cobra.Command {
-	var tenantsFile string
+	var tenantsFile, rateCard string
 	cmd := &cobra.Command{
 		Use:   "burst [tenant=NAME]",
 		Short: "What is bursting now, what is refused and why, on-demand spend against budget",
@@ -325,7 +346,7 @@ against its budget. It reads the live state and writes nothing.`,
 			if err != nil {
 				return err
 			}
-			ctrl, err := a.burstController(ctx, c, tenantsFile)
+			ctrl, err := a.burstController(ctx, c, tenantsFile, rateCard)
 			if err != nil {
 				return err
 			}
@@ -341,6 +362,7 @@ against its budget. It reads the live state and writes nothing.`,
 		},
 	}
 	cmd.Flags().StringVar(&tenantsFile, "tenants", "", "read tenants from this tenants file instead of the tenant store")
+	cmd.Flags().StringVar(&rateCard, "rate-card", "", "price with this rate card file instead of the stored one")
 	return cmd
 }
 

@@ -352,7 +352,7 @@ func TestGresPlan(t *testing.T) {
 	}{
 		"testbed demand": {args: []string{"gres", "plan", "--model", "H100-80GB", "--gpus", "2", "--want", "1g.10gb=7,3g.40gb=2"},
 			golden: "testdata/gres-plan-testbed.yaml"},
-		"from an inventory": {args: []string{"gres", "plan", "--fixture", gresFixture("mock-dgxa100-mig-off"), "--want", "a100=4", "--want", "1g.5gb=14,3g.20gb=4,2g.10gb=2"},
+		"from an inventory": {args: []string{"gres", "plan", "--fixture", gresFixture("mock-dgxa100-mig-off"), "--want", "a100=4", "--want", "1g.5gb=14,3g.20gb=2,2g.10gb=2"},
 			golden: "testdata/gres-plan-dgxa100.yaml"},
 		"json": {args: []string{"gres", "plan", "--json", "--model", "h100-80gb", "--gpus", "1", "--want", "7g.80gb=1"}, contains: []string{
 			`"model": "H100-80GB"`, `"profile": "7g.80gb"`}},

@@ -37,6 +37,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerSlurm(a, root, show)
 	registerGres(a, root)
 	registerBurst(a, root, show)
+	registerTenants(a, root, show, add, modify, del)
 	return root
 }
 

@@ -54,7 +54,7 @@ func TestPingClosedPortFailsFast(t *testing.T) {
 func TestNodeRows(t *testing.T) {
 	nodes := []slurmrest.Node{
 		{Name: "gpu-b", State: []string{"MIXED"}, Partitions: []string{"pool"},
-			GRES: []slurmrest.GRES{{Name: "gpu", Type: "3g.40gb", Count: 2}, {Name: "gpu", Type: "1g.10gb", Count: 7}},
+			GRES:     []slurmrest.GRES{{Name: "gpu", Type: "3g.40gb", Count: 2}, {Name: "gpu", Type: "1g.10gb", Count: 7}},
 			GRESUsed: []slurmrest.GRES{{Name: "gpu", Type: "1g.10gb", Count: 1}}},
 		{Name: "cpu-a", State: []string{"IDLE", "DRAIN"}},
 	}

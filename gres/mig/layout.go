@@ -238,8 +238,14 @@ func (m Model) configs() []Counts {
 	}
 	walk(0, 0)
 	out := slices.Collect(maps.Values(seen))
+	// Biggest first; among equals, fewer different profiles first, so the
+	// planner prefers uniform GPUs (7x 1g.10gb and 2x 3g.40gb over two
+	// mixed ones).
 	slices.SortFunc(out, func(a, b Counts) int {
 		if d := b.compute(m) - a.compute(m); d != 0 {
+			return d
+		}
+		if d := len(a) - len(b); d != 0 {
 			return d
 		}
 		return strings.Compare(a.key(m), b.key(m))

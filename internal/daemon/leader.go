@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,8 +66,13 @@ func (l *Leader) Release(ctx context.Context) {
 	l.drop()
 }
 
+// drop discards the pinned connection. Closing a *sql.Conn would return it
+// to the pool still holding the lock; returning driver.ErrBadConn from Raw
+// makes database/sql close the underlying connection instead, so the server
+// frees the lock.
 func (l *Leader) drop() {
 	if l.conn != nil {
+		_ = l.conn.Raw(func(any) error { return driver.ErrBadConn })
 		_ = l.conn.Close()
 		l.conn = nil
 	}
