@@ -197,7 +197,7 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			if len(cur.Runs) < batchRuns {
 				return nil
 			}
-			cur.Through, cur.After = lastEnd, lastTie
+			cur.Through, cur.After, cur.CoveredTo = lastEnd, lastTie, lastEnd+1
 			select {
 			case batches <- cur:
 			case <-ctx.Done():

@@ -285,7 +285,7 @@ func TestIngestResumesAfterKill(t *testing.T) {
 			var src Source = &tableSource{rows: rows}
 			var led Ledger = &crashLedger{Memory: l, n: k}
 			if viaSource {
-				src, led = &tableSource{rows: rows, failAfter: k * 37}, l
+				src, led = &tableSource{rows: rows, failAfter: k*37 + 1}, l
 			}
 			if _, err := newIngester(src, led, asOf).Ingest(context.Background(), window); err == nil {
 				t.Fatalf("k=%d: the first ingest should have been killed", k)
@@ -376,20 +376,15 @@ func TestDefaultWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Lookback = -1
-	if _, err := in.Ingest(context.Background(), Window{To: time.Unix(asOf-60, 0)}); err != nil {
-		t.Fatal(err)
+	if _, err := in.Ingest(context.Background(), Window{To: time.Unix(asOf-60, 0)}); err == nil {
+		t.Error("a window ending before its start must be refused")
 	}
 	want := []Query{
 		{From: ts("2026-11-01 00:00:00"), To: asOf},
 		{From: asOf - 3600, To: asOf},
-		{From: asOf, To: asOf - 60},
 	}
-	_ = want
-	if d := gocmp.Diff(want[:2], got[:2]); d != "" {
+	if d := gocmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
-	}
-	if len(got) != 2 {
-		t.Errorf("a window ending before its start must be refused, got queries %v", got)
 	}
 }
 

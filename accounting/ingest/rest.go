@@ -20,9 +20,10 @@ type DBJobLister interface {
 var _ DBJobLister = (*slurmrest.Client)(nil)
 
 // REST reads job runs from slurmrestd (GET /slurmdb/{v}/jobs/) in time
-// windows that adapt to the job density: a window returning more than
-// MaxJobs records is halved and read again; one returning fewer than a
-// quarter of it doubles the next window.
+// windows that adapt to the job density: a window in which more than
+// MaxJobs runs ended is halved and read again; one with fewer than a quarter
+// of it doubles the next window. (Runs that span many windows come back in
+// each and do not shrink with the window, so they do not steer it.)
 type REST struct {
 	client  DBJobLister
 	cluster string
@@ -81,13 +82,6 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 		if err != nil {
 			return err
 		}
-		if len(jobs) > maxJobs && w > minW {
-			w = max(w/2, minW)
-			if s.Log != nil {
-				s.Log.Debug("slurmrestd window too dense; halving", "jobs", len(jobs), "window", time.Duration(w)*time.Second)
-			}
-			continue
-		}
 		var done []meter.Run
 		for _, j := range jobs {
 			r := s.run(j)
@@ -98,6 +92,15 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 				done = append(done, r)
 			}
 		}
+		// Only the runs that ended in the window shrink with it (long and
+		// running jobs come back in every window), so they steer its size.
+		if len(done) > maxJobs && w > minW {
+			w = max(w/2, minW)
+			if s.Log != nil {
+				s.Log.Debug("slurmrestd window too dense; halving", "ended", len(done), "window", time.Duration(w)*time.Second)
+			}
+			continue
+		}
 		slices.SortFunc(done, func(a, b meter.Run) int { return cmp.Or(cmp.Compare(a.End, b.End), a.Key.Compare(b.Key)) })
 		for _, r := range done {
 			if err := h.Finished(r, 0); err != nil {
@@ -105,7 +108,7 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 			}
 		}
 		from = to
-		if len(jobs) < maxJobs/4 {
+		if len(done) < maxJobs/4 {
 			w = min(w*2, maxW)
 		}
 	}

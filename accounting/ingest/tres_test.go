@@ -19,20 +19,20 @@ func TestAllocs(t *testing.T) {
 		tres string
 		want []meter.Alloc
 	}{
-		"typed h100 (untyped ignored)":    {"1=8,2=16000,3=18446744073709551614,4=1,5=8,1001=2,1003=2", []meter.Alloc{{"h100", 2}}},
-		"MIG slice":                       {"1=1,2=1000,4=1,5=1,1001=1,1002=1", []meter.Alloc{{"1g.10gb", 1}}},
-		"full GPU and MIG slice":          {"1=2,1001=2,1002=1,1003=1", []meter.Alloc{{"1g.10gb", 1}, {"h100", 1}}},
-		"untyped only":                    {"1=2,2=2000,1001=3", []meter.Alloc{{meter.UntypedGPU, 3}}},
+		"typed h100 (untyped ignored)":    {"1=8,2=16000,3=18446744073709551614,4=1,5=8,1001=2,1003=2", []meter.Alloc{{Type: "h100", Count: 2}}},
+		"MIG slice":                       {"1=1,2=1000,4=1,5=1,1001=1,1002=1", []meter.Alloc{{Type: "1g.10gb", Count: 1}}},
+		"full GPU and MIG slice":          {"1=2,1001=2,1002=1,1003=1", []meter.Alloc{{Type: "1g.10gb", Count: 1}, {Type: "h100", Count: 1}}},
+		"untyped only":                    {"1=2,2=2000,1001=3", []meter.Alloc{{Type: meter.UntypedGPU, Count: 3}}},
 		"no GPUs":                         {"1=2,2=2000,4=1,5=2", nil},
 		"empty (never started)":           {"", nil},
 		"gpumem and gpuutil are not GPUs": {"1=1,1004=81920,1005=100", nil},
 		"NO_VAL count on a GPU id":        {"1=1,1003=18446744073709551614", nil},
 		"zero count":                      {"1=1,1001=0,1003=0", nil},
-		"garbage pair skipped":            {"1=1,x=2,1003=1,1002=y", []meter.Alloc{{"h100", 1}}},
-		"unknown TRES id":                 {"1=1,1099=4,1003=1", []meter.Alloc{{"h100", 1}}},
-		"same type twice":                 {"1003=1,1003=2", []meter.Alloc{{"h100", 3}}},
-		"two MIG profiles":                {"1001=3,1002=1,1006=2", []meter.Alloc{{"1g.10gb", 1}, {"3g.40gb", 2}}},
-		"trailing comma":                  {"1003=1,", []meter.Alloc{{"h100", 1}}},
+		"garbage pair skipped":            {"1=1,x=2,1003=1,1002=y", []meter.Alloc{{Type: "h100", Count: 1}}},
+		"unknown TRES id":                 {"1=1,1099=4,1003=1", []meter.Alloc{{Type: "h100", Count: 1}}},
+		"same type twice":                 {"1003=1,1003=2", []meter.Alloc{{Type: "h100", Count: 3}}},
+		"two MIG profiles":                {"1001=3,1002=1,1006=2", []meter.Alloc{{Type: "1g.10gb", Count: 1}, {Type: "3g.40gb", Count: 2}}},
+		"trailing comma":                  {"1003=1,", []meter.Alloc{{Type: "h100", Count: 1}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -61,8 +61,8 @@ func TestTRESAllocs(t *testing.T) {
 		want []meter.Alloc
 	}{
 		"typed wins": {[]slurmrest.TRES{{Type: "cpu", Count: 2}, {Type: "gres", Name: "gpu", ID: 1001, Count: 2}, {Type: "gres", Name: "gpu:h100", ID: 1003, Count: 1}, {Type: "gres", Name: "gpu:1g.10gb", ID: 1002, Count: 1}},
-			[]meter.Alloc{{"1g.10gb", 1}, {"h100", 1}}},
-		"untyped only":             {[]slurmrest.TRES{{Type: "gres", Name: "gpu", Count: 2}}, []meter.Alloc{{meter.UntypedGPU, 2}}},
+			[]meter.Alloc{{Type: "1g.10gb", Count: 1}, {Type: "h100", Count: 1}}},
+		"untyped only":             {[]slurmrest.TRES{{Type: "gres", Name: "gpu", Count: 2}}, []meter.Alloc{{Type: meter.UntypedGPU, Count: 2}}},
 		"energy NO_VAL and gpumem": {[]slurmrest.TRES{{Type: "energy", Count: -2}, {Type: "gres", Name: "gpumem", Count: 100}}, nil},
 	}
 	for name, tc := range cases {

@@ -238,8 +238,8 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 		if err := insertLines(ctx, tx, cluster, asOf, lines, &st); err != nil {
 			return err
 		}
-		if b.Through > b.From {
-			if err := saveCoverage(ctx, tx, cluster, cov.add(b.From, b.Through)); err != nil {
+		if b.Covered() > b.From {
+			if err := saveCoverage(ctx, tx, cluster, cov.add(b.From, b.Covered())); err != nil {
 				return err
 			}
 		}

@@ -25,6 +25,7 @@ type Memory struct {
 type memCluster struct {
 	lines      []meter.Line
 	keys       map[meter.UsageKey]keyState
+	byRun      map[meter.RunKey][]meter.UsageKey
 	accruals   []meter.Line
 	accrualsAt int64
 	watermarks map[string]meter.Watermark
@@ -42,7 +43,7 @@ func NewMemory() *Memory {
 func (m *Memory) cluster(name string) *memCluster {
 	c, ok := m.clusters[name]
 	if !ok {
-		c = &memCluster{keys: map[meter.UsageKey]keyState{}, watermarks: map[string]meter.Watermark{}, periods: map[meter.Period]PeriodRecord{}}
+		c = &memCluster{keys: map[meter.UsageKey]keyState{}, byRun: map[meter.RunKey][]meter.UsageKey{}, watermarks: map[string]meter.Watermark{}, periods: map[meter.Period]PeriodRecord{}}
 		m.clusters[name] = c
 	}
 	return c
@@ -70,6 +71,7 @@ func (c *memCluster) insert(lines []meter.Line, st *meter.WriteStats) error {
 		s, ok := c.keys[k]
 		if !ok {
 			s.FirstFrom = l.Start
+			c.byRun[k.Run] = append(c.byRun[k.Run], k)
 		}
 		s.Sum += l.GPUSeconds
 		s.MaxRev = l.Revision
@@ -91,14 +93,10 @@ func countLine(l meter.Line, st *meter.WriteStats) {
 }
 
 func (c *memCluster) existing(runs []meter.MeasuredRun) map[meter.UsageKey]keyState {
-	want := map[meter.RunKey]bool{}
-	for _, r := range runs {
-		want[r.Run.Key] = true
-	}
 	out := map[meter.UsageKey]keyState{}
-	for k, s := range c.keys {
-		if want[k.Run] {
-			out[k] = s
+	for _, r := range runs {
+		for _, k := range c.byRun[r.Run.Key] {
+			out[k] = c.keys[k]
 		}
 	}
 	return out
@@ -114,7 +112,7 @@ func (m *Memory) ApplyBatch(_ context.Context, cluster string, asOf int64, b met
 	if err := c.insert(lines, &st); err != nil {
 		return meter.WriteStats{}, err
 	}
-	c.coverage = c.coverage.add(b.From, b.Through)
+	c.coverage = c.coverage.add(b.From, b.Covered())
 	c.advance(b)
 	return st, nil
 }

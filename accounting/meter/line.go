@@ -58,7 +58,16 @@ type Batch struct {
 	// the job_db_inx of the last run that ended at Through; 0 if unused).
 	From, Through int64
 	After         uint64
+	// CoveredTo, when greater than Through, extends the end-time range the
+	// ledger records as ingested to [From, CoveredTo): an intermediate
+	// batch has written some runs that ended at Through, so Through itself
+	// must count as covered (a later run there is merely compared, never
+	// missed).
+	CoveredTo int64
 }
+
+// Covered returns the end of the range b marks as ingested.
+func (b Batch) Covered() int64 { return max(b.Through, b.CoveredTo) }
 
 // MeasuredRun is a run with its usages as of the ingest's as-of time.
 type MeasuredRun struct {

@@ -233,9 +233,9 @@ type wireMeta struct {
 // maxErrBody bounds how much of a non-JSON body goes into an error.
 const maxErrBody = 256
 
-// do sends one request and decodes the response into out (which should
-// embed envelope fields via a struct that has Errors). It retries reads.
-// query may be nil. body, when not nil, is JSON-encoded.
+// do sends a request, retrying reads, and decodes a successful response
+// into out (nil to discard it). path is escaped (segments built with
+// url.PathEscape); query may be nil; body, when not nil, is JSON-encoded.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	var payload []byte
 	if body != nil {
@@ -253,7 +253,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			if werr := c.sleep(ctx, i); werr != nil {
-				return fmt.Errorf("%s %s: %w (after: %v)", method, path, werr, err)
+				return fmt.Errorf("slurmrestd at %s: %s %s: %w (while retrying after: %v)", c.base, method, path, werr, err)
 			}
 		}
 		var retry bool
@@ -265,7 +265,8 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return err
 }
 
-// sleep waits before retry n (1-based) with full jitter on an exponential backoff.
+// sleep waits before retry n (1-based): an exponential backoff d, jittered
+// to a random time in [d/2, d].
 func (c *Client) sleep(ctx context.Context, n int) error {
 	d := c.opts.RetryBackoff << (n - 1)
 	c.rngMu.Lock()
@@ -283,13 +284,16 @@ func (c *Client) sleep(ctx context.Context, n int) error {
 
 // once makes one attempt; retry says whether a read may try again.
 func (c *Client) once(ctx context.Context, method, path string, query url.Values, payload []byte, out any, attempt int) (retry bool, err error) {
-	if err := ctx.Err(); err != nil {
+	if err = ctx.Err(); err != nil {
 		return false, err
 	}
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	u := *c.base
-	u.Path = c.base.Path + path
+	u.RawPath = c.base.EscapedPath() + path
+	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
+		return false, fmt.Errorf("%s %s: %w", method, path, err)
+	}
 	if len(query) > 0 {
 		u.RawQuery = query.Encode()
 	}

@@ -367,6 +367,20 @@ func itAccounts(t *testing.T, env testbed.Env, c *Client, p string) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("associations (-want +got):\n%s", diff)
 	}
+	// Modify: the QOS list is replaced; leaving out the default QOS is
+	// Slurm's error 7011 (HTTP 422).
+	err = c.SetAssociations(x, []AssociationSpec{{Account: acct, User: u1, QOS: []string{"normal"}}})
+	var se *SlurmError
+	if !errors.As(err, &se) || se.HTTPStatus != 422 || !se.HasNumber(7011) {
+		t.Errorf("dropping the default QOS: %v, want HTTP 422 error 7011", err)
+	}
+	if err := c.SetAssociations(x, []AssociationSpec{{Account: acct, User: u1, QOS: []string{"normal"}, DefaultQOS: "normal"}}); err != nil {
+		t.Fatal(err)
+	}
+	assocs, _ = c.ListAssociations(x, AssociationFilter{Accounts: []string{acct}, Users: []string{u1}})
+	if len(assocs) != 1 || !slices.Equal(assocs[0].QOS, []string{"normal"}) || assocs[0].DefaultQOS != "normal" {
+		t.Errorf("after modify: %+v", assocs)
+	}
 	users, err := c.ListUsers(x)
 	if err != nil {
 		t.Fatal(err)
@@ -447,10 +461,12 @@ func itAccounts(t *testing.T, env testbed.Env, c *Client, p string) {
 }
 
 func itReservations(t *testing.T, c *Client, p string) {
-	name := p + "-r"
+	name, byTRES := p+"-r", p+"-rt"
 	cleanup := func() {
-		if err := c.DeleteReservation(context.Background(), name); err != nil && !errors.Is(err, ErrNotFound) {
-			t.Errorf("cleanup: %v", err)
+		for _, n := range []string{name, byTRES} {
+			if err := c.DeleteReservation(context.Background(), n); err != nil && !errors.Is(err, ErrNotFound) {
+				t.Errorf("cleanup: %v", err)
+			}
 		}
 	}
 	cleanup()
@@ -485,8 +501,22 @@ func itReservations(t *testing.T, c *Client, p string) {
 	if i < 0 || !all[i].End.Equal(start.Add(3*time.Hour)) {
 		t.Errorf("after update: %+v", all)
 	}
-	if err := c.DeleteReservation(x, name); err != nil {
+	// A booking by GPU count rather than by node: Slurm picks the node.
+	if _, err := c.CreateReservation(x, ReservationSpec{Name: byTRES, Accounts: []string{"root"}, Partition: "pool",
+		Start: start.Add(24 * time.Hour), End: start.Add(25 * time.Hour), TRES: []TRES{GPU("h100", 2)}}); err != nil {
 		t.Fatal(err)
+	}
+	rt, err := c.GetReservation(x, byTRES)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rt.TRES, "gres/gpu:h100=2") || rt.Nodes != "gpu-a" || rt.Partition != "pool" {
+		t.Errorf("TRES reservation = %+v", rt)
+	}
+	for _, n := range []string{name, byTRES} {
+		if err := c.DeleteReservation(x, n); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := c.GetReservation(x, name); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GetReservation after delete: %v, want ErrNotFound", err)
@@ -608,7 +638,8 @@ func itJobs(t *testing.T, c *Client, p string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := slices.IndexFunc(recs, func(r DBJob) bool { return r.JobID == held.JobID }); i < 0 || !slices.Contains(recs[i].State, "CANCELLED") || recs[i].Elapsed != 0 {
+	if i := slices.IndexFunc(recs, func(r DBJob) bool { return r.JobID == held.JobID }); i < 0 || !slices.Contains(recs[i].State, "CANCELLED") || recs[i].Elapsed != 0 ||
+		len(recs[i].TRESAllocated) != 0 || !recs[i].StartTime.Equal(recs[i].EndTime) {
 		t.Errorf("cancelled job %d not in slurmdbd as CANCELLED: %+v", held.JobID, recs)
 	}
 }

@@ -560,3 +560,19 @@ func TestNoClusterAssociationWritesNothing(t *testing.T) {
 		t.Errorf("%d writes, want 0", w)
 	}
 }
+
+func TestPathSegmentsEscaped(t *testing.T) {
+	var got string
+	f := &fake{h: func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.EscapedPath()
+		io.WriteString(w, `{"removed_qos":["a b"]}`)
+	}}
+	s := startFake(t, f)
+	c := testClient(t, s.URL, nil)
+	if err := c.DeleteQOS(context.Background(), "a b/c"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/slurmdb/v0.0.44/qos/a%20b%2Fc"; got != want {
+		t.Errorf("path %q, want %q", got, want)
+	}
+}

@@ -14,15 +14,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/burst"
+	"github.com/gpubridge/gpubridge/bridge/burst/store"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
@@ -435,5 +442,375 @@ func TestBurstAcceptanceRefusals(t *testing.T) {
 	r, ok := rowOf(h.show(tf, "b5a").Jobs, opt)
 	if !ok || r.Reason != string(burst.OptedOut) {
 		t.Errorf("opted-out job: show burst = %+v", r)
+	}
+}
+
+// TestBurstAcceptancePreemption: with the GPUs full of on-demand work, a
+// reserved job of another tenant preempts an on-demand job, which is
+// requeued and runs again; every run is billed by where it ran, on-demand
+// runs at the on-demand rate, and reserved + ondemand equals the total,
+// checked against an independent recomputation from sacct.
+func TestBurstAcceptancePreemption(t *testing.T) {
+	h := newB5(t)
+	h.tenant("b5a", "alice", 1)
+	h.tenant("b5b", "bob", 1)
+	free := h.freeH100()
+	if free < 2 {
+		t.Fatalf("the test needs at least 2 free h100 on the testbed, %d are free (other jobs running?)", free)
+	}
+	tf := h.tenants("  - {name: b5a, users: [alice], gpus: {h100: 1}, burst: {enabled: true, maxOnDemandGPUs: 8}}\n" +
+		"  - {name: b5b, users: [bob], gpus: {h100: 1}, burst: {enabled: false}}\n")
+	start := time.Now().Add(-time.Minute)
+
+	// Fill every free h100: one in the pool, the rest moved on demand.
+	ids := h.submit("alice", "b5a", free)
+	h.waitHeld(ids, 1)
+	if got := movedIDs(h.runOnce(tf)); len(got) != free-1 {
+		t.Fatalf("moved %v, want %d jobs", got, free-1)
+	}
+	h.waitFor("all GPUs busy: 1 pool + the rest on demand", 60*time.Second, func() (bool, string) {
+		c, s := h.states(ids)
+		return c["pool/RUNNING"] == 1 && c["ondemand/RUNNING"] == free-1, s
+	})
+	time.Sleep(3 * time.Second) // some on-demand seconds to bill
+
+	// Reserved work of another tenant preempts one on-demand job.
+	res := h.submit("bob", "b5b", 1)[0]
+	var victim int64
+	h.waitFor("bob's reserved job running and an on-demand job requeued", 60*time.Second, func() (bool, string) {
+		_, s := h.states(append(slices.Clone(ids), res))
+		if !h.job(res).HasState("RUNNING") {
+			return false, s
+		}
+		for _, id := range ids {
+			if j := h.job(id); j.Partition == "ondemand" && j.HasState("PENDING") {
+				victim = id
+				return true, s
+			}
+		}
+		return false, s
+	})
+	t.Logf("reserved job %d preempted on-demand job %d: %s", res, victim, h.env.Exec(t, "", "scontrol", "-o", "show", "job", strconv.FormatInt(victim, 10)))
+	if r := h.env.Exec(t, "", "scontrol", "-o", "show", "job", strconv.FormatInt(victim, 10)); !strings.Contains(r, "Restarts=1") {
+		t.Errorf("preempted job %d was not requeued: %s", victim, r)
+	}
+	// A requeued job stays in the on-demand tier: the controller does
+	// not move it again, and counts it against the cap.
+	if rows := h.runOnce(tf); len(movedIDs(rows)) != 0 {
+		t.Errorf("cycle after preemption moved %v", movedIDs(rows))
+	}
+	if j := h.job(victim); j.QOS != "ondemand" {
+		t.Errorf("requeued job %d QOS %q", victim, j.QOS)
+	}
+
+	// Free bob's GPU: the requeued job runs a second time, on demand.
+	h.env.Exec(t, "", "scancel", strconv.FormatInt(res, 10))
+	h.waitFor("the requeued job running again", 150*time.Second, func() (bool, string) {
+		j := h.job(victim)
+		return j.HasState("RUNNING"), strings.Join(j.State, "+") + "/" + j.Reason
+	})
+	time.Sleep(3 * time.Second)
+	h.cancelAll()
+
+	all := append(slices.Clone(ids), res)
+	h.checkBilling(all, start, victim)
+}
+
+// freeH100 is the number of h100 GPUs no job holds now.
+func (h *b5) freeH100() int {
+	h.t.Helper()
+	nodes, err := h.cl.ListNodes(context.Background())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	free := 0
+	for _, n := range nodes {
+		for _, g := range n.GPUs() {
+			if g.Type == "h100" {
+				free += int(g.Total - g.Used)
+			}
+		}
+	}
+	return free
+}
+
+// runRec is one run of a job as the check sees it.
+type runRec struct {
+	job        int64
+	submit     int64
+	partition  string
+	qos        string
+	start, end int64
+	h100       int64
+}
+
+// checkBilling meters the runs of ids as slurmdbd recorded them (through
+// slurmrestd) into a ledger, prices them with the test's rate card, and
+// compares GPU-seconds and amounts per tier with an independent
+// recomputation from sacct's records.
+func (h *b5) checkBilling(ids []int64, start time.Time, requeued int64) {
+	t := h.t
+	t.Helper()
+	want := map[int64]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	// slurmdbd gets the end of each run shortly after the cancel.
+	var runs []runRec
+	h.waitFor("slurmdbd records every run as ended", 60*time.Second, func() (bool, string) {
+		runs = h.sacctRuns(start)
+		var got []runRec
+		for _, r := range runs {
+			if want[r.job] {
+				got = append(got, r)
+			}
+		}
+		runs = got
+		n := 0
+		for _, r := range runs {
+			if r.end == 0 && r.start != 0 {
+				return false, fmt.Sprintf("run of %d not ended", r.job)
+			}
+			if r.job == requeued {
+				n++
+			}
+		}
+		return n >= 2, fmt.Sprintf("%d records of the requeued job %d", n, requeued)
+	})
+	t.Logf("sacct runs: %+v", runs)
+
+	// Independent recomputation from sacct: tier by partition.
+	indep := map[string]int64{}
+	var total int64
+	for _, r := range runs {
+		if r.start == 0 || r.end <= r.start {
+			continue
+		}
+		tier := "reserved"
+		if r.partition == "ondemand" {
+			tier = "ondemand"
+		}
+		s := r.h100 * (r.end - r.start)
+		indep[tier] += s
+		total += s
+	}
+	if indep["ondemand"] == 0 || indep["reserved"] == 0 {
+		t.Fatalf("expected both tiers used: %v", indep)
+	}
+	var rq []runRec
+	for _, r := range runs {
+		if r.job == requeued && r.start != 0 {
+			rq = append(rq, r)
+		}
+	}
+	if len(rq) != 2 || rq[0].partition != "ondemand" || rq[1].partition != "ondemand" || rq[0].submit == rq[1].submit {
+		t.Errorf("requeued job %d: runs %+v, want two on-demand runs with distinct submit times", requeued, rq)
+	}
+
+	// The ledger's path: slurmdbd's records (slurmrestd) -> meter -> ledger
+	// -> pricing.
+	lines := h.ledgerLines(start, want)
+	got := map[string]int64{}
+	for _, l := range lines {
+		got[string(l.Tier)] += l.GPUSeconds
+	}
+	if got["ondemand"] != indep["ondemand"] || got["reserved"] != indep["reserved"] {
+		t.Errorf("GPU-seconds by tier: ledger %v, sacct %v", got, indep)
+	}
+	if got["ondemand"]+got["reserved"] != total {
+		t.Errorf("reserved %d + ondemand %d != total %d", got["reserved"], got["ondemand"], total)
+	}
+	// Amounts: 6.00/h on demand, 2.00/h reserved, rounded once per tier.
+	rate := map[string]int64{"ondemand": 600, "reserved": 200} // cents per GPU-hour
+	for tier, secs := range indep {
+		wantCents := (secs*rate[tier] + 1800) / 3600
+		if gotCents := h.ledgerAmount(lines, tier); gotCents != wantCents {
+			t.Errorf("%s amount: ledger %d cents, recomputed %d cents (%d GPU-seconds)", tier, gotCents, wantCents, secs)
+		}
+	}
+	t.Logf("billed GPU-seconds: ondemand %d, reserved %d, total %d", got["ondemand"], got["reserved"], total)
+}
+
+// sacctRuns reads the runs of the b5 accounts since start with sacct -D
+// (every run of a requeued job).
+func (h *b5) sacctRuns(start time.Time) []runRec {
+	out := h.env.Exec(h.t, "", "env", "SLURM_TIME_FORMAT=%s", "sacct", "-D", "-X", "-n", "-P", "--noconvert", "-a",
+		"-A", "b5a,b5b", "-S", start.UTC().Format("2006-01-02T15:04:05"), "-o", "JobIDRaw,Submit,Partition,QOS,Start,End,AllocTRES")
+	var runs []runRec
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 7 {
+			continue
+		}
+		id, _ := strconv.ParseInt(f[0], 10, 64)
+		num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+		r := runRec{job: id, submit: num(f[1]), partition: f[2], qos: f[3], start: num(f[4]), end: num(f[5])}
+		for _, kv := range strings.Split(f[6], ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == "gres/gpu:h100" {
+				r.h100 = num(v)
+			}
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// ledgerLines meters the runs slurmdbd recorded for the wanted jobs into an
+// in-memory ledger (the conformance-tested twin of the MariaDB one) and
+// returns its lines.
+func (h *b5) ledgerLines(start time.Time, want map[int64]bool) []meter.Line {
+	t := h.t
+	ctx := context.Background()
+	asOf := time.Now().Unix()
+	dbj, err := h.cl.ListDBJobs(ctx, slurmrest.DBJobFilter{Start: start, End: time.Now().Add(time.Minute),
+		Accounts: []string{"b5a", "b5b"}, ShowDuplicates: true, SkipSteps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := meter.TierRules{OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}
+	var mrs []meter.MeasuredRun
+	for _, j := range dbj {
+		if !want[j.JobID] || j.StartTime.IsZero() {
+			continue
+		}
+		var gpus []meter.Alloc
+		for _, tr := range j.TRESAllocated {
+			if tr.Type == "gres" && strings.HasPrefix(tr.Name, "gpu:") {
+				gpus = append(gpus, meter.Alloc{Type: strings.TrimPrefix(tr.Name, "gpu:"), Count: tr.Count})
+			}
+		}
+		r := meter.Run{Key: meter.RunKey{Cluster: "testbed", JobID: uint32(j.JobID), Submit: j.SubmitTime.Unix()},
+			Account: j.Account, User: j.User, Partition: j.Partition, QOS: j.QOS, Start: j.StartTime.Unix(), End: j.EndTime.Unix(), GPUs: gpus}
+		if j.EndTime.IsZero() {
+			r.End = 0
+		}
+		mrs = append(mrs, meter.MeasuredRun{Run: r, Usages: meter.Split(r, asOf, rules)})
+	}
+	l := ledger.NewMemory()
+	if _, err := l.ApplyBatch(ctx, "testbed", asOf, meter.Batch{Source: "slurmrestd", Runs: mrs, From: start.Unix(), Through: asOf}); err != nil {
+		t.Fatal(err)
+	}
+	var lines []meter.Line
+	for p := meter.PeriodOf(start); p <= meter.PeriodOf(time.Now()); p++ {
+		if err := l.Lines(ctx, "testbed", ledger.LineQuery{Booked: p}, func(x meter.Line) error { lines = append(lines, x); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lines
+}
+
+// ledgerAmount prices a tier's lines with the test's rate card, in cents.
+func (h *b5) ledgerAmount(lines []meter.Line, tier string) int64 {
+	card, err := pricing.ParseYAML([]byte(b5RateCard))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	secs := map[string]int64{}
+	for _, l := range lines {
+		if string(l.Tier) == tier {
+			secs[l.Type] += l.GPUSeconds
+		}
+	}
+	var total int64
+	for typ, s := range secs {
+		q, err := card.Quote(typ, meter.Tier(tier), time.Now().Unix())
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		a, err := card.Amount(q, s)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		total += int64(a)
+	}
+	return total
+}
+
+// TestBurstAcceptanceKilledMidCycle: the controller process is killed
+// (SIGKILL) right after its first move was written to Slurm and before it
+// was recorded. A restarted controller moves no job twice, loses none, and
+// records the first move from the marker in the job's admin comment.
+func TestBurstAcceptanceKilledMidCycle(t *testing.T) {
+	h := newB5(t)
+	h.tenant("b5a", "alice", 1)
+	tf := h.tenants("  - {name: b5a, users: [alice], gpus: {h100: 1}, burst: {enabled: true, maxOnDemandGPUs: 3}}\n")
+	start := time.Now().Add(-time.Second)
+	ids := h.submit("alice", "b5a", 4)
+	h.waitHeld(ids, 1)
+
+	bin := filepath.Join(h.dir, "gpubridge")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "burst", "run-once", "--tenants", tf, "--kill-after-moves", "1")
+	out, err := cmd.CombinedOutput()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("run-once was not killed: %v\n%s", err, out)
+	}
+	markers := func() map[int64]burst.Marker {
+		m := map[int64]burst.Marker{}
+		for _, id := range ids {
+			j := h.job(id)
+			if n := strings.Count(j.AdminComment, burst.MarkerPrefix); n > 1 {
+				t.Errorf("job %d carries %d markers: %q", id, n, j.AdminComment)
+			}
+			if mk, ok := burst.ParseMarker(j.AdminComment); ok {
+				if j.Partition != "ondemand" || j.QOS != "ondemand" {
+					t.Errorf("job %d has a marker but is in %s/%s", id, j.Partition, j.QOS)
+				}
+				m[id] = mk
+			}
+		}
+		return m
+	}
+	first := markers()
+	if len(first) != 1 {
+		t.Fatalf("after the kill: %d jobs moved, want 1", len(first))
+	}
+	db, err := sqldb.OpenMigrated(context.Background(), h.env.DBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := store.New(db, h.env.Cluster)
+	recorded := func() map[int64]time.Time {
+		ms, err := st.Moves(context.Background(), "b5a", start.Truncate(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int64]time.Time{}
+		for _, m := range ms {
+			if slices.Contains(ids, m.JobID) {
+				if _, dup := out[m.JobID]; dup {
+					t.Errorf("job %d recorded twice", m.JobID)
+				}
+				out[m.JobID] = m.MovedAt
+			}
+		}
+		return out
+	}
+	if r := recorded(); len(r) != 0 {
+		t.Fatalf("moves recorded before the kill returned: %v", r)
+	}
+
+	// Restart: the other two move, the first is not moved again.
+	rows := h.runOnce(tf)
+	var firstID int64
+	for id := range first {
+		firstID = id
+	}
+	if got := movedIDs(rows); len(got) != 2 || slices.Contains(got, firstID) {
+		t.Fatalf("restarted cycle moved %v; want the two jobs other than %d", got, firstID)
+	}
+	after := markers()
+	if len(after) != 3 || !after[firstID].Moved.Equal(first[firstID].Moved) {
+		t.Errorf("markers after restart: %v (first: %v)", after, first)
+	}
+	r := recorded()
+	if len(r) != 3 || !r[firstID].Equal(first[firstID].Moved) {
+		t.Errorf("recorded moves: %v, want 3 with job %d at its marker time %s", r, firstID, first[firstID].Moved)
+	}
+	if rows := h.runOnce(tf); len(movedIDs(rows)) != 0 {
+		t.Errorf("third cycle moved %v", movedIDs(rows))
 	}
 }

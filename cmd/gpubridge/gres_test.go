@@ -80,7 +80,7 @@ func TestGresInventory(t *testing.T) {
 		"lost GPU": {args: []string{"gres", "inventory", "-P", "--fixture", gresFixture("mock-dgxh100-lost-gpu")}, contains: []string{
 			"5|-|LOST: get the device handle: ERROR_GPU_IS_LOST|"}},
 		"missing fixture": {args: []string{"gres", "inventory", "--fixture", "/nonexistent.json"}, code: 1, contains: []string{"read inventory fixture"}},
-		"bad fixture": {args: []string{"gres", "inventory", "--fixture", "testdata/does-not-exist"}, code: 1},
+		"bad fixture":     {args: []string{"gres", "inventory", "--fixture", "testdata/does-not-exist"}, code: 1},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

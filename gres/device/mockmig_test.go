@@ -36,7 +36,7 @@ func migLayout(t *testing.T, d *server.Device, gis []gi, nextMinor *int) []strin
 	d.MigMode = nvml.DEVICE_MIG_ENABLE
 	var migs []nvml.Device
 	var lines []string
-	for j, spec := range gis {
+	for _, spec := range gis {
 		info, ok := d.Config.MIGProfiles.GpuInstanceProfiles[spec.profile]
 		if !ok {
 			t.Fatalf("GPU %d: the mock has no GPU instance profile %d", d.Index, spec.profile)
@@ -83,7 +83,6 @@ func migLayout(t *testing.T, d *server.Device, gis []gi, nextMinor *int) []strin
 			fmt.Sprintf("gpu%d/gi%d/access %d", d.Minor, giID, *nextMinor),
 			fmt.Sprintf("gpu%d/gi%d/ci%d/access %d", d.Minor, giID, ciID, *nextMinor+1))
 		*nextMinor += 2
-		_ = j
 	}
 	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
 	d.GetMigDeviceHandleByIndexFunc = func(n int) (nvml.Device, nvml.Return) {

@@ -272,12 +272,3 @@ func (c Counts) compute(m Model) int {
 	}
 	return n
 }
-
-func (c Counts) memory(m Model) int {
-	n := 0
-	for name, k := range c {
-		p, _ := m.Profile(name)
-		n += p.MemorySlices * k
-	}
-	return n
-}

@@ -13,16 +13,16 @@ func TestValidate(t *testing.T) {
 		l    Layout
 		want []string // substrings of the error, one per problem; none: valid
 	}{
-		"7x 1g.10gb":           {l: Layout{{"1g.10gb", 0}, {"1g.10gb", 1}, {"1g.10gb", 2}, {"1g.10gb", 3}, {"1g.10gb", 4}, {"1g.10gb", 5}, {"1g.10gb", 6}}},
-		"4g+2g+1g":             {l: Layout{{"4g.40gb", 0}, {"2g.20gb", 4}, {"1g.10gb", 6}}},
-		"2x 3g.40gb":           {l: Layout{{"3g.40gb", 0}, {"3g.40gb", 4}}},
-		"4x 1g.20gb":           {l: Layout{{"1g.20gb", 0}, {"1g.20gb", 2}, {"1g.20gb", 4}, {"1g.20gb", 6}}},
-		"empty":                {l: nil},
-		"3g.40gb at slot 2":    {l: Layout{{"3g.40gb", 2}}, want: []string{"3g.40gb cannot start at memory slice 2 on H100-80GB (allowed start slots: 0,4)"}},
-		"1g.10gb at slot 7":    {l: Layout{{"1g.10gb", 7}}, want: []string{"cannot start at memory slice 7"}},
-		"overlap":              {l: Layout{{"4g.40gb", 0}, {"1g.10gb", 3}}, want: []string{"1g.10gb@3 overlaps 4g.40gb@0 on memory slice 3"}},
-		"two +me":              {l: Layout{{"1g.10gb+me", 0}, {"1g.10gb+me", 1}}, want: []string{"2 instances of 1g.10gb+me; an H100-80GB allows at most 1"}},
-		"unknown profile":      {l: Layout{{"1g.5gb", 0}}, want: []string{`H100-80GB has no MIG profile "1g.5gb"`}},
+		"7x 1g.10gb":            {l: Layout{{"1g.10gb", 0}, {"1g.10gb", 1}, {"1g.10gb", 2}, {"1g.10gb", 3}, {"1g.10gb", 4}, {"1g.10gb", 5}, {"1g.10gb", 6}}},
+		"4g+2g+1g":              {l: Layout{{"4g.40gb", 0}, {"2g.20gb", 4}, {"1g.10gb", 6}}},
+		"2x 3g.40gb":            {l: Layout{{"3g.40gb", 0}, {"3g.40gb", 4}}},
+		"4x 1g.20gb":            {l: Layout{{"1g.20gb", 0}, {"1g.20gb", 2}, {"1g.20gb", 4}, {"1g.20gb", 6}}},
+		"empty":                 {l: nil},
+		"3g.40gb at slot 2":     {l: Layout{{"3g.40gb", 2}}, want: []string{"3g.40gb cannot start at memory slice 2 on H100-80GB (allowed start slots: 0,4)"}},
+		"1g.10gb at slot 7":     {l: Layout{{"1g.10gb", 7}}, want: []string{"cannot start at memory slice 7"}},
+		"overlap":               {l: Layout{{"4g.40gb", 0}, {"1g.10gb", 3}}, want: []string{"1g.10gb@3 overlaps 4g.40gb@0 on memory slice 3"}},
+		"two +me":               {l: Layout{{"1g.10gb+me", 0}, {"1g.10gb+me", 1}}, want: []string{"2 instances of 1g.10gb+me; an H100-80GB allows at most 1"}},
+		"unknown profile":       {l: Layout{{"1g.5gb", 0}}, want: []string{`H100-80GB has no MIG profile "1g.5gb"`}},
 		"every problem at once": {l: Layout{{"7g.80gb", 0}, {"1g.10gb", 0}, {"2g.20gb", 1}}, want: []string{"overlaps", "cannot start at memory slice 1", "uses 10 compute slices"}},
 	}
 	for name, tc := range cases {

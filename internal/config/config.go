@@ -22,7 +22,9 @@ const CurrentVersion = 1
 
 // Config is the whole of gpubridge's configuration.
 type Config struct {
-	Version   int       `json:"version"`
+	Version int `json:"version"`
+	// Cluster is Slurm's ClusterName. Empty takes the one slurmrestd
+	// serves; when set and different, commands refuse to write.
 	Cluster   string    `json:"cluster"`
 	SlurmRest SlurmRest `json:"slurmrest"`
 	Database  Database  `json:"database"`
@@ -105,7 +107,6 @@ func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String()
 func Default() Config {
 	return Config{
 		Version: CurrentVersion,
-		Cluster: "cluster",
 		SlurmRest: SlurmRest{
 			URL:     "http://127.0.0.1:6820",
 			User:    "root",
@@ -224,7 +225,7 @@ func (c Config) Validate() error {
 	if c.Version != CurrentVersion {
 		add("version", "is %d; this gpubridge reads version %d (set version: %d)", c.Version, CurrentVersion, CurrentVersion)
 	}
-	if !validName(c.Cluster) {
+	if c.Cluster != "" && !validName(c.Cluster) {
 		add("cluster", "%q is not a Slurm cluster name (letters, digits, '-' and '_'; set GPUBRIDGE_CLUSTER)", c.Cluster)
 	}
 	if u, err := url.Parse(c.SlurmRest.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -195,11 +195,14 @@ func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
 	t.Run("changed record becomes a correction revision", func(t *testing.T) {
 		s, c := newStore(t), cluster(t)
 		r := run(c, 7, 1, "acme", "pool", TS("2026-11-02 10:00:00"), TS("2026-11-02 11:00:00"), h100(2))
-		if _, err := s.ApplyBatch(ctx, c, asOf, batch("slurmdb", 0, 0, Measure(asOf, r))); err != nil {
+		win := func(r meter.Run) meter.Batch {
+			return batch("slurmdb", TS("2026-11-01 00:00:00"), TS("2026-12-01 00:00:00"), Measure(asOf, r))
+		}
+		if _, err := s.ApplyBatch(ctx, c, asOf, win(r)); err != nil {
 			t.Fatal(err)
 		}
 		r.End = TS("2026-11-02 10:30:00")
-		st, err := s.ApplyBatch(ctx, c, asOf, batch("slurmdb", 0, 0, Measure(asOf, r)))
+		st, err := s.ApplyBatch(ctx, c, asOf, win(r))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +219,7 @@ func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
 		}
 		// The tier changed: the old key is reversed, the new one added.
 		r.Partition = "ondemand"
-		if _, err := s.ApplyBatch(ctx, c, asOf, batch("slurmdb", 0, 0, Measure(asOf, r))); err != nil {
+		if _, err := s.ApplyBatch(ctx, c, asOf, win(r)); err != nil {
 			t.Fatal(err)
 		}
 		want := map[SumKey]int64{{nov, nov, "acme", meter.OnDemand, "h100", meter.KindUsage}: 3600}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Burst controller benchmark (`make bench`).
+#  1. One controller cycle with 10,000 pending (+2,000 running) jobs: the real
+#     slurmrest client, adapter and controller against a stand-in slurmrestd
+#     that serves the job JSON recorded from the testbed's slurmrestd 26.05,
+#     replicated. Prints wall time, REST reads/writes, peak RSS.
+#  2. The real list call on the testbed with BURST_BENCH_HELD held jobs
+#     (default 2000; sbatch --hold, one job each, so slurmctld holds that
+#     many job records), cancelled afterwards.
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+[ -f .testbed/env ] || { echo "burst bench: .testbed/env missing; run make testbed-up" >&2; exit 1; }
+# shellcheck disable=SC1091
+source .testbed/env
+export TMPDIR=${TMPDIR:-$PWD/.testbed/tmp}; mkdir -p "$TMPDIR"
+N=${BURST_BENCH_HELD:-2000}
+ACCT=b5bench
+IN=test/testbed/in-root.sh
+bin=$TMPDIR/burstbench
+go build -o "$bin" ./test/bench/burstbench
+
+echo "-- synthetic: one cycle, 10,000 pending jobs"
+"$bin" -pending 10000 -running 2000 -tenants 100 -reps 3
+
+echo "-- live: $N held jobs on the testbed"
+$IN sacctmgr -i add account $ACCT parent=root >/dev/null 2>&1 || true
+$IN sacctmgr -i add user alice account=$ACCT >/dev/null 2>&1 || true
+cleanup() { $IN scancel -A $ACCT >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+cleanup
+t0=$(date +%s.%N)
+$IN --user alice bash -c "for i in \$(seq $N); do sbatch --hold --parsable -A $ACCT -J b5bench --gres=gpu:h100:1 -t 5 -o /dev/null --wrap 'sleep 1' >/dev/null || exit 1; done"
+t1=$(date +%s.%N)
+printf '  submitted %d held jobs in %.1fs\n' "$N" "$(echo "$t1 - $t0" | bc)"
+"$bin" -live -reps 5
