@@ -14,6 +14,7 @@ var pure = []string{
 	"bridge/reserve/calendar",
 	"accounting/pricing",
 	"accounting/meter",
+	"gres/inventory",
 	"gres/mig",
 	"gres/conf",
 	"internal/config",

@@ -5,8 +5,8 @@
 #     that serves the job JSON recorded from the testbed's slurmrestd 26.05,
 #     replicated. Prints wall time, REST reads/writes, peak RSS.
 #  2. The real list call on the testbed with BURST_BENCH_HELD held jobs
-#     (default 2000; sbatch --hold, one job each, so slurmctld holds that
-#     many job records), cancelled afterwards.
+#     (default 2000, submitted --hold through slurmrestd, one job each so that
+#     slurmctld holds that many job records), cancelled afterwards.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 [ -f .testbed/env ] || { echo "burst bench: .testbed/env missing; run make testbed-up" >&2; exit 1; }
@@ -28,8 +28,4 @@ $IN sacctmgr -i add user alice account=$ACCT >/dev/null 2>&1 || true
 cleanup() { $IN scancel -A $ACCT >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 cleanup
-t0=$(date +%s.%N)
-$IN --user alice bash -c "for i in \$(seq $N); do sbatch --hold --parsable -A $ACCT -J b5bench --gres=gpu:h100:1 -t 5 -o /dev/null --wrap 'sleep 1' >/dev/null || exit 1; done"
-t1=$(date +%s.%N)
-printf '  submitted %d held jobs in %.1fs\n' "$N" "$(echo "$t1 - $t0" | bc)"
-"$bin" -live -reps 5
+"$bin" -live -reps 5 -submit "$N" -account $ACCT -user alice

@@ -15,23 +15,12 @@ tb_lock
 
 # ---- configuration (rendered first: its hash decides whether a running testbed is current) ----
 
-# gres.conf is written from this one place: test/testbed/etc/gres.conf when present (swap that
-# file for a generated one), else the built-in default below.
+# gres.conf is written from this one place: gpu-a's hand-written lines (test/testbed/etc/gres.conf)
+# followed by gpu-b's lines as `gpubridge gres generate` renders them from a recorded NVML inventory
+# (test/fixtures/gres/testbed-gpu-b.gres.conf; a unit test keeps that file equal to the command's
+# output, and TestGresOnTestbed checks that slurmd registers what it declares).
 write_gres_conf() {   # write_gres_conf DEST_FILE
-  local dest=$1 src=$TB_DIR/etc/gres.conf
-  if [[ -f $src ]]; then
-    cp "$src" "$dest"
-  else
-    cat >"$dest" <<'EOF'
-AutoDetect=off
-NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv0 Cores=0-1
-NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv1 Cores=2-3
-NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv2 Cores=4-5
-NodeName=gpu-a Name=gpu Type=h100 File=/dev/fakenv3 Cores=6-7
-NodeName=gpu-b Name=gpu Type=1g.10gb File=/dev/fakemig[0-6] Cores=0-3
-NodeName=gpu-b Name=gpu Type=3g.40gb File=/dev/fakemig[7-8] Cores=4-7
-EOF
-  fi
+  cat "$TB_DIR/etc/gres.conf" "$TB_DIR/../fixtures/gres/testbed-gpu-b.gres.conf" >"$1"
 }
 
 # Expand a gres.conf File= value: /dev/x[0-3,5] and comma lists.

@@ -50,10 +50,13 @@ func run() int {
 	heldPct := flag.Int("held-pct", 30, "synthetic: percent of pending jobs held by their tenant quota")
 	live := flag.Bool("live", false, "measure against the testbed's slurmrestd (GPUBRIDGE_SLURMREST_URL, GPUBRIDGE_SLURMREST_JWT_KEY)")
 	reps := flag.Int("reps", 3, "repetitions (the median is printed)")
+	submit := flag.Int("submit", 0, "live: first submit this many held jobs through slurmrestd")
+	account := flag.String("account", "b5bench", "live: account of the submitted jobs")
+	user := flag.String("user", "alice", "live: user of the submitted jobs")
 	flag.Parse()
 	ctx := context.Background()
 	if *live {
-		return liveBench(ctx, *reps)
+		return liveBench(ctx, *reps, *submit, *account, *user)
 	}
 	return syntheticBench(ctx, *pending, *running, *tenants, *heldPct, *reps)
 }
@@ -234,7 +237,7 @@ func syntheticBench(ctx context.Context, pending, running, ntenants, heldPct, re
 	return 0
 }
 
-func liveBench(ctx context.Context, reps int) int {
+func liveBench(ctx context.Context, reps, submit int, account, user string) int {
 	url, key := os.Getenv("GPUBRIDGE_SLURMREST_URL"), os.Getenv("GPUBRIDGE_SLURMREST_JWT_KEY")
 	if url == "" || key == "" {
 		fmt.Fprintln(os.Stderr, "burstbench -live: source .testbed/env first")
@@ -244,6 +247,14 @@ func liveBench(ctx context.Context, reps int) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "burstbench:", err)
 		return 1
+	}
+	if submit > 0 {
+		start := time.Now()
+		if err := submitHeld(ctx, cl.As(user), submit, account); err != nil {
+			fmt.Fprintln(os.Stderr, "burstbench: submit:", err)
+			return 1
+		}
+		fmt.Printf("  submitted %d held jobs through slurmrestd in %s\n", submit, time.Since(start).Round(100*time.Millisecond))
 	}
 	jobs := &slurmjobs.Jobs{Client: cl}
 	var walls []time.Duration
@@ -269,6 +280,35 @@ func liveBench(ctx context.Context, reps int) int {
 		cl.APIVersion(), n, pend, reps, median(walls).Round(time.Millisecond), st.Reads-base.Reads)
 	fmt.Printf("  peak_rss=%s\n", rss("VmHWM:"))
 	return 0
+}
+
+// submitHeld submits n held 1-GPU jobs, 8 at a time.
+func submitHeld(ctx context.Context, cl *slurmrest.Client, n int, account string) error {
+	ids := make(chan int, n)
+	for i := range n {
+		ids <- i
+	}
+	close(ids)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range ids {
+				if _, err := cl.SubmitJob(ctx, slurmrest.JobSpec{Name: "b5bench", Account: account, TRESPerNode: "gres/gpu:h100:1",
+					Script: "#!/bin/sh\nsleep 1\n", TimeLimitMinutes: 5, Hold: true, StdOut: "/dev/null"}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range 8 {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func median(ds []time.Duration) time.Duration {
