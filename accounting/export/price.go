@@ -157,7 +157,10 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 	for _, r := range rows {
 		s.Rows = append(s.Rows, *r)
 	}
-	slices.SortFunc(s.Rows, func(a, b Row) int { return compareKeys(a.Key, b.Key) })
+	// Accounts without a tenant come last, so they stand out.
+	slices.SortFunc(s.Rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(b2i(!a.HasTenant), b2i(!b.HasTenant)), compareKeys(a.Key, b.Key))
+	})
 	return s, nil
 }
 
@@ -165,6 +168,13 @@ func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Account, b.Account), cmp.Compare(a.Type, b.Type),
 		cmp.Compare(a.Tier, b.Tier), cmp.Compare(kindOrder(a.Kind), kindOrder(b.Kind)), cmp.Compare(a.Usage, b.Usage),
 		cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Basis, b.Basis))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func kindOrder(k meter.Kind) int {

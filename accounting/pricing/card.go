@@ -267,6 +267,9 @@ type Quote struct {
 // UnitPrice is the effective price per GPU-hour, rounded half away from
 // zero to 9 digits for display; amounts use the exact fraction.
 func (q Quote) UnitPrice() Price {
+	if q.Den <= 0 {
+		return 0
+	}
 	n := int64(q.PerHour) * q.Num
 	p := n / q.Den
 	if r := n % q.Den; 2*r >= q.Den {
@@ -291,7 +294,7 @@ func (c Card) Quote(typ string, tier meter.Tier, at int64) (Quote, error) {
 		ps := int64(cmp.Or(t.ParentSlices, DefaultParentSlices))
 		s := int64(cmp.Or(t.Slices, SlicesFromName(t.Name)))
 		return Quote{Type: typ, Tier: tier, PerHour: r.PerGPUHour, Num: s, Den: ps,
-			Basis: fmt.Sprintf("%s × %d/%d", t.Parent, s, ps), From: r.From}, nil
+			Basis: fmt.Sprintf("%s x %d/%d", t.Parent, s, ps), From: r.From}, nil
 	}
 	return Quote{}, fmt.Errorf("%w for %s (%s) on %s", ErrNoRate, typ, tier, time.Unix(at, 0).UTC().Format(time.DateOnly))
 }

@@ -38,6 +38,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerGres(a, root)
 	registerBurst(a, root, show)
 	registerTenants(a, root, show, add, modify, del)
+	registerAccounting(a, root)
 	return root
 }
 

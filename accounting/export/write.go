@@ -1,0 +1,268 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+)
+
+// Format is an export format.
+type Format string
+
+const (
+	CSV   Format = "csv"
+	JSON  Format = "json"
+	FOCUS Format = "focus"
+)
+
+// ParseFormat accepts csv, json or focus.
+func ParseFormat(s string) (Format, error) {
+	switch Format(s) {
+	case CSV, JSON, FOCUS:
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("format %q: want csv, json or focus", s)
+}
+
+// Options select what Write writes.
+type Options struct {
+	Format Format
+	// Detail adds job line items (one per ledger line) to the summary:
+	// CSV and FOCUS then hold line items instead of summary rows.
+	Detail bool
+}
+
+// Write prices the period and writes it to w. The lines are read once for
+// the summary (which finds missing rates before anything is written) and,
+// with Detail, once more in export order, streamed: memory does not grow
+// with the number of lines.
+func Write(ctx context.Context, w io.Writer, m Meta, lines Lines, o Options) error {
+	if m.Issuer == "" {
+		m.Issuer = "gpubridge"
+	}
+	s, err := Summarize(ctx, m, lines, false)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	switch o.Format {
+	case CSV:
+		err = writeCSV(ctx, bw, s, lines, o.Detail)
+	case JSON:
+		err = writeJSON(ctx, bw, s, lines, o.Detail)
+	case FOCUS:
+		err = writeFOCUS(ctx, bw, s, lines, o.Detail)
+	default:
+		err = fmt.Errorf("unknown format %q", o.Format)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// detail streams the priced lines in export order.
+func detail(ctx context.Context, m Meta, lines Lines, fn func(Item) error) error {
+	p := newPricer(m)
+	err := lines(ctx, true, func(l meter.Line) error {
+		it, priced, err := p.item(l)
+		if err != nil {
+			return err
+		}
+		if !priced {
+			return p.missing.Err() // Summarize found none; the ledger changed under us
+		}
+		return fn(it)
+	})
+	if err != nil {
+		return fmt.Errorf("export %s lines: %w", m.Period, err)
+	}
+	return nil
+}
+
+func rfc(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+func unixRFC(s int64) string { return rfc(time.Unix(s, 0)) }
+func i64(v int64) string     { return strconv.FormatInt(v, 10) }
+func status(m Meta) string {
+	if m.Closed {
+		return "closed"
+	}
+	return "open"
+}
+
+func rateString(r Row) string {
+	if r.Rate < 0 {
+		return ""
+	}
+	return r.Rate.String()
+}
+
+var summaryHeader = []string{"period", "status", "cluster", "tenant", "account", "gpu_type", "tier", "kind", "usage_period",
+	"gpu_seconds", "gpu_hours", "rate_per_gpu_hour", "rate_basis", "currency", "amount", "lines"}
+
+var detailHeader = []string{"period", "status", "cluster", "tenant", "account", "user", "job_id", "submit_time", "usage_period", "kind",
+	"revision", "tier", "gpu_type", "gpu_count", "start", "end", "gpu_seconds", "gpu_hours", "rate_per_gpu_hour", "rate_basis",
+	"currency", "amount"}
+
+func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
+	cw := csv.NewWriter(w)
+	m, minor := s.Meta, s.Meta.Card.Minor()
+	if !withDetail {
+		if err := cw.Write(summaryHeader); err != nil {
+			return err
+		}
+		for _, r := range s.Rows {
+			if err := cw.Write([]string{m.Period.String(), status(m), m.Cluster, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
+				r.Usage.String(), i64(r.GPUSeconds), GPUHours(r.GPUSeconds), rateString(r), r.Basis, m.Card.Currency,
+				r.Amount.Format(minor), strconv.Itoa(r.Lines)}); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	if err := cw.Write(detailHeader); err != nil {
+		return err
+	}
+	rec := make([]string, len(detailHeader))
+	err := detail(ctx, m, lines, func(it Item) error {
+		rec = append(rec[:0], m.Period.String(), status(m), m.Cluster, it.Tenant, it.Account, it.User,
+			strconv.FormatUint(uint64(it.Run.JobID), 10), unixRFC(it.Run.Submit), it.Period.String(), string(it.Kind()),
+			strconv.Itoa(it.Revision), string(it.Tier), it.Type, i64(it.Count), unixRFC(it.Start), unixRFC(it.End),
+			i64(it.GPUSeconds), GPUHours(it.GPUSeconds), it.Quote.UnitPrice().String(), it.Quote.Basis, m.Card.Currency,
+			it.Amount.Format(minor))
+		return cw.Write(rec)
+	})
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+type jsonRow struct {
+	Tenant      string `json:"tenant"`
+	HasTenant   bool   `json:"hasTenant"`
+	Account     string `json:"account"`
+	GPUType     string `json:"gpuType"`
+	Tier        string `json:"tier"`
+	Kind        string `json:"kind"`
+	UsagePeriod string `json:"usagePeriod"`
+	GPUSeconds  int64  `json:"gpuSeconds"`
+	GPUHours    string `json:"gpuHours"`
+	Rate        string `json:"ratePerGPUHour"`
+	RateBasis   string `json:"rateBasis"`
+	Amount      string `json:"amount"`
+	AmountMinor int64  `json:"amountMinor"`
+	Lines       int    `json:"lines"`
+}
+
+type jsonTenant struct {
+	Tenant      string `json:"tenant"`
+	HasTenant   bool   `json:"hasTenant"`
+	Account     string `json:"account"`
+	GPUSeconds  int64  `json:"gpuSeconds"`
+	GPUHours    string `json:"gpuHours"`
+	Amount      string `json:"amount"`
+	AmountMinor int64  `json:"amountMinor"`
+}
+
+type jsonLine struct {
+	Tenant      string `json:"tenant"`
+	Account     string `json:"account"`
+	User        string `json:"user"`
+	JobID       uint32 `json:"jobId"`
+	Submit      string `json:"submitTime"`
+	UsagePeriod string `json:"usagePeriod"`
+	Kind        string `json:"kind"`
+	Revision    int    `json:"revision"`
+	Tier        string `json:"tier"`
+	GPUType     string `json:"gpuType"`
+	GPUCount    int64  `json:"gpuCount"`
+	Start       string `json:"start"`
+	End         string `json:"end"`
+	GPUSeconds  int64  `json:"gpuSeconds"`
+	Rate        string `json:"ratePerGPUHour"`
+	RateBasis   string `json:"rateBasis"`
+	Amount      string `json:"amount"`
+	AmountMinor int64  `json:"amountMinor"`
+}
+
+// writeJSON writes one object; line items, when asked, are streamed into
+// its "lines" array.
+func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
+	m, minor := s.Meta, s.Meta.Card.Minor()
+	head := struct {
+		Period     string `json:"period"`
+		Status     string `json:"status"`
+		ClosedAt   string `json:"closedAt,omitempty"`
+		Cluster    string `json:"cluster"`
+		Currency   string `json:"currency"`
+		MinorUnits int    `json:"minorUnits"`
+	}{m.Period.String(), status(m), "", m.Cluster, m.Card.Currency, minor}
+	if m.Closed {
+		head.ClosedAt = rfc(m.ClosedAt)
+	}
+	hb, err := json.Marshal(head)
+	if err != nil {
+		return err
+	}
+	io.WriteString(w, string(hb[:len(hb)-1]))
+	rows := make([]jsonRow, 0, len(s.Rows))
+	for _, r := range s.Rows {
+		rows = append(rows, jsonRow{r.Tenant, r.HasTenant, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(),
+			r.GPUSeconds, GPUHours(r.GPUSeconds), rateString(r), r.Basis, r.Amount.Format(minor), int64(r.Amount), r.Lines})
+	}
+	var tenants []jsonTenant
+	for _, t := range s.Tenants() {
+		tenants = append(tenants, jsonTenant{t.Tenant, t.HasTenant, t.Account, t.GPUSeconds, GPUHours(t.GPUSeconds), t.Amount.Format(minor), int64(t.Amount)})
+	}
+	for _, part := range []struct {
+		key string
+		v   any
+	}{{"summary", rows}, {"tenants", tenants}, {"total", struct {
+		GPUSeconds  int64  `json:"gpuSeconds"`
+		GPUHours    string `json:"gpuHours"`
+		Amount      string `json:"amount"`
+		AmountMinor int64  `json:"amountMinor"`
+		Lines       int    `json:"lines"`
+	}{s.GPUSeconds, GPUHours(s.GPUSeconds), s.Amount.Format(minor), int64(s.Amount), s.Lines}}} {
+		b, err := json.Marshal(part.v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, ",%q:%s", part.key, b)
+	}
+	if withDetail {
+		io.WriteString(w, `,"lines":[`)
+		first := true
+		err := detail(ctx, m, lines, func(it Item) error {
+			b, err := json.Marshal(jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), it.Period.String(),
+				string(it.Kind()), it.Revision, string(it.Tier), it.Type, it.Count, unixRFC(it.Start), unixRFC(it.End), it.GPUSeconds,
+				it.Quote.UnitPrice().String(), it.Quote.Basis, it.Amount.Format(minor), int64(it.Amount)})
+			if err != nil {
+				return err
+			}
+			if !first {
+				io.WriteString(w, ",")
+			}
+			first = false
+			io.WriteString(w, "\n")
+			_, err = w.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		io.WriteString(w, "]")
+	}
+	_, err = io.WriteString(w, "}\n")
+	return err
+}

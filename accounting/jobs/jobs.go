@@ -1,0 +1,102 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/ingest"
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
+)
+
+// Ingest runs one incremental ingest per Run: from the watermark minus
+// the ingester's lookback to now.
+type Ingest struct {
+	Ingester *ingest.Ingester
+}
+
+// Name implements the daemon's Job.
+func (j *Ingest) Name() string { return "ingest" }
+
+// Run ingests new job records.
+func (j *Ingest) Run(ctx context.Context) error {
+	_, err := j.Ingester.Ingest(ctx, ingest.Window{})
+	return err
+}
+
+// ClosePeriod closes the period before the current one when it is still
+// open. It first re-reads that whole period and everything since (so
+// records slurmdbd wrote late are in), then closes it with the current
+// rate card and tenant labels. A period already closed is left alone. A
+// missing rate fails the run with the list of types; the period stays open
+// and the next run tries again.
+type ClosePeriod struct {
+	Cluster  string
+	Ingester *ingest.Ingester
+	Store    ledger.Store
+	// Tenants returns the current account → tenant labels.
+	Tenants func(ctx context.Context) (ledger.Labeler, error)
+	Clock   func() time.Time
+	Actor   string
+	Log     *slog.Logger
+}
+
+// Name implements the daemon's Job.
+func (j *ClosePeriod) Name() string { return "close-period" }
+
+// Run closes the previous period if needed.
+func (j *ClosePeriod) Run(ctx context.Context) error {
+	now := time.Now
+	if j.Clock != nil {
+		now = j.Clock
+	}
+	log := j.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := meter.PeriodOf(now()).Prev()
+	if _, closed, err := j.Store.Period(ctx, j.Cluster, p); err != nil {
+		return err
+	} else if closed {
+		log.Debug("period already closed", "period", p)
+		return nil
+	}
+	if _, err := j.Ingester.Ingest(ctx, ingest.Window{From: p.Start()}); err != nil {
+		return fmt.Errorf("close %s: re-read before closing: %w", p, err)
+	}
+	card, ok, err := j.Store.RateCard(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("close %s: %w: load one with `gpubridge load ratecard file=...`", p, ledger.ErrNoRateCard)
+	}
+	var labels ledger.Labeler
+	if j.Tenants != nil {
+		if labels, err = j.Tenants(ctx); err != nil {
+			return fmt.Errorf("close %s: tenants: %w", p, err)
+		}
+	}
+	actor := j.Actor
+	if actor == "" {
+		actor = "gpubridge serve"
+	}
+	rec, err := ledger.Close(ctx, j.Store, ledger.CloseRequest{Cluster: j.Cluster, Period: p, Now: now(), Actor: actor, Card: card, Tenants: labels})
+	if errors.Is(err, ledger.ErrAlreadyClosed) {
+		return nil
+	}
+	if err != nil {
+		var mre *pricing.MissingRatesError
+		if errors.As(err, &mre) {
+			log.Error("period cannot be closed: GPU types without a rate", "period", p, "err", err)
+		}
+		return err
+	}
+	log.Info("period closed", "period", p, "lines", rec.Lines, "gpuSeconds", rec.GPUSeconds,
+		"amount", rec.Amount.Format(card.Minor()), "currency", rec.Currency)
+	return nil
+}
