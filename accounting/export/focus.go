@@ -56,8 +56,9 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 	}
 	m := s.Meta
 	rec := make([]string, 0, len(focusColumns))
+	cache := focusCache{}
 	write := func(r focusRow) error {
-		rec = focusRecord(rec[:0], m, r)
+		rec = focusRecord(rec[:0], m, cache, r)
 		return cw.Write(rec)
 	}
 	if !withDetail {
@@ -86,44 +87,68 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 	return cw.Error()
 }
 
-func focusRecord(rec []string, m Meta, r focusRow) []string {
-	minor := m.Card.Minor()
-	cost := r.amount.Format(minor)
-	hours := GPUHours(r.gpuSeconds)
-	unit := r.unit.String()
-	class := ""
+// focusStatic is the part of a FOCUS row that depends only on the group
+// (account, type, tier, kind, usage period), computed once per group.
+type focusStatic struct {
+	class, subName, resType, tags, sku, desc, tenant, resID, resName string
+}
+
+type focusKey struct {
+	account, tenant, typ string
+	tier                 meter.Tier
+	kind                 meter.Kind
+	usage                meter.Period
+}
+
+type focusCache map[focusKey]*focusStatic
+
+func (c focusCache) get(m Meta, r focusRow) *focusStatic {
+	k := focusKey{r.account, r.tenant, r.typ, r.tier, r.kind, r.usage}
+	if v, ok := c[k]; ok {
+		return v
+	}
+	v := &focusStatic{subName: r.tenant, resType: "GPU", tenant: tenantTag(r)}
 	if r.kind == meter.KindAdjustment {
-		class = "Correction"
+		v.class = "Correction"
 	}
-	subName := r.tenant
 	if !r.hasTenant {
-		subName = r.account
+		v.subName = r.account
 	}
-	resType := "GPU"
 	if pricing.SlicesFromName(r.typ) > 0 {
-		resType = "MIG slice"
-	}
-	resID, resName := m.Cluster+"/"+r.account+"/"+r.typ, r.typ+" GPUs of account "+r.account
-	if r.job != "" {
-		resID = m.Cluster + "/job/" + r.job + "@" + i64(r.submit)
-		resName = "job " + r.job
+		v.resType = "MIG slice"
 	}
 	tags, _ := json.Marshal(map[string]string{"gpubridge/tier": string(r.tier), "gpubridge/gpu-type": r.typ, "gpubridge/account": r.account,
-		"gpubridge/tenant": tenantTag(r)})
-	sku := "gpu-" + r.typ + "-" + string(r.tier)
-	skuPrice := sku + "-" + unit
+		"gpubridge/tenant": v.tenant})
+	v.tags = string(tags)
+	v.sku = "gpu-" + r.typ + "-" + string(r.tier)
+	v.desc = r.typ + " GPU-hours, " + string(r.tier) + " tier, account " + r.account
+	switch r.kind {
+	case meter.KindAdjustment:
+		v.desc += ", adjustment for " + r.usage.String()
+	case meter.KindAccrual:
+		v.desc += ", accrued (job still running)"
+	}
+	v.resID, v.resName = m.Cluster+"/"+r.account+"/"+r.typ, r.typ+" GPUs of account "+r.account
+	if len(c) < 1<<16 {
+		c[k] = v
+	}
+	return v
+}
+
+func focusRecord(rec []string, m Meta, c focusCache, r focusRow) []string {
+	st := c.get(m, r)
+	cost := r.amount.Format(m.Card.Minor())
+	hours := GPUHours(r.gpuSeconds)
+	unit := r.unit.String()
+	resID, resName := st.resID, st.resName
+	skuPrice := st.sku + "-" + unit
 	if r.rateFrom != "" {
-		skuPrice = sku + "-" + r.rateFrom
-	}
-	desc := r.typ + " GPU-hours, " + string(r.tier) + " tier, account " + r.account
-	if r.kind == meter.KindAdjustment {
-		desc += ", adjustment for " + r.usage.String()
-	}
-	if r.kind == meter.KindAccrual {
-		desc += ", accrued (job still running)"
+		skuPrice = st.sku + "-" + r.rateFrom
 	}
 	job, submit, rev, user, count := "", "", "", "", ""
 	if r.job != "" {
+		resID = m.Cluster + "/job/" + r.job + "@" + i64(r.submit)
+		resName = "job " + r.job
 		job, submit, rev, user, count = r.job, unixRFC(r.submit), strconv.Itoa(r.revision), r.user, i64(r.count)
 	}
 	return append(rec,
@@ -135,8 +160,8 @@ func focusRecord(rec []string, m Meta, r focusRow) []string {
 		unixRFC(m.Period.EndUnix()),   // BillingPeriodEnd
 		unixRFC(m.Period.StartUnix()), // BillingPeriodStart
 		"Usage",                       // ChargeCategory
-		class,                         // ChargeClass
-		desc,                          // ChargeDescription
+		st.class,                      // ChargeClass
+		st.desc,                       // ChargeDescription
 		"Usage-Based",                 // ChargeFrequency
 		unixRFC(r.chargeEnd),          // ChargePeriodEnd
 		unixRFC(r.chargeStart),        // ChargePeriodStart
@@ -157,15 +182,15 @@ func focusRecord(rec []string, m Meta, r focusRow) []string {
 		"", "",      // RegionId, RegionName
 		resID,                 // ResourceId
 		resName,               // ResourceName
-		resType,               // ResourceType
+		st.resType,            // ResourceType
 		"Compute",             // ServiceCategory
 		"GPU compute (Slurm)", // ServiceName
-		sku,                   // SkuId
+		st.sku,                // SkuId
 		skuPrice,              // SkuPriceId
 		r.account,             // SubAccountId
-		subName,               // SubAccountName
-		string(tags),          // Tags
-		m.Cluster, tenantTag(r), r.typ, string(r.tier), string(r.kind), r.usage.String(), i64(r.gpuSeconds), r.basis,
+		st.subName,            // SubAccountName
+		st.tags,               // Tags
+		m.Cluster, st.tenant, r.typ, string(r.tier), string(r.kind), r.usage.String(), i64(r.gpuSeconds), r.basis,
 		job, submit, rev, user, count,
 	)
 }

@@ -14,7 +14,7 @@ import (
 
 // Lines streams the lines of one period (ledger lines booked in it and,
 // for an open period, its accruals). ordered asks for the export order:
-// account, job id, submit time, usage period, tier, type, revision.
+// job id, submit time, usage period, tier, type, revision.
 type Lines func(ctx context.Context, ordered bool, fn func(meter.Line) error) error
 
 // Labeler names an account's tenant (a tenant's Slurm account has its

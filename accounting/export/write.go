@@ -214,7 +214,7 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 	if err != nil {
 		return err
 	}
-	io.WriteString(w, string(hb[:len(hb)-1]))
+	w.Write(hb[:len(hb)-1])
 	rows := make([]jsonRow, 0, len(s.Rows))
 	for _, r := range s.Rows {
 		rows = append(rows, jsonRow{r.Tenant, r.HasTenant, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(),

@@ -21,7 +21,7 @@ type Ledger interface {
 
 // Defaults of an Ingester.
 const (
-	DefaultBatchRuns = 2000
+	DefaultBatchRuns = 10000
 	DefaultLookback  = 24 * time.Hour
 	DefaultLockWait  = 30 * time.Second
 )

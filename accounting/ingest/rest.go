@@ -54,25 +54,11 @@ func (s *REST) list(ctx context.Context, from, to int64) ([]slurmrest.DBJob, err
 	})
 }
 
-// Read implements Source. The REST API offers no snapshot: the running runs
-// are read first, then the windows; a run that ends in between is counted
-// at the next ingest (it is in neither list now, never in both).
+// Read implements Source. The REST API offers no snapshot, so the windows
+// of finished runs are read first and the running runs last: a run that
+// ends meanwhile is read as finished (or, ending after its window was read,
+// at the next ingest), never as both.
 func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
-	// Runs running at q.To: the records active in the last second.
-	jobs, err := s.list(ctx, q.To-1, q.To)
-	if err != nil {
-		return err
-	}
-	var running []meter.Run
-	for _, j := range jobs {
-		if r := s.run(j); r.Start > 0 && r.End == 0 && r.Start <= q.To {
-			running = append(running, r)
-		}
-	}
-	slices.SortFunc(running, func(a, b meter.Run) int { return a.Key.Compare(b.Key) })
-	if err := h.Running(running); err != nil {
-		return err
-	}
 	w := int64(cmp.Or(s.Window, time.Hour) / time.Second)
 	minW, maxW := max(int64(s.MinWindow/time.Second), 1), max(int64(s.MaxWindow/time.Second), 1)
 	maxJobs := cmp.Or(s.MaxJobs, 5000)
@@ -112,7 +98,19 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 			w = min(w*2, maxW)
 		}
 	}
-	return nil
+	// Runs running at q.To: the records active in its last second.
+	jobs, err := s.list(ctx, q.To-1, q.To)
+	if err != nil {
+		return err
+	}
+	var running []meter.Run
+	for _, j := range jobs {
+		if r := s.run(j); r.Start > 0 && r.End == 0 && r.Start <= q.To {
+			running = append(running, r)
+		}
+	}
+	slices.SortFunc(running, func(a, b meter.Run) int { return a.Key.Compare(b.Key) })
+	return h.Running(running)
 }
 
 func (s *REST) run(j slurmrest.DBJob) meter.Run {

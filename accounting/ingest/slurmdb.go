@@ -118,7 +118,8 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 	// which keeps the query on the text protocol: no prepare round trip,
 	// and every column arrives as bytes we parse without conversions.
 	query := "SELECT " + jobCols + " FROM " + table + " t WHERE t.time_end >= " + strconv.FormatInt(q.From, 10) +
-		" AND t.time_end < " + strconv.FormatInt(q.To, 10) + " ORDER BY t.time_end, t.job_db_inx"
+		" AND t.time_end < " + strconv.FormatInt(q.To, 10) + " AND t.time_start > 0 AND " + lk.gpus.filter() +
+		" ORDER BY t.time_end, t.job_db_inx"
 	return s.scan(ctx, tx, lk, query, func(r meter.Run, inx uint64) error {
 		if r.End == q.From && inx <= q.After {
 			return nil // written before an interruption

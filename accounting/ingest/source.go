@@ -11,10 +11,12 @@ type Source interface {
 	// Name identifies the source; each has its own watermark.
 	Name() string
 	// Read delivers, from a view of the job records as consistent as the
-	// source allows: first (once) every run still running as of q.To, then
-	// every run that ended in [q.From, q.To), in end-time order with a
-	// tie-break, skipping runs that ended at q.From with a tie-break <=
-	// q.After. Runs without GPUs may be delivered; they cost nothing.
+	// source allows: once, every run still running as of q.To (before or
+	// after the finished runs: a source without snapshots reads them last,
+	// so a run that ends meanwhile is finished, never both), and every run
+	// that ended in [q.From, q.To), in end-time order with a tie-break,
+	// skipping runs that ended at q.From with a tie-break <= q.After. Runs
+	// without GPUs may be delivered; they cost nothing.
 	Read(ctx context.Context, q Query, h Handler) error
 }
 
@@ -26,7 +28,8 @@ type Query struct {
 
 // Handler receives what a Source reads.
 type Handler struct {
-	// Running is called once with every run still running.
+	// Running is called once with every run still running. It may run
+	// while earlier finished runs are still being written.
 	Running func(runs []meter.Run) error
 	// Finished is called for each finished run, in order; tie is the
 	// source's tie-break among runs with the same end (0 if it has none).

@@ -180,7 +180,7 @@ func TestSyntheticLedger(t *testing.T) {
 	like := "m4syn-%"
 	check := func(step string, asOf int64) {
 		t.Helper()
-		want := acctest.Reference(t, ro, env.Cluster, like, per("2031-01"), per("2031-03"), asOf)
+		want := acctest.Reference(t, ro, env.Cluster, like, per("2031-01"), per("2031-03"), asOf, 0)
 		if len(want) == 0 {
 			t.Fatalf("%s: the reference is empty", step)
 		}

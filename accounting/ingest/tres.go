@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
@@ -31,6 +32,29 @@ func newGPUTRES(rows map[int64]string) gpuTRES {
 		g.lo, g.hi = min(g.lo, id), max(g.hi, id)
 	}
 	return g
+}
+
+// filter is an SQL condition on t.tres_alloc that keeps the rows holding
+// any GPU TRES, so the server sends only rows that can cost something
+// (ids are integers from tres_table, formatted into the text). The Go side
+// still decides what each row holds.
+func (g gpuTRES) filter() string {
+	var ids []int64
+	if g.untyped != 0 {
+		ids = append(ids, g.untyped)
+	}
+	for id := range g.typed {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return "FALSE"
+	}
+	slices.Sort(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = "CONCAT(',', t.tres_alloc) LIKE '%," + strconv.FormatInt(id, 10) + "=%'"
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
 }
 
 // maxCount rejects Slurm's NO_VAL style markers (e.g. 18446744073709551614).

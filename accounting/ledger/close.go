@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
@@ -66,9 +67,9 @@ func Close(ctx context.Context, s Store, req CloseRequest) (PeriodRecord, error)
 	if err != nil {
 		return PeriodRecord{}, err
 	}
-	if through := st.IngestedThrough(); through < p.EndUnix() || st.AccrualsAsOf < p.EndUnix() {
-		return PeriodRecord{}, fmt.Errorf("close %s: %w: finished runs are ingested through %s and running runs were read at %s; both must be at or after %s (run `gpubridge ingest` first)",
-			p, ErrNotIngested, fmtUnix(through), fmtUnix(st.AccrualsAsOf), p.End().Format(time.RFC3339))
+	if !coverage(st.Coverage).covers(p.StartUnix(), p.EndUnix()) || st.AccrualsAsOf < p.EndUnix() {
+		return PeriodRecord{}, fmt.Errorf("close %s: %w: the finished runs ingested so far cover %s and running runs were read at %s; the whole period must be covered and the running runs read after its end (run `gpubridge ingest from=%s` first)",
+			p, ErrNotIngested, fmtCoverage(st.Coverage), fmtUnix(st.AccrualsAsOf), p.Start().Format(time.DateOnly))
 	}
 	rec := PeriodRecord{Cluster: req.Cluster, Period: p, ClosedAt: req.Now.UTC().Truncate(time.Microsecond), ClosedBy: req.Actor,
 		Currency: req.Card.Currency, Snapshot: Snapshot{Card: req.Card, Tenants: map[string]string{}}}
@@ -111,4 +112,15 @@ func fmtUnix(t int64) string {
 		return "never"
 	}
 	return time.Unix(t, 0).UTC().Format(time.RFC3339)
+}
+
+func fmtCoverage(c [][2]int64) string {
+	if len(c) == 0 {
+		return "nothing"
+	}
+	var parts []string
+	for _, r := range c {
+		parts = append(parts, fmtUnix(r[0])+".."+fmtUnix(r[1]))
+	}
+	return strings.Join(parts, ", ")
 }

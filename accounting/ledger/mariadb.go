@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,22 +74,78 @@ func multiInsert(table, cols string, ncols, n int) string {
 	return s
 }
 
+// insertLines writes lines in multi-row INSERTs of literal values (the text
+// protocol: no prepare round trip, no per-argument conversion). Strings are
+// written as plain quoted literals when they hold only safe characters and
+// as hex literals otherwise, so no escaping rule or SQL mode matters.
 func insertLines(ctx context.Context, tx q, cluster string, writtenAt int64, lines []meter.Line, st *meter.WriteStats) error {
-	args := make([]any, 0, min(len(lines), rowsPerInsert)*15)
+	const head = "INSERT INTO usage_ledger (" + lineCols + ") VALUES "
+	buf := make([]byte, 0, 256*min(len(lines), rowsPerInsert)+len(head))
+	var pc [2][]byte
 	for len(lines) > 0 {
 		n := min(len(lines), rowsPerInsert)
-		args = args[:0]
-		for _, l := range lines[:n] {
-			args = append(args, cluster, l.Run.JobID, l.Run.Submit, l.Period.String(), string(l.Tier), l.Type, l.Revision,
-				l.Booked.String(), l.Account, l.User, l.Count, l.Start, l.End, l.GPUSeconds, writtenAt)
+		b := append(buf[:0], head...)
+		for i, l := range lines[:n] {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			pc[0], pc[1] = appendPeriod(pc[0][:0], l.Period), appendPeriod(pc[1][:0], l.Booked)
+			b = append(b, '(')
+			b = appendStr(b, cluster)
+			b = append(b, ',')
+			b = strconv.AppendUint(b, uint64(l.Run.JobID), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, l.Run.Submit, 10)
+			b = append(b, ",'"...)
+			b = append(b, pc[0]...)
+			b = append(b, "',"...)
+			b = appendStr(b, string(l.Tier))
+			b = append(b, ',')
+			b = appendStr(b, l.Type)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(l.Revision), 10)
+			b = append(b, ",'"...)
+			b = append(b, pc[1]...)
+			b = append(b, "',"...)
+			b = appendStr(b, l.Account)
+			b = append(b, ',')
+			b = appendStr(b, l.User)
+			for _, v := range [...]int64{l.Count, l.Start, l.End, l.GPUSeconds, writtenAt} {
+				b = append(b, ',')
+				b = strconv.AppendInt(b, v, 10)
+			}
+			b = append(b, ')')
 			countLine(l, st)
 		}
-		if _, err := tx.ExecContext(ctx, multiInsert("usage_ledger", lineCols, 15, n), args...); err != nil {
+		buf = b
+		if _, err := tx.ExecContext(ctx, string(b)); err != nil {
 			return fmt.Errorf("insert %d ledger lines: %w", n, err)
 		}
 		lines = lines[n:]
 	}
 	return nil
+}
+
+// appendPeriod writes "YYYY-MM".
+func appendPeriod(b []byte, p meter.Period) []byte {
+	y, m := p.Year(), int(p.Month())
+	return append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-', byte('0'+m/10), byte('0'+m%10))
+}
+
+// appendStr writes s as an SQL string literal: 'abc' when every byte is a
+// letter, digit or one of . _ - : @ + and space, else X'616263'.
+func appendStr(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._-:@+ ", c) >= 0) {
+			b = append(b, "X'"...)
+			b = hex.AppendEncode(b, []byte(s))
+			return append(b, '\'')
+		}
+	}
+	b = append(b, '\'')
+	b = append(b, s...)
+	return append(b, '\'')
 }
 
 func loadClosed(ctx context.Context, tx q, cluster string) (booker, error) {
@@ -384,7 +441,7 @@ func (d *DB) Lines(ctx context.Context, cluster string, lq LineQuery, fn func(me
 
 // Accruals implements Store.
 func (d *DB) Accruals(ctx context.Context, cluster string, lq LineQuery, fn func(meter.Line) error) error {
-	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, 0, usage_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_accrual WHERE cluster = ? AND usage_period = ?"
+	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, 0 AS revision, usage_period AS booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_accrual WHERE cluster = ? AND usage_period = ?"
 	return d.stream(ctx, cluster, query, false, lq, fn)
 }
 
@@ -396,7 +453,7 @@ func (d *DB) stream(ctx context.Context, cluster, query string, final bool, lq L
 		args = append(args, lq.Account)
 	}
 	if lq.Ordered {
-		query += " ORDER BY account, job_id, submit_time, usage_period, tier, gpu_type, revision"
+		query += " ORDER BY job_id, submit_time, usage_period, tier, gpu_type, revision"
 	}
 	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {

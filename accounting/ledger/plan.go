@@ -130,3 +130,13 @@ func (c coverage) add(from, to int64) coverage {
 	}
 	return out
 }
+
+// covers reports whether c holds all of [from, to).
+func (c coverage) covers(from, to int64) bool {
+	for _, r := range c {
+		if r[0] <= from && to <= r[1] {
+			return true
+		}
+	}
+	return to <= from
+}

@@ -48,8 +48,8 @@ type LineQuery struct {
 	Booked meter.Period
 	// Account, when not empty, keeps only that account's lines.
 	Account string
-	// Ordered asks for the export order: account, job id, submit time,
-	// usage period, tier, type, revision. Unordered is faster.
+	// Ordered asks for the export order: job id, submit time, usage
+	// period, tier, type, revision. Unordered is faster.
 	Ordered bool
 }
 

@@ -14,11 +14,17 @@ var ErrConflict = errors.New("conflict with Slurm objects not managed by gpubrid
 // Compute reads the cluster (three bulk reads, plus one read of jobs when
 // something is to be removed) and returns the plan for tenants.
 func Compute(ctx context.Context, r Reader, tenants []tenant.Tenant, n tenant.Naming) (*Plan, error) {
+	return ComputeScoped(ctx, r, tenants, n, nil)
+}
+
+// ComputeScoped is Compute limited to removing the tenants scope accepts
+// (see Input.Scope).
+func ComputeScoped(ctx context.Context, r Reader, tenants []tenant.Tenant, n tenant.Naming, scope func(string) bool) (*Plan, error) {
 	st, err := r.ReadState(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read cluster state: %w", err)
 	}
-	in := Input{Tenants: tenants, Naming: n, State: st}
+	in := Input{Tenants: tenants, Naming: n, State: st, Scope: scope}
 	if accts := NeedJobs(in); len(accts) > 0 {
 		jobs, err := r.ActiveJobs(ctx, accts)
 		if err != nil {
@@ -46,7 +52,6 @@ func Apply(ctx context.Context, w Writer, p *Plan) error {
 	}{
 		{"create or modify QOS", len(p.w.qos), func() error { return w.PutQOS(ctx, p.w.qos) }},
 		{"create accounts", len(p.w.createAccts), func() error { return w.CreateAccounts(ctx, p.w.createAccts) }},
-		{"modify accounts", len(p.w.modifyAccts), func() error { return w.ModifyAccounts(ctx, p.w.modifyAccts) }},
 		{"create users", len(p.w.createUsers), func() error { return w.CreateUsers(ctx, p.w.createUsers) }},
 		{"create or modify user associations", len(p.w.putAssocs), func() error { return w.PutAssocs(ctx, p.w.putAssocs) }},
 		{"change default accounts", len(p.w.setDefaults), func() error { return w.SetDefaultAccounts(ctx, p.w.setDefaults) }},
@@ -55,6 +60,9 @@ func Apply(ctx context.Context, w Writer, p *Plan) error {
 		{"delete accounts", len(p.w.deleteAccts), func() error { return w.DeleteAccounts(ctx, p.w.deleteAccts) }},
 		{"delete user associations", len(p.w.deleteAssocs), func() error { return w.DeleteAssocs(ctx, p.w.deleteAssocs) }},
 		{"delete QOS", len(p.w.deleteQOS), func() error { return w.DeleteQOS(ctx, p.w.deleteQOS) }},
+		// Last: nothing depends on descriptions, and a client that cannot
+		// change them must not hold back the rest.
+		{"modify accounts", len(p.w.modifyAccts), func() error { return w.ModifyAccounts(ctx, p.w.modifyAccts) }},
 	}
 	for _, s := range steps {
 		if s.n == 0 {

@@ -12,8 +12,9 @@ import (
 // the account's description and organization, its users (user
 // associations), its admins (coordinators) and, when a QOS of the tenant's
 // QOS name exists, its quota (typed GPU, cpu and mem entries of GrpTRES).
-// The tenants are marked Adopted, so the next apply may modify their
-// objects and marks them. Notes say what could not be carried over.
+// Accounts that gpubridge did not create are marked Adopted: the store
+// records that gpubridge owns them now (their description stays as it is).
+// Notes say what could not be carried over.
 func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, notes []string, err error) {
 	accts := map[string]Account{}
 	for _, a := range st.Accounts {
@@ -30,13 +31,19 @@ func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, note
 			missing = append(missing, name)
 			continue
 		}
-		t := tenant.Tenant{Name: name, State: tenant.Active, Adopted: true}
-		t.Description = tenant.Unmark(a.Description)
-		if t.Description == "tenant "+name || t.Description == name {
-			t.Description = ""
-		}
-		if a.Organization != name {
-			t.Organization = a.Organization
+		// An account gpubridge created (marked) comes back as it was; any
+		// other is adopted and keeps its description and organization.
+		t := tenant.Tenant{Name: name, State: tenant.Active, Adopted: !tenant.IsMarked(a.Description)}
+		if t.Adopted {
+			t.Description, t.Organization = a.Description, a.Organization
+		} else {
+			t.Description = tenant.Unmark(a.Description)
+			if t.Description == tenant.DefaultDescription {
+				t.Description = ""
+			}
+			if a.Organization != tenant.DefaultOrganization {
+				t.Organization = a.Organization
+			}
 		}
 		for _, as := range st.Assocs {
 			if as.Account == name {

@@ -139,6 +139,10 @@ type Input struct {
 	// says whether they were read (when not, nothing is removed).
 	Jobs     []JobCount
 	JobsRead bool
+	// Scope, when set, limits which gpubridge-marked accounts and QOS
+	// (by tenant name) this plan may remove: a scratch store (a benchmark,
+	// a test) must not remove the tenants of the real one. Nil: all.
+	Scope func(tenant string) bool
 }
 
 type jobTally struct{ running, pending int }
@@ -200,6 +204,10 @@ func plan(in Input, p *Plan) []string {
 	adopted := map[string]bool{}
 	waitingAccounts := map[string]bool{}
 	for _, t := range in.Tenants {
+		if t.Adopted { // owned through the store, deleting or not
+			adopted[t.Name] = true
+			adopted[KindQOS+"/"+in.Naming.QOSName(t.Name)] = true
+		}
 		if t.IsDeleting() {
 			if !canRemove(KindAccount, t.Name, t.Name, acctJobs[t.Name], "tenant is being deleted; new submissions are blocked") {
 				keep = append(keep, t)
@@ -210,10 +218,6 @@ func plan(in Input, p *Plan) []string {
 			continue
 		}
 		keep = append(keep, t)
-		if t.Adopted {
-			adopted[t.Name] = true
-			adopted[KindQOS+"/"+in.Naming.QOSName(t.Name)] = true
-		}
 	}
 	want := tenant.Project(keep, in.Naming)
 
@@ -315,7 +319,7 @@ func plan(in Input, p *Plan) []string {
 	var goneAccts []string
 	removingAcct := map[string]bool{}
 	for _, a := range in.State.Accounts {
-		if wantAcct[a.Name] || !tenant.IsMarked(a.Description) {
+		if wantAcct[a.Name] || !tenant.IsMarked(a.Description) && !adopted[a.Name] || (in.Scope != nil && !in.Scope(a.Name)) {
 			continue
 		}
 		if !canRemove(KindAccount, a.Name, a.Name, acctJobs[a.Name], "no tenant wants this gpubridge account") {
@@ -463,10 +467,11 @@ func plan(in Input, p *Plan) []string {
 	// gpubridge's QOS that no tenant wants (a tenant QOS waits for its
 	// account's jobs).
 	for _, q := range in.State.QOS {
-		if wantQOS[q.Name] || !tenant.IsMarked(q.Description) || q.Name == in.Naming.OnDemandQOS {
+		if wantQOS[q.Name] || !tenant.IsMarked(q.Description) && !adopted[KindQOS+"/"+q.Name] || q.Name == in.Naming.OnDemandQOS {
 			continue
 		}
-		if owner, ok := strings.CutPrefix(q.Name, in.Naming.QOSPrefix); ok && waitingAccounts[owner] {
+		owner, ok := strings.CutPrefix(q.Name, in.Naming.QOSPrefix)
+		if ok && waitingAccounts[owner] || in.Scope != nil && (!ok || !in.Scope(owner)) {
 			continue
 		}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindQOS, Name: q.Name})

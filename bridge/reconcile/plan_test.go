@@ -62,7 +62,7 @@ func TestPlanLines(t *testing.T) {
 			want: []string{
 				"+ qos acme  GrpTRES=gres/gpu:1g.10gb=2,gres/gpu:h100=2",
 				"+ qos ondemand  shared on-demand QOS",
-				`+ account acme  parent=root Description="gpubridge: Acme ML" Organization=acme`,
+				`+ account acme  parent=root Description="gpubridge: Acme ML" Organization=gpubridge`,
 				"+ coordinator alice (acme)",
 				"+ user alice (acme)  QOS=acme,ondemand DefaultQOS=acme",
 				"+ user bob (acme)  QOS=acme,ondemand DefaultQOS=acme",
@@ -372,11 +372,33 @@ func TestImport(t *testing.T) {
 	if !again.Empty() {
 		t.Errorf("plan after adopting apply: %v", lines(again))
 	}
-	// Once marked, the objects stay gpubridge's even without the flag.
-	ts[0].Adopted = false
-	again, _ = reconcile.Compute(context.Background(), cl, ts, naming)
-	if !again.Empty() || again.Err() != nil {
-		t.Errorf("plan after marking: %v %v", lines(again), again.Err())
+	// The adopted account keeps its description; its QOS is marked.
+	st2, _ := cl.ReadState(context.Background())
+	for _, a := range st2.Accounts {
+		if a.Name == "physics" && a.Description != "Physics dept" {
+			t.Errorf("adopted account description = %q", a.Description)
+		}
+	}
+	if q, _ := cl.QOS("physics"); !tenant.IsMarked(q.Description) {
+		t.Errorf("adopted QOS description = %q; want the marker", q.Description)
+	}
+	// An account gpubridge created comes back as it was (store lost).
+	mustApply(t, cl, append(ts, tenant.Tenant{Name: "lost", Description: "Lost team", Users: []string{"zed"}, State: tenant.Active}))
+	st3, _ := cl.ReadState(context.Background())
+	back, _, err := reconcile.Import(st3, []string{"lost"}, naming)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]tenant.Tenant{{Name: "lost", Description: "Lost team", Users: []string{"zed"}, State: tenant.Active}}, back); diff != "" {
+		t.Errorf("re-imported gpubridge tenant (-want +got):\n%s", diff)
+	}
+	// Deleting an adopted tenant removes its objects although they carry no
+	// marker: the store says they are gpubridge's.
+	gone := ts[0].Clone()
+	gone.State = tenant.Deleting
+	p, _ = reconcile.Compute(context.Background(), cl, []tenant.Tenant{gone, back[0]}, naming)
+	if diff := cmp.Diff([]string{"- user xia (physics)", "- user zed (physics)", "~ user zed  DefaultAccount physics -> lost", "- account physics", "- qos physics"}, lines(p)); diff != "" {
+		t.Errorf("deleting an adopted tenant (-want +got):\n%s", diff)
 	}
 	if _, _, err := reconcile.Import(st, []string{"nosuch"}, naming); err == nil {
 		t.Error("importing a missing account did not fail")
@@ -401,5 +423,21 @@ func TestApplyStopsAtFirstFailure(t *testing.T) {
 	again, _ := reconcile.Compute(context.Background(), cl, []tenant.Tenant{acme()}, naming)
 	if !again.Empty() {
 		t.Errorf("after recovery: %v", lines(again))
+	}
+}
+
+// TestScope: a scratch store (bench, test) never removes the real store's
+// tenants, only its own.
+func TestScope(t *testing.T) {
+	cl := &reconciletest.Cluster{}
+	mustApply(t, cl, []tenant.Tenant{acme(), {Name: "benchx", Users: []string{"zoe"}, State: tenant.Active}})
+	scope := func(n string) bool { return strings.HasPrefix(n, "bench") }
+	p, err := reconcile.ComputeScoped(context.Background(), cl, nil, naming, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"- user zoe (benchx)", "- account benchx", "- qos benchx"}
+	if diff := cmp.Diff(want, lines(p)); diff != "" {
+		t.Errorf("scoped plan (-want +got):\n%s", diff)
 	}
 }

@@ -27,7 +27,10 @@ type Reconciler struct {
 	// (tenant.Guard) and reports whether it changed.
 	WriteGuard func(data []byte) (bool, error)
 	// Actor is written to the audit log for store changes.
-	Actor  string
+	Actor string
+	// Scope limits removals to these tenants' objects (see Input.Scope);
+	// nil for the real store.
+	Scope  func(tenant string) bool
 	Logger *slog.Logger
 }
 
@@ -38,7 +41,7 @@ func (r *Reconciler) Plan(ctx context.Context) (*Plan, []tenant.Tenant, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := Compute(ctx, r.Cluster, ts, r.Naming)
+	p, err := ComputeScoped(ctx, r.Cluster, ts, r.Naming, r.Scope)
 	if err != nil {
 		return nil, nil, err
 	}

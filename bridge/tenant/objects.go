@@ -11,10 +11,11 @@ import (
 // gpubridge creates: "gpubridge: Acme ML research". It is how gpubridge
 // tells its own objects from the site's, in Slurm itself, where every
 // admin sees it (`sacctmgr show account`), and it survives the loss of
-// gpubridge's database: gpubridge modifies or deletes only marked objects
-// (and the user associations and coordinators of marked accounts), except
-// objects of a tenant adopted by `gpubridge import`, which the next apply
-// marks.
+// gpubridge's database (`gpubridge import --marked` recovers the tenants).
+// gpubridge modifies or deletes only marked objects (and the user
+// associations and coordinators of marked accounts), and the objects of
+// tenants adopted by `gpubridge import`, whose ownership the store records
+// (their accounts keep the description they had; their QOS get marked).
 const Marker = "gpubridge:"
 
 // IsMarked reports whether a Slurm description carries the Marker.
@@ -117,21 +118,37 @@ type Objects struct {
 	Coords   []Coord
 }
 
-// AccountDescription is what the Slurm account's description holds.
+// DefaultDescription and DefaultOrganization fill the Slurm account's
+// description and organization (Slurm requires both) when the tenant has
+// none. They are the same for every tenant on purpose: slurmrestd creates
+// accounts with one request per distinct description and organization, so
+// a thousand tenants without them are created in one request.
+const (
+	DefaultDescription  = "tenant"
+	DefaultOrganization = "gpubridge"
+)
+
+// AccountDescription is what the Slurm account's description holds: the
+// Marker and the tenant's description; for an adopted tenant, its
+// description as it was in Slurm (the store records the ownership).
 func AccountDescription(t Tenant) string {
+	if t.Adopted && t.Description != "" {
+		return t.Description
+	}
 	d := t.Description
 	if d == "" {
-		d = "tenant " + t.Name
+		d = DefaultDescription
 	}
 	return Marker + " " + d
 }
 
-// Organization is the Slurm account's organization (Slurm requires one).
+// Organization is the Slurm account's organization (an adopted tenant's is
+// kept as it was).
 func Organization(t Tenant) string {
 	if t.Organization != "" {
 		return t.Organization
 	}
-	return t.Name
+	return DefaultOrganization
 }
 
 // QOSDescription is what a tenant QOS's description holds.

@@ -1,7 +1,6 @@
 package tenant
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -115,11 +114,4 @@ func GPUTRES(typ string) string { return "gres/gpu:" + typ }
 func TypeOfTRES(name string) (string, bool) {
 	t, ok := strings.CutPrefix(name, "gres/gpu:")
 	return t, ok && t != ""
-}
-
-func (q Quota) describe() string {
-	if len(q) == 0 {
-		return "none"
-	}
-	return fmt.Sprint(q.String())
 }

@@ -23,6 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
@@ -263,6 +266,7 @@ func movedIDs(rows []actionRow) []int64 {
 func TestBurstAcceptanceMoves(t *testing.T) {
 	h := newB5(t)
 	h.tenant("b5a", "alice", 2)
+	h.needH100(3)
 	tf := h.tenants("  - {name: b5a, users: [alice], gpus: {h100: 2}, burst: {enabled: true, maxOnDemandGPUs: 2}}\n")
 
 	// The controller polls every interval, as the daemon does.
@@ -353,6 +357,7 @@ func TestBurstAcceptanceMoves(t *testing.T) {
 func TestBurstAcceptanceRefusals(t *testing.T) {
 	h := newB5(t)
 	h.tenant("b5a", "alice", 2)
+	h.needH100(3)
 	ids := h.submit("alice", "b5a", 5)
 	h.waitHeld(ids, 2)
 	held := func() []int64 {
@@ -422,9 +427,7 @@ func TestBurstAcceptanceRefusals(t *testing.T) {
 	}
 	t.Logf("show burst tenant=b5a:\n%s", h.cliOK("show", "burst", "tenant=b5a", "--tenants", tf, "--rate-card", filepath.Join(h.dir, "rates.yaml")))
 
-	// Opt-out: explicit --qos other than the tenant's. (The comment token
-	// is covered by unit tests: the testbed's placeholder job_submit.lua
-	// overwrites job comments.)
+	// Opt-out: explicit --qos other than the tenant's.
 	tf = h.tenants("  - {name: b5a, users: [alice], gpus: {h100: 2}, burst: {enabled: true, maxOnDemandGPUs: 4}}\n")
 	_, _ = h.env.Run(context.Background(), "", nil, "sacctmgr", "-i", "add", "qos", "b5other")
 	h.env.Exec(t, "", "sacctmgr", "-i", "modify", "qos", "where", "name=b5other", "set", "GrpTRES=gres/gpu:h100=0")
@@ -442,6 +445,25 @@ func TestBurstAcceptanceRefusals(t *testing.T) {
 	r, ok := rowOf(h.show(tf, "b5a").Jobs, opt)
 	if !ok || r.Reason != string(burst.OptedOut) {
 		t.Errorf("opted-out job: show burst = %+v", r)
+	}
+
+	// Opt-out by comment token (when the site's job_submit.lua keeps
+	// comments; the testbed's early placeholder overwrote them).
+	tok := h.submit("alice", "b5a", 1, "--comment=gpubridge:noburst")[0]
+	if c := h.job(tok).Comment; !strings.Contains(c, burst.NoBurstToken) {
+		t.Logf("job comment is %q: job_submit.lua replaced it, the token case is left to the unit tests", c)
+		return
+	}
+	h.waitFor("token job held by the quota", 30*time.Second, func() (bool, string) {
+		j := h.job(tok)
+		return j.Reason == "QOSGrpGRES", j.Reason
+	})
+	h.runOnce(tf)
+	if j := h.job(tok); j.Partition != "pool" {
+		t.Errorf("job with %s moved to %s", burst.NoBurstToken, j.Partition)
+	}
+	if r, ok := rowOf(h.show(tf, "b5a").Jobs, tok); !ok || r.Reason != string(burst.OptedOut) || !strings.Contains(r.Detail, burst.NoBurstToken) {
+		t.Errorf("token job: show burst = %+v", r)
 	}
 }
 
@@ -514,6 +536,15 @@ func TestBurstAcceptancePreemption(t *testing.T) {
 
 	all := append(slices.Clone(ids), res)
 	h.checkBilling(all, start, victim)
+}
+
+// needH100 fails the test when fewer than n h100 are free (other work on
+// the shared testbed).
+func (h *b5) needH100(n int) {
+	h.t.Helper()
+	if free := h.freeH100(); free < n {
+		h.t.Fatalf("the test needs %d free h100 on the testbed, %d are free (other jobs running?)", n, free)
+	}
 }
 
 // freeH100 is the number of h100 GPUs no job holds now.
@@ -607,8 +638,7 @@ func (h *b5) checkBilling(ids []int64, start time.Time, requeued int64) {
 		t.Errorf("requeued job %d: runs %+v, want two on-demand runs with distinct submit times", requeued, rq)
 	}
 
-	// The ledger's path: slurmdbd's records (slurmrestd) -> meter -> ledger
-	// -> pricing.
+	// The ledger's path: slurm_acct_db -> ingest -> meter -> ledger -> pricing.
 	lines := h.ledgerLines(start, want)
 	got := map[string]int64{}
 	for _, l := range lines {
@@ -655,44 +685,41 @@ func (h *b5) sacctRuns(start time.Time) []runRec {
 	return runs
 }
 
-// ledgerLines meters the runs slurmdbd recorded for the wanted jobs into an
-// in-memory ledger (the conformance-tested twin of the MariaDB one) and
-// returns its lines.
+// ledgerLines runs gpubridge's ingest (slurm_acct_db through the read-only
+// user, the production source) over the test's window into a ledger (the
+// in-memory store, conformance-tested against the MariaDB one, so the shared
+// ledger is left alone) and returns the lines of the wanted jobs.
 func (h *b5) ledgerLines(start time.Time, want map[int64]bool) []meter.Line {
 	t := h.t
 	ctx := context.Background()
-	asOf := time.Now().Unix()
-	dbj, err := h.cl.ListDBJobs(ctx, slurmrest.DBJobFilter{Start: start, End: time.Now().Add(time.Minute),
-		Accounts: []string{"b5a", "b5b"}, ShowDuplicates: true, SkipSteps: true})
+	if h.env.SlurmDBDSN == "" {
+		t.Fatal("GPUBRIDGE_SLURMDB_DSN is unset: `source .testbed/env`")
+	}
+	sdb, err := sqlx.Open("mysql", h.env.SlurmDBDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := meter.TierRules{OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}
-	var mrs []meter.MeasuredRun
-	for _, j := range dbj {
-		if !want[j.JobID] || j.StartTime.IsZero() {
-			continue
-		}
-		var gpus []meter.Alloc
-		for _, tr := range j.TRESAllocated {
-			if tr.Type == "gres" && strings.HasPrefix(tr.Name, "gpu:") {
-				gpus = append(gpus, meter.Alloc{Type: strings.TrimPrefix(tr.Name, "gpu:"), Count: tr.Count})
-			}
-		}
-		r := meter.Run{Key: meter.RunKey{Cluster: "testbed", JobID: uint32(j.JobID), Submit: j.SubmitTime.Unix()},
-			Account: j.Account, User: j.User, Partition: j.Partition, QOS: j.QOS, Start: j.StartTime.Unix(), End: j.EndTime.Unix(), GPUs: gpus}
-		if j.EndTime.IsZero() {
-			r.End = 0
-		}
-		mrs = append(mrs, meter.MeasuredRun{Run: r, Usages: meter.Split(r, asOf, rules)})
-	}
-	l := ledger.NewMemory()
-	if _, err := l.ApplyBatch(ctx, "testbed", asOf, meter.Batch{Source: "slurmrestd", Runs: mrs, From: start.Unix(), Through: asOf}); err != nil {
+	defer sdb.Close()
+	src, err := ingest.NewSlurmDB(sdb, h.env.Cluster)
+	if err != nil {
 		t.Fatal(err)
 	}
+	l := ledger.NewMemory()
+	in := &ingest.Ingester{Cluster: h.env.Cluster, Source: src, Ledger: l,
+		Rules: meter.TierRules{OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}}
+	res, err := in.Ingest(ctx, ingest.Window{From: start, To: time.Now().Add(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ingest: %d finished runs (%d with GPUs), %d lines", res.Finished, res.GPURuns, res.Stats.Lines)
 	var lines []meter.Line
 	for p := meter.PeriodOf(start); p <= meter.PeriodOf(time.Now()); p++ {
-		if err := l.Lines(ctx, "testbed", ledger.LineQuery{Booked: p}, func(x meter.Line) error { lines = append(lines, x); return nil }); err != nil {
+		if err := l.Lines(ctx, h.env.Cluster, ledger.LineQuery{Booked: p}, func(x meter.Line) error {
+			if want[int64(x.Run.JobID)] && (x.Account == "b5a" || x.Account == "b5b") {
+				lines = append(lines, x)
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -813,4 +840,86 @@ func TestBurstAcceptanceKilledMidCycle(t *testing.T) {
 	if rows := h.runOnce(tf); len(movedIDs(rows)) != 0 {
 		t.Errorf("third cycle moved %v", movedIDs(rows))
 	}
+}
+
+// TestSubmitTimeRoute checks the submit-time alternative on the testbed:
+// contrib/job_submit_burst.lua's decision (run with the host's lua) routes a
+// job of a listed account to "pool,<on-demand>", and Slurm then starts the
+// overflow in the on-demand partition when that partition carries a
+// partition QOS, while the tenant quota holds it in the pool. It also shows
+// the trade-off: the routed jobs count against the tenant QOS, so a
+// pool-only job of the tenant waits. The testbed's own job_submit.lua is not
+// replaced: the test uses a runtime partition b5od (scontrol create),
+// removed at the end, in place of the rendered ondemand partition.
+func TestSubmitTimeRoute(t *testing.T) {
+	h := newB5(t)
+	h.tenant("b5a", "alice", 1)
+	lua, err := exec.LookPath("lua5.1")
+	if err != nil {
+		if lua, err = exec.LookPath("lua"); err != nil {
+			t.Fatal("lua5.1 is needed to run contrib/job_submit_burst.lua (apt-get install lua5.1)")
+		}
+	}
+	conf := filepath.Join(h.dir, "burst_submit.conf")
+	if err := os.WriteFile(conf, []byte("pool=pool\nondemand=b5od\naccount=b5a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `dofile("../../contrib/job_submit_burst.lua")
+gpubridge_burst.conf_path = arg[1]
+slurm = {SUCCESS = 0}
+local j = {account = "b5a"}
+gpubridge_burst_route(j, {}, 2001)
+local k = {account = "b5a", comment = "gpubridge:noburst"}
+gpubridge_burst_route(k, {}, 2001)
+print(j.partition, tostring(k.partition))`
+	out, err := exec.Command(lua, "-e", script, "-", conf).CombinedOutput()
+	if err != nil {
+		t.Fatalf("lua: %v: %s", err, out)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 || f[0] != "pool,b5od" || f[1] != "nil" {
+		t.Fatalf("lua routing = %q, want pool,b5od and nil (opted out)", out)
+	}
+	parts := f[0]
+
+	ctx := context.Background()
+	_, _ = h.env.Run(ctx, "", nil, "sacctmgr", "-i", "add", "qos", "b5odq")
+	h.env.Exec(t, "", "sacctmgr", "-i", "modify", "qos", "where", "name=b5odq", "set", "GrpTRES=gres/gpu:h100=4")
+	_, _ = h.env.Run(ctx, "", nil, "scontrol", "delete", "PartitionName=b5od")
+	h.env.Exec(t, "", "scontrol", "create", "PartitionName=b5od", "Nodes=gpu-a,gpu-b", "PriorityTier=1", "PreemptMode=REQUEUE", "QOS=b5odq", "State=UP")
+	defer func() {
+		h.cancelAll()
+		time.Sleep(2 * time.Second)
+		_, _ = h.env.Run(ctx, "", nil, "scontrol", "delete", "PartitionName=b5od")
+	}()
+	if free := h.freeH100(); free < 3 {
+		t.Fatalf("the test needs 3 free h100, %d are free", free)
+	}
+	ids := h.submit("alice", "b5a", 3, "-p", parts)
+	h.waitFor("one job in the pool, two on demand (b5od)", 60*time.Second, func() (bool, string) {
+		c, s := h.states(ids)
+		return c["pool/RUNNING"] == 1 && c["b5od/RUNNING"] == 2, s
+	})
+	for _, id := range ids {
+		if j := h.job(id); j.QOS != "b5a" {
+			t.Errorf("job %d QOS %q: the route keeps the tenant QOS", id, j.QOS)
+		}
+	}
+	// Trade-off: the on-demand jobs count against the tenant QOS.
+	qos := h.env.Exec(t, "", "scontrol", "show", "assoc_mgr", "qos=b5a", "flags=qos")
+	if !strings.Contains(qos, "gres/gpu:h100=1(3)") {
+		t.Errorf("tenant QOS usage: want gres/gpu:h100=1(3) (1 pool + 2 on demand):\n%s", qos)
+	}
+	var pool int64
+	for _, id := range ids {
+		if h.job(id).Partition == "pool" {
+			pool = id
+		}
+	}
+	h.env.Exec(t, "", "scancel", strconv.FormatInt(pool, 10))
+	next := h.submit("alice", "b5a", 1)[0]
+	h.waitFor("a pool-only job of the tenant held although its reserved GPU is free", 30*time.Second, func() (bool, string) {
+		j := h.job(next)
+		return j.HasState("PENDING") && j.Reason == "QOSGrpGRES", strings.Join(j.State, "+") + "/" + j.Reason
+	})
 }

@@ -299,13 +299,13 @@ Cancel the jobs with scancel to finish sooner.`,
 					return notFound(err)
 				}
 			}
-			if err := a.Confirm(" Deleting tenant(s)\n  " + strings.Join(args, "\n  ") + "\n (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)"); err != nil {
+			if err := a.Confirm(" Deleting tenant(s)\n  " + namesList(args, "\n  ") + "\n (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)"); err != nil {
 				return err
 			}
 			if _, err := st.MarkDeleting(ctx, actor(), args); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "Tenant(s) %s marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n", strings.Join(args, ", "))
+			fmt.Fprintf(a.out, "Tenant(s) %s marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n", namesList(args, ", "))
 			return nil
 		},
 	}
@@ -566,4 +566,12 @@ func describeInline(t tenant.Tenant) string {
 		parts = append(parts, f.Title+"="+f.Value)
 	}
 	return strings.Join(parts, " ")
+}
+
+// namesList joins names, abbreviated after ten.
+func namesList(names []string, sep string) string {
+	if len(names) <= 10 {
+		return strings.Join(names, sep)
+	}
+	return strings.Join(names[:10], sep) + fmt.Sprintf("%s... (%d in all)", sep, len(names))
 }

@@ -291,12 +291,25 @@ func (a *App) printUsage(s export.Summary) error {
 			r.Usage.String(), export.GPUHours(r.GPUSeconds), fmt.Sprint(r.GPUSeconds), rate, amount, cur})
 	}
 	if !a.output.JSON && !a.output.Parsable {
+		// Totals; a total that leaves out use without a rate says so.
+		unpriced := map[string]bool{}
+		for _, r := range s.Rows {
+			if r.Rate < 0 {
+				unpriced[r.Account], unpriced["*"] = true, true
+			}
+		}
+		amount := func(account string, v pricing.Amount) string {
+			if unpriced[account] {
+				return v.Format(minor) + " + unpriced"
+			}
+			return v.Format(minor)
+		}
 		for _, tt := range s.Tenants() {
 			t.Rows = append(t.Rows, []string{s.Meta.Period.String(), status, tt.Tenant, tt.Account, "*", "*", "total", "",
-				export.GPUHours(tt.GPUSeconds), fmt.Sprint(tt.GPUSeconds), "", tt.Amount.Format(minor), cur})
+				export.GPUHours(tt.GPUSeconds), fmt.Sprint(tt.GPUSeconds), "", amount(tt.Account, tt.Amount), cur})
 		}
 		t.Rows = append(t.Rows, []string{s.Meta.Period.String(), status, "*", "*", "*", "*", "total", "",
-			export.GPUHours(s.GPUSeconds), fmt.Sprint(s.GPUSeconds), "", s.Amount.Format(minor), cur})
+			export.GPUHours(s.GPUSeconds), fmt.Sprint(s.GPUSeconds), "", amount("*", s.Amount), cur})
 	}
 	if len(s.Rows) == 0 && !a.output.JSON {
 		fmt.Fprintf(a.err, "no GPU use booked in %s yet\n", s.Meta.Period)

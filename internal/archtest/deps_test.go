@@ -37,7 +37,6 @@ var forbidden = []string{
 	"github.com/gpubridge/gpubridge/internal/sqldb",
 }
 
-
 func TestDependencyDirection(t *testing.T) {
 	for _, p := range pure {
 		out, err := exec.Command("go", "list", "-deps", "-json=ImportPath", "../../"+p).Output()

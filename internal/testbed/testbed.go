@@ -15,15 +15,15 @@ import (
 
 // Env is what .testbed/env exports.
 type Env struct {
-	Cluster      string
-	RestURL      string
-	JWTKeyFile   string
-	RestUser     string
-	SlurmDBDSN   string // read-only slurm_acct_db
-	DBDSN        string // gpubridge's own database
-	BenchDBDSN   string // read-write slurm_acct_db, for benchmarks
-	Root         string
-	ExecScript   string
+	Cluster    string
+	RestURL    string
+	JWTKeyFile string
+	RestUser   string
+	SlurmDBDSN string // read-only slurm_acct_db
+	DBDSN      string // gpubridge's own database
+	BenchDBDSN string // read-write slurm_acct_db, for benchmarks
+	Root       string
+	ExecScript string
 }
 
 const howTo = "the Slurm testbed is not available: run `make testbed-up` (as root) and `source .testbed/env`, then rerun the integration tests"

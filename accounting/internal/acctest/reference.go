@@ -50,8 +50,10 @@ func open(t testing.TB, dsn, name string) *sqlx.DB {
 // month, the allocated count of each typed GPU TRES (or of gres/gpu when a
 // row has no typed GPU) times the run clipped to the month, a running run
 // measured to asOf. Tier: ondemand when the partition or the QOS is
-// "ondemand". Only accounts LIKE accountLike are counted.
-func Reference(t testing.TB, db *sqlx.DB, cluster, accountLike string, from, to meter.Period, asOf int64) map[Key]int64 {
+// "ondemand". Only accounts LIKE accountLike are counted, and only runs
+// that ended at or after endFrom (Unix seconds; 0 for all) or are running:
+// the rows an ingest from endFrom selects.
+func Reference(t testing.TB, db *sqlx.DB, cluster, accountLike string, from, to meter.Period, asOf, endFrom int64) map[Key]int64 {
 	t.Helper()
 	out := map[Key]int64{}
 	jt := "`" + cluster + "_job_table`"
@@ -62,7 +64,7 @@ func Reference(t testing.TB, db *sqlx.DB, cluster, accountLike string, from, to 
 	for p := from; p <= to; p++ {
 		ps, pe := p.StartUnix(), p.EndUnix()
 		q := simpleReference(stop, count, jt, has)
-		args := []any{asOf, pe, ps, accountLike, accountLike, pe, asOf, ps, asOf}
+		args := []any{asOf, pe, ps, accountLike, accountLike, pe, asOf, ps, asOf, endFrom}
 		rows, err := db.QueryContext(context.Background(), q, args...)
 		if err != nil {
 			t.Fatalf("reference query for %s: %v", p, err)
@@ -106,6 +108,7 @@ FROM (
 ) g JOIN %[3]s t ON t.job_db_inx = g.job_db_inx
 LEFT JOIN qos_table q ON q.id = t.id_qos
 WHERE t.time_start > 0 AND t.time_start < ? AND %[1]s > ? AND t.time_start < ? AND g.n > 0
+  AND (t.time_end = 0 OR t.time_end >= ?)
 GROUP BY g.account, g.gpu_type, tier`, stop, count, jt, has)
 }
 

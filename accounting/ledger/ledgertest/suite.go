@@ -412,7 +412,7 @@ func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
 		for _, l := range AllLines(t, s, c, nov) {
 			got = append(got, l.Account+"/"+l.Run.String()+"/"+l.Type)
 		}
-		want := []string{"acme/" + c + "/3@1/h100", "acme/" + c + "/3@2/1g.10gb", "acme/" + c + "/3@2/h100", "zeta/" + c + "/5@1/h100"}
+		want := []string{"acme/" + c + "/3@1/h100", "acme/" + c + "/3@2/1g.10gb", "acme/" + c + "/3@2/h100", "zeta/" + c + "/5@1/h100"} // job order
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("(-want +got)\n%s", d)
 		}
@@ -469,7 +469,7 @@ func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
 func accruals(t testing.TB, s ledger.Store, c string, p meter.Period) int64 {
 	t.Helper()
 	var n int64
-	if err := s.Accruals(context.Background(), c, ledger.LineQuery{Booked: p}, func(l meter.Line) error {
+	if err := s.Accruals(context.Background(), c, ledger.LineQuery{Booked: p, Ordered: true, Account: "acme"}, func(l meter.Line) error {
 		if l.Kind() != meter.KindAccrual {
 			t.Errorf("accrual line of kind %s", l.Kind())
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
@@ -62,7 +61,6 @@ func (a *Jobs) MoveJob(ctx context.Context, id int64, partition, qos, adminComme
 // unreadable TRES string or array task list it returns the job without
 // GPUs and the error.
 func Convert(j slurmrest.Job) (burst.Job, error) {
-	x := extra(j)
 	bj := burst.Job{
 		ID: j.ID, Name: j.Name, User: j.User, Account: j.Account, Partition: j.Partition, QOS: j.QOS,
 		States: j.State, Reason: j.Reason, Comment: j.Comment, AdminComment: j.AdminComment,
@@ -83,16 +81,20 @@ func Convert(j slurmrest.Job) (burst.Job, error) {
 	if !j.HasState("PENDING") && j.TRESAllocated != "" {
 		bj.GPUs, err = burst.ParseRequest(burst.RequestFields{TRESRequested: j.TRESAllocated})
 	} else {
+		nodes, _ := j.NodeCount.Value()
 		bj.GPUs, err = burst.ParseRequest(burst.RequestFields{
-			TRESRequested: j.TRESRequested, TRESPerJob: x.tresPerJob, TRESPerNode: j.TRESPerNode, Nodes: x.nodes,
+			TRESRequested: j.TRESRequested, TRESPerJob: j.TRESPerJob, TRESPerNode: j.TRESPerNode, Nodes: nodes,
 		})
 	}
 	if err != nil {
 		bj.GPUs = nil
 		return bj, fmt.Errorf("job %d: %w", j.ID, err)
 	}
-	if j.HasState("PENDING") && x.arrayTasks != "" {
-		n, err := burst.ArrayTasks(x.arrayTasks)
+	// A pending array record stands for its tasks not split off yet; a
+	// task that was split off (array_task_id set) is a job of its own and
+	// has no task string.
+	if j.HasState("PENDING") && j.ArrayTaskString != "" {
+		n, err := burst.ArrayTasks(j.ArrayTaskString)
 		if err != nil {
 			bj.GPUs = nil
 			return bj, fmt.Errorf("job %d: %w", j.ID, err)
@@ -100,39 +102,4 @@ func Convert(j slurmrest.Job) (burst.Job, error) {
 		bj.Tasks = n
 	}
 	return bj, nil
-}
-
-// extraFields are job fields the burst decision needs that slurmrest.Job
-// may not carry yet (array_task_string, node_count, tres_per_job). They
-// are read by name so that this adapter builds against either version of
-// the client and picks them up as soon as slurmrest adds them; see
-// docs/burst.md ("What slurmrest must provide").
-type extraFields struct {
-	arrayTasks string
-	nodes      int64
-	tresPerJob string
-}
-
-func extra(j slurmrest.Job) extraFields {
-	v := reflect.ValueOf(j)
-	var x extraFields
-	for _, name := range []string{"ArrayTaskString", "ArrayTasks"} {
-		if f := v.FieldByName(name); f.IsValid() && f.Kind() == reflect.String {
-			x.arrayTasks = f.String()
-		}
-	}
-	if f := v.FieldByName("TRESPerJob"); f.IsValid() && f.Kind() == reflect.String {
-		x.tresPerJob = f.String()
-	}
-	if f := v.FieldByName("NodeCount"); f.IsValid() {
-		switch f.Kind() {
-		case reflect.Int, reflect.Int32, reflect.Int64:
-			x.nodes = f.Int()
-		case reflect.Struct:
-			if l, ok := f.Interface().(slurmrest.Limit); ok {
-				x.nodes, _ = l.Value()
-			}
-		}
-	}
-	return x
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
 )
 
 // MinJobID is the lowest id_job of a synthetic row. The benchmark uses
@@ -177,6 +179,8 @@ type Month struct {
 	Seed     uint64
 	// FirstID is the first job id (MinJobID or above).
 	FirstID uint32
+	// Prefix starts the account names (default AccountPrefix).
+	Prefix string
 	// GPUShare and MIGShare are the fractions of jobs with GPUs and with
 	// MIG slices (MIG jobs are part of the GPU jobs).
 	GPUShare, MIGShare float64
@@ -192,6 +196,10 @@ func (m Month) Generate(t TRES, fn func(Row) error) error {
 	start := m.Start.Unix()
 	end := m.Start.AddDate(0, 1, 0).Unix()
 	span := end - start
+	prefix := m.Prefix
+	if prefix == "" {
+		prefix = AccountPrefix
+	}
 	for i := range m.Jobs {
 		// End times increase through the month; durations up to 12 h.
 		e := start + 1 + int64(i)*(span-2)/int64(max(m.Jobs, 1))
@@ -200,7 +208,7 @@ func (m Month) Generate(t TRES, fn func(Row) error) error {
 		sub := s - rng.Int64N(600)
 		r := Row{
 			JobID: m.FirstID + uint32(i), Submit: sub, Start: s, End: e,
-			Account:   AccountPrefix + strconv.Itoa(rng.IntN(max(m.Accounts, 1))),
+			Account:   prefix + strconv.Itoa(rng.IntN(max(m.Accounts, 1))),
 			Partition: "pool", QOS: m.QOS["normal"], State: StateCompleted,
 		}
 		if rng.IntN(10) == 0 {
@@ -242,3 +250,6 @@ func QOSIDs(ctx context.Context, db *sqlx.DB, names ...string) (map[string]int64
 	}
 	return out, nil
 }
+
+// Period is the spec's month as a "YYYY-MM" billing period.
+func (m Month) Period() meter.Period { return meter.PeriodOf(m.Start) }

@@ -1,0 +1,7 @@
+package store
+
+import "testing"
+
+func TestMemoryConformance(t *testing.T) {
+	conformance(t, func(*testing.T) conformer { return NewMemory() })
+}

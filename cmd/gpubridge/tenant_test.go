@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/bridge/reconcile"
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+)
+
+// noBackends makes the CLI find neither slurmrestd nor a database.
+func noBackends(t *testing.T) {
+	t.Setenv("GPUBRIDGE_CONFIG", "")
+	for _, k := range []string{"GPUBRIDGE_SLURMREST_JWT_KEY", "GPUBRIDGE_SLURMREST_TOKEN", "GPUBRIDGE_DB_DSN"} {
+		t.Setenv(k, "")
+	}
+}
+
+// TestBadTenantInputOffline: without slurmrestd or the store, bad input is
+// still refused with every field problem at once, exit status 2.
+func TestBadTenantInputOffline(t *testing.T) {
+	noBackends(t)
+	cases := map[string]struct {
+		args []string
+		want []string
+	}{
+		"name and quota": {
+			args: []string{"add", "tenant", "a;b", "gpus=h100:-1,1g.10gb:abc", "users=alice,B0b"},
+			want: []string{
+				"4 problem(s), nothing was changed",
+				`name: "a;b" is not a valid name`,
+				"gpus.h100: -1 is negative",
+				`gpus.1g.10gb: "abc" is not a whole number`,
+				`users[1]: "B0b" has upper-case letters`,
+				"GPU types not checked",
+			},
+		},
+		"unknown option": {args: []string{"add", "tenant", "acme", "quota=4"}, want: []string{`unknown option "quota"`}},
+		"two names":      {args: []string{"add", "tenant", "acme", "globex"}, want: []string{"add tenant takes one name"}},
+		"user name":      {args: []string{"add", "user", "$(id)", "tenant=acme"}, want: []string{"user: \"$(id)\" is not a valid user name"}},
+		"import name":    {args: []string{"import", "a'b"}, want: []string{`bad character "'"`}},
+		"no set":         {args: []string{"modify", "tenant", "acme", "gpus=h100:2"}, want: []string{"no key=value options are accepted here"}},
+		"format column":  {args: []string{"show", "tenants", "format=name,quota"}, want: []string{`format: unknown column "quota"`}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(append([]string{"-i"}, c.args...), strings.NewReader(""), &out, &errb)
+			if code != 2 {
+				t.Errorf("exit %d; want 2\nstderr: %s", code, errb.String())
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr:\n%s\nwant %q", errb.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestMergeFile(t *testing.T) {
+	stored := []tenant.Tenant{
+		{Name: "acme", Users: []string{"alice"}, GPUs: tenant.Quota{"h100": 2}, State: tenant.Active, Adopted: true},
+		{Name: "globex", Users: []string{"carol"}, State: tenant.Deleting},
+		{Name: "initech", State: tenant.Active},
+	}
+	file := []tenant.Tenant{
+		{Name: "acme", Users: []string{"alice"}, GPUs: tenant.Quota{"h100": 4}, State: tenant.Active},
+		{Name: "globex", Users: []string{"carol"}, State: tenant.Active},
+		{Name: "hooli", Users: []string{"dave"}, State: tenant.Active},
+	}
+	got, sc := mergeFile(stored, file, []string{"initech"})
+	want := []storeChange{
+		{Action: tenantstore.ActionModify, Tenant: "acme", Changes: []tenant.FieldChange{{Title: "GPUs", Old: "h100:2", New: "h100:4"}}},
+		{Action: tenantstore.ActionModify, Tenant: "globex", Changes: []tenant.FieldChange{{Title: "State", Old: "deleting", New: "active"}}},
+		{Action: tenantstore.ActionCreate, Tenant: "hooli"},
+		{Action: tenantstore.ActionDelete, Tenant: "initech"},
+	}
+	if diff := cmp.Diff(want, sc); diff != "" {
+		t.Errorf("store changes (-want +got):\n%s", diff)
+	}
+	if !got[0].Adopted {
+		t.Error("a file tenant lost the adopted mark of the stored one")
+	}
+	if got[2].State != tenant.Deleting || len(got) != 4 {
+		t.Errorf("merged: %+v", got)
+	}
+	if stored[0].GPUs["h100"] != 2 {
+		t.Error("mergeFile modified the stored tenants")
+	}
+}
+
+func TestPrintPlan(t *testing.T) {
+	p := &reconcile.Plan{
+		Changes: []reconcile.Change{
+			{Action: reconcile.Create, Kind: reconcile.KindAccount, Name: "acme", Detail: "parent=root"},
+			{Action: reconcile.Modify, Kind: reconcile.KindQOS, Name: "acme", Field: "GrpTRES", Old: "gres/gpu:h100=2", New: "gres/gpu:h100=3"},
+			{Action: reconcile.Delete, Kind: reconcile.KindUser, Name: "carol (acme)"},
+		},
+		Waiting: []reconcile.Wait{{Kind: "account", Name: "old", Running: 1, Reason: "tenant is being deleted; new submissions are blocked"}},
+		Removed: []string{"gone"},
+	}
+	var b bytes.Buffer
+	(&App{}).printPlan(&b, p, []storeChange{{Action: tenantstore.ActionModify, Tenant: "acme", Changes: []tenant.FieldChange{{Title: "GPUs", Old: "h100:2", New: "h100:3"}}}})
+	want := `~ tenant acme  GPUs h100:2 -> h100:3  (store)
++ account acme  parent=root
+~ qos acme  GrpTRES gres/gpu:h100=2 -> gres/gpu:h100=3
+- user carol (acme)
+! account old  waiting for 1 running and 0 pending job(s) to end: tenant is being deleted; new submissions are blocked
+- tenant gone  (deletion finished: dropped from the store)
+Plan: 1 to create, 1 to modify, 1 to delete in Slurm; 1 removal(s) waiting for jobs.
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	b.Reset()
+	(&App{}).printPlan(&b, &reconcile.Plan{}, nil)
+	if b.String() != "No changes: Slurm matches the tenants.\n" {
+		t.Errorf("empty plan: %q", b.String())
+	}
+}
+
+func TestAuditSummary(t *testing.T) {
+	s := func(v string) *string { return &v }
+	cases := map[string]struct {
+		kind          string
+		before, after *string
+		want          string
+	}{
+		"create": {kind: "tenant", after: s(`{"name":"acme","gpus":{"h100":2},"users":["alice"],"state":"active"}`), want: "GPUs=h100:2 Users=alice State=active"},
+		"modify": {kind: "tenant", before: s(`{"name":"acme","gpus":{"h100":2}}`), after: s(`{"name":"acme","gpus":{"h100":3}}`), want: "GPUs h100:2 -> h100:3"},
+		"remove": {kind: "tenant", before: s(`{"name":"acme"}`), want: "removed"},
+		"other":  {kind: "ratecard", before: s(`1`), after: s(`2`), want: "1 -> 2"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := auditSummary(c.kind, c.before, c.after); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+// Command synthjobs writes or removes a month of synthetic job rows in the
+// testbed's slurmdbd job table, for test/bench/ingest.sh.
+//
+//	synthjobs insert -month 2026-06 -rows 1000000 -accounts 1000
+//	synthjobs delete
+//
+// It connects with GPUBRIDGE_BENCH_SLURMDB_DSN (read-write on slurm_acct_db)
+// and touches only ids [synth.MinJobID, synth.TestIDs) with m4syn accounts.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+	"github.com/gpubridge/gpubridge/test/bench/synth"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: synthjobs insert|delete [flags]")
+		return 2
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	month := fs.String("month", "2026-06", "month (UTC) whose jobs to write")
+	rows := fs.Int("rows", 1_000_000, "job rows")
+	accounts := fs.Int("accounts", 1000, "accounts")
+	gpu := fs.Float64("gpu", 0.40, "share of jobs with GPUs")
+	mig := fs.Float64("mig", 0.05, "share of jobs with MIG slices")
+	cluster := fs.String("cluster", os.Getenv("GPUBRIDGE_CLUSTER"), "Slurm cluster name")
+	_ = fs.Parse(os.Args[2:])
+	dsn := os.Getenv("GPUBRIDGE_BENCH_SLURMDB_DSN")
+	if dsn == "" || *cluster == "" {
+		fmt.Fprintln(os.Stderr, "synthjobs: GPUBRIDGE_BENCH_SLURMDB_DSN and GPUBRIDGE_CLUSTER must be set (source .testbed/env)")
+		return 2
+	}
+	ctx := context.Background()
+	db, err := sqldb.Open(ctx, dsn)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "synthjobs:", err)
+		return 1
+	}
+	defer db.Close()
+	start := time.Now()
+	switch os.Args[1] {
+	case "delete":
+		n, err := synth.Delete(ctx, db, *cluster, synth.MinJobID, synth.TestIDs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "synthjobs:", err)
+			return 1
+		}
+		fmt.Printf("deleted %d synthetic rows in %.1f s\n", n, time.Since(start).Seconds())
+	case "insert":
+		m, err := time.Parse("2006-01", *month)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "synthjobs: -month:", err)
+			return 2
+		}
+		tres, err := synth.LoadTRES(ctx, db)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "synthjobs:", err)
+			return 1
+		}
+		qos, err := synth.QOSIDs(ctx, db, "normal", "ondemand")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "synthjobs:", err)
+			return 1
+		}
+		if *rows > synth.TestIDs-synth.MinJobID {
+			fmt.Fprintln(os.Stderr, "synthjobs: too many rows for the benchmark's id range")
+			return 2
+		}
+		spec := synth.Month{Start: m, Jobs: *rows, Accounts: *accounts, Seed: 1, FirstID: synth.MinJobID, GPUShare: *gpu, MIGShare: *mig, QOS: qos}
+		buf := make([]synth.Row, 0, 10000)
+		var n, gpus int
+		err = spec.Generate(tres, func(r synth.Row) error {
+			buf = append(buf, r)
+			n++
+			if len(buf) == cap(buf) {
+				if err := synth.Insert(ctx, db, *cluster, buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+			return nil
+		})
+		if err == nil {
+			err = synth.Insert(ctx, db, *cluster, buf)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "synthjobs:", err)
+			return 1
+		}
+		_ = gpus
+		fmt.Printf("inserted %d synthetic rows for %s in %.1f s\n", n, *month, time.Since(start).Seconds())
+	default:
+		fmt.Fprintln(os.Stderr, "usage: synthjobs insert|delete [flags]")
+		return 2
+	}
+	return 0
+}
