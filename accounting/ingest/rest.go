@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -47,6 +48,33 @@ func NewREST(client DBJobLister, cluster string) *REST {
 // Name implements Source.
 func (s *REST) Name() string { return "slurmrestd" }
 
+// ErrTruncated is returned when slurmrestd clipped job times to the query
+// window. slurmdbd does that unless the request carries
+// disable_truncate_usage_time=true; a clipped start would undercount GPU
+// time, so the ingest stops instead.
+var ErrTruncated = errors.New("slurmrestd returned job times clipped to the query window (the request lacks disable_truncate_usage_time=true)")
+
+// checkTruncated rejects a response whose times were clipped to the
+// window: a running job with an end time, or an end before the start. (A
+// clipped start alone cannot be told from a real one; the running jobs,
+// read in every ingest, give the clipping away.)
+func checkTruncated(j slurmrest.DBJob, from, to int64) error {
+	running := slices.Contains(j.State, "RUNNING") || slices.Contains(j.State, "SUSPENDED")
+	start, end := unixOr0(j.StartTime), unixOr0(j.EndTime)
+	switch {
+	case running && end != 0, end != 0 && start != 0 && end < start:
+		return fmt.Errorf("%w: job %d start %d end %d in window %d..%d", ErrTruncated, j.JobID, start, end, from, to)
+	}
+	return nil
+}
+
+func unixOr0(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
 func (s *REST) list(ctx context.Context, from, to int64) ([]slurmrest.DBJob, error) {
 	s.Calls++
 	return s.client.ListDBJobs(ctx, slurmrest.DBJobFilter{
@@ -70,6 +98,9 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 		}
 		var done []meter.Run
 		for _, j := range jobs {
+			if err := checkTruncated(j, from, to); err != nil {
+				return err
+			}
 			r := s.run(j)
 			// The API returns every record active in the window; keep the
 			// runs that ended in it. A run ending exactly at `to` belongs
@@ -105,6 +136,9 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 	}
 	var running []meter.Run
 	for _, j := range jobs {
+		if err := checkTruncated(j, q.To-1, q.To); err != nil {
+			return err
+		}
 		if r := s.run(j); r.Start > 0 && r.End == 0 && r.Start <= q.To {
 			running = append(running, r)
 		}

@@ -40,14 +40,20 @@ const jobCols = "t.job_db_inx, t.id_job, t.time_submit, t.time_start, t.time_end
 
 // lookups are the small tables a run's fields are resolved through.
 type lookups struct {
-	gpus  gpuTRES
-	qos   map[int64]string
-	users map[int64]string
-	strs  map[string]string // interned partitions and accounts
+	gpus   gpuTRES
+	qos    map[int64]string
+	assocs map[int64]assoc
+	strs   map[string]string // interned partitions and accounts
 }
 
+// assoc is an association's account and user. A job's account and user
+// are its association's, as sacct and slurmrestd report them (the job
+// row's own account column is only a copy, used when the association is
+// unknown).
+type assoc struct{ account, user string }
+
 func (s *SlurmDB) loadLookups(ctx context.Context, tx *sqlx.Tx) (*lookups, error) {
-	lk := &lookups{qos: map[int64]string{}, users: map[int64]string{}, strs: map[string]string{}}
+	lk := &lookups{qos: map[int64]string{}, assocs: map[int64]assoc{}, strs: map[string]string{}}
 	load := func(what, query string, into map[int64]string) error {
 		rows, err := tx.QueryContext(ctx, query)
 		if err != nil {
@@ -72,10 +78,20 @@ func (s *SlurmDB) loadLookups(ctx context.Context, tx *sqlx.Tx) (*lookups, error
 	if err := load("qos_table", "SELECT id, name FROM qos_table", lk.qos); err != nil {
 		return nil, err
 	}
-	if err := load("association table", "SELECT id_assoc, user FROM `"+s.cluster+"_assoc_table`", lk.users); err != nil {
-		return nil, err
+	rows, err := tx.QueryContext(ctx, "SELECT id_assoc, acct, user FROM `"+s.cluster+"_assoc_table`")
+	if err != nil {
+		return nil, fmt.Errorf("read association table: %w", err)
 	}
-	return lk, nil
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var a assoc
+		if err := rows.Scan(&id, &a.account, &a.user); err != nil {
+			return nil, fmt.Errorf("read association table: %w", err)
+		}
+		lk.assocs[id] = a
+	}
+	return lk, rows.Err()
 }
 
 func (lk *lookups) intern(b []byte) string {
@@ -136,11 +152,11 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 	}
 	defer rows.Close()
 	var (
-		inx, id, submit, start, end, assoc, qos, partition, account, tres sql.RawBytes
-		buf                                                               []meter.Alloc
+		inx, id, submit, start, end, assocID, qos, partition, account, tres sql.RawBytes
+		buf                                                                 []meter.Alloc
 	)
 	for rows.Next() {
-		if err := rows.Scan(&inx, &id, &submit, &start, &end, &assoc, &qos, &partition, &account, &tres); err != nil {
+		if err := rows.Scan(&inx, &id, &submit, &start, &end, &assocID, &qos, &partition, &account, &tres); err != nil {
 			return fmt.Errorf("slurm_acct_db: read job row: %w", err)
 		}
 		r := meter.Run{
@@ -148,9 +164,12 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 			Start:     int64(atou(start)),
 			End:       int64(atou(end)),
 			Partition: lk.intern(partition),
-			Account:   lk.intern(account),
 			QOS:       lk.qos[int64(atou(qos))],
-			User:      lk.users[int64(atou(assoc))],
+		}
+		if a, ok := lk.assocs[int64(atou(assocID))]; ok && a.account != "" {
+			r.Account, r.User = a.account, a.user
+		} else {
+			r.Account = lk.intern(account)
 		}
 		if r.Start > 0 {
 			buf = lk.gpus.allocs(tres, buf)

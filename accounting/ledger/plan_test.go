@@ -65,3 +65,13 @@ func TestNeedsLookup(t *testing.T) {
 		})
 	}
 }
+
+func TestCoverageCovers(t *testing.T) {
+	c := coverage{{10, 20}, {30, 40}}
+	cases := map[[2]int64]bool{{10, 20}: true, {12, 18}: true, {10, 21}: false, {15, 35}: false, {30, 40}: true, {5, 5}: true, {0, 10}: false}
+	for r, want := range cases {
+		if got := c.covers(r[0], r[1]); got != want {
+			t.Errorf("covers(%v) = %v, want %v", r, got, want)
+		}
+	}
+}

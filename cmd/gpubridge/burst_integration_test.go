@@ -476,10 +476,7 @@ func TestBurstAcceptancePreemption(t *testing.T) {
 	h := newB5(t)
 	h.tenant("b5a", "alice", 1)
 	h.tenant("b5b", "bob", 1)
-	free := h.freeH100()
-	if free < 2 {
-		t.Fatalf("the test needs at least 2 free h100 on the testbed, %d are free (other jobs running?)", free)
-	}
+	free := h.needH100(2)
 	tf := h.tenants("  - {name: b5a, users: [alice], gpus: {h100: 1}, burst: {enabled: true, maxOnDemandGPUs: 8}}\n" +
 		"  - {name: b5b, users: [bob], gpus: {h100: 1}, burst: {enabled: false}}\n")
 	start := time.Now().Add(-time.Minute)
@@ -495,6 +492,9 @@ func TestBurstAcceptancePreemption(t *testing.T) {
 		return c["pool/RUNNING"] == 1 && c["ondemand/RUNNING"] == free-1, s
 	})
 	time.Sleep(3 * time.Second) // some on-demand seconds to bill
+	if f := h.freeH100(); f != 0 {
+		t.Fatalf("%d h100 became free meanwhile (other work ended): the pool is not full, no preemption to test", f)
+	}
 
 	// Reserved work of another tenant preempts one on-demand job.
 	res := h.submit("bob", "b5b", 1)[0]
@@ -538,13 +538,29 @@ func TestBurstAcceptancePreemption(t *testing.T) {
 	h.checkBilling(all, start, victim)
 }
 
-// needH100 fails the test when fewer than n h100 are free (other work on
-// the shared testbed).
-func (h *b5) needH100(n int) {
+// needH100 waits up to a minute for n h100 to be free (the jobs of the
+// previous test end a few seconds after their cancel) and fails the test
+// when they are not (other work on the shared testbed). It returns the
+// number free, once stable for three samples.
+func (h *b5) needH100(n int) int {
 	h.t.Helper()
-	if free := h.freeH100(); free < n {
-		h.t.Fatalf("the test needs %d free h100 on the testbed, %d are free (other jobs running?)", n, free)
+	var free, same int
+	last := -1
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		free = h.freeH100()
+		if free == last {
+			same++
+		} else {
+			same, last = 0, free
+		}
+		if free >= n && same >= 2 {
+			return free
+		}
+		time.Sleep(time.Second)
 	}
+	h.t.Fatalf("the test needs %d free h100 on the testbed, %d are free (other jobs running?)", n, free)
+	return 0
 }
 
 // freeH100 is the number of h100 GPUs no job holds now.
@@ -639,7 +655,19 @@ func (h *b5) checkBilling(ids []int64, start time.Time, requeued int64) {
 	}
 
 	// The ledger's path: slurm_acct_db -> ingest -> meter -> ledger -> pricing.
-	lines := h.ledgerLines(start, want)
+	// slurmdbd commits its writes to slurm_acct_db a little after sacct
+	// (served by slurmdbd itself) shows them: ingest until every run is in.
+	var lines []meter.Line
+	nonzero := 0
+	for _, r := range runs {
+		if r.start != 0 && r.end > r.start && r.h100 > 0 {
+			nonzero++
+		}
+	}
+	h.waitFor("the ingest sees every run", 60*time.Second, func() (bool, string) {
+		lines = h.ledgerLines(start, want)
+		return len(lines) == nonzero, fmt.Sprintf("%d ledger lines, %d runs with GPU-seconds", len(lines), nonzero)
+	})
 	got := map[string]int64{}
 	for _, l := range lines {
 		got[string(l.Tier)] += l.GPUSeconds
@@ -711,7 +739,7 @@ func (h *b5) ledgerLines(start time.Time, want map[int64]bool) []meter.Line {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("ingest: %d finished runs (%d with GPUs), %d lines", res.Finished, res.GPURuns, res.Stats.Lines)
+	_ = res
 	var lines []meter.Line
 	for p := meter.PeriodOf(start); p <= meter.PeriodOf(time.Now()); p++ {
 		if err := l.Lines(ctx, h.env.Cluster, ledger.LineQuery{Booked: p}, func(x meter.Line) error {
@@ -872,7 +900,11 @@ gpubridge_burst_route(j, {}, 2001)
 local k = {account = "b5a", comment = "gpubridge:noburst"}
 gpubridge_burst_route(k, {}, 2001)
 print(j.partition, tostring(k.partition))`
-	out, err := exec.Command(lua, "-e", script, "-", conf).CombinedOutput()
+	sf := filepath.Join(h.dir, "route.lua")
+	if err := os.WriteFile(sf, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(lua, sf, conf).CombinedOutput()
 	if err != nil {
 		t.Fatalf("lua: %v: %s", err, out)
 	}
@@ -892,9 +924,7 @@ print(j.partition, tostring(k.partition))`
 		time.Sleep(2 * time.Second)
 		_, _ = h.env.Run(ctx, "", nil, "scontrol", "delete", "PartitionName=b5od")
 	}()
-	if free := h.freeH100(); free < 3 {
-		t.Fatalf("the test needs 3 free h100, %d are free", free)
-	}
+	h.needH100(3)
 	ids := h.submit("alice", "b5a", 3, "-p", parts)
 	h.waitFor("one job in the pool, two on demand (b5od)", 60*time.Second, func() (bool, string) {
 		c, s := h.states(ids)

@@ -442,14 +442,29 @@ func TestTenantUsersAndImport(t *testing.T) {
 		try("sacctmgr", "-i", "delete", "qos", "t3imp")
 	})
 
-	// Before import the account is the site's: a tenant of that name conflicts.
+	// A tenant declared over the site's account is a conflict: nothing is
+	// changed, and deleting that tenant leaves the site's account alone.
+	h.ok("-i", "add", "tenant", "t3imp", "users=heidi")
+	if _, errs, code := h.cli("", "plan"); code == 0 || !strings.Contains(errs, "account t3imp: exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import t3imp`") {
+		t.Errorf("plan over a site account: exit %d, %s", code, errs)
+	}
+	h.ok("-i", "delete", "tenant", "t3imp")
+	h.apply()
+	if out := h.sacctmgr("-n", "-P", "show", "assoc", "account=t3imp", "user=heidi", "format=account"); strings.TrimSpace(out) != "t3imp" {
+		t.Fatalf("the site's association is gone: %q", out)
+	}
+	if _, _, code := h.cli("", "show", "tenant", "t3imp"); code == 0 {
+		t.Fatal("the deleted tenant is still stored")
+	}
+
+	// sacctmgr stores the description lower-cased; import keeps it as Slurm has it.
 	h.ok("-i", "import", "t3imp")
 	out := h.ok("--json", "show", "tenant", "t3imp")
 	var ts []tenant.Tenant
 	if err := json.Unmarshal([]byte(out), &ts); err != nil || len(ts) != 1 {
 		t.Fatalf("show tenant: %v %s", err, out)
 	}
-	if got := ts[0]; got.GPUs["h100"] != 1 || strings.Join(got.Users, ",") != "heidi" || !got.Adopted || got.Description != "Imported team" {
+	if got := ts[0]; got.GPUs["h100"] != 1 || strings.Join(got.Users, ",") != "heidi" || !got.Adopted || !strings.EqualFold(got.Description, "Imported team") {
 		t.Errorf("imported tenant %+v", got)
 	}
 	h.apply()

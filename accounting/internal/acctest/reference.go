@@ -49,7 +49,8 @@ func open(t testing.TB, dsn, name string) *sqlx.DB {
 // with plain SQL over the job table, independently of the Go code: for each
 // month, the allocated count of each typed GPU TRES (or of gres/gpu when a
 // row has no typed GPU) times the run clipped to the month, a running run
-// measured to asOf. Tier: ondemand when the partition or the QOS is
+// measured to asOf. The account is the association's (as sacct shows it),
+// else the row's. Tier: ondemand when the partition or the QOS is
 // "ondemand". Only accounts LIKE accountLike are counted, and only runs
 // that ended at or after endFrom (Unix seconds; 0 for all) or are running:
 // the rows an ingest from endFrom selects.
@@ -63,7 +64,7 @@ func Reference(t testing.TB, db *sqlx.DB, cluster, accountLike string, from, to 
 	stop := "IF(t.time_end = 0, ?, t.time_end)"
 	for p := from; p <= to; p++ {
 		ps, pe := p.StartUnix(), p.EndUnix()
-		q := simpleReference(stop, count, jt, has)
+		q := simpleReference(stop, count, jt, has, "`"+cluster+"_assoc_table`")
 		args := []any{asOf, pe, ps, accountLike, accountLike, pe, asOf, ps, asOf, endFrom}
 		rows, err := db.QueryContext(context.Background(), q, args...)
 		if err != nil {
@@ -91,9 +92,9 @@ func Reference(t testing.TB, db *sqlx.DB, cluster, accountLike string, from, to 
 
 // simpleReference is the reference query: one row per (account, type, tier)
 // of the month given by the bound parameters.
-func simpleReference(stop, count, jt, has string) string {
+func simpleReference(stop, count, jt, has, at string) string {
 	return fmt.Sprintf(`
-SELECT g.account, g.gpu_type,
+SELECT COALESCE(NULLIF(a.acct, ''), g.account) AS account, g.gpu_type,
        IF(t.`+"`partition`"+` = 'ondemand' OR q.name = 'ondemand', 'ondemand', 'reserved') AS tier,
        CAST(SUM(g.n * (LEAST(%[1]s, ?) - GREATEST(t.time_start, ?))) AS SIGNED) AS sec
 FROM (
@@ -107,9 +108,10 @@ FROM (
     AND CONCAT(',', t.tres_alloc) LIKE CONCAT('%%,', ty.id, '=%%'))
 ) g JOIN %[3]s t ON t.job_db_inx = g.job_db_inx
 LEFT JOIN qos_table q ON q.id = t.id_qos
+LEFT JOIN %[5]s a ON a.id_assoc = t.id_assoc
 WHERE t.time_start > 0 AND t.time_start < ? AND %[1]s > ? AND t.time_start < ? AND g.n > 0
   AND (t.time_end = 0 OR t.time_end >= ?)
-GROUP BY g.account, g.gpu_type, tier`, stop, count, jt, has)
+GROUP BY 1, g.gpu_type, tier`, stop, count, jt, has, at)
 }
 
 // LedgerSums reads a ledger database's lines (booked anywhere) and accruals
