@@ -5,7 +5,7 @@
 # when missing.
 set -euo pipefail
 
-PKGS=(debootstrap zstd gcc make git ca-certificates curl jq openssl)
+PKGS=(debootstrap zstd gcc make git ca-certificates curl jq openssl lua5.1)
 
 declare -A ok=()
 while read -r pkg status; do

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,19 +270,27 @@ func TestBurstAcceptanceMoves(t *testing.T) {
 	h.needH100(3)
 	tf := h.tenants("  - {name: b5a, users: [alice], gpus: {h100: 2}, burst: {enabled: true, maxOnDemandGPUs: 2}}\n")
 
-	// The controller polls every interval, as the daemon does.
-	const interval = 5 * time.Second
+	// The controller polls every interval, as the daemon does: built once
+	// (client and database open), one cycle per tick; 10s is the default
+	// schedules.burst.
+	const interval = 10 * time.Second
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	var movedAt = make(chan time.Time, 4)
+	a := &App{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
+	cfg, err := a.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl, err := a.burstController(ctx, cfg, tf, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	movedAt := make(chan time.Time, 4)
 	go func() {
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
-			var out, errw bytes.Buffer
-			run([]string{"burst", "run-once", "--tenants", tf, "--json"}, strings.NewReader(""), &out, &errw)
-			var rows []actionRow
-			if json.Unmarshal(out.Bytes(), &rows) == nil && len(movedIDs(rows)) > 0 {
+			if res, err := ctrl.Cycle(ctx); err == nil && len(res.Moved) > 0 {
 				movedAt <- time.Now()
 			}
 			select {
@@ -294,6 +303,18 @@ func TestBurstAcceptanceMoves(t *testing.T) {
 
 	ids := h.submit("alice", "b5a", 3)
 	submitted := time.Now()
+	heldAfter := make(chan time.Duration, 1)
+	go func() { // when slurmctld first reports a quota hold
+		for time.Since(submitted) < time.Minute {
+			for _, id := range ids {
+				if j, err := h.cl.GetJob(ctx, id); err == nil && j.Reason == "QOSGrpGRES" {
+					heldAfter <- time.Since(submitted)
+					return
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
 	var at time.Time
 	select {
 	case at = <-movedAt:
@@ -302,7 +323,14 @@ func TestBurstAcceptanceMoves(t *testing.T) {
 		t.Fatalf("no job moved within %s: %s", 2*interval+10*time.Second, s)
 	}
 	reaction := at.Sub(submitted)
-	t.Logf("reaction: third job moved %s after submission (poll interval %s)", reaction.Round(10*time.Millisecond), interval)
+	held := "?"
+	select {
+	case d := <-heldAfter:
+		held = d.Round(10 * time.Millisecond).String()
+	default:
+	}
+	t.Logf("reaction: third job moved %s after submission; slurmctld reported QOSGrpGRES after %s (poll interval %s)",
+		reaction.Round(10*time.Millisecond), held, interval)
 	if reaction > 2*interval {
 		t.Errorf("moved after %s, want within two poll intervals (%s)", reaction, 2*interval)
 	}

@@ -11,6 +11,8 @@ import (
 // listed here but not yet present is ignored, so the list can lead the code.
 var pure = []string{
 	"bridge/tenant",
+	"bridge/burst",
+	"bridge/slurmconf",
 	"bridge/reserve/calendar",
 	"accounting/pricing",
 	"accounting/meter",

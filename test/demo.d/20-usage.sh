@@ -30,6 +30,10 @@ rates:
 YAML
   gpubridge -i load ratecard file="$work/rates.yaml"
 fi
+# MIG profiles are priced from their parent GPU: declare the parents the card lacks.
+for p in 1g.10gb 3g.40gb; do
+  gpubridge show ratecard | grep -q "name: $p" || gpubridge add gputype name=$p parent=h100
+done
 gpubridge show rates
 
 # Tenants with users: Name|Description|GPUs|Users|...

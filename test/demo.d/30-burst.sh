@@ -45,6 +45,11 @@ for _ in $(seq 120); do
   [ -z "$($IN squeue -h -A "$TENANT")" ] && break
   sleep 1
 done
-sleep 3
+# slurmdbd commits job ends to its database a few seconds after the jobs end.
+for _ in $(seq 10); do
+  sleep 3
+  gpubridge ingest from="$start" >/dev/null 2>&1 || true
+  gpubridge show usage tenant="$TENANT" -P -n | grep -q '|ondemand|' && break
+done
 gpubridge ingest from="$start"
 gpubridge show usage tenant="$TENANT"

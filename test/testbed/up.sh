@@ -69,7 +69,8 @@ render_configs() {   # render_configs DIR: every file that goes to <root>/etc/sl
   local d=$1 host js
   host=$(hostname -s)
   if [[ -f $TB_REPO/contrib/job_submit.lua ]]; then
-    cp "$TB_REPO/contrib/job_submit.lua" "$d/job_submit.lua"
+    # job_submit.lua and the files it includes (job_submit_burst.lua: submit-time burst routing).
+    cp "$TB_REPO"/contrib/job_submit*.lua "$d/"
     js="JobSubmitPlugins=lua"
   else
     js="# JobSubmitPlugins unset: contrib/job_submit.lua does not exist"
@@ -90,11 +91,14 @@ CONFIG_SHA=$( { echo "$CACHE_KEY"; cd "$STAGE" && sha256sum ./*.conf; cd "$TB_DI
   sha256sum up.sh lib.sh etc/mariadb-init.sql; } | sha256sum | cut -c1-16)
 
 sync_job_submit_lua() {
-  local dst=$TB_ROOT/etc/slurm/job_submit.lua
-  [[ -f $STAGE/job_submit.lua ]] || return 0
-  cmp -s "$STAGE/job_submit.lua" "$dst" && return 0
-  cp "$STAGE/job_submit.lua" "$dst.new" && chmod 0644 "$dst.new" && mv -f "$dst.new" "$dst"
-  tb_log "updated $dst from contrib/job_submit.lua (slurmctld reloads it on change)"
+  local src dst
+  for src in "$STAGE"/job_submit*.lua; do
+    [[ -f $src ]] || continue
+    dst=$TB_ROOT/etc/slurm/${src##*/}
+    cmp -s "$src" "$dst" && continue
+    cp "$src" "$dst.new" && chmod 0644 "$dst.new" && mv -f "$dst.new" "$dst"
+    tb_log "updated $dst from contrib/ (slurmctld reloads job_submit.lua when it changes)"
+  done
 }
 
 write_env() {
