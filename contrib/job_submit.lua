@@ -162,7 +162,7 @@ local function refuse_access(msg)
 	return refuse(msg, slurm.ESLURM_ACCESS_DENIED)
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
+local function guard_submit(job_desc, part_list, submit_uid)
 	local accounts = load_tenants()
 	if accounts == nil then
 		return slurm.SUCCESS
@@ -193,6 +193,20 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 		return refuse_gres(msg)
 	end
 	return slurm.SUCCESS
+end
+
+-- Optional submit-time burst routing (contrib/job_submit_burst.lua, see
+-- docs/burst.md): loaded when installed beside this script; it routes only
+-- accounts listed in its own configuration file, and only jobs the guard
+-- accepted.
+pcall(dofile, "/etc/slurm/job_submit_burst.lua")
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+	local rc, msg = guard_submit(job_desc, part_list, submit_uid)
+	if rc == slurm.SUCCESS and gpubridge_burst_route then
+		gpubridge_burst_route(job_desc, part_list, submit_uid)
+	end
+	return rc, msg
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)

@@ -76,6 +76,9 @@ func TestRealJobs(t *testing.T) {
 		}
 		return open == 0 && rows == len(ids)+1
 	})
+	// As of the next second: a run that ended in this very second would
+	// belong to the next ingest's window ([from, to) is half-open).
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
 	asOf := time.Now().UTC().Truncate(time.Second)
 
 	db, _ := acctest.ScratchDB(t, env, "realjobs")

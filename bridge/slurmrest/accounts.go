@@ -185,21 +185,101 @@ func (c *Client) changeCoordinators(ctx context.Context, account string, users [
 	if len(next) == len(acct.Coordinators) {
 		return nil // nothing changes
 	}
-	type wAcctCoords struct {
-		Name         string   `json:"name"`
-		Description  string   `json:"description"`
-		Organization string   `json:"organization"`
-		Coordinators []wCoord `json:"coordinators"`
-	}
-	w := wAcctCoords{Name: acct.Name, Description: acct.Description, Organization: acct.Organization, Coordinators: []wCoord{}}
-	for _, u := range next {
-		w.Coordinators = append(w.Coordinators, wCoord{Name: u})
-	}
-	body := struct {
-		Accounts []wAcctCoords `json:"accounts"`
-	}{[]wAcctCoords{w}}
-	if err := c.do(ctx, http.MethodPost, c.dbPath("accounts/"), nil, body, nil); err != nil {
+	acct.Coordinators = next
+	if err := c.postAccounts(ctx, []Account{acct}); err != nil {
 		return fmt.Errorf("%s coordinators %s of %q: %w", verb, strings.Join(users, ","), account, err)
 	}
 	return nil
+}
+
+// SetAccounts writes whole account records in one request
+// (POST /slurmdb/{v}/accounts/): description, organization and the FULL
+// list of direct coordinators of each account. That endpoint replaces an
+// account's coordinators, so a user left out of Coordinators stops being a
+// coordinator, and an empty list clears them. An empty Description or
+// Organization is written as the name (as CreateAccounts does).
+//
+// It only updates accounts that exist. POST accounts/ would create a
+// missing account without any cluster association (an account no user
+// association can use, see ErrNoClusterAssociation), so SetAccounts reads
+// the accounts first (one GET) and refuses with ErrNotFound, writing
+// nothing, when a name does not exist or is deleted; create accounts with
+// CreateAccounts. A nil or empty slice sends no request. Names must be
+// non-empty and distinct, coordinator names non-empty (ErrInvalid).
+func (c *Client) SetAccounts(ctx context.Context, accts []Account) error {
+	if len(accts) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, a := range accts {
+		if a.Name == "" {
+			return fmt.Errorf("set accounts: %w: an account has no name", ErrInvalid)
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("set accounts: %w: account %q given twice", ErrInvalid, a.Name)
+		}
+		seen[a.Name] = true
+		if slices.Contains(a.Coordinators, "") {
+			return fmt.Errorf("set accounts: %w: account %q has an empty coordinator name", ErrInvalid, a.Name)
+		}
+	}
+	all, err := c.ListAccounts(ctx)
+	if err != nil {
+		return fmt.Errorf("set accounts: %w", err)
+	}
+	exists := map[string]bool{}
+	for _, a := range all {
+		if !a.Deleted {
+			exists[a.Name] = true
+		}
+	}
+	var missing []string
+	for _, a := range accts {
+		if !exists[a.Name] {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("set accounts: account(s) %s: %w (SetAccounts only updates existing accounts; use CreateAccounts)", strings.Join(missing, ","), ErrNotFound)
+	}
+	names := make([]string, 0, len(accts))
+	for _, a := range accts {
+		names = append(names, a.Name)
+	}
+	if err := c.postAccounts(ctx, accts); err != nil {
+		return fmt.Errorf("set accounts %s: %w", strings.Join(names, ","), err)
+	}
+	return nil
+}
+
+// wAcctSet is an account record for POST accounts/: coordinators always
+// present (an absent list clears them, and so does an empty one).
+type wAcctSet struct {
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Organization string   `json:"organization"`
+	Coordinators []wCoord `json:"coordinators"`
+}
+
+// postAccounts sends one POST accounts/ with whole records.
+func (c *Client) postAccounts(ctx context.Context, accts []Account) error {
+	body := struct {
+		Accounts []wAcctSet `json:"accounts"`
+	}{make([]wAcctSet, 0, len(accts))}
+	for _, a := range accts {
+		w := wAcctSet{Name: a.Name, Description: a.Description, Organization: a.Organization, Coordinators: []wCoord{}}
+		if w.Description == "" {
+			w.Description = a.Name
+		}
+		if w.Organization == "" {
+			w.Organization = a.Name
+		}
+		for _, u := range a.Coordinators {
+			if !slices.ContainsFunc(w.Coordinators, func(x wCoord) bool { return x.Name == u }) {
+				w.Coordinators = append(w.Coordinators, wCoord{Name: u})
+			}
+		}
+		body.Accounts = append(body.Accounts, w)
+	}
+	return c.do(ctx, http.MethodPost, c.dbPath("accounts/"), nil, body, nil)
 }

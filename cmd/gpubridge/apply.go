@@ -17,9 +17,16 @@ import (
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// guardPathFromEnv is where apply writes the job_submit guard's data file
-// when --guard-file is not given.
-func guardPathFromEnv() string { return os.Getenv("GPUBRIDGE_GUARD_FILE") }
+// guardPath is where apply writes the job_submit guard's data file when
+// --guard-file is not given: config tenants.guardFile ($GPUBRIDGE_GUARD_FILE).
+// A configuration error is reported by the command's other config reads.
+func (a *App) guardPath() string {
+	c, err := a.Config()
+	if err != nil {
+		return ""
+	}
+	return c.Tenants.GuardFile
+}
 
 // reconciler wires the store, the slurmrestd adapter and the guard file.
 func (a *App) reconciler(ctx context.Context, guardPath string) (*reconcile.Reconciler, error) {
@@ -101,7 +108,15 @@ func (a *App) printPlan(w io.Writer, p *reconcile.Plan, sc []storeChange) {
 			de++
 		}
 	}
+	if len(p.Conflicts) > 0 {
+		fmt.Fprintf(w, "Nothing can be applied until the %d conflict(s) are resolved.\n", len(p.Conflicts))
+		return
+	}
 	if p.Empty() && len(p.Removed) == 0 && len(sc) == 0 {
+		if len(p.Waiting) > 0 {
+			fmt.Fprintf(w, "No changes now: %d removal(s) waiting for jobs to end.\n", len(p.Waiting))
+			return
+		}
 		fmt.Fprintln(w, "No changes: Slurm matches the tenants.")
 		return
 	}
@@ -173,12 +188,13 @@ deleted, and the file is refused whole, with every problem listed, if any
 tenant in it is invalid.
 
 After Slurm accepted the changes, apply writes the job_submit guard's data
-file (--guard-file, default $GPUBRIDGE_GUARD_FILE; see contrib/job_submit.lua).`,
+file (--guard-file, default config tenants.guardFile or $GPUBRIDGE_GUARD_FILE;
+see contrib/job_submit.lua).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if guardPath == "" {
-				guardPath = guardPathFromEnv()
+				guardPath = a.guardPath()
 			}
 			var fileTenants []tenant.Tenant
 			var fileDeletes []string

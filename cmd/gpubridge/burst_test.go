@@ -21,8 +21,12 @@ import (
 func TestJobSubmitBurstLua(t *testing.T) {
 	lua, err := exec.LookPath("lua5.1")
 	if err != nil {
-		if lua, err = exec.LookPath("lua"); err != nil {
-			t.Skip("no lua5.1 on this machine (apt-get install lua5.1)")
+		t.Fatal("lua5.1 is missing: run test/install-deps.sh (apt-get install lua5.1)")
+	}
+	// Every shipped script must at least compile under slurmctld's Lua.
+	for _, f := range []string{"job_submit.lua", "job_submit_burst.lua"} {
+		if out, err := exec.Command("luac5.1", "-p", "../../contrib/"+f).CombinedOutput(); err != nil {
+			t.Errorf("contrib/%s does not compile: %v\n%s", f, err, out)
 		}
 	}
 	out, err := exec.Command(lua, "../../contrib/job_submit_burst_test.lua").CombinedOutput()

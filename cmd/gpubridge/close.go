@@ -38,6 +38,9 @@ Closing cannot be undone; it asks first unless -i is given.`,
 			if err != nil {
 				return err
 			}
+			if end := p.End(); time.Now().Before(end) {
+				return usagef("%s has not ended: it can be closed from %s", p, end.Format(time.RFC3339))
+			}
 			ctx := cmd.Context()
 			c, err := a.Config()
 			if err != nil {
@@ -67,6 +70,9 @@ Closing cannot be undone; it asks first unless -i is given.`,
 				in, err := a.acctIngester(ctx, "")
 				if err != nil {
 					return err
+				}
+				if !a.verbose {
+					in.Log = nil
 				}
 				res, err := in.Ingest(ctx, ingest.Window{From: p.Start()})
 				if err != nil {

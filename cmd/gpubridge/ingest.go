@@ -55,6 +55,9 @@ A long ingest shows a progress bar on a terminal and plain lines otherwise.`,
 			if err != nil {
 				return err
 			}
+			if !a.verbose {
+				in.Log = nil // the summary line below says it; -v shows the ingest's log
+			}
 			prog := newIngestProgress(a.err)
 			in.Progress = prog.update
 			res, err := in.Ingest(ctx, w)

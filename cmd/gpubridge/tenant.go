@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
@@ -31,14 +33,37 @@ func registerTenants(a *App, root, show, add, modify, del *cobra.Command) {
 	modify.AddCommand(modifyTenantCmd(a))
 	del.AddCommand(deleteTenantCmd(a), deleteUserCmd(a))
 	root.AddCommand(planCmd(a), applyCmd(a), importCmd(a))
-	a.addJob(func(ctx context.Context, a *App, c config.Config) (daemon.Scheduled, error) {
-		r, err := a.reconciler(ctx, guardPathFromEnv())
-		if err != nil {
-			return daemon.Scheduled{}, err
-		}
-		r.Logger = a.Logger().With("component", "reconcile")
-		return daemon.Scheduled{Spec: c.Schedules.Reconcile, Job: r}, nil
+	a.addJob(func(_ context.Context, a *App, c config.Config) (daemon.Scheduled, error) {
+		n := tenant.Naming{QOSPrefix: c.Tenants.QOSPrefix, OnDemandQOS: c.Tenants.OnDemandQOS}
+		return daemon.Scheduled{Spec: c.Schedules.Reconcile, Job: &reconcileJob{a: a, naming: n}}, nil
 	})
+}
+
+// reconcileJob is the daemon's periodic reconcile. It connects at its first
+// run (and again after a failed one), so that the daemon starts while
+// slurmrestd or the database are not reachable yet.
+type reconcileJob struct {
+	a      *App
+	naming tenant.Naming
+	mu     sync.Mutex
+	r      *reconcile.Reconciler
+}
+
+func (j *reconcileJob) Name() string { return "reconcile" }
+
+func (j *reconcileJob) Run(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.r == nil {
+		r, err := j.a.reconciler(ctx, j.a.guardPath())
+		if err != nil {
+			return err
+		}
+		r.Naming = j.naming
+		r.Logger = j.a.Logger().With("component", "reconcile")
+		j.r = r
+	}
+	return j.r.Run(ctx)
 }
 
 // tenantStore opens the tenant store on gpubridge's database.

@@ -11,6 +11,7 @@ import (
 // listed here but not yet present is ignored, so the list can lead the code.
 var pure = []string{
 	"bridge/tenant",
+	"bridge/reconcile",
 	"bridge/burst",
 	"bridge/slurmconf",
 	"bridge/reserve/calendar",

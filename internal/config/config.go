@@ -67,6 +67,10 @@ type Tenants struct {
 	PoolPartition     string `json:"poolPartition"`
 	OnDemandPartition string `json:"onDemandPartition"`
 	OnDemandQOS       string `json:"onDemandQOS"`
+	// GuardFile is where apply writes the job_submit.lua guard's tenant
+	// table (contrib/job_submit.lua reads it on the slurmctld host);
+	// empty means apply does not write it.
+	GuardFile string `json:"guardFile"`
 }
 
 // Server is the daemon's HTTP listener (API and /metrics).
@@ -165,6 +169,7 @@ func (c *Config) envVars() map[string]*string {
 		"GPUBRIDGE_POOL_PARTITION":     &c.Tenants.PoolPartition,
 		"GPUBRIDGE_ONDEMAND_PARTITION": &c.Tenants.OnDemandPartition,
 		"GPUBRIDGE_ONDEMAND_QOS":       &c.Tenants.OnDemandQOS,
+		"GPUBRIDGE_GUARD_FILE":         &c.Tenants.GuardFile,
 	}
 }
 

@@ -57,7 +57,7 @@ for t in "${tenants[@]}"; do
   $IN scancel -A "$name" -n usage-demo 2>/dev/null || true
   for typ in h100 1g.10gb 3g.40gb; do
     case ",$gpus," in *",$typ="*|*",$typ:"*) ;; *) continue ;; esac
-    id=$($IN --user "$user" sbatch --parsable -A "$name" --gres=gpu:$typ:1 -t 2 -o /dev/null -J usage-demo --wrap 'sleep 8')
+    id=$($IN --user "$user" sbatch --parsable -A "$name" --gres=gpu:$typ:1 -t 2 -o /dev/null -J usage-demo --wrap 'sleep 15')
     echo "  $user ($name): job $id on gpu:$typ:1"
     ids+=("$id")
   done
