@@ -41,6 +41,7 @@ lint: $(TMPDIR) check-deps ## gofmt, go vet, staticcheck, dependency direction
 	go vet $(GO_PKGS)
 	go vet -tags integration $(GO_PKGS)
 	go tool staticcheck $(GO_PKGS)
+	go tool staticcheck -tags integration $(GO_PKGS)
 
 check-deps: $(TMPDIR) ## Pure domain packages must not import I/O packages
 	go test -count=1 -run TestDependencyDirection ./internal/archtest/

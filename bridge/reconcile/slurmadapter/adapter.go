@@ -42,13 +42,17 @@ type Client interface {
 // accountSetter is an optional batch write: POST accounts/ with whole
 // account records (description, organization and the full coordinator
 // list) in one request. When the client offers it, account modifications
-// and coordinator changes are one request per apply instead of a read and
-// a write per account.
+// and coordinator changes of accounts read by ReadState are one request
+// per apply instead of a read and a write per account. *slurmrest.Client
+// has it (asserted below); test fakes may leave it out.
 type accountSetter interface {
 	SetAccounts(ctx context.Context, accounts []slurmrest.Account) error
 }
 
-var _ Client = (*slurmrest.Client)(nil)
+var (
+	_ Client        = (*slurmrest.Client)(nil)
+	_ accountSetter = (*slurmrest.Client)(nil)
+)
 
 // ErrUnsupported: the slurmrest client cannot make this change.
 var ErrUnsupported = errors.New("not supported by the slurmrest client")
@@ -206,11 +210,36 @@ func (a *Adapter) ModifyAccounts(ctx context.Context, accts []tenant.Account) er
 		return fmt.Errorf("change the description or organization of account(s) %s: %w (it needs SetAccounts, POST accounts/ with whole records); change them with sacctmgr, or delete and re-add the tenant",
 			strings.Join(names, ", "), ErrUnsupported)
 	}
+	// SetAccounts writes the whole coordinator list: take it from the last
+	// ReadState (kept current by AddCoordinators/RemoveCoordinators), or
+	// read it when an account is not known from there.
+	known := a.lastAccounts
+	for _, ac := range accts {
+		if _, ok := known[ac.Name]; !ok {
+			all, err := a.c.ListAccounts(ctx)
+			if err != nil {
+				return err
+			}
+			known = map[string]slurmrest.Account{}
+			for _, x := range all {
+				known[x.Name] = x
+			}
+			break
+		}
+	}
 	recs := make([]slurmrest.Account, 0, len(accts))
 	for _, ac := range accts {
-		recs = append(recs, slurmrest.Account{Name: ac.Name, Description: ac.Description, Organization: ac.Organization, Coordinators: a.lastAccounts[ac.Name].Coordinators})
+		recs = append(recs, slurmrest.Account{Name: ac.Name, Description: ac.Description, Organization: ac.Organization, Coordinators: slices.Clone(known[ac.Name].Coordinators)})
 	}
-	return set.SetAccounts(ctx, recs)
+	if err := set.SetAccounts(ctx, recs); err != nil {
+		return err
+	}
+	if a.lastAccounts != nil {
+		for _, r := range recs {
+			a.lastAccounts[r.Name] = r // a later SetAccounts must not revert the description
+		}
+	}
+	return nil
 }
 
 // CreateUsers implements reconcile.Writer: one request.
@@ -257,13 +286,18 @@ func (a *Adapter) coordinators(ctx context.Context, cs []tenant.Coord, add bool)
 		}
 		byAcct[c.Account] = append(byAcct[c.Account], c.User)
 	}
+	// Accounts read by the last ReadState: one SetAccounts with their whole
+	// new coordinator lists. Accounts created by this apply (not read) go
+	// through the per-account read-and-write calls.
+	rest := order
 	if set, ok := a.c.(accountSetter); ok && a.lastAccounts != nil {
 		var recs []slurmrest.Account
+		rest = nil
 		for _, acct := range order {
 			cur, known := a.lastAccounts[acct]
 			if !known {
-				recs = nil
-				break // created by this apply: fall back to the per-account calls
+				rest = append(rest, acct)
+				continue
 			}
 			next := slices.Clone(cur.Coordinators)
 			for _, u := range byAcct[acct] {
@@ -275,14 +309,18 @@ func (a *Adapter) coordinators(ctx context.Context, cs []tenant.Coord, add bool)
 				}
 			}
 			cur.Coordinators = next
-			a.lastAccounts[acct] = cur
 			recs = append(recs, cur)
 		}
-		if recs != nil {
-			return set.SetAccounts(ctx, recs)
+		if len(recs) > 0 {
+			if err := set.SetAccounts(ctx, recs); err != nil {
+				return err
+			}
+			for _, r := range recs {
+				a.lastAccounts[r.Name] = r
+			}
 		}
 	}
-	for _, acct := range order {
+	for _, acct := range rest {
 		var err error
 		if add {
 			err = a.c.AddCoordinators(ctx, acct, byAcct[acct])
