@@ -78,7 +78,7 @@ func unixOr0(t time.Time) int64 {
 func (s *REST) list(ctx context.Context, from, to int64) ([]slurmrest.DBJob, error) {
 	s.Calls++
 	return s.client.ListDBJobs(ctx, slurmrest.DBJobFilter{
-		Start: time.Unix(from, 0), End: time.Unix(to, 0), ShowDuplicates: true, SkipSteps: true,
+		Start: time.Unix(from, 0), End: time.Unix(to, 0), ShowDuplicates: true, SkipSteps: true, NoTruncate: true,
 	})
 }
 

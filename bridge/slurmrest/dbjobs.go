@@ -55,6 +55,10 @@ type DBJobFilter struct {
 	ShowDuplicates bool
 	// SkipSteps leaves out job steps (the response is much smaller).
 	SkipSteps bool
+	// NoTruncate returns each job's real start and end times. Without it
+	// slurmdbd clips them to [Start, End] (sacct -T is the opposite), which
+	// silently undercounts usage of a job that crosses the window's edge.
+	NoTruncate bool
 }
 
 type wDBJob struct {
@@ -135,6 +139,9 @@ func (c *Client) ListDBJobs(ctx context.Context, f DBJobFilter) ([]DBJob, error)
 	}
 	if f.SkipSteps {
 		q.Set("skip_steps", "true")
+	}
+	if f.NoTruncate {
+		q.Set("disable_truncate_usage_time", "true")
 	}
 	var resp dbJobsResp
 	if err := c.do(ctx, http.MethodGet, c.dbPath("jobs/"), q, nil, &resp); err != nil {

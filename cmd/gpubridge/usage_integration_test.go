@@ -41,12 +41,16 @@ func TestChargebackCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
 	cfg.DBName = fmt.Sprintf("gpubridge_m4_cli_%06d", rand.IntN(1e6))
 	if _, err := admin.Exec("CREATE DATABASE " + cfg.DBName); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + cfg.DBName) })
+	t.Cleanup(func() {
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + cfg.DBName); err != nil {
+			t.Errorf("drop the scratch database: %v", err)
+		}
+		admin.Close()
+	})
 	t.Setenv("GPUBRIDGE_DB_DSN", cfg.FormatDSN())
 
 	// Synthetic March 2025 jobs of account m4syn-cli: an H100 hour, two
@@ -55,12 +59,16 @@ func TestChargebackCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rw.Close()
 	lo := uint32(synth.TestIDs + 20000)
 	if _, err := synth.Delete(ctx, rw, env.Cluster, lo, lo+100); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = synth.Delete(context.Background(), rw, env.Cluster, lo, lo+100) })
+	t.Cleanup(func() {
+		if _, err := synth.Delete(context.Background(), rw, env.Cluster, lo, lo+100); err != nil {
+			t.Errorf("remove the synthetic rows: %v", err)
+		}
+		rw.Close()
+	})
 	tres, err := synth.LoadTRES(ctx, rw)
 	if err != nil {
 		t.Fatal(err)
