@@ -317,10 +317,19 @@ tb_chroot() {
 
 # tb_spawn LOG CMD...: run CMD in the root in a new session, stdio to LOG, the lock fd closed;
 # prints the pid of the started process (the same process after setsid, chroot and env exec).
+# Every inherited descriptor above 2 is closed first: a daemon that kept one open on the
+# testbed lock (fd 9 here, or any fd of a caller that took the lock with `flock FILE cmd`)
+# would hold the lock for its whole life and block every later up/down.
 tb_spawn() {
   local log=$1; shift
-  setsid chroot "$TB_ROOT" /usr/bin/env -i PATH="$TB_PATH_IN" HOME=/root LANG=C.UTF-8 "$@" \
-    </dev/null >>"$log" 2>&1 9>&- &
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null
+    done
+    exec setsid chroot "$TB_ROOT" /usr/bin/env -i PATH="$TB_PATH_IN" HOME=/root LANG=C.UTF-8 "$@" \
+      </dev/null >>"$log" 2>&1
+  ) &
   echo $!
 }
 tb_record_pid() { echo "$2" >"$TB_STATE/$1.pid"; }
