@@ -36,8 +36,9 @@ test-unit: $(TMPDIR) ## Unit tests only (no testbed)
 test-integration: $(TMPDIR) build ## Integration tests against the running testbed (make testbed-up first)
 	set -o pipefail; source .testbed/env && go test -count=1 -tags integration -p 1 -timeout 40m -v $(GO_PKGS) 2>&1 | test/gotest-summary.sh --no-skip
 
-lint: $(TMPDIR) check-deps ## gofmt, go vet, staticcheck, dependency direction
+lint: $(TMPDIR) check-deps ## gofmt, go mod tidy, go vet, staticcheck, dependency direction
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go mod tidy -diff
 	go vet $(GO_PKGS)
 	go vet -tags integration $(GO_PKGS)
 	go tool staticcheck $(GO_PKGS)

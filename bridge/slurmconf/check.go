@@ -2,6 +2,7 @@ package slurmconf
 
 import (
 	"fmt"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +192,7 @@ func ParseShowPartitions(text string) map[string]map[string]string {
 // gpu-01, gpu-02, gpu-03, gpu-7 and cpu-a.
 func ExpandHostlist(s string) ([]string, error) {
 	var out []string
-	for _, part := range splitTop(s) {
+	for _, part := range slurmstr.SplitTop(s, '[', ']') {
 		if part == "" {
 			continue
 		}
@@ -222,24 +223,4 @@ func ExpandHostlist(s string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// splitTop splits on commas outside brackets.
-func splitTop(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
 }

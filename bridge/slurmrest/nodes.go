@@ -3,6 +3,7 @@ package slurmrest
 import (
 	"context"
 	"fmt"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 	"net/http"
 	"slices"
 	"strconv"
@@ -118,7 +119,7 @@ func ParseGRES(s string) ([]GRES, error) {
 		return nil, nil
 	}
 	var out []GRES
-	for _, item := range splitTopLevel(s) {
+	for _, item := range slurmstr.SplitTop(s, '(', ')') {
 		if i := strings.IndexByte(item, '('); i >= 0 {
 			item = item[:i]
 		}
@@ -148,26 +149,4 @@ func ParseGRES(s string) ([]GRES, error) {
 		out = append(out, g)
 	}
 	return out, nil
-}
-
-// splitTopLevel splits at commas outside parentheses.
-func splitTopLevel(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			if depth > 0 {
-				depth--
-			}
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
 }

@@ -2,6 +2,7 @@ package conf
 
 import (
 	"fmt"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 	"maps"
 	"slices"
 	"strconv"
@@ -47,7 +48,7 @@ func ParseNodeGres(s string) (NodeGres, error) {
 	if s == "" || s == "(null)" {
 		return g, nil
 	}
-	for _, item := range splitTop(s) {
+	for _, item := range slurmstr.SplitTop(s, '(', ')') {
 		item = strings.TrimSpace(item)
 		if i := strings.IndexByte(item, '('); i >= 0 {
 			if !strings.HasSuffix(item, ")") {
@@ -86,26 +87,6 @@ func ParseNodeGres(s string) (NodeGres, error) {
 		g[typ] += n
 	}
 	return g, nil
-}
-
-// splitTop splits on commas outside parentheses.
-func splitTop(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
 }
 
 func parseCount(s string) (int, error) {

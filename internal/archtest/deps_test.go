@@ -23,6 +23,7 @@ var pure = []string{
 	"internal/config",
 	"internal/table",
 	"internal/kv",
+	"internal/slurmstr",
 }
 
 // forbidden are import-path prefixes a pure package may not depend on.
