@@ -2,10 +2,11 @@ package slurmconf
 
 import (
 	"fmt"
-	"github.com/gpubridge/gpubridge/internal/slurmstr"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // Live is a cluster's configuration as it reports it. Either map may be nil

@@ -3,11 +3,12 @@ package slurmrest
 import (
 	"context"
 	"fmt"
-	"github.com/gpubridge/gpubridge/internal/slurmstr"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // Node is one slurmd node as slurmctld sees it.

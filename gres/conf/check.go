@@ -2,11 +2,12 @@ package conf
 
 import (
 	"fmt"
-	"github.com/gpubridge/gpubridge/internal/slurmstr"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // NodeGres is a node's GPU GRES as counts per type; an untyped GPU count
