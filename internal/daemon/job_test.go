@@ -62,18 +62,59 @@ func TestBadSpec(t *testing.T) {
 	}
 }
 
-// A slow job is not started again while it still runs.
+// blockJob runs until released, counting its starts.
+type blockJob struct {
+	n       atomic.Int32
+	started chan struct{}
+	release chan struct{}
+}
+
+func (j *blockJob) Name() string { return "block" }
+func (j *blockJob) Run(ctx context.Context) error {
+	j.n.Add(1)
+	j.started <- struct{}{}
+	<-j.release
+	return nil
+}
+
+// A job is not started again while it still runs: the scheduler wraps every
+// entry in SkipIfStillRunning. Driven through the cron entry itself, with no
+// clock, so the test cannot race a schedule.
 func TestSkipIfStillRunning(t *testing.T) {
-	j := &countJob{name: "slow", sleep: 2500 * time.Millisecond}
-	s, err := NewScheduler([]Scheduled{{"@every 1s", j}}, quiet(), nil)
+	j := &blockJob{started: make(chan struct{}, 2), release: make(chan struct{})}
+	s, err := NewScheduler([]Scheduled{{"@every 1h", j}}, quiet(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start(context.Background())
-	time.Sleep(3200 * time.Millisecond)
-	s.Stop()
-	if n := j.n.Load(); n != 1 {
-		t.Fatalf("slow job ran %d times in 3.2s with a 2.5s body on @every 1s; want 1 (skip while running)", n)
+	entries := s.cron.Entries()
+	if len(entries) != 1 {
+		t.Fatalf("%d cron entries, want 1", len(entries))
+	}
+	run := entries[0].WrappedJob
+	done := make(chan struct{})
+	go func() { run.Run(); close(done) }()
+	<-j.started // the first run is in its body
+	defer func() {
+		select {
+		case <-j.release:
+		default:
+			close(j.release)
+		}
+	}()
+	// A second tick while it runs: it must return without starting the body.
+	second := make(chan struct{})
+	go func() { run.Run(); close(second) }()
+	select {
+	case <-second:
+	case <-j.started:
+		t.Fatal("job started again while its first run was still going; want it skipped")
+	}
+	close(j.release)
+	<-done
+	go run.Run() // once the first has finished, the next tick runs again
+	<-j.started
+	if n := j.n.Load(); n != 2 {
+		t.Fatalf("after the first run ended, starts = %d; want 2", n)
 	}
 }
 
