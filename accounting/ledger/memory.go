@@ -173,34 +173,33 @@ func (m *Memory) State(_ context.Context, cluster string) (State, error) {
 // Lines implements Store.
 func (m *Memory) Lines(_ context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error {
 	m.mu.Lock()
-	var out []meter.Line
-	for _, l := range m.cluster(cluster).lines {
-		if l.Booked == q.Booked && (q.Account == "" || l.Account == q.Account) {
-			out = append(out, l)
-		}
-	}
+	out := matching(m.cluster(cluster).lines, q, func(l meter.Line) meter.Period { return l.Booked })
 	m.mu.Unlock()
-	if q.Ordered {
-		slices.SortFunc(out, CompareLines)
-	}
-	for _, l := range out {
-		if err := fn(l); err != nil {
-			return err
-		}
-	}
-	return nil
+	return emit(out, q, fn)
 }
 
 // Accruals implements Store.
 func (m *Memory) Accruals(_ context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error {
 	m.mu.Lock()
+	out := matching(m.cluster(cluster).accruals, q, func(l meter.Line) meter.Period { return l.Period })
+	m.mu.Unlock()
+	return emit(out, q, fn)
+}
+
+// matching copies the lines whose period (as period picks it) is q.Booked
+// and whose account is q.Account, when one is given.
+func matching(src []meter.Line, q LineQuery, period func(meter.Line) meter.Period) []meter.Line {
 	var out []meter.Line
-	for _, l := range m.cluster(cluster).accruals {
-		if l.Period == q.Booked && (q.Account == "" || l.Account == q.Account) {
+	for _, l := range src {
+		if period(l) == q.Booked && (q.Account == "" || l.Account == q.Account) {
 			out = append(out, l)
 		}
 	}
-	m.mu.Unlock()
+	return out
+}
+
+// emit hands lines to fn, in export order when q.Ordered.
+func emit(out []meter.Line, q LineQuery, fn func(meter.Line) error) error {
 	if q.Ordered {
 		slices.SortFunc(out, CompareLines)
 	}
