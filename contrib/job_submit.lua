@@ -162,20 +162,31 @@ local function refuse_access(msg)
 	return refuse(msg, slurm.ESLURM_ACCESS_DENIED)
 end
 
-local function guard_submit(job_desc, part_list, submit_uid)
+-- tenant_of returns the job's account (lower-cased, as Slurm stores it) and
+-- its tenant entry, or nil when the account is not a gpubridge tenant or the
+-- tenant table is not available. fallback is used when the job names no
+-- account.
+local function tenant_of(account, fallback)
 	local accounts = load_tenants()
 	if accounts == nil then
-		return slurm.SUCCESS
+		return nil
 	end
-	local account = job_desc.account
 	if account == nil or account == "" then
-		account = job_desc.default_account
+		account = fallback
 	end
 	if account == nil then
-		return slurm.SUCCESS
+		return nil
 	end
 	account = string.lower(account)
 	local entry = accounts[account]
+	if entry == nil then
+		return nil
+	end
+	return account, entry
+end
+
+local function guard_submit(job_desc, part_list, submit_uid)
+	local account, entry = tenant_of(job_desc.account, job_desc.default_account)
 	if entry == nil then
 		return slurm.SUCCESS
 	end
@@ -223,19 +234,7 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
 	if not any then
 		return slurm.SUCCESS
 	end
-	local accounts = load_tenants()
-	if accounts == nil then
-		return slurm.SUCCESS
-	end
-	local account = job_desc.account
-	if account == nil or account == "" then
-		account = job_rec.account
-	end
-	if account == nil then
-		return slurm.SUCCESS
-	end
-	account = string.lower(account)
-	local entry = accounts[account]
+	local account, entry = tenant_of(job_desc.account, job_rec.account)
 	if entry == nil then
 		return slurm.SUCCESS
 	end
