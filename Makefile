@@ -26,15 +26,15 @@ deps: ## Install what building and testing need (Debian packages, Go modules)
 build: $(TMPDIR) ## Build bin/gpubridge
 	go build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/gpubridge
 
-test: deps lint testbed-up ## Everything: deps, lint, unit and integration tests against the testbed
+test: deps lint ## Everything: deps, lint, unit tests, then integration tests on a freshly restarted testbed
 	$(MAKE) --no-print-directory test-unit
-	$(MAKE) --no-print-directory test-integration
+	test/testbed/use.sh --fresh $(MAKE) --no-print-directory test-integration
 
 test-unit: $(TMPDIR) ## Unit tests only (no testbed)
 	go test -count=1 $(GO_PKGS)
 
-test-integration: $(TMPDIR) build ## Integration tests against the running testbed (make testbed-up first)
-	set -o pipefail; source .testbed/env && go test -count=1 -tags integration -p 1 -timeout 40m -v $(GO_PKGS) 2>&1 | test/gotest-summary.sh --no-skip
+test-integration: $(TMPDIR) build ## Integration tests on the testbed as it is (brought up if down; waits while another run uses it)
+	test/testbed/use.sh bash -o pipefail -c 'go test -count=1 -tags integration -p 1 -timeout 40m -v $(GO_PKGS) 2>&1 | test/gotest-summary.sh --no-skip'
 
 lint: $(TMPDIR) check-deps ## gofmt, go mod tidy, go vet, staticcheck, dependency direction
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -47,11 +47,11 @@ lint: $(TMPDIR) check-deps ## gofmt, go mod tidy, go vet, staticcheck, dependenc
 check-deps: $(TMPDIR) ## Pure domain packages must not import I/O packages
 	go test -count=1 -run TestDependencyDirection ./internal/archtest/
 
-bench: $(TMPDIR) build testbed-up ## Benchmarks against the testbed, each with its ratio to the peer tool
-	@for b in test/bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
+bench: $(TMPDIR) build ## Benchmarks against the testbed, each with its ratio to the peer tool
+	@test/testbed/use.sh bash -c 'for b in test/bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done'
 
-demo: $(TMPDIR) deps build testbed-up ## The main job end to end on the local testbed
-	test/demo.sh
+demo: $(TMPDIR) deps build ## The main job end to end on the local testbed
+	test/testbed/use.sh test/demo.sh
 
 testbed-up: ## Bring up the local Slurm testbed (idempotent)
 	test/testbed/up.sh

@@ -8,6 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tb_require_root
 [[ -d $TB_BASE ]] || { tb_log "nothing to stop"; exit 0; }
 T0=$(tb_now_us)
+TB_USE_WHAT="down.sh" tb_use_lock
 tb_lock
 tb_stop_all
 tb_umount_all "$TB_BASE"

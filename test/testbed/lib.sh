@@ -11,6 +11,7 @@ TB_BASE=/var/lib/gpubridge/testbed
 TB_ROOT=$TB_BASE/root                 # the debootstrap root (chroot)
 TB_STATE=$TB_BASE/state               # pid copies and config hash, outside the root
 TB_LOCK=$TB_BASE/lock
+TB_USE_LOCK=$TB_BASE/use.lock        # test/testbed/use.sh: one test run, bench or demo at a time
 TB_CACHE_DIR=/var/cache/gpubridge     # testbed-<key>.tar.zst, outside any clone
 TB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TB_REPO=$(git -C "$TB_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$TB_DIR/../.." && pwd))
@@ -50,6 +51,22 @@ tb_lock() {
   mkdir -p "$TB_BASE" "$TB_STATE"
   exec 9>"$TB_LOCK"
   flock -w 900 9 || tb_die "another up/down holds $TB_LOCK"
+}
+
+# Take the use lock (fd 8): held for the whole of a test run, bench or demo (test/testbed/use.sh),
+# and by up/down before they stop or restart daemons, so that nothing restarts the testbed under
+# a running test. A process whose caller already holds it (GPUBRIDGE_TESTBED_IN_USE set by
+# use.sh) does not take it again. Waits up to GPUBRIDGE_TESTBED_WAIT seconds (default 3600).
+tb_use_lock() {
+  [[ -n ${GPUBRIDGE_TESTBED_IN_USE:-} ]] && return 0
+  mkdir -p "$TB_BASE" "$TB_STATE"
+  exec 8>"$TB_USE_LOCK"
+  if ! flock -n 8; then
+    tb_log "waiting for the testbed: another test run, bench or demo holds $TB_USE_LOCK ($(cat "$TB_USE_LOCK.owner" 2>/dev/null || echo unknown))"
+    flock -w "${GPUBRIDGE_TESTBED_WAIT:-3600}" 8 || tb_die "the testbed stayed in use for ${GPUBRIDGE_TESTBED_WAIT:-3600} s ($TB_USE_LOCK)"
+  fi
+  printf 'pid %s, %s, since %s\n' "$$" "${TB_USE_WHAT:-$0}" "$(date -u +%FT%TZ)" >"$TB_USE_LOCK.owner"
+  export GPUBRIDGE_TESTBED_IN_USE=$$
 }
 
 # ---- mirror -------------------------------------------------------------------------------
@@ -350,20 +367,76 @@ tb_wait_pidfile() {
   echo "$pid"
 }
 
+# tb_daemon_port NAME: the TCP port daemon NAME listens on.
+tb_daemon_port() {
+  case $1 in
+    mariadb) echo 3306 ;; slurmdbd) echo 6819 ;; slurmctld) echo 6817 ;; slurmrestd) echo 6820 ;;
+    slurmd-*)
+      local i
+      for i in "${!TB_NODES[@]}"; do [[ slurmd-${TB_NODES[$i]} == "$1" ]] && echo $((17001 + i)); done ;;
+  esac
+}
+
+# tb_start_daemon NAME...: start each daemon of the configured root (the commands up.sh uses),
+# then wait until each has its pid file and listens on its port. Names: mariadb slurmdbd
+# slurmctld slurmd-<node> slurmrestd.
+tb_start_daemon() {
+  local name pid
+  local -a started=()
+  for name in "$@"; do
+    case $name in
+      mariadb)
+        pid=$(tb_spawn "$(tb_daemon_log mariadb)" mariadbd --user=mysql --bind-address=127.0.0.1 --port=3306 \
+          --socket=/run/mariadbd/mysqld.sock --pid-file=/run/mariadbd/mysqld.pid \
+          --log-error=/var/log/mysql/error.log --skip-name-resolve --skip-log-bin \
+          --innodb-snapshot-isolation=OFF --innodb-lock-wait-timeout=900 --innodb-buffer-pool-size=256M)
+        tb_record_pid mariadb "$pid" ;;
+      slurmdbd | slurmctld)
+        rm -f "$(tb_daemon_pidfile "$name")"
+        tb_spawn "$(tb_daemon_log "$name")" "$name" >/dev/null ;;
+      slurmd-*)
+        rm -f "$(tb_daemon_pidfile "$name")"
+        tb_spawn "$(tb_daemon_log "$name")" slurmd -N "${name#slurmd-}" >/dev/null ;;
+      slurmrestd)
+        # slurmrestd refuses root and SlurmUser: run as svc-rest. SLURM_JWT=daemon makes auth/jwt
+        # its primary auth plugin (without it every request is rejected with 401).
+        pid=$(tb_spawn "$(tb_daemon_log slurmrestd)" SLURM_JWT=daemon slurmrestd -u "$TB_REST_USER" -g "$TB_REST_USER" \
+          -a rest_auth/jwt 127.0.0.1:6820)
+        echo "$pid" >"$(tb_daemon_pidfile slurmrestd)"
+        tb_record_pid slurmrestd "$pid" ;;
+      *) tb_die "tb_start_daemon: unknown daemon $name" ;;
+    esac
+    started+=("$name")
+  done
+  for name in "${started[@]}"; do
+    case $name in
+      mariadb | slurmrestd) pid=$(tb_daemon_pid "$name") ;;
+      *) pid=$(tb_wait_pidfile "$name" 60) ;;
+    esac
+    tb_wait_listen "$name" "$(tb_daemon_port "$name")" "$pid" 60
+  done
+}
+
+# tb_stop_daemon [--kill] NAME...: stop daemons of the running testbed by pid file (SIGTERM, then
+# SIGKILL after 30 s; with --kill, SIGKILL at once, as a crash would) and wait until they are gone.
+tb_stop_daemon() {
+  local sig=TERM name pid
+  [[ ${1:-} == --kill ]] && { sig=KILL; shift; }
+  for name in "$@"; do
+    pid=$(tb_daemon_pid "$name")
+    [[ -n $pid ]] || continue
+    kill -"$sig" "$pid" 2>/dev/null || true
+    tb_wait_gone 30 "$pid" || { kill -KILL "$pid" 2>/dev/null || true; tb_wait_gone 5 "$pid" || true; }
+    rm -f "$TB_STATE/$name.pid"
+  done
+}
+
 # tb_restart_slurmdbd: restart slurmdbd of the running testbed (SIGTERM by pid file, start,
 # wait for its port). slurmdbd rolls usage up at start and then hourly, so a test that moved
 # testbed_last_ran_table back uses this to make sreport see older rows.
 tb_restart_slurmdbd() {
-  local pid
-  pid=$(tb_daemon_pid slurmdbd)
-  if [[ -n $pid ]]; then
-    kill -TERM "$pid" 2>/dev/null || true
-    tb_wait_gone 30 "$pid" || { kill -KILL "$pid" 2>/dev/null || true; tb_wait_gone 5 "$pid" || true; }
-  fi
-  rm -f "$(tb_daemon_pidfile slurmdbd)"
-  tb_spawn "$(tb_daemon_log slurmdbd)" slurmdbd >/dev/null
-  pid=$(tb_wait_pidfile slurmdbd)
-  tb_wait_listen slurmdbd 6819 "$pid" 60
+  tb_stop_daemon slurmdbd
+  tb_start_daemon slurmdbd
 }
 
 # ---- JWT --------------------------------------------------------------------------------------

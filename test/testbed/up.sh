@@ -10,6 +10,12 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 tb_require_root
+FRESH=0
+case ${1:-} in
+  --fresh) FRESH=1 ;;
+  "") ;;
+  *) tb_die "usage: up.sh [--fresh]  (--fresh: restart from the cached root even when up and healthy)" ;;
+esac
 T0=$(tb_now_us)
 tb_lock
 
@@ -132,7 +138,7 @@ healthy() {
   ! grep -qiE '\*|down|unk|inval|fail|not_responding' <<<"$states"
 }
 
-if healthy; then
+if ((FRESH == 0)) && healthy; then
   sync_job_submit_lua
   write_env
   tb_log "already up and healthy ($(tb_fmt_s $(($(tb_now_us) - T0))) s); env: $TB_REPO/.testbed/env"
@@ -140,6 +146,20 @@ if healthy; then
 fi
 
 # ---- clear what an earlier run left -----------------------------------------------------------
+# Restarting throws the databases away: wait until no test run, bench or demo uses the testbed.
+# The use lock is always taken before the up/down lock (use.sh, down.sh), so drop ours first.
+if [[ -z ${GPUBRIDGE_TESTBED_IN_USE:-} ]]; then
+  exec 9>&-
+  TB_USE_WHAT="up.sh (restart)" tb_use_lock
+  tb_lock
+  if ((FRESH == 0)) && healthy; then   # someone else brought it up while we waited
+    sync_job_submit_lua
+    write_env
+    tb_log "already up and healthy ($(tb_fmt_s $(($(tb_now_us) - T0))) s); env: $TB_REPO/.testbed/env"
+    exit 0
+  fi
+fi
+((FRESH == 0)) || tb_log "fresh start requested: restarting from the cached root (accounts, QOS, jobs and databases of earlier runs are dropped)"
 tb_phase "clear stale state"
 tb_stop_all kill   # the root is thrown away below, nothing needs a clean shutdown
 tb_umount_all "$TB_BASE"
@@ -192,40 +212,18 @@ make_gres_devices
 
 # ---- start ----------------------------------------------------------------------------------------
 tb_phase "start mariadb"
-pid=$(tb_spawn "$(tb_daemon_log mariadb)" mariadbd --user=mysql --bind-address=127.0.0.1 --port=3306 \
-  --socket=/run/mariadbd/mysqld.sock --pid-file=/run/mariadbd/mysqld.pid \
-  --log-error=/var/log/mysql/error.log --skip-name-resolve --skip-log-bin \
-  --innodb-snapshot-isolation=OFF --innodb-lock-wait-timeout=900 --innodb-buffer-pool-size=256M)
-tb_record_pid mariadb "$pid"
-tb_wait_listen mariadb 3306 "$pid" 60
+tb_start_daemon mariadb
 tb_chroot mariadb --socket=/run/mariadbd/mysqld.sock -uroot <"$TB_DIR/etc/mariadb-init.sql" ||
   { tb_log_tail mariadb; tb_die "creating databases and users failed"; }
 
 tb_phase "start slurmdbd"
-tb_spawn "$(tb_daemon_log slurmdbd)" slurmdbd >/dev/null
-pid=$(tb_wait_pidfile slurmdbd)
-tb_wait_listen slurmdbd 6819 "$pid" 60
+tb_start_daemon slurmdbd
 
 tb_phase "start slurmctld"
-tb_spawn "$(tb_daemon_log slurmctld)" slurmctld >/dev/null
-pid=$(tb_wait_pidfile slurmctld)
-tb_wait_listen slurmctld 6817 "$pid" 60
+tb_start_daemon slurmctld
 
 tb_phase "start slurmd x3, slurmrestd"
-for n in "${TB_NODES[@]}"; do tb_spawn "$(tb_daemon_log "slurmd-$n")" slurmd -N "$n" >/dev/null; done
-# slurmrestd refuses root and SlurmUser: run as svc-rest. SLURM_JWT=daemon makes auth/jwt its
-# primary auth plugin (without it every request is rejected with 401).
-pid=$(tb_spawn "$(tb_daemon_log slurmrestd)" SLURM_JWT=daemon slurmrestd -u "$TB_REST_USER" -g "$TB_REST_USER" \
-  -a rest_auth/jwt 127.0.0.1:6820)
-echo "$pid" >"$(tb_daemon_pidfile slurmrestd)"
-tb_record_pid slurmrestd "$pid"
-port=17001
-for n in "${TB_NODES[@]}"; do
-  p=$(tb_wait_pidfile "slurmd-$n")
-  tb_wait_listen "slurmd-$n" "$port" "$p" 30
-  port=$((port + 1))
-done
-tb_wait_listen slurmrestd 6820 "$pid" 30
+tb_start_daemon "${TB_NODES[@]/#/slurmd-}" slurmrestd
 
 tb_phase "wait: nodes idle, REST ping"
 deadline=$((SECONDS + 60))
