@@ -55,3 +55,21 @@ func (s SourceTenants) BurstTenants(ctx context.Context) ([]Tenant, error) {
 	}
 	return TenantsFrom(ts, s.QOSPrefix), nil
 }
+
+// BudgetAccounts lists the tenants whose spend matters: those with a
+// budget (the accounts SpendReader needs to read; see spend.Source).
+func BudgetAccounts(t TenantLister) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		ts, err := t.BurstTenants(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := []string{}
+		for _, x := range ts {
+			if x.Policy.Budget != nil {
+				out = append(out, x.Name)
+			}
+		}
+		return out, nil
+	}
+}

@@ -1,6 +1,8 @@
 package burst
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,5 +25,42 @@ func TestTenantsFrom(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, TenantsFrom(in, "t_")); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+type tenantList struct {
+	ts  []Tenant
+	err error
+}
+
+func (l tenantList) BurstTenants(context.Context) ([]Tenant, error) { return l.ts, l.err }
+
+func TestBudgetAccounts(t *testing.T) {
+	b := int64(100)
+	zero := int64(0)
+	cases := map[string]struct {
+		tenants tenantList
+		want    []string
+		wantErr bool
+	}{
+		"those with a budget, a zero budget included": {
+			tenants: tenantList{ts: []Tenant{{Name: "acme", Policy: Policy{Budget: &b}}, {Name: "free"}, {Name: "none", Policy: Policy{Budget: &zero}}}},
+			want:    []string{"acme", "none"},
+		},
+		"no budget: an empty list, not nil (nil reads every account)": {
+			tenants: tenantList{ts: []Tenant{{Name: "free"}}}, want: []string{},
+		},
+		"error": {tenants: tenantList{err: errors.New("down")}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := BudgetAccounts(tc.tenants)(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
 	}
 }

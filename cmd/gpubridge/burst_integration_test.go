@@ -809,6 +809,31 @@ func (h *b5) ledgerAmount(lines []meter.Line, tier string) int64 {
 	return total
 }
 
+// killAfterMovesEnv, set in the environment of a helper process started
+// from this test binary, makes TestMain run gpubridge's CLI on the process's
+// arguments with a controller that SIGKILLs the process right after its Nth
+// move was written and before it was recorded, as a crash would. The
+// shipped binary has no such switch.
+const killAfterMovesEnv = "GPUBRIDGE_TEST_KILL_AFTER_MOVES"
+
+func TestMain(m *testing.M) {
+	if v, ok := os.LookupEnv(killAfterMovesEnv); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "%s=%q: want a move count >= 1\n", killAfterMovesEnv, v)
+			os.Exit(2)
+		}
+		afterMove = func(moved int) {
+			if moved == n {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				time.Sleep(time.Minute)
+			}
+		}
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
 // TestBurstAcceptanceKilledMidCycle: the controller process is killed
 // (SIGKILL) right after its first move was written to Slurm and before it
 // was recorded. A restarted controller moves no job twice, loses none, and
@@ -821,11 +846,10 @@ func TestBurstAcceptanceKilledMidCycle(t *testing.T) {
 	ids := h.submit("alice", "b5a", 4)
 	h.waitHeld(ids, 1)
 
-	bin := filepath.Join(h.dir, "gpubridge")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "burst", "run-once", "--tenants", tf, "--kill-after-moves", "1")
+	// The controller process is this test binary as gpubridge (TestMain),
+	// killed right after its first move.
+	cmd := exec.Command(os.Args[0], "burst", "run-once", "--tenants", tf)
+	cmd.Env = append(os.Environ(), killAfterMovesEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("run-once was not killed: %v\n%s", err, out)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/store"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -76,9 +75,17 @@ func TestPrintBurst(t *testing.T) {
 			{Tenant: "beta"}},
 	}
 	stored := []store.StoredRefusal{{Refusal: burst.Refusal{JobID: 4, Reason: burst.Budget}, FirstAt: moved.Add(time.Minute)}}
+	// printBurst prints what burst.Summarize merged (the path of show burst).
+	printBurst := func(a *App, p burst.Plan, stored []store.StoredRefusal, only string) error {
+		ov, err := burst.Summarize(p, stored, only)
+		if err != nil {
+			return err
+		}
+		return a.printBurst(ov)
+	}
 	var out bytes.Buffer
 	a := &App{out: &out, output: table.Options{Parsable: true}}
-	if err := a.printBurst(p, stored, "acme"); err != nil {
+	if err := printBurst(a, p, stored, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	want := `Tenant|JobID|User|Status|State|GPUs|Since|Reason|Detail
@@ -93,7 +100,7 @@ acme|on|4|1|50.00|10.00|6.00|16.00|34.00
 	}
 	out.Reset()
 	a.output = table.Options{JSON: true}
-	if err := a.printBurst(p, nil, ""); err != nil {
+	if err := printBurst(a, p, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -106,15 +113,7 @@ acme|on|4|1|50.00|10.00|6.00|16.00|34.00
 	if len(got.Jobs) != 2 || len(got.Tenants) != 2 || got.Tenants[1].Budget != "" || got.Tenants[0].Left != "34.00" {
 		t.Errorf("--json = %s", out.String())
 	}
-	if err := a.printBurst(p, nil, "nobody"); err == nil {
+	if err := printBurst(a, p, nil, "nobody"); err == nil {
 		t.Error("unknown tenant: no error")
-	}
-}
-
-func TestRestPartitions(t *testing.T) {
-	live := restPartitions([]slurmrest.Partition{{Name: "pool", Nodes: "gpu-a,gpu-b", PriorityTier: 10, State: []string{"UP"}}})
-	want := map[string]map[string]string{"pool": {"Nodes": "gpu-a,gpu-b", "PriorityTier": "10", "State": "UP"}}
-	if diff := cmp.Diff(want, live.Partitions); diff != "" || !live.Partial {
-		t.Errorf("(-want +got)\n%s", diff)
 	}
 }

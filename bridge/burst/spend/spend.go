@@ -57,6 +57,17 @@ func (s *Source) OnDemandRates(ctx context.Context, at time.Time) (burst.Rates, 
 	return RatesFrom(card, at), nil
 }
 
+// CardRates prices with a given rate card (a rate card file) instead of
+// the stored one.
+type CardRates struct{ Card pricing.Card }
+
+var _ burst.RateReader = CardRates{}
+
+// OnDemandRates implements burst.RateReader.
+func (r CardRates) OnDemandRates(_ context.Context, at time.Time) (burst.Rates, error) {
+	return RatesFrom(r.Card, at), nil
+}
+
 // RatesFrom lists card's on-demand rates at an instant, in billionths of
 // the currency per GPU-hour (a MIG profile at its weighted rate).
 func RatesFrom(card pricing.Card, at time.Time) burst.Rates {

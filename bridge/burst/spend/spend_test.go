@@ -96,3 +96,37 @@ func TestNoRateCard(t *testing.T) {
 		t.Errorf("rates without a card: %v", rates)
 	}
 }
+
+// TestCardRates: a rate card file prices exactly as the same card stored.
+func TestCardRates(t *testing.T) {
+	ctx := context.Background()
+	c, err := pricing.ParseYAML([]byte(card))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ledger.NewMemory()
+	if err := m.SaveRateCard(ctx, c, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	stored, err := (&Source{Ledger: m, Cluster: "c"}).OnDemandRates(ctx, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := CardRates{Card: c}.OnDemandRates(ctx, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := burst.Rates{PerGPUHour: map[string]int64{"h100": 3_500_000_000, "1g.10gb": 500_000_000}, Minor: 2}
+	if diff := cmp.Diff(want, file); diff != "" {
+		t.Errorf("card rates (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff(stored, file); diff != "" {
+		t.Errorf("stored card vs card file (-stored +file)\n%s", diff)
+	}
+	// Before the card's rates start there is no rate: missing, never zero.
+	early, _ := CardRates{Card: c}.OnDemandRates(ctx, time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC))
+	if len(early.PerGPUHour) != 0 {
+		t.Errorf("rates before the card's from date: %v", early.PerGPUHour)
+	}
+}

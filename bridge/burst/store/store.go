@@ -153,12 +153,7 @@ func clip(s string, n int) string {
 }
 
 // StoredRefusal is a refusal as stored, with since when it holds.
-type StoredRefusal struct {
-	burst.Refusal
-	GPUs    string
-	FirstAt time.Time
-	LastAt  time.Time
-}
+type StoredRefusal = burst.StoredRefusal
 
 // Refusals returns the stored refusals (of tenant, when not empty), by
 // tenant and job.
