@@ -14,18 +14,31 @@
 //     tenants, their spend and the on-demand rates, which pending jobs to
 //     move and which to refuse, and why (Reason);
 //   - the parsing of a job's GPU request from Slurm's TRES strings
-//     (ParseRequest) and of the state reasons that count as quota holds;
+//     (ParseRequest), of an array record's pending tasks (ArrayTasks) and
+//     of the state reasons that count as quota holds;
 //   - the marker written into a moved job's admin comment (Marker), which
 //     proves that gpubridge moved the job, when and why;
 //   - the cost estimate of on-demand work in integer minor units (Cost);
+//   - the mapping of gpubridge tenants to the decision's (TenantsFrom,
+//     SourceTenants) and which of them need their spend read: those with a
+//     budget (BudgetAccounts);
 //   - the controller (Controller), a level-triggered periodic job that
-//     reads through small interfaces defined here (Jobs, Tenants, Spend,
-//     Rates, Store) and writes through Mover. It re-reads everything each
-//     cycle, so a restart mid-cycle moves no job twice and loses none.
+//     reads through small interfaces defined here (JobLister, TenantLister,
+//     SpendReader, RateReader) and writes through Mover and Store. It
+//     re-reads everything each cycle, so a restart mid-cycle moves no job
+//     twice and loses none;
+//   - the overview of `show burst` (Summarize): the live plan merged with
+//     the refusals the last cycle stored (StoredRefusal).
 //
-// The adapters live below: slurmjobs (slurmrest), store (MariaDB tables
-// burst_moves and burst_refusals, tenant policies, on-demand spend) and
-// metrics (Prometheus). This package itself is pure: it must not import
-// net/http, database/sql, sqlx, the slurmrest client, the ledger or any
-// other adapter; internal/archtest checks it.
+// The adapters live below: slurmjobs (jobs through slurmrest), spend (booked
+// on-demand spend and rates from the ledger and rate card), store (the
+// burst_moves and burst_refusals tables in MariaDB) and metrics
+// (Prometheus); tenants come from bridge/tenantstore or a tenants file.
+// service assembles the controller from them for the CLI and the daemon.
+//
+// This package itself is pure: it imports only bridge/tenant among
+// gpubridge's packages, and must not import net/http, database/sql, sqlx,
+// os/exec, the slurmrest client, the ledger or any other adapter
+// (internal/archtest checks it). Its adapters, service, cmd/, test/bench
+// and tests import it.
 package burst

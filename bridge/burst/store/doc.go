@@ -4,6 +4,8 @@
 // quota-held jobs left pending by the last cycle, with their reason and
 // since when). Migrations 00300-00399 in internal/sqldb create them.
 //
-// It implements burst.Store and the reads `gpubridge show burst` needs. It
-// may import sqlx, internal/sqldb and burst; only cmd/ and tests import it.
+// DB implements burst.Store and the reads `gpubridge show burst` and the
+// tests need (Refusals, Moves); Memory is the in-memory store that passes
+// the same conformance tests. It may import sqlx, internal/sqldb and burst;
+// only burst/service and tests import it.
 package store
