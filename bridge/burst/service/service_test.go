@@ -35,9 +35,9 @@ rates:
 // noSlurm is a slurmjobs.Client that must not be called.
 type noSlurm struct{ t *testing.T }
 
-func (c noSlurm) ListJobs(context.Context, slurmrest.JobFilter) ([]slurmrest.Job, error) {
-	c.t.Error("ListJobs called")
-	return nil, nil
+func (c noSlurm) ListJobsSince(context.Context, slurmrest.JobFilter, time.Time) (slurmrest.JobsPage, error) {
+	c.t.Error("ListJobsSince called")
+	return slurmrest.JobsPage{}, nil
 }
 
 func (c noSlurm) UpdateJob(context.Context, int64, slurmrest.JobUpdate) error {

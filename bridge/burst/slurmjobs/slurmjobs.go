@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
@@ -12,16 +14,46 @@ import (
 
 // Client is what the adapter needs of *slurmrest.Client.
 type Client interface {
-	ListJobs(ctx context.Context, f slurmrest.JobFilter) ([]slurmrest.Job, error)
+	ListJobsSince(ctx context.Context, f slurmrest.JobFilter, since time.Time) (slurmrest.JobsPage, error)
 	UpdateJob(ctx context.Context, id int64, u slurmrest.JobUpdate) error
 }
 
 var _ Client = (*slurmrest.Client)(nil)
 
-// Jobs reads and moves jobs through slurmrestd.
+// DefaultMaxAge is how long Jobs reuses its last read while slurmctld
+// reports no job change, before it reads every job again anyway.
+const DefaultMaxAge = 5 * time.Minute
+
+// Jobs reads and moves jobs through slurmrestd. It keeps its last read:
+// the next one asks slurmctld for the jobs only if a job changed since
+// (update_time), so a cycle on a quiet cluster costs one small read, and
+// one that follows any change reads and decodes every job once.
 type Jobs struct {
 	Client Client
 	Logger *slog.Logger
+	// MaxAge bounds how long a read is reused (default DefaultMaxAge; a
+	// negative one never reuses).
+	MaxAge time.Duration
+	// Now is the clock of MaxAge (default time.Now).
+	Now func() time.Time
+
+	mu       sync.Mutex
+	last     []burst.Job
+	lastRead Read
+	since    time.Time // slurmctld's last job change, as of the last read
+	readAt   time.Time // when the jobs were last read in full
+}
+
+// Read describes the adapter's last read of the jobs.
+type Read struct {
+	Jobs      int  // the active jobs it returned
+	Unchanged bool // slurmctld reported no change: the previous read was reused
+	// Bytes, Fetch and Decode are slurmrest.JobsPage's: the body's size,
+	// slurmrestd's time (request to last byte) and ours (decoding).
+	Bytes         int
+	Fetch, Decode time.Duration
+	// Convert is the time to convert the decoded jobs to burst.Job.
+	Convert time.Duration
 }
 
 var (
@@ -33,14 +65,29 @@ var (
 // ones (candidates, or on-demand work waiting) and those holding resources.
 var activeStates = []string{"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "REQUEUED", "RESIZING"}
 
-// ListJobs reads every active job in one request.
+// ListJobs reads every active job in one request; when slurmctld reports
+// that no job changed since the last read, it returns that read again.
 func (a *Jobs) ListJobs(ctx context.Context) ([]burst.Job, error) {
-	js, err := a.Client.ListJobs(ctx, slurmrest.JobFilter{States: activeStates})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	since := a.since
+	if maxAge := a.maxAge(); a.last == nil || maxAge < 0 || now.Sub(a.readAt) >= maxAge {
+		since = time.Time{}
+	}
+	page, err := a.Client.ListJobsSince(ctx, slurmrest.JobFilter{States: activeStates}, since)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]burst.Job, 0, len(js))
-	for _, j := range js {
+	read := Read{Unchanged: page.Unchanged, Bytes: page.Bytes, Fetch: page.Fetch, Decode: page.Decode}
+	if page.Unchanged {
+		read.Jobs = len(a.last)
+		a.lastRead = read
+		return slices.Clone(a.last), nil
+	}
+	t0 := time.Now()
+	out := make([]burst.Job, 0, len(page.Jobs))
+	for _, j := range page.Jobs {
 		bj, err := Convert(j)
 		if err != nil && a.Logger != nil {
 			// The job is kept without GPUs: it is never moved, and the
@@ -49,7 +96,30 @@ func (a *Jobs) ListJobs(ctx context.Context) ([]burst.Job, error) {
 		}
 		out = append(out, bj)
 	}
-	return out, nil
+	read.Convert, read.Jobs = time.Since(t0), len(out)
+	a.last, a.since, a.readAt, a.lastRead = out, page.LastUpdate, now, read
+	return slices.Clone(out), nil
+}
+
+// LastRead describes the last ListJobs (for logs and benchmarks).
+func (a *Jobs) LastRead() Read {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastRead
+}
+
+func (a *Jobs) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Jobs) maxAge() time.Duration {
+	if a.MaxAge == 0 {
+		return DefaultMaxAge
+	}
+	return a.MaxAge
 }
 
 // MoveJob sets partition, QOS and admin comment in one update.

@@ -3,14 +3,22 @@
 // Synthetic mode (default): a stand-in slurmrestd (httptest) serves
 // slurmrestd's real job JSON (testdata/pending-job.json, recorded from the
 // testbed's slurmrestd 26.05, v0.0.44) replicated into -pending pending jobs
-// and -running running jobs of -tenants tenants; the real slurmrest client,
-// adapter and controller run one cycle against it. It prints wall time, the
-// REST calls the cycle made (reads, writes), moves, and the process's peak
-// RSS.
+// and -running running jobs of -tenants tenants, and answers update_time as
+// slurmctld does (no jobs when none changed; a move is a change); the real
+// slurmrest client, adapter and controller run against it. It prints the
+// phases of a full read (the stand-in's serving, our decoding and
+// conversion) and of the decision, a read when nothing changed, one whole
+// cycle (wall, REST calls, moves), the process's peak RSS beyond the
+// stand-in's body, and the same read through ListJobs (the earlier path,
+// which decodes the body twice) as the peer, with the ratio.
 //
-// Live mode (-live): against the testbed's real slurmrestd, it times the
-// list call and a dry-run cycle with whatever jobs are queued (the bench
-// script submits held jobs first).
+// Live mode (-live): against the testbed's real slurmrestd, with whatever
+// jobs are queued (the bench script submits held jobs first), it separates
+// slurmrestd's time (request to the body's last byte) from ours (decoding,
+// conversion, decision), and measures the alternatives to a full read:
+// GET jobs/ with update_time when nothing changed, GET jobs/state/, and one
+// job's details (GET job/{id}), the cost per candidate of a states-first
+// read.
 package main
 
 import (
@@ -18,6 +26,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -61,10 +70,13 @@ func run() int {
 	return syntheticBench(ctx, *pending, *running, *tenants, *heldPct, *reps)
 }
 
-// fakeRest is a stand-in slurmrestd serving a fixed jobs body.
+// fakeRest is a stand-in slurmrestd serving a fixed jobs body. It keeps
+// slurmctld's last job change (lastUpdate): a GET with update_time after it
+// gets no jobs, as from slurmctld, and a move is a change.
 type fakeRest struct {
-	body   []byte
-	writes atomic.Int64
+	body       []byte
+	lastUpdate atomic.Int64
+	writes     atomic.Int64
 }
 
 func (f *fakeRest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -73,9 +85,18 @@ func (f *fakeRest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, "/ping/"):
 		fmt.Fprint(w, `{"pings":[{"hostname":"ctl","pinged":"UP","responding":true,"latency":100,"mode":"primary","primary":true}],"meta":{"slurm":{"cluster":"bench"}},"errors":[],"warnings":[]}`)
 	case strings.HasSuffix(r.URL.Path, "/jobs/") && r.Method == http.MethodGet:
+		if ut, err := strconv.ParseInt(r.URL.Query().Get("update_time"), 10, 64); err == nil && ut-1 >= f.lastUpdate.Load() {
+			fmt.Fprintf(w, `{"jobs":[],"last_update":{"set":true,"infinite":false,"number":0},"errors":[],"warnings":[{"description":"No job changes since update_time[%d]","source":"op_handler_jobs"}]}`, ut)
+			return
+		}
+		// slurmctld's pack time closes the body (jobsBody leaves it open).
+		tail := fmt.Sprintf(`,"last_update":{"set":true,"infinite":false,"number":%d}}`, time.Now().Unix())
+		w.Header().Set("Content-Length", strconv.Itoa(len(f.body)+len(tail)))
 		w.Write(f.body)
+		io.WriteString(w, tail)
 	case strings.Contains(r.URL.Path, "/job/") && r.Method == http.MethodPost:
 		f.writes.Add(1)
+		f.lastUpdate.Store(time.Now().Unix())
 		fmt.Fprint(w, `{"results":null,"errors":[],"warnings":[]}`)
 	default:
 		http.NotFound(w, r)
@@ -119,7 +140,11 @@ func jobsBody(pending, running, tenants, heldPct int) ([]byte, error) {
 		}
 		jobs = append(jobs, j)
 	}
-	return json.Marshal(map[string]any{"jobs": jobs, "errors": []any{}, "warnings": []any{}})
+	b, err := json.Marshal(map[string]any{"jobs": jobs, "errors": []any{}, "warnings": []any{}})
+	if err != nil {
+		return nil, err
+	}
+	return b[:len(b)-1], nil // without its closing brace: the server adds last_update
 }
 
 type memStore struct{}
@@ -164,6 +189,7 @@ func syntheticBench(ctx context.Context, pending, running, ntenants, heldPct, re
 		return 1
 	}
 	fake := &fakeRest{body: body}
+	fake.lastUpdate.Store(time.Now().Unix() - 1)
 	size := len(body)
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -179,12 +205,15 @@ func syntheticBench(ctx context.Context, pending, running, ntenants, heldPct, re
 		n := fmt.Sprintf("t%03d", i)
 		ts = append(ts, burst.Tenant{Name: n, QOS: n, Policy: burst.Policy{Enabled: true, MaxGPUs: 1000, Budget: &b}})
 	}
+	cfg := burst.Config{PoolPartition: "pool", OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}
+	rts := burst.Rates{PerGPUHour: map[string]int64{"h100": 6_000_000_000}, Minor: 2}
 	body = nil
 	runtime.GC()
 	debug.FreeOSMemory()
-	before := rss("VmRSS:")
+	before := rssMiB("VmRSS:")
 	resetPeakRSS()
-	var walls, lists, decides []time.Duration
+	var fetches, decodes, converts, decides, ours, quiet, walls []time.Duration
+	var quietBytes int
 	var last burst.Result
 	var reads, writes int64
 	for range reps {
@@ -193,25 +222,39 @@ func syntheticBench(ctx context.Context, pending, running, ntenants, heldPct, re
 			fmt.Fprintln(os.Stderr, "burstbench:", err)
 			return 1
 		}
-		base := cl.Stats()
+		// update_time has a resolution of one second: a read in the second
+		// of the last move sees that move as a change.
+		time.Sleep(time.Until(time.Unix(fake.lastUpdate.Load()+1, 0)))
+		// A full read (the first of an adapter), then the decision.
 		jobs := &slurmjobs.Jobs{Client: cl}
-		c := &burst.Controller{
-			Config: burst.Config{PoolPartition: "pool", OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"},
-			Jobs:   jobs, Mover: jobs, Tenants: ts, Spend: zeroSpend{}, Rates: rates{}, Store: memStore{},
-			Logger: slog.New(slog.DiscardHandler),
-		}
-		// The phases alone: one list (REST read, decode, convert), one decision.
-		t0 := time.Now()
 		js, err := jobs.ListJobs(ctx)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "burstbench: list:", err)
 			return 1
 		}
+		r := jobs.LastRead()
 		t1 := time.Now()
-		burst.Decide(burst.Input{Now: t1, Config: c.Config, Tenants: ts, Jobs: js, Rates: burst.Rates{PerGPUHour: map[string]int64{"h100": 6_000_000_000}, Minor: 2}})
-		lists, decides = append(lists, t1.Sub(t0)), append(decides, time.Since(t1))
+		burst.Decide(burst.Input{Now: t1, Config: cfg, Tenants: ts, Jobs: js, Rates: rts})
+		d := time.Since(t1)
+		fetches, decodes, converts, decides = append(fetches, r.Fetch), append(decodes, r.Decode), append(converts, r.Convert), append(decides, d)
+		ours = append(ours, r.Decode+r.Convert+d)
+		// Nothing changed since: the read is reused.
+		t2 := time.Now()
+		js, err = jobs.ListJobs(ctx)
+		if err != nil || !jobs.LastRead().Unchanged {
+			fmt.Fprintln(os.Stderr, "burstbench: second read: not unchanged:", err)
+			return 1
+		}
+		burst.Decide(burst.Input{Now: time.Now(), Config: cfg, Tenants: ts, Jobs: js, Rates: rts})
+		quiet, quietBytes = append(quiet, time.Since(t2)), jobs.LastRead().Bytes
 		js = nil
-		base = cl.Stats()
+		// One whole cycle of a fresh controller: full read, decision, moves.
+		fresh := &slurmjobs.Jobs{Client: cl}
+		c := &burst.Controller{
+			Config: cfg, Jobs: fresh, Mover: fresh, Tenants: ts, Spend: zeroSpend{}, Rates: rates{}, Store: memStore{},
+			Logger: slog.New(slog.DiscardHandler),
+		}
+		base := cl.Stats()
 		start := time.Now()
 		res, err := c.Cycle(ctx)
 		walls = append(walls, time.Since(start))
@@ -223,19 +266,50 @@ func syntheticBench(ctx context.Context, pending, running, ntenants, heldPct, re
 		reads, writes = st.Reads-base.Reads, st.Writes-base.Writes
 		last = res
 	}
+	peak := rssMiB("VmHWM:")
+
+	// The peer: the same read through ListJobs, which decodes the body twice.
+	runtime.GC()
+	debug.FreeOSMemory()
+	peerBefore := rssMiB("VmRSS:")
+	resetPeakRSS()
+	var peer []time.Duration
+	for range reps {
+		cl, err := slurmrest.New(ctx, slurmrest.Options{URL: srv.URL, JWTKeyFile: key, APIVersion: slurmrest.V44, Timeout: time.Minute})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "burstbench:", err)
+			return 1
+		}
+		start := time.Now()
+		if _, err := cl.ListJobs(ctx, slurmrest.JobFilter{States: []string{"PENDING", "RUNNING"}}); err != nil {
+			fmt.Fprintln(os.Stderr, "burstbench: ListJobs:", err)
+			return 1
+		}
+		peer = append(peer, time.Since(start))
+	}
+	peerPeak := rssMiB("VmHWM:")
+
 	held := 0
 	for _, p := range last.Plan.Refusals {
 		if p.Reason == burst.Deferred {
 			held++
 		}
 	}
-	fmt.Printf("synthetic cycle: pending=%d running=%d tenants=%d body=%.1fMB\n", pending, running, ntenants, float64(size)/1e6)
-	fmt.Printf("  wall (median of %d)=%s  rest_reads=%d rest_writes=%d  moved=%d deferred=%d refused=%d ignored=%v\n",
-		reps, median(walls).Round(time.Millisecond), reads, writes, len(last.Moved), held, len(last.Plan.Refusals), last.Plan.Ignored)
-	fmt.Printf("  phases (median): list+decode=%s decide=%s moves=%d writes\n", median(lists).Round(time.Millisecond), median(decides).Round(time.Millisecond), writes)
-	fmt.Printf("  rss before cycles=%s peak during cycles=%s (this process; the stand-in server's %.0fMB body included)\n", before, rss("VmHWM:"), float64(size)/1e6)
+	read := median(fetches) + median(decodes) + median(converts)
+	fmt.Printf("synthetic cycle: pending=%d running=%d tenants=%d body=%.1fMB (medians of %d)\n", pending, running, ntenants, float64(size)/1e6, reps)
+	fmt.Printf("  full read: stand-in serving+transfer=%s  decode (one pass)=%s  convert=%s;  decide=%s\n",
+		ms(median(fetches)), ms(median(decodes)), ms(median(converts)), ms(median(decides)))
+	fmt.Printf("  ours (decode+convert+decide)=%s  (goal <= 300ms)\n", ms(median(ours)))
+	fmt.Printf("  read when nothing changed (update_time): %d bytes, with the decision %s\n", quietBytes, ms(median(quiet)))
+	fmt.Printf("  cycle wall=%s  rest_reads=%d rest_writes=%d  moved=%d deferred=%d refused=%d ignored=%v\n",
+		ms(median(walls)), reads, writes, len(last.Moved), held, len(last.Plan.Refusals), last.Plan.Ignored)
+	fmt.Printf("  peak RSS beyond the stand-in's body: %.0fMiB (before %.0fMiB, peak %.0fMiB; goal <= 128MiB)\n", peak-before, before, peak)
+	fmt.Printf("  peer, ListJobs (decodes twice): read=%s, peak RSS beyond the body %.0fMiB;  ratio ours/peer: read %.2f, RSS %.2f\n",
+		ms(median(peer)), peerPeak-peerBefore, float64(read)/float64(median(peer)), (peak-before)/max(peerPeak-peerBefore, 1))
 	return 0
 }
+
+func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
 
 func liveBench(ctx context.Context, reps, submit int, account, user string) int {
 	url, key := os.Getenv("GPUBRIDGE_SLURMREST_URL"), os.Getenv("GPUBRIDGE_SLURMREST_JWT_KEY")
@@ -256,30 +330,80 @@ func liveBench(ctx context.Context, reps, submit int, account, user string) int 
 		}
 		fmt.Printf("  submitted %d held jobs through slurmrestd in %s\n", submit, time.Since(start).Round(100*time.Millisecond))
 	}
-	jobs := &slurmjobs.Jobs{Client: cl}
-	var walls []time.Duration
-	var n, pend int
+	cfg := burst.Config{PoolPartition: "pool", OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}
+	ts := tenantList{{Name: account, QOS: account, Policy: burst.Policy{Enabled: true, MaxGPUs: 1000}}}
+	var fetches, ours, quiet, states, one []time.Duration
+	var n, pend, bytes, quietBytes, stateBytes, nstates int
+	var quietOK bool
+	var someID int64
 	base := cl.Stats()
 	for range reps {
-		start := time.Now()
+		// A full read (a fresh adapter), then the decision.
+		jobs := &slurmjobs.Jobs{Client: cl}
 		js, err := jobs.ListJobs(ctx)
-		walls = append(walls, time.Since(start))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "burstbench:", err)
 			return 1
 		}
+		r := jobs.LastRead()
+		t0 := time.Now()
+		burst.Decide(burst.Input{Now: t0, Config: cfg, Tenants: ts, Jobs: js, Rates: rates{}.must()})
+		ours = append(ours, r.Decode+r.Convert+time.Since(t0))
+		fetches, bytes = append(fetches, r.Fetch), r.Bytes
 		n, pend = len(js), 0
 		for _, j := range js {
 			if j.Pending() {
 				pend++
+				someID = j.ID
 			}
+		}
+		// The same adapter again: update_time (unchanged unless another
+		// user changed a job in between).
+		t1 := time.Now()
+		if _, err := jobs.ListJobs(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "burstbench:", err)
+			return 1
+		}
+		quiet, quietBytes, quietOK = append(quiet, time.Since(t1)), jobs.LastRead().Bytes, jobs.LastRead().Unchanged
+		// The lighter states read, and one job's details.
+		t2 := time.Now()
+		st, err := cl.ListJobStates(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "burstbench: jobs/state:", err)
+			return 1
+		}
+		states, nstates = append(states, time.Since(t2)), len(st)
+		stateBytes = 0
+		for _, x := range st {
+			stateBytes += len(x.ID) + 8*len(x.State)
+		}
+		if someID > 0 {
+			t3 := time.Now()
+			if _, err := cl.GetJob(ctx, someID); err != nil {
+				fmt.Fprintln(os.Stderr, "burstbench: get job:", err)
+				return 1
+			}
+			one = append(one, time.Since(t3))
 		}
 	}
 	st := cl.Stats()
-	fmt.Printf("live list (testbed slurmrestd %s): jobs=%d pending=%d  wall (median of %d)=%s  rest_reads=%d (one per list)\n",
-		cl.APIVersion(), n, pend, reps, median(walls).Round(time.Millisecond), st.Reads-base.Reads)
-	fmt.Printf("  peak_rss=%s\n", rss("VmHWM:"))
+	fmt.Printf("live cycle (testbed slurmrestd %s): jobs=%d pending=%d body=%.1fMB (medians of %d; %d reads in all)\n",
+		cl.APIVersion(), n, pend, float64(bytes)/1e6, reps, st.Reads-base.Reads)
+	fmt.Printf("  full read: slurmrestd (request to last byte)=%s  ours (decode+convert+decide)=%s  ratio ours/slurmrestd=%.3f\n",
+		ms(median(fetches)), ms(median(ours)), float64(median(ours))/float64(median(fetches)))
+	fmt.Printf("  GET jobs/?update_time=last: %s, %d bytes, unchanged=%v (no job changed in between: the read is reused)\n", ms(median(quiet)), quietBytes, quietOK)
+	if len(one) > 0 {
+		fmt.Printf("  GET jobs/state/: %s for %d jobs (ids and states only, ~%dkB: no reason, so no way to find the quota-held ones);"+
+			" GET job/{id}: %s per job, %s for the %d pending ones\n",
+			ms(median(states)), nstates, stateBytes/1000, ms(median(one)), ms(time.Duration(pend)*median(one)), pend)
+	}
+	fmt.Printf("  peak_rss=%.0fMiB\n", rssMiB("VmHWM:"))
 	return 0
+}
+
+func (rates) must() burst.Rates {
+	r, _ := rates{}.OnDemandRates(context.Background(), time.Time{})
+	return r
 }
 
 // submitHeld submits n held 1-GPU jobs, 8 at a time.
@@ -323,21 +447,22 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// rss reads a line of /proc/self/status (VmRSS:, VmHWM:).
-func rss(key string) string {
+// rssMiB reads a line of /proc/self/status (VmRSS:, VmHWM:), in MiB; the
+// Go runtime's view where there is no /proc.
+func rssMiB(key string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return fmt.Sprintf("%.0fMiB (Go heap sys)", float64(m.Sys)/(1<<20))
+		return float64(m.Sys) / (1 << 20)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, key) {
 			kb, _ := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
-			return fmt.Sprintf("%.0fMiB", float64(kb)/1024)
+			return float64(kb) / 1024
 		}
 	}
-	return "?"
+	return 0
 }
 
 // resetPeakRSS resets VmHWM to the current RSS (Linux: clear_refs 5).
