@@ -80,6 +80,7 @@ func (a *Jobs) ListJobs(ctx context.Context) ([]burst.Job, error) {
 		return nil, err
 	}
 	read := Read{Unchanged: page.Unchanged, Bytes: page.Bytes, Fetch: page.Fetch, Decode: page.Decode}
+	defer func() { a.debug(read) }()
 	if page.Unchanged {
 		read.Jobs = len(a.last)
 		a.lastRead = read
@@ -99,6 +100,13 @@ func (a *Jobs) ListJobs(ctx context.Context) ([]burst.Job, error) {
 	read.Convert, read.Jobs = time.Since(t0), len(out)
 	a.last, a.since, a.readAt, a.lastRead = out, page.LastUpdate, now, read
 	return slices.Clone(out), nil
+}
+
+func (a *Jobs) debug(r Read) {
+	if a.Logger != nil {
+		a.Logger.Debug("jobs read", "jobs", r.Jobs, "unchanged", r.Unchanged, "bytes", r.Bytes,
+			"slurmrestd", r.Fetch.Round(time.Millisecond), "decode", r.Decode.Round(time.Millisecond), "convert", r.Convert.Round(time.Millisecond))
+	}
 }
 
 // LastRead describes the last ListJobs (for logs and benchmarks).
