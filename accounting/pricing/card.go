@@ -91,9 +91,16 @@ func (d *Date) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParseYAML reads a rate card (YAML or JSON), rejecting unknown fields, and
+// ParseYAML reads a rate card (YAML or JSON), rejecting unknown fields,
+// files over MaxCardBytes and unquoted numbers YAML would round, and
 // validates it.
 func ParseYAML(b []byte) (Card, error) {
+	if len(b) > MaxCardBytes {
+		return Card{}, ValidationError{{"file", fmt.Sprintf("is %d bytes; a rate card has at most %d (1 MiB)", len(b), MaxCardBytes)}}
+	}
+	if errs := checkNumbers(b); len(errs) > 0 {
+		return Card{}, errs
+	}
 	var c Card
 	if err := yaml.UnmarshalStrict(b, &c); err != nil {
 		return Card{}, fmt.Errorf("rate card: %w", err)

@@ -299,3 +299,45 @@ func TestMissingTracker(t *testing.T) {
 		t.Errorf("got %q", err)
 	}
 }
+
+func TestParseYAMLRefusesNumbersYAMLWouldRound(t *testing.T) {
+	const head = "version: 1\ncurrency: EUR\nrates:\n  - {type: h100, from: 2026-01-01, perGPUHour: "
+	cases := map[string]struct {
+		price string
+		want  string // "" = accepted
+	}{
+		"short unquoted":        {price: `3.5`},
+		"nine decimals":         {price: `0.357142857`},
+		"quoted long":           {price: `"0.123456789"`},
+		"long unquoted":         {price: `0.123456789012345678901`, want: `rates[0].perGPUHour: 0.123456789012345678901 has more than 15 significant digits, which YAML reads as a float and rounds; quote it: "0.123456789012345678901"`},
+		"rounds to a short one": {price: `2.1000000000000001`, want: `rates[0].perGPUHour: 2.1000000000000001 has more than 15 significant digits`},
+		"exponent":              {price: `1e3`, want: `rates[0].perGPUHour: 1e3 is not a plain decimal`},
+		"infinity":              {price: `.inf`, want: `rates[0].perGPUHour: .inf is not a plain decimal`},
+		"octal-looking":         {price: `010`, want: `rates[0].perGPUHour: 010 has a leading zero`},
+		"huge integer":          {price: `123456789012345678901234`, want: `rates[0].perGPUHour: 123456789012345678901234 has more than 15 significant digits`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseYAML([]byte(head + tc.price + "}\n"))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var ve ValidationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want a ValidationError with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseYAMLRefusesLargeFiles(t *testing.T) {
+	b := []byte("version: 1\ncurrency: EUR\nrates: []\n" + strings.Repeat("# padding\n", MaxCardBytes/10+1))
+	_, err := ParseYAML(b)
+	var ve ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "a rate card has at most 1048576") {
+		t.Fatalf("err = %v", err)
+	}
+}
