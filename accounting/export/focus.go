@@ -2,7 +2,6 @@ package export
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -50,7 +49,7 @@ type focusRow struct {
 // "Correction"). Quantities are GPU-hours; costs are in the billing
 // currency's major unit with its minor digits.
 func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
-	cw := csv.NewWriter(w)
+	cw := newCellWriter(w)
 	if err := cw.Write(focusColumns); err != nil {
 		return err
 	}

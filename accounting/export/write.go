@@ -3,14 +3,15 @@ package export
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/atomicfile"
 )
 
 // Format is an export format.
@@ -112,7 +113,7 @@ var detailHeader = []string{"period", "status", "cluster", "tenant", "account", 
 	"currency", "amount"}
 
 func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
-	cw := csv.NewWriter(w)
+	cw := newCellWriter(w)
 	m, minor := s.Meta, s.Meta.Card.Minor()
 	if !withDetail {
 		if err := cw.Write(summaryHeader); err != nil {
@@ -264,5 +265,29 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 		io.WriteString(w, "]")
 	}
 	_, err = io.WriteString(w, "}\n")
+	return err
+}
+
+// FileMode is the mode of an exported file: readable by its group (finance)
+// and no one else.
+const FileMode = 0o640
+
+// WriteFile writes the export to path through a temporary file in the same
+// directory, fsynced and renamed over path only once complete (mode
+// FileMode): an export that fails, at any line, leaves the previous file
+// at path as it was and no temporary file behind.
+func WriteFile(ctx context.Context, path string, m Meta, lines Lines, o Options) error {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := Write(ctx, pw, m, lines, o)
+		pw.CloseWithError(err) // nil: EOF for the reader
+		done <- err
+	}()
+	err := atomicfile.WriteFrom(path, pr, atomicfile.Options{Mode: FileMode})
+	pr.CloseWithError(errors.New("export file not written")) // unblocks Write if WriteFrom gave up early
+	if werr := <-done; werr != nil {
+		return werr
+	}
 	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -64,25 +63,12 @@ An open period (month to date) includes the accrued use of running jobs.`,
 			if err != nil {
 				return err
 			}
-			out := a.out
-			var file *os.File
 			if path := ka.Where["file"]; path != "" {
-				if file, err = os.Create(path); err != nil {
-					return err
-				}
-				out = file
-			}
-			bw := bufio.NewWriter(out)
-			err = export.Write(ctx, bw, m, lines, opts)
-			if ferr := bw.Flush(); err == nil {
-				err = ferr
-			}
-			if file != nil {
-				if cerr := file.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					os.Remove(file.Name())
+				err = export.WriteFile(ctx, path, m, lines, opts)
+			} else {
+				bw := bufio.NewWriter(a.out)
+				if err = export.Write(ctx, bw, m, lines, opts); err == nil {
+					err = bw.Flush()
 				}
 			}
 			if err != nil {
