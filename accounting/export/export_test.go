@@ -185,7 +185,7 @@ func TestSummaryFigures(t *testing.T) {
 	}
 	var got []fig
 	for _, r := range s.Rows {
-		got = append(got, fig{r.Tenant, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(), r.Rate.String(), r.Amount.Format(2), r.GPUSeconds})
+		got = append(got, fig{r.Tenant, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(), r.Rate.String(), r.Amount.String(), r.GPUSeconds})
 	}
 	want := []fig{
 		// 3600 s of 1g.10gb at 2.10/7 = 0.30
@@ -202,8 +202,8 @@ func TestSummaryFigures(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}
-	if s.Amount.Format(2) != "849.48" {
-		t.Errorf("total %s, want 849.48", s.Amount.Format(2))
+	if s.Amount.String() != "849.48" {
+		t.Errorf("total %s, want 849.48", s.Amount.String())
 	}
 }
 
@@ -225,32 +225,32 @@ func TestTotalsEqualSumOfLines(t *testing.T) {
 		}
 		ls = append(ls, l)
 	}
-	var want pricing.Amount
+	var want int64
 	var sec int64
 	for _, l := range ls {
 		_, a, err := c.PriceLine(l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want += a
+		want += a.Units()
 		sec += l.GPUSeconds
 	}
 	s, err := Summarize(context.Background(), meta(t), source(ls, 1), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rowSum pricing.Amount
+	var rowSum int64
 	var rowSec int64
 	for _, r := range s.Rows {
-		rowSum += r.Amount
+		rowSum += r.Amount.Units()
 		rowSec += r.GPUSeconds
 	}
-	var tenSum pricing.Amount
+	var tenSum int64
 	for _, tt := range s.Tenants() {
-		tenSum += tt.Amount
+		tenSum += tt.Amount.Units()
 	}
-	if s.Amount != want || rowSum != want || tenSum != want || s.GPUSeconds != sec || rowSec != sec {
-		t.Errorf("total %d rows %d tenants %d, want %d; seconds %d rows %d, want %d", s.Amount, rowSum, tenSum, want, s.GPUSeconds, rowSec, sec)
+	if s.Amount.Units() != want || rowSum != want || tenSum != want || s.GPUSeconds != sec || rowSec != sec {
+		t.Errorf("total %d rows %d tenants %d, want %d; seconds %d rows %d, want %d", s.Amount.Units(), rowSum, tenSum, want, s.GPUSeconds, rowSec, sec)
 	}
 }
 

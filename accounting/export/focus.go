@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // focusColumns are the FOCUS 1.0 columns, in the specification's
@@ -36,7 +37,7 @@ type focusRow struct {
 	gpuSeconds                        int64
 	unit                              pricing.Price
 	rateFrom                          string
-	amount                            pricing.Amount
+	amount                            money.Amount
 	job                               string // detail only
 	submit                            int64
 	revision                          int
@@ -136,7 +137,7 @@ func (c focusCache) get(m Meta, r focusRow) *focusStatic {
 
 func focusRecord(rec []string, m Meta, c focusCache, r focusRow) []string {
 	st := c.get(m, r)
-	cost := r.amount.Format(m.Card.Minor())
+	cost := r.amount.String()
 	hours := GPUHours(r.gpuSeconds)
 	unit := r.unit.String()
 	resID, resName := st.resID, st.resName

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Lines streams the lines of one period (ledger lines booked in it and,
@@ -47,7 +48,7 @@ type Item struct {
 	Tenant    string // NoTenant when the account has no tenant
 	HasTenant bool
 	Quote     pricing.Quote
-	Amount    pricing.Amount
+	Amount    money.Amount
 }
 
 // Key groups items into summary rows.
@@ -72,7 +73,7 @@ type Row struct {
 	HasTenant  bool
 	GPUSeconds int64
 	Lines      int
-	Amount     pricing.Amount
+	Amount     money.Amount
 }
 
 // Summary is a priced period.
@@ -80,7 +81,7 @@ type Summary struct {
 	Meta       Meta
 	Rows       []Row // sorted by Key
 	GPUSeconds int64
-	Amount     pricing.Amount
+	Amount     money.Amount
 	Lines      int
 }
 
@@ -124,7 +125,8 @@ func (p *pricer) item(l meter.Line) (Item, bool, error) {
 func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Summary, error) {
 	p := newPricer(m)
 	rows := map[Key]*Row{}
-	s := Summary{Meta: m}
+	zero := money.Zero(m.Card.Unit())
+	s := Summary{Meta: m, Amount: zero}
 	err := lines(ctx, false, func(l meter.Line) error {
 		it, priced, err := p.item(l)
 		if err != nil {
@@ -137,16 +139,18 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 		}
 		r, ok := rows[k]
 		if !ok {
-			r = &Row{Key: k, HasTenant: it.HasTenant}
+			r = &Row{Key: k, HasTenant: it.HasTenant, Amount: zero}
 			rows[k] = r
 		}
 		r.GPUSeconds += l.GPUSeconds
 		r.Lines++
-		r.Amount += it.Amount
 		s.GPUSeconds += l.GPUSeconds
-		s.Amount += it.Amount
 		s.Lines++
-		return nil
+		if r.Amount, err = r.Amount.Add(it.Amount); err != nil {
+			return err
+		}
+		s.Amount, err = s.Amount.Add(it.Amount)
+		return err
 	})
 	if err != nil {
 		return s, fmt.Errorf("price %s: %w", m.Period, err)
@@ -193,16 +197,18 @@ type TenantTotal struct {
 	Account    string
 	HasTenant  bool
 	GPUSeconds int64
-	Amount     pricing.Amount
+	Amount     money.Amount
 }
 
-// Tenants returns the totals per tenant and account, in row order.
+// Tenants returns the totals per tenant and account, in row order. The
+// amounts cannot overflow: each is at most the summary's total, which
+// Summarize checked.
 func (s Summary) Tenants() []TenantTotal {
 	var out []TenantTotal
 	for _, r := range s.Rows {
 		if n := len(out); n > 0 && out[n-1].Account == r.Account && out[n-1].Tenant == r.Tenant {
 			out[n-1].GPUSeconds += r.GPUSeconds
-			out[n-1].Amount += r.Amount
+			out[n-1].Amount, _ = out[n-1].Amount.Add(r.Amount)
 			continue
 		}
 		out = append(out, TenantTotal{Tenant: r.Tenant, Account: r.Account, HasTenant: r.HasTenant, GPUSeconds: r.GPUSeconds, Amount: r.Amount})

@@ -114,7 +114,7 @@ var detailHeader = []string{"period", "status", "cluster", "tenant", "account", 
 
 func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
 	cw := newCellWriter(w)
-	m, minor := s.Meta, s.Meta.Card.Minor()
+	m := s.Meta
 	if !withDetail {
 		if err := cw.Write(summaryHeader); err != nil {
 			return err
@@ -122,7 +122,7 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 		for _, r := range s.Rows {
 			if err := cw.Write([]string{m.Period.String(), status(m), m.Cluster, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
 				r.Usage.String(), i64(r.GPUSeconds), GPUHours(r.GPUSeconds), rateString(r), r.Basis, m.Card.Currency,
-				r.Amount.Format(minor), strconv.Itoa(r.Lines)}); err != nil {
+				r.Amount.String(), strconv.Itoa(r.Lines)}); err != nil {
 				return err
 			}
 		}
@@ -138,7 +138,7 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 			strconv.FormatUint(uint64(it.Run.JobID), 10), unixRFC(it.Run.Submit), it.Period.String(), string(it.Kind()),
 			strconv.Itoa(it.Revision), string(it.Tier), it.Type, i64(it.Count), unixRFC(it.Start), unixRFC(it.End),
 			i64(it.GPUSeconds), GPUHours(it.GPUSeconds), it.Quote.UnitPrice().String(), it.Quote.Basis, m.Card.Currency,
-			it.Amount.Format(minor))
+			it.Amount.String())
 		return cw.Write(rec)
 	})
 	if err != nil {
@@ -219,11 +219,11 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 	rows := make([]jsonRow, 0, len(s.Rows))
 	for _, r := range s.Rows {
 		rows = append(rows, jsonRow{r.Tenant, r.HasTenant, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(),
-			r.GPUSeconds, GPUHours(r.GPUSeconds), rateString(r), r.Basis, r.Amount.Format(minor), int64(r.Amount), r.Lines})
+			r.GPUSeconds, GPUHours(r.GPUSeconds), rateString(r), r.Basis, r.Amount.String(), r.Amount.Units(), r.Lines})
 	}
 	var tenants []jsonTenant
 	for _, t := range s.Tenants() {
-		tenants = append(tenants, jsonTenant{t.Tenant, t.HasTenant, t.Account, t.GPUSeconds, GPUHours(t.GPUSeconds), t.Amount.Format(minor), int64(t.Amount)})
+		tenants = append(tenants, jsonTenant{t.Tenant, t.HasTenant, t.Account, t.GPUSeconds, GPUHours(t.GPUSeconds), t.Amount.String(), t.Amount.Units()})
 	}
 	for _, part := range []struct {
 		key string
@@ -234,7 +234,7 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 		Amount      string `json:"amount"`
 		AmountMinor int64  `json:"amountMinor"`
 		Lines       int    `json:"lines"`
-	}{s.GPUSeconds, GPUHours(s.GPUSeconds), s.Amount.Format(minor), int64(s.Amount), s.Lines}}} {
+	}{s.GPUSeconds, GPUHours(s.GPUSeconds), s.Amount.String(), s.Amount.Units(), s.Lines}}} {
 		b, err := json.Marshal(part.v)
 		if err != nil {
 			return err
@@ -247,7 +247,7 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 		err := detail(ctx, m, lines, func(it Item) error {
 			b, err := json.Marshal(jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), it.Period.String(),
 				string(it.Kind()), it.Revision, string(it.Tier), it.Type, it.Count, unixRFC(it.Start), unixRFC(it.End), it.GPUSeconds,
-				it.Quote.UnitPrice().String(), it.Quote.Basis, it.Amount.Format(minor), int64(it.Amount)})
+				it.Quote.UnitPrice().String(), it.Quote.Basis, it.Amount.String(), it.Amount.Units()})
 			if err != nil {
 				return err
 			}

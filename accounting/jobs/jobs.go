@@ -97,6 +97,6 @@ func (j *ClosePeriod) Run(ctx context.Context) error {
 		return err
 	}
 	log.Info("period closed", "period", p, "lines", rec.Lines, "gpuSeconds", rec.GPUSeconds,
-		"amount", rec.Amount.Format(card.Minor()), "currency", rec.Currency)
+		"amount", rec.Amount.String(), "currency", rec.Currency)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger/ledgertest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // src serves a fixed job table.
@@ -63,7 +64,7 @@ func TestClosePeriodJob(t *testing.T) {
 	}
 	rec, ok, _ := store.Period(ctx, "c", ledgertest.P("2026-11"))
 	// 1 h of one H100 + 12 h of two H100 (accrued to the period end) at 2.10.
-	if !ok || rec.GPUSeconds != 3600+2*12*3600 || rec.Amount != pricing.Amount(210*25) {
+	if !ok || rec.GPUSeconds != 3600+2*12*3600 || rec.Amount != money.New(210*25, money.Currency{Code: "EUR", Minor: 2}) {
 		t.Fatalf("closed record %+v (ok %v)", rec, ok)
 	}
 	if err := job.Run(ctx); err != nil {

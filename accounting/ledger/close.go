@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Labeler names the tenant of a Slurm account (a tenant's account has the
@@ -72,7 +73,7 @@ func Close(ctx context.Context, s Store, req CloseRequest) (PeriodRecord, error)
 			p, ErrNotIngested, fmtCoverage(st.Coverage), fmtUnix(st.AccrualsAsOf), p.Start().Format(time.DateOnly))
 	}
 	rec := PeriodRecord{Cluster: req.Cluster, Period: p, ClosedAt: req.Now.UTC().Truncate(time.Microsecond), ClosedBy: req.Actor,
-		Currency: req.Card.Currency, Snapshot: Snapshot{Card: req.Card, Tenants: map[string]string{}}}
+		Amount: money.Zero(req.Card.Unit()), Currency: req.Card.Currency, Snapshot: Snapshot{Card: req.Card, Tenants: map[string]string{}}}
 	var missing pricing.MissingTracker
 	accounts := map[string]bool{}
 	err = s.Lines(ctx, req.Cluster, LineQuery{Booked: p}, func(l meter.Line) error {
@@ -84,7 +85,10 @@ func Close(ctx context.Context, s Store, req CloseRequest) (PeriodRecord, error)
 			missing.Add(l.Type, l.Tier, l.GPUSeconds)
 			return nil
 		}
-		rec.Amount += a
+		if err != nil {
+			return err
+		}
+		rec.Amount, err = rec.Amount.Add(a)
 		return err
 	})
 	if err != nil {

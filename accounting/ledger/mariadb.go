@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
@@ -543,10 +544,11 @@ func (d *DB) Period(ctx context.Context, cluster string, p meter.Period) (Period
 		return PeriodRecord{}, false, fmt.Errorf("read period %s: %w", p, err)
 	}
 	rec := PeriodRecord{Cluster: r.Cluster, Period: p, ClosedAt: r.ClosedAt.UTC(), ClosedBy: r.ClosedBy, Lines: r.Lines,
-		GPUSeconds: r.GPUSec, Amount: pricing.Amount(r.Amount), Currency: r.Currency}
+		GPUSeconds: r.GPUSec, Currency: r.Currency}
 	if err := json.Unmarshal([]byte(r.Snapshot), &rec.Snapshot); err != nil {
 		return rec, true, fmt.Errorf("period %s: snapshot: %w", p, err)
 	}
+	rec.Amount = money.New(r.Amount, rec.Snapshot.Card.Unit()) // amount_minor is in the card's minor unit
 	return rec, true, nil
 }
 
@@ -558,14 +560,14 @@ func (d *DB) MarkClosed(ctx context.Context, rec PeriodRecord) error {
 	}
 	return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO ledger_period (cluster, period, closed_at, closed_by, line_count, gpu_seconds, amount_minor, currency, snapshot_json)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, rec.Cluster, rec.Period.String(), rec.ClosedAt.UTC(), rec.ClosedBy, rec.Lines, rec.GPUSeconds, int64(rec.Amount), rec.Currency, string(snap))
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, rec.Cluster, rec.Period.String(), rec.ClosedAt.UTC(), rec.ClosedBy, rec.Lines, rec.GPUSeconds, rec.Amount.Units(), rec.Currency, string(snap))
 		if isDuplicate(err) {
 			return fmt.Errorf("close %s: %w", rec.Period, ErrAlreadyClosed)
 		}
 		if err != nil {
 			return fmt.Errorf("close %s: %w", rec.Period, err)
 		}
-		summary := map[string]any{"lines": rec.Lines, "gpuSeconds": rec.GPUSeconds, "amountMinor": int64(rec.Amount), "currency": rec.Currency}
+		summary := map[string]any{"lines": rec.Lines, "gpuSeconds": rec.GPUSeconds, "amountMinor": rec.Amount.Units(), "amount": rec.Amount.String(), "currency": rec.Currency}
 		return sqldb.Audit(ctx, tx, rec.ClosedAt, rec.ClosedBy, "close", "period", rec.Cluster+"/"+rec.Period.String(), nil, summary)
 	})
 }

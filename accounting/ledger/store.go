@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Store is the ledger's storage. [DB] (MariaDB) and [Memory] implement it
@@ -81,9 +82,10 @@ type PeriodRecord struct {
 	ClosedBy   string
 	Lines      int64
 	GPUSeconds int64
-	Amount     pricing.Amount
-	Currency   string
-	Snapshot   Snapshot
+	// Amount is the period's total, in the card's currency.
+	Amount   money.Amount
+	Currency string
+	Snapshot Snapshot
 }
 
 // Snapshot is what a closed period's export is priced and labelled with.

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // CurrentVersion is the rate card format this build reads.
@@ -114,25 +117,19 @@ func ParseYAML(b []byte) (Card, error) {
 // YAML writes the card as YAML.
 func (c Card) YAML() ([]byte, error) { return yaml.Marshal(c) }
 
-// Minor returns the number of minor-unit digits the card's amounts have.
-func (c Card) Minor() int {
-	if c.MinorUnits != nil {
-		return *c.MinorUnits
+// Unit returns the currency the card's amounts are counted in: its code
+// and minor digits (MinorUnits, or the ISO 4217 exponent of Currency). A
+// card that does not validate counts in 2 digits of its code.
+func (c Card) Unit() money.Currency {
+	cur, err := money.Lookup(c.Currency, c.MinorUnits)
+	if err != nil {
+		return money.Currency{Code: c.Currency, Minor: 2}
 	}
-	return currencyExponent(c.Currency)
+	return cur
 }
 
-// currencyExponent is ISO 4217's minor unit for the currencies that differ
-// from 2.
-func currencyExponent(code string) int {
-	switch code {
-	case "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF":
-		return 0
-	case "BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND":
-		return 3
-	}
-	return 2
-}
+// Minor returns the number of minor-unit digits the card's amounts have.
+func (c Card) Minor() int { return c.Unit().Minor }
 
 // FieldError is one problem with one field of a card.
 type FieldError struct{ Field, Msg string }
@@ -152,8 +149,7 @@ func (v ValidationError) Error() string {
 }
 
 var (
-	currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
-	typeRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	typeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 	// migRe reads the compute slices from a MIG profile name, with or
 	// without a model prefix: "1g.10gb", "nvidia_h100_80gb_hbm3_3g.40gb",
 	// "1g.10gb+me".
@@ -179,11 +175,16 @@ func (c Card) Validate() error {
 	if c.Version != CurrentVersion {
 		add("version", "is %d; this gpubridge reads rate cards of version %d", c.Version, CurrentVersion)
 	}
-	if !currencyRe.MatchString(c.Currency) {
-		add("currency", "%q is not an ISO 4217 code such as EUR or USD", c.Currency)
+	minor := c.MinorUnits
+	badMinor := minor != nil && (*minor < 0 || *minor > money.MaxMinor)
+	if badMinor {
+		minor = new(int) // check the code alone
 	}
-	if c.MinorUnits != nil && (*c.MinorUnits < 0 || *c.MinorUnits > 6) {
-		add("minorUnits", "%d: want 0 to 6", *c.MinorUnits)
+	if _, err := money.Lookup(c.Currency, minor); err != nil {
+		add("currency", "%v (minorUnits: N)", err)
+	}
+	if badMinor {
+		add("minorUnits", "%d: want 0 to %d", *c.MinorUnits, money.MaxMinor)
 	}
 	types := map[string]GPUType{}
 	for i, t := range c.Types {
@@ -238,6 +239,8 @@ func (c Card) Validate() error {
 		}
 		if r.PerGPUHour < 0 {
 			add(f+".perGPUHour", "must not be negative")
+		} else if r.PerGPUHour > MaxPrice {
+			add(f+".perGPUHour", "%s is too large; at most %d per GPU-hour", r.PerGPUHour, MaxPriceWhole)
 		}
 		if r.From.IsZero() {
 			add(f+".from", "is required (YYYY-MM-DD, the first day the rate applies)")
@@ -272,15 +275,25 @@ type Quote struct {
 }
 
 // UnitPrice is the effective price per GPU-hour, rounded half away from
-// zero to 9 digits for display; amounts use the exact fraction.
+// zero to 9 digits for display; amounts use the exact fraction. The
+// product PerHour × Num is taken in 128 bits, so no weight overflows it; a
+// result beyond a Price (a weight above 1, which Validate refuses) is
+// clamped to the largest Price.
 func (q Quote) UnitPrice() Price {
-	if q.Den <= 0 {
+	if q.Den <= 0 || q.Num < 0 || q.PerHour < 0 {
 		return 0
 	}
-	n := int64(q.PerHour) * q.Num
-	p := n / q.Den
-	if r := n % q.Den; 2*r >= q.Den {
+	hi, lo := bits.Mul64(uint64(q.PerHour), uint64(q.Num))
+	d := uint64(q.Den)
+	if hi >= d {
+		return Price(math.MaxInt64)
+	}
+	p, r := bits.Div64(hi, lo, d)
+	if r >= d-r { // 2r >= d without overflow
 		p++
+	}
+	if p > math.MaxInt64 {
+		return Price(math.MaxInt64)
 	}
 	return Price(p)
 }
@@ -322,17 +335,20 @@ func (c Card) own(typ string, tier meter.Tier, at int64) (Rate, bool) {
 }
 
 // Amount prices gpuSeconds (negative for a correction) at q, rounded once,
-// half away from zero, to the card's minor unit.
-func (c Card) Amount(q Quote, gpuSeconds int64) (Amount, error) {
+// half away from zero, to the card's minor unit. The product is exact
+// (128 bits, math/big beyond); a result beyond 64 bits of minor units is
+// an error, never a wrapped number.
+func (c Card) Amount(q Quote, gpuSeconds int64) (money.Amount, error) {
 	if q.Den <= 0 || q.Num < 0 || q.PerHour < 0 {
-		return 0, fmt.Errorf("invalid quote %+v", q)
+		return money.Amount{}, fmt.Errorf("invalid quote %+v", q)
 	}
+	unit := c.Unit()
 	// gpuSeconds × perHour[1e-9] × num × 10^minor / (3600 × 1e9 × den)
-	a, err := mulDivRound(gpuSeconds, uint64(q.PerHour), uint64(q.Num), uint64(3600*priceUnit)*uint64(q.Den), c.Minor())
+	a, err := mulDivRound(gpuSeconds, uint64(q.PerHour), uint64(q.Num), uint64(3600*priceUnit)*uint64(q.Den), unit.Minor)
 	if err != nil {
-		return 0, fmt.Errorf("price %d GPU-seconds of %s at %s: %w", gpuSeconds, q.Type, q.Basis, err)
+		return money.Amount{}, fmt.Errorf("price %d GPU-seconds of %s at %s: %w", gpuSeconds, q.Type, q.Basis, err)
 	}
-	return a, nil
+	return money.New(a, unit), nil
 }
 
 // Missing is one GPU type and tier that has use but no rate.
@@ -449,10 +465,10 @@ func RateDate(l meter.Line) int64 {
 
 // PriceLine prices one ledger line at the rate in effect at RateDate(l),
 // rounded once.
-func (c Card) PriceLine(l meter.Line) (Quote, Amount, error) {
+func (c Card) PriceLine(l meter.Line) (Quote, money.Amount, error) {
 	q, err := c.Quote(l.Type, l.Tier, RateDate(l))
 	if err != nil {
-		return Quote{}, 0, err
+		return Quote{}, money.Amount{}, err
 	}
 	a, err := c.Amount(q, l.GPUSeconds)
 	return q, a, err

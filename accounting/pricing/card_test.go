@@ -145,7 +145,7 @@ func TestAmount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := a.Format(card.Minor()); got != tc.want {
+			if got := a.String(); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})

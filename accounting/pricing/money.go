@@ -1,18 +1,27 @@
 package pricing
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // PriceScale is the number of fractional digits a Price holds.
 const PriceScale = 9
 
 const priceUnit = 1_000_000_000 // 10^PriceScale
+
+// MaxPriceWhole bounds a price (per GPU-hour) at a billion of the
+// currency: far above any real rate, and low enough that a price times a
+// MIG weight's numerator (at most 8) fits 64 bits.
+const MaxPriceWhole = 1_000_000_000
+
+// MaxPrice is MaxPriceWhole as a Price.
+const MaxPrice = Price(MaxPriceWhole * priceUnit)
 
 // Price is an amount of currency per unit, in billionths of the currency
 // (2.50 EUR = 2_500_000_000). It reads and writes as a decimal string.
@@ -38,8 +47,8 @@ func ParsePrice(s string) (Price, error) {
 	var w, f int64
 	var err error
 	if whole != "" {
-		if w, err = strconv.ParseInt(whole, 10, 64); err != nil || w > 9_000_000_000 {
-			return 0, fmt.Errorf("price %q: too large", s)
+		if w, err = strconv.ParseInt(whole, 10, 64); err != nil || w > MaxPriceWhole || (w == MaxPriceWhole && strings.Trim(frac, "0") != "") {
+			return 0, fmt.Errorf("price %q: too large; at most %d per GPU-hour", s, MaxPriceWhole)
 		}
 	}
 	if frac != "" {
@@ -81,24 +90,6 @@ func (p *Price) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Amount is money in the currency's minor unit (cents for EUR and USD).
-type Amount int64
-
-// Format writes the amount as a decimal in major units with minor digits:
-// Amount(-1234).Format(2) = "-12.34".
-func (a Amount) Format(minor int) string {
-	v := int64(a)
-	sign := ""
-	if v < 0 {
-		sign, v = "-", -v
-	}
-	if minor == 0 {
-		return sign + strconv.FormatInt(v, 10)
-	}
-	div := pow10(minor)
-	return fmt.Sprintf("%s%d.%0*d", sign, v/div, minor, v%div)
-}
-
 func pow10(n int) int64 {
 	v := int64(1)
 	for range n {
@@ -109,11 +100,11 @@ func pow10(n int) int64 {
 
 // errOverflow is returned when an amount does not fit 64 bits (more than
 // 92 quadrillion minor units: a ledger bug, not a bill).
-var errOverflow = errors.New("amount overflows 64 bits")
+var errOverflow = money.ErrOverflow
 
 // mulDivRound returns round(a × b × c / d), half away from zero, for a, c ≥ 0
 // (b may be negative: corrections), d > 0.
-func mulDivRound(b int64, a, c uint64, d uint64, minor int) (Amount, error) {
+func mulDivRound(b int64, a, c uint64, d uint64, minor int) (int64, error) {
 	neg := b < 0
 	ub := uint64(b)
 	if neg {
@@ -132,9 +123,9 @@ func mulDivRound(b int64, a, c uint64, d uint64, minor int) (Amount, error) {
 				}
 				if q <= 1<<63-1 {
 					if neg {
-						return -Amount(q), nil
+						return -int64(q), nil
 					}
-					return Amount(q), nil
+					return int64(q), nil
 				}
 			}
 		}
@@ -151,7 +142,7 @@ func mulDivRound(b int64, a, c uint64, d uint64, minor int) (Amount, error) {
 		return 0, errOverflow
 	}
 	if neg {
-		return -Amount(q.Int64()), nil
+		return -q.Int64(), nil
 	}
-	return Amount(q.Int64()), nil
+	return q.Int64(), nil
 }

@@ -1,9 +1,14 @@
 package pricing
 
 import (
+	"errors"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 func TestParsePrice(t *testing.T) {
@@ -47,7 +52,7 @@ func TestParsePrice(t *testing.T) {
 
 func TestAmountFormat(t *testing.T) {
 	cases := map[string]struct {
-		a     Amount
+		a     int64
 		minor int
 		want  string
 	}{
@@ -61,7 +66,7 @@ func TestAmountFormat(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := tc.a.Format(tc.minor); got != tc.want {
+			if got := money.New(tc.a, money.Currency{Code: "EUR", Minor: tc.minor}).String(); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
@@ -115,7 +120,7 @@ func TestMulDivRoundHalves(t *testing.T) {
 	q := Quote{PerHour: 18 * priceUnit, Num: 1, Den: 1}
 	cases := map[string]struct {
 		sec  int64
-		want Amount
+		want int64
 	}{
 		"half rounds up":            {1, 1},
 		"minus half rounds down":    {-1, -1},
@@ -127,8 +132,8 @@ func TestMulDivRoundHalves(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := card.Amount(q, tc.sec)
-			if err != nil || got != tc.want {
-				t.Errorf("got %d, %v; want %d", got, err, tc.want)
+			if err != nil || got.Units() != tc.want {
+				t.Errorf("got %d, %v; want %d", got.Units(), err, tc.want)
 			}
 		})
 	}
@@ -137,5 +142,99 @@ func TestMulDivRoundHalves(t *testing.T) {
 func TestMulDivRoundOverflow(t *testing.T) {
 	if _, err := mulDivRound(1<<62, 1<<62, 8, 1, 6); err == nil {
 		t.Fatal("want an overflow error")
+	}
+}
+
+// TestAmountsFollowTheCurrency: the same GPU time at the same price is
+// counted in the card currency's minor unit: yen have none, dinars three.
+func TestAmountsFollowTheCurrency(t *testing.T) {
+	cases := map[string]struct {
+		card  string
+		price string
+		sec   int64
+		units int64
+		str   string
+	}{
+		"EUR cents":           {card: "currency: EUR", price: "2.10", sec: 3600, units: 210, str: "2.10"},
+		"JPY whole yen":       {card: "currency: JPY", price: "350", sec: 3600, units: 350, str: "350"},
+		"JPY rounds to a yen": {card: "currency: JPY", price: "350", sec: 5, units: 0, str: "0"},
+		"JPY a month":         {card: "currency: JPY", price: "350", sec: 8 * 30 * 86400, units: 2016000, str: "2016000"},
+		"KWD fils":            {card: "currency: KWD", price: "0.650", sec: 3600, units: 650, str: "0.650"},
+		"KWD rounds to a fil": {card: "currency: KWD", price: "0.650", sec: 10, units: 2, str: "0.002"},
+		"KWD correction":      {card: "currency: KWD", price: "0.650", sec: -3600, units: -650, str: "-0.650"},
+		"explicit minorUnits": {card: "currency: XAU\nminorUnits: 4", price: "0.0012", sec: 3600, units: 12, str: "0.0012"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			card, err := ParseYAML([]byte("version: 1\n" + tc.card + "\nrates:\n  - {type: h100, perGPUHour: \"" + tc.price + "\", from: 2026-01-01}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := card.Quote("h100", "reserved", 1800000000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := card.Amount(q, tc.sec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Units() != tc.units || a.String() != tc.str || a.Currency() != card.Unit() {
+				t.Errorf("got %d %s (%q), want %d (%q)", a.Units(), a.Currency(), a, tc.units, tc.str)
+			}
+		})
+	}
+}
+
+func TestCurrencyMustBeKnown(t *testing.T) {
+	for card, want := range map[string]string{
+		"currency: QQQ": "currency: QQQ is not an ISO 4217 currency this gpubridge knows",
+		"currency: XAU": "currency: XAU has no minor unit in ISO 4217",
+		"currency: eur": `currency: "eur" is not an ISO 4217 currency code`,
+	} {
+		_, err := ParseYAML([]byte("version: 1\n" + card + "\nrates: []\n"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", card, err, want)
+		}
+	}
+}
+
+// TestNoOverflow: the largest price times a MIG weight, and the largest
+// price times a long run, are exact or a clear error, never a wrapped
+// number.
+func TestNoOverflow(t *testing.T) {
+	top, err := ParsePrice("1000000000")
+	if err != nil || top != MaxPrice {
+		t.Fatalf("ParsePrice(max) = %v, %v", top, err)
+	}
+	for _, s := range []string{"1000000000.000000001", "1000000001", "9000000000"} {
+		if _, err := ParsePrice(s); err == nil || !strings.Contains(err.Error(), "at most 1000000000 per GPU-hour") {
+			t.Errorf("ParsePrice(%s) err = %v", s, err)
+		}
+	}
+	// 7/8 of the top price: PerHour × 7 does not fit 64 bits.
+	q := Quote{PerHour: MaxPrice, Num: 7, Den: 8}
+	want := new(big.Int).Mul(big.NewInt(int64(MaxPrice)), big.NewInt(7))
+	want.Quo(want, big.NewInt(8))
+	if got := q.UnitPrice(); int64(got) != want.Int64() {
+		t.Errorf("UnitPrice = %d, want %s", got, want)
+	}
+	// An old-style price near int64's end (read from JSON) × 3/7.
+	q = Quote{PerHour: 9_000_000_000 * priceUnit, Num: 3, Den: 7}
+	if got := q.UnitPrice(); got != 3_857_142_857_142_857_143 {
+		t.Errorf("UnitPrice = %d", got)
+	}
+	card := Card{Version: 1, Currency: "EUR"}
+	// A year of 100 GPUs at the top price: 8.76e14 EUR fits.
+	a, err := card.Amount(Quote{PerHour: MaxPrice, Num: 1, Den: 1, Type: "h100"}, 10_000*365*86400/100)
+	if err != nil || a.String() != "876000000000000.00" {
+		t.Errorf("a big bill = %v, %v", a, err)
+	}
+	// A year of a million GPUs (8.76e18 EUR) does not: an error naming the line.
+	if _, err := card.Amount(Quote{PerHour: MaxPrice, Num: 1, Den: 1, Type: "h100", Basis: "h100"}, 1_000_000*365*86400); !errors.Is(err, money.ErrOverflow) || !strings.Contains(err.Error(), "GPU-seconds of h100") {
+		t.Errorf("overflow err = %v", err)
+	}
+	bad := Card{Version: 1, Currency: "EUR", Rates: []Rate{{Type: "h100", PerGPUHour: MaxPrice + 1, From: DateOf(time.Unix(0, 0))}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "rates[0].perGPUHour") {
+		t.Errorf("Validate of a price above the bound: %v", err)
 	}
 }

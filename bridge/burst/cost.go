@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/big"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // PriceScale is the number of fractional digits of a rate: rates are in
@@ -12,13 +14,17 @@ import (
 const PriceScale = 9
 
 // Rates are the on-demand prices per GPU-hour per GPU type (a MIG profile
-// has its own, weighted, rate), in billionths of the currency, and the
-// number of digits of the currency's minor unit, in which budgets and
-// estimates are counted.
+// has its own, weighted, rate), in billionths of the currency, the
+// currency (the rate card's ISO code) and the number of digits of its
+// minor unit, in which budgets, spend and estimates are counted.
 type Rates struct {
 	PerGPUHour map[string]int64
+	Currency   string
 	Minor      int
 }
+
+// Unit is the currency the rates' amounts are counted in.
+func (r Rates) Unit() money.Currency { return money.Currency{Code: r.Currency, Minor: r.Minor} }
 
 // Cost is what count GPUs at perHour (billionths of the currency per
 // GPU-hour) cost for d, in minor units with minor digits, rounded up:

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // DefaultMaxMoves bounds the moves (one slurmrestd write each) of one cycle.
@@ -45,9 +47,11 @@ type Policy struct {
 	// tenant holds in the on-demand tier at once, pending moved jobs
 	// included. 0 allows none.
 	MaxGPUs int64
-	// Budget caps the month's on-demand spend in minor units; nil is no
-	// budget.
-	Budget *int64
+	// Budget caps the month's on-demand spend, as the tenant wrote it (a
+	// decimal without a currency); nil is no budget. Decide counts it in
+	// the rates' currency, or refuses the tenant's moves when it cannot
+	// be (2500.50 with a JPY card): never rounded.
+	Budget *money.Amount
 }
 
 // Job is one job slurmctld holds.
@@ -171,7 +175,10 @@ type TenantState struct {
 	Tenant  string
 	Enabled bool
 	MaxGPUs int64
-	Budget  *int64
+	// Budget is the policy's budget in the rates' currency (as written when
+	// BudgetErr says why it cannot be counted in it).
+	Budget    *money.Amount
+	BudgetErr string
 	// OnDemandGPUs are held by the tenant's on-demand jobs before this
 	// cycle's moves; MovedGPUs are added by them.
 	OnDemandGPUs int64
@@ -199,9 +206,10 @@ type Plan struct {
 	Tenants  []TenantState // sorted by name
 	// Ignored counts pending jobs that are no candidates, by reason.
 	Ignored map[Reason]int
-	// Minor is the number of minor-unit digits of the amounts (from the
-	// rates), for display.
-	Minor int
+	// Currency and Minor are the amounts' currency and minor-unit digits
+	// (from the rates), for display.
+	Currency string
+	Minor    int
 }
 
 // Decide takes one level-triggered decision: which pending jobs to move.
@@ -222,17 +230,24 @@ func Decide(in Input) Plan {
 	if cfg.MaxMoves <= 0 {
 		cfg.MaxMoves = DefaultMaxMoves
 	}
-	plan := Plan{Ignored: map[Reason]int{}, Minor: in.Rates.Minor}
+	plan := Plan{Ignored: map[Reason]int{}, Currency: in.Rates.Currency, Minor: in.Rates.Minor}
 
 	tenants := make(map[string]*Tenant, len(in.Tenants))
 	states := make(map[string]*TenantState, len(in.Tenants))
 	for i := range in.Tenants {
 		t := &in.Tenants[i]
 		tenants[t.Name] = t
-		states[t.Name] = &TenantState{
-			Tenant: t.Name, Enabled: t.Policy.Enabled, MaxGPUs: t.Policy.MaxGPUs,
-			Budget: t.Policy.Budget, Spent: in.Spent[t.Name],
+		st := &TenantState{
+			Tenant: t.Name, Enabled: t.Policy.Enabled, MaxGPUs: t.Policy.MaxGPUs, Spent: in.Spent[t.Name],
 		}
+		if b := t.Policy.Budget; b != nil {
+			cb, err := b.In(in.Rates.Unit())
+			if err != nil {
+				cb, st.BudgetErr = *b, err.Error()
+			}
+			st.Budget = &cb
+		}
+		states[t.Name] = st
 	}
 
 	// Pass 1: what each tenant runs in its QOS and holds on demand.
@@ -334,7 +349,11 @@ func Decide(in Input) Plan {
 				refuse(NoRate, "no on-demand rate for %s", missing)
 				continue
 			}
-			budget := *t.Policy.Budget
+			if st.BudgetErr != "" {
+				refuse(Budget, "the budget of %s cannot be counted in %s: %s", t.Policy.Budget, in.Rates.Unit(), st.BudgetErr)
+				continue
+			}
+			budget := st.Budget.Units()
 			if c := st.Committed(); addSat(c, cost) > budget {
 				mn := in.Rates.Minor
 				refuse(Budget, "estimated %s for %s; %s of the budget of %s committed this month",
@@ -400,18 +419,7 @@ func bursting(j Job, tenant string, now time.Time, cfg Config, rates Rates) Burs
 }
 
 // FormatMoney writes an amount of minor units with minor decimals:
-// (1234, 2) -> 12.34, (500, 0) -> 500.
+// (1234, 2) -> 12.34, (500, 0) -> 500, (-50, 2) -> -0.50.
 func FormatMoney(m int64, minor int) string {
-	sign := ""
-	if m < 0 {
-		sign, m = "-", -m
-	}
-	if minor <= 0 {
-		return fmt.Sprintf("%s%d", sign, m)
-	}
-	p := int64(1)
-	for range minor {
-		p *= 10
-	}
-	return fmt.Sprintf("%s%d.%0*d", sign, m/p, minor, m%p)
+	return money.New(m, money.Currency{Minor: minor}).String()
 }

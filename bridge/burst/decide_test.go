@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 var (
@@ -15,7 +19,8 @@ var (
 	cfg = Config{PoolPartition: "pool", OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}
 )
 
-func money(n int64) *int64 { return &n }
+// cents is a budget of n hundredths, as a tenant would write it.
+func cents(n int64) *money.Amount { a := money.New(n, money.Currency{Minor: 2}); return &a }
 
 func acme(p Policy) Tenant {
 	return Tenant{Name: "acme", QOS: "t_acme", Quota: map[string]int64{"h100": 2, "1g.10gb": 7}, Policy: p}
@@ -109,24 +114,24 @@ func TestDecide(t *testing.T) {
 		"budget: booked plus in flight plus the job": {
 			// budget 10.00; booked 4.00; one on-demand GPU for 1h = 4.00
 			// in flight; the candidate would add 4.00 -> 12.00 > 10.00.
-			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: money(1000)})},
+			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(1000)})},
 			jobs:    []Job{running(1, 2), onDemand(5, 1, "RUNNING"), held(3, 1)},
 			spent:   map[string]int64{"acme": 400},
 			want:    outcome{Refusals: map[int64]Reason{3: Budget}, Ignored: map[Reason]int{}},
 		},
 		"budget: exactly reached is allowed": {
-			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: money(1200)})},
+			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(1200)})},
 			jobs:    []Job{running(1, 2), onDemand(5, 1, "RUNNING"), held(3, 1)},
 			spent:   map[string]int64{"acme": 400},
 			want:    outcome{Moves: []int64{3}, Refusals: map[int64]Reason{}, Ignored: map[Reason]int{}},
 		},
 		"budget consumed within the cycle": {
-			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: money(800)})},
+			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(800)})},
 			jobs:    []Job{running(1, 2), held(3, 1), held(4, 1), held(5, 1)},
 			want:    outcome{Moves: []int64{5, 4}, Refusals: map[int64]Reason{3: Budget}, Ignored: map[Reason]int{}},
 		},
 		"no time limit uses the default runtime": {
-			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: money(400*24 - 1)})},
+			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(400*24 - 1)})},
 			jobs:    []Job{running(1, 2), with(held(3, 1), func(j *Job) { j.TimeLimit = 0 })},
 			want:    outcome{Refusals: map[int64]Reason{3: Budget}, Ignored: map[Reason]int{}},
 		},
@@ -137,7 +142,7 @@ func TestDecide(t *testing.T) {
 			want:    outcome{Moves: []int64{3}, Refusals: map[int64]Reason{}, Ignored: map[Reason]int{}},
 		},
 		"budget without a rate": {
-			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: money(100000)})},
+			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(100000)})},
 			jobs:    []Job{running(1, 2), held(3, 1)},
 			rates:   Rates{PerGPUHour: map[string]int64{"a100": 1}, Minor: 2},
 			want:    outcome{Refusals: map[int64]Reason{3: NoRate}, Ignored: map[Reason]int{}},
@@ -259,7 +264,7 @@ func TestDecideMoveDetails(t *testing.T) {
 	j := held(3, 1)
 	j.AdminComment = "ticket 42"
 	p := Decide(Input{Now: t0.Add(1500 * time.Millisecond), Config: cfg,
-		Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: money(10000)})},
+		Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(10000)})},
 		Jobs:    []Job{running(1, 2), j}, Rates: Rates{PerGPUHour: map[string]int64{"h100": 4 * unit}, Minor: 2}})
 	if len(p.Moves) != 1 {
 		t.Fatalf("moves = %+v", p.Moves)
@@ -272,7 +277,7 @@ func TestDecideMoveDetails(t *testing.T) {
 	if want := "ticket 42; " + wantMarker.String(); m.AdminComment != want {
 		t.Errorf("admin comment = %q, want %q", m.AdminComment, want)
 	}
-	wantT := []TenantState{{Tenant: "acme", Enabled: true, MaxGPUs: 4, Budget: money(10000), MovedGPUs: 1, MovedCost: 400}}
+	wantT := []TenantState{{Tenant: "acme", Enabled: true, MaxGPUs: 4, Budget: cents(10000), MovedGPUs: 1, MovedCost: 400}}
 	if diff := cmp.Diff(wantT, p.Tenants); diff != "" {
 		t.Errorf("tenants (-want +got)\n%s", diff)
 	}
@@ -280,7 +285,7 @@ func TestDecideMoveDetails(t *testing.T) {
 
 func TestDecideRefusalDetail(t *testing.T) {
 	p := Decide(Input{Now: t0, Config: cfg,
-		Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 1, Budget: money(1000)})},
+		Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 1, Budget: cents(1000)})},
 		Jobs:    []Job{running(1, 2), onDemand(5, 1, "RUNNING"), held(3, 1)}, Rates: Rates{PerGPUHour: map[string]int64{"h100": 4 * unit}, Minor: 2}})
 	want := []Refusal{{JobID: 3, Tenant: "acme", User: "alice", GPUs: Request{"h100": 1}, Reason: Cap,
 		Detail: "needs 1 on-demand GPU(s); 1 of the cap of 1 in use", SlurmReason: "QOSGrpGRES"}}
@@ -322,7 +327,7 @@ func TestDecideInvariants(t *testing.T) {
 		for i := range 3 {
 			p := Policy{Enabled: rng.IntN(4) > 0, MaxGPUs: int64(rng.IntN(6))}
 			if rng.IntN(2) == 0 {
-				p.Budget = money(int64(rng.IntN(5000)))
+				p.Budget = cents(int64(rng.IntN(5000)))
 			}
 			tenants = append(tenants, Tenant{Name: fmt.Sprintf("t%d", i), QOS: fmt.Sprintf("q%d", i),
 				Quota: map[string]int64{"h100": int64(rng.IntN(3)), "1g.10gb": int64(rng.IntN(4))}, Policy: p})
@@ -365,7 +370,7 @@ func TestDecideInvariants(t *testing.T) {
 			if st.MovedGPUs > 0 && st.OnDemandGPUs+st.MovedGPUs > st.MaxGPUs {
 				t.Fatalf("iter %d: cap exceeded: %+v", iter, st)
 			}
-			if st.Budget != nil && st.MovedCost > 0 && st.Committed() > *st.Budget {
+			if st.Budget != nil && st.MovedCost > 0 && st.Committed() > st.Budget.Units() {
 				t.Fatalf("iter %d: budget exceeded: %+v", iter, st)
 			}
 		}
@@ -383,3 +388,51 @@ func TestDecideInvariants(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetFollowsTheCurrency: a budget written "2500.00" is 2500 yen with
+// a JPY card and 2500 dinars with a KWD card (never 250,000 yen or 250
+// dinars); a budget with more decimals than the currency has refuses the
+// tenant's moves with the reason, never rounded.
+func TestBudgetFollowsTheCurrency(t *testing.T) {
+	cases := map[string]struct {
+		budget   string
+		currency string
+		minor    int
+		rate     int64 // per GPU-hour, major units
+		gpus     int64 // one hour
+		want     outcome
+		detail   string
+	}{
+		"JPY within":       {budget: "2500.00", currency: "JPY", minor: 0, rate: 2000, gpus: 1, want: outcome{Moves: []int64{3}}},
+		"JPY over":         {budget: "2500.00", currency: "JPY", minor: 0, rate: 3000, gpus: 1, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "estimated 3000 for 1h0m0s; 0 of the budget of 2500 committed"},
+		"KWD within":       {budget: "2500.00", currency: "KWD", minor: 3, rate: 300, gpus: 2, want: outcome{Moves: []int64{3}}},
+		"KWD over":         {budget: "2500.00", currency: "KWD", minor: 3, rate: 1300, gpus: 2, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "estimated 2600.000 for 1h0m0s; 0.000 of the budget of 2500.000 committed"},
+		"KWD fils budget":  {budget: "0.005", currency: "KWD", minor: 3, rate: 0, gpus: 1, want: outcome{Moves: []int64{3}}},
+		"yen with sen":     {budget: "2500.50", currency: "JPY", minor: 0, rate: 1, gpus: 1, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "the budget of 2500.50 cannot be counted in JPY"},
+		"EUR as before":    {budget: "10.00", currency: "EUR", minor: 2, rate: 4, gpus: 2, want: outcome{Moves: []int64{3}}},
+		"EUR just over":    {budget: "7.99", currency: "EUR", minor: 2, rate: 4, gpus: 2, want: outcome{Refusals: map[int64]Reason{3: Budget}}},
+		"EUR with a fil":   {budget: "8.005", currency: "EUR", minor: 2, rate: 4, gpus: 2, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "cannot be counted in EUR"},
+		"KWD three places": {budget: "8.005", currency: "KWD", minor: 3, rate: 4, gpus: 2, want: outcome{Moves: []int64{3}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := money.MustParse(tc.budget)
+			p := Decide(Input{Now: t0, Config: cfg, Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: &b})},
+				Jobs:  []Job{running(1, 2), held(3, tc.gpus)},
+				Rates: Rates{PerGPUHour: map[string]int64{"h100": tc.rate * unit}, Currency: tc.currency, Minor: tc.minor}})
+			got := summarize(p)
+			got.Ignored = nil
+			if d := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+			if tc.detail != "" && (len(p.Refusals) != 1 || !strings.Contains(p.Refusals[0].Detail, tc.detail)) {
+				t.Errorf("refusals %+v, want detail %q", p.Refusals, tc.detail)
+			}
+			if st := p.Tenants[0]; st.Budget == nil || (st.BudgetErr == "" && st.Budget.Currency() != p.unitForTest()) {
+				t.Errorf("tenant state budget %v (%s)", st.Budget, st.BudgetErr)
+			}
+		})
+	}
+}
+
+func (p Plan) unitForTest() money.Currency { return money.Currency{Code: p.Currency, Minor: p.Minor} }

@@ -106,8 +106,11 @@ func Summarize(p Plan, stored []StoredRefusal, only string) (Overview, error) {
 			Spent: FormatMoney(t.Spent, p.Minor), InFlight: FormatMoney(t.InFlight, p.Minor),
 			Committed: FormatMoney(t.Committed(), p.Minor)}
 		if t.Budget != nil {
-			r.Budget = FormatMoney(*t.Budget, p.Minor)
-			r.Left = FormatMoney(*t.Budget-t.Committed(), p.Minor)
+			r.Budget = t.Budget.String()
+			r.Left = FormatMoney(t.Budget.Units()-t.Committed(), p.Minor)
+			if t.BudgetErr != "" {
+				r.Left = "-" // the budget cannot be counted in the card's currency (the refusals say why)
+			}
 		}
 		if t.Unpriced != "" {
 			r.InFlight += " (+" + t.Unpriced + " unpriced)"

@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 func TestSummarize(t *testing.T) {
 	moved := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	started := moved.Add(-time.Hour)
-	budget := int64(5000)
+	budget := money.New(5000, money.Currency{Code: "EUR", Minor: 2})
 	plan := Plan{
 		Minor: 2,
 		Bursting: []Bursting{

@@ -25,7 +25,7 @@ func TenantsFrom(ts []tenant.Tenant, qosPrefix string) []Tenant {
 			},
 		}
 		if t.Burst.MonthlyBudget != nil {
-			b := int64(*t.Burst.MonthlyBudget)
+			b := *t.Burst.MonthlyBudget
 			bt.Policy.Budget = &b
 		}
 		out = append(out, bt)

@@ -8,16 +8,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 func TestTenantsFrom(t *testing.T) {
-	budget := tenant.Money(250000)
+	budget := money.MustParse("2500.00")
 	in := []tenant.Tenant{
 		{Name: "acme", GPUs: tenant.Quota{"h100": 2}, Burst: tenant.Burst{Enabled: true, MaxOnDemandGPUs: 4, MonthlyBudget: &budget}},
 		{Name: "gone", GPUs: tenant.Quota{"h100": 1}, Burst: tenant.Burst{Enabled: true, MaxOnDemandGPUs: 4}, State: tenant.Deleting},
 		{Name: "bare"},
 	}
-	b := int64(250000)
+	b := money.MustParse("2500.00")
 	want := []Tenant{
 		{Name: "acme", QOS: "t_acme", Quota: map[string]int64{"h100": 2}, Policy: Policy{Enabled: true, MaxGPUs: 4, Budget: &b}},
 		{Name: "gone", QOS: "t_gone", Quota: map[string]int64{"h100": 1}, Policy: Policy{MaxGPUs: 4}},
@@ -36,8 +37,8 @@ type tenantList struct {
 func (l tenantList) BurstTenants(context.Context) ([]Tenant, error) { return l.ts, l.err }
 
 func TestBudgetAccounts(t *testing.T) {
-	b := int64(100)
-	zero := int64(0)
+	b := money.MustParse("1.00")
+	zero := money.MustParse("0")
 	cases := map[string]struct {
 		tenants tenantList
 		want    []string

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 func TestParseFile(t *testing.T) {
@@ -114,7 +116,7 @@ tenants:
 
 // TestFileRoundTrip: what Marshal writes, ParseFile reads back unchanged.
 func TestFileRoundTrip(t *testing.T) {
-	cpus, mem, budget := int64(64), Megabyte(512*1024), Money(123456)
+	cpus, mem, budget := int64(64), Megabyte(512*1024), money.MustParse("1234.56")
 	in := File{Tenants: []Tenant{
 		{Name: "acme", Description: "Acme ML", Organization: "acme-corp", Users: []string{"alice", "bob"}, Admins: []string{"alice"},
 			GPUs: Quota{"h100": 16, "1g.10gb": 14}, CPUs: &cpus, Memory: &mem,

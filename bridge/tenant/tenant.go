@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Tenant is one team sharing the cluster. Its JSON form (used by --json,
@@ -47,9 +49,13 @@ type Burst struct {
 	// MaxOnDemandGPUs caps the GPUs the tenant may hold in the on-demand
 	// tier at once (0: no on-demand GPUs).
 	MaxOnDemandGPUs int64 `json:"maxOnDemandGPUs,omitempty"`
-	// MonthlyBudget caps the on-demand spend per month, in minor units of
-	// the rate card's currency (written 2500.00 in files).
-	MonthlyBudget *Money `json:"monthlyBudget,omitempty"`
+	// MonthlyBudget caps the on-demand spend per month, in the rate card's
+	// currency (written 2500.00 in files). It is a decimal without a
+	// currency, kept exactly until it meets the rate card
+	// (money.Amount.In): 2500.00 is 2500 yen with a JPY card and 2500.000
+	// dinars with a KWD one; a budget with more decimals than the card's
+	// currency has is refused there, never rounded.
+	MonthlyBudget *money.Amount `json:"monthlyBudget,omitempty"`
 }
 
 // State is a tenant's lifecycle state.
@@ -139,38 +145,11 @@ func (m *Megabyte) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Money is an amount in minor units (cents) of the rate card's currency.
-// It is written with at most two decimals: 2500, 2500.5, 2500.50.
-type Money int64
-
-// String writes m with two decimals.
-func (m Money) String() string {
-	return fmt.Sprintf("%d.%02d", int64(m)/100, int64(m)%100)
-}
-
-// MarshalJSON writes the String form.
-func (m Money) MarshalJSON() ([]byte, error) { return json.Marshal(m.String()) }
-
-// UnmarshalJSON reads the String form (or a bare number).
-func (m *Money) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		s = string(b)
-	}
-	v, msg := ParseMoney(s)
-	if msg != "" {
-		return fmt.Errorf("money: %s", msg)
-	}
-	*m = v
-	return nil
-}
-
 // Limits on numbers, far above any real cluster; a larger number is a typo.
 const (
 	MaxGPUs     = 1_000_000
 	MaxCPUs     = 100_000_000
-	MaxMemoryMB = 1 << 40          // a zettabyte-ish; Slurm's mem TRES is in MB
-	MaxMoney    = 1_000_000_000_00 // one billion in minor units
+	MaxMemoryMB = 1 << 40 // a zettabyte-ish; Slurm's mem TRES is in MB
 )
 
 // ParseCount reads a non-negative whole number no larger than max. The
@@ -219,30 +198,26 @@ func ParseMemory(s string) (Megabyte, string) {
 	return Megabyte(v * mult), ""
 }
 
-// ParseMoney reads an amount with at most two decimals.
-func ParseMoney(s string) (Money, string) {
+// MaxBudget bounds a monthly budget: a billion of the rate card's
+// currency; a larger number is a typo.
+var MaxBudget = money.MustParse("1000000000")
+
+// ParseMoney reads a budget: a non-negative decimal such as 2500.00 with
+// at most money.MaxMinor decimals, kept exactly (its currency is the rate
+// card's, which a tenant does not know).
+func ParseMoney(s string) (money.Amount, string) {
 	s = strings.TrimSpace(s)
-	whole, frac, hasDot := strings.Cut(s, ".")
-	if hasDot && (len(frac) == 0 || len(frac) > 2) {
-		return 0, fmt.Sprintf("%q must have one or two decimals, such as 2500.00", s)
+	if strings.HasPrefix(s, "-") {
+		return money.Amount{}, fmt.Sprintf("%s is negative; give 0 or more (an amount such as 2500.00)", s)
 	}
-	w, msg := ParseCount(whole, MaxMoney/100)
-	if msg != "" {
-		return 0, msg + " (an amount such as 2500.00)"
+	a, err := money.Parse(s)
+	if err != nil {
+		return money.Amount{}, fmt.Sprintf("%q is not an amount such as 2500.00 (digits, at most %d decimals)", s, money.MaxMinor)
 	}
-	var f int64
-	if hasDot {
-		for _, r := range frac {
-			if r < '0' || r > '9' {
-				return 0, fmt.Sprintf("%q is not an amount such as 2500.00", s)
-			}
-		}
-		f, _ = strconv.ParseInt(frac, 10, 64)
-		if len(frac) == 1 {
-			f *= 10
-		}
+	if c, _ := a.Cmp(MaxBudget); c > 0 {
+		return money.Amount{}, fmt.Sprintf("%s is too large; at most %s", s, MaxBudget)
 	}
-	return Money(w*100 + f), ""
+	return a, ""
 }
 
 // ParseBool reads yes/no, true/false, on/off, 1/0.

@@ -254,8 +254,10 @@ func Validate(t Tenant, r Rules) Problems {
 	if b := t.Burst; b.MaxOnDemandGPUs < 0 || b.MaxOnDemandGPUs > MaxGPUs {
 		ps.add("burst.maxOnDemandGPUs", "%d is out of range; give 0 to %d", b.MaxOnDemandGPUs, MaxGPUs)
 	}
-	if b := t.Burst.MonthlyBudget; b != nil && (*b < 0 || *b > MaxMoney) {
-		ps.add("burst.monthlyBudget", "%s is out of range", b.String())
+	if b := t.Burst.MonthlyBudget; b != nil {
+		if c, err := b.Cmp(MaxBudget); b.Sign() < 0 || c > 0 || err != nil {
+			ps.add("burst.monthlyBudget", "%s is out of range; give 0 to %s", b.String(), MaxBudget)
+		}
 	}
 	switch t.State {
 	case "", Active, Deleting:

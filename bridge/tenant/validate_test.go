@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 var testRules = Rules{
@@ -101,10 +103,10 @@ func TestFromArgsAndValidate(t *testing.T) {
 			name: "acme", args: map[string]string{"memory": "512G", "burst": "yes", "burstmaxgpus": "4", "burstbudget": "2500.50"},
 		},
 		"bad burst": {
-			name: "acme", args: map[string]string{"burst": "maybe", "burstbudget": "1.234"},
+			name: "acme", args: map[string]string{"burst": "maybe", "burstbudget": "1.2345678"},
 			want: Problems{
 				{"burst", `"maybe" is not yes or no`},
-				{"burst.monthlyBudget", `"1.234" must have one or two decimals, such as 2500.00`},
+				{"burst.monthlyBudget", `"1.2345678" is not an amount such as 2500.00 (digits, at most 6 decimals)`},
 			},
 		},
 		"on-demand QOS name": {
@@ -148,7 +150,7 @@ func TestFromArgsValues(t *testing.T) {
 		t.Fatal(ps)
 	}
 	tn.Normalize()
-	cpus, mem, budget := int64(64), Megabyte(1024*1024), Money(250050)
+	cpus, mem, budget := int64(64), Megabyte(1024*1024), money.MustParse("2500.50")
 	want := Tenant{
 		Name: "acme", Organization: "acme-corp", Users: []string{"alice", "bob"}, Admins: []string{"alice"},
 		GPUs: Quota{"h100": 16, "1g.10gb": 14}, CPUs: &cpus, Memory: &mem,
@@ -257,24 +259,26 @@ func TestParseMemoryAndMoney(t *testing.T) {
 			}
 		})
 	}
-	money := map[string]struct {
+	amounts := map[string]struct {
 		in   string
-		want Money
+		want money.Amount
 		bad  bool
 	}{
-		"whole":      {in: "2500", want: 250000},
-		"one dec":    {in: "2500.5", want: 250050},
-		"two dec":    {in: "0.07", want: 7},
-		"three dec":  {in: "1.005", bad: true},
+		"whole":      {in: "2500", want: money.MustParse("2500.00")},
+		"one dec":    {in: "2500.5", want: money.MustParse("2500.50")},
+		"two dec":    {in: "0.07", want: money.MustParse("0.07")},
+		"three dec":  {in: "1.005", want: money.MustParse("1.005")}, // a KWD budget; a JPY card refuses it
+		"seven dec":  {in: "1.0000005", bad: true},
+		"too large":  {in: "1000000000.01", bad: true},
 		"negative":   {in: "-5", bad: true},
 		"trailing .": {in: "5.", bad: true},
 		"letters":    {in: "5.x0", bad: true},
 	}
-	for name, c := range money {
+	for name, c := range amounts {
 		t.Run("money/"+name, func(t *testing.T) {
 			got, msg := ParseMoney(c.in)
 			if (msg != "") != c.bad || got != c.want {
-				t.Errorf("ParseMoney(%q) = %d, %q", c.in, got, msg)
+				t.Errorf("ParseMoney(%q) = %s, %q", c.in, got, msg)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
@@ -52,18 +53,18 @@ func New(db *sqlx.DB) *Store { return &Store{db: db, now: time.Now} }
 func (s *Store) WithClock(now func() time.Time) *Store { s.now = now; return s }
 
 type tenantRow struct {
-	Name         string        `db:"name"`
-	Description  string        `db:"description"`
-	Organization string        `db:"organization"`
-	CPUs         sql.NullInt64 `db:"cpus"`
-	MemoryMB     sql.NullInt64 `db:"memory_mb"`
-	BurstEnabled bool          `db:"burst_enabled"`
-	BurstMaxGPUs int64         `db:"burst_max_gpus"`
-	BurstBudget  sql.NullInt64 `db:"burst_budget_minor"`
-	State        string        `db:"state"`
-	Adopted      bool          `db:"adopted"`
-	CreatedAt    time.Time     `db:"created_at"`
-	UpdatedAt    time.Time     `db:"updated_at"`
+	Name         string         `db:"name"`
+	Description  string         `db:"description"`
+	Organization string         `db:"organization"`
+	CPUs         sql.NullInt64  `db:"cpus"`
+	MemoryMB     sql.NullInt64  `db:"memory_mb"`
+	BurstEnabled bool           `db:"burst_enabled"`
+	BurstMaxGPUs int64          `db:"burst_max_gpus"`
+	BurstBudget  sql.NullString `db:"burst_budget"` // DECIMAL(24,6): the budget exactly as written
+	State        string         `db:"state"`
+	Adopted      bool           `db:"adopted"`
+	CreatedAt    time.Time      `db:"created_at"`
+	UpdatedAt    time.Time      `db:"updated_at"`
 }
 
 type userRow struct {
@@ -78,7 +79,7 @@ type gpuRow struct {
 	Quota  int64  `db:"quota"`
 }
 
-const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget_minor, state, adopted, created_at, updated_at`
+const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, created_at, updated_at`
 
 // queryer is *sqlx.DB or *sqlx.Tx.
 type queryer interface {
@@ -158,7 +159,10 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 			t.Memory = &v
 		}
 		if r.BurstBudget.Valid {
-			v := tenant.Money(r.BurstBudget.Int64)
+			v, err := money.Parse(r.BurstBudget.String)
+			if err != nil {
+				return nil, fmt.Errorf("tenant %q: stored budget: %w", r.Name, err)
+			}
 			t.Burst.MonthlyBudget = &v
 		}
 		out[i] = t
@@ -264,13 +268,13 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, now t
 		r.MemoryMB = sql.NullInt64{Int64: int64(*t.Memory), Valid: true}
 	}
 	if t.Burst.MonthlyBudget != nil {
-		r.BurstBudget = sql.NullInt64{Int64: int64(*t.Burst.MonthlyBudget), Valid: true}
+		r.BurstBudget = sql.NullString{String: t.Burst.MonthlyBudget.String(), Valid: true}
 	}
 	q := `INSERT INTO tenants (` + tenantCols + `) VALUES (:name, :description, :organization, :cpus, :memory_mb,
-		:burst_enabled, :burst_max_gpus, :burst_budget_minor, :state, :adopted, :created_at, :updated_at)`
+		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :created_at, :updated_at)`
 	if exists {
 		q = `UPDATE tenants SET description = :description, organization = :organization, cpus = :cpus, memory_mb = :memory_mb,
-			burst_enabled = :burst_enabled, burst_max_gpus = :burst_max_gpus, burst_budget_minor = :burst_budget_minor,
+			burst_enabled = :burst_enabled, burst_max_gpus = :burst_max_gpus, burst_budget = :burst_budget,
 			state = :state, adopted = :adopted, updated_at = :updated_at WHERE name = :name`
 	}
 	if _, err := tx.NamedExecContext(ctx, q, r); err != nil {

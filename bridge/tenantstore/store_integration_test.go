@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
@@ -59,11 +60,12 @@ func scratchStore(t *testing.T) *tenantstore.Store {
 func TestStoreRoundTripAndAudit(t *testing.T) {
 	st := scratchStore(t)
 	ctx := context.Background()
-	cpus, mem, budget := int64(64), tenant.Megabyte(512*1024), tenant.Money(250000)
+	cpus, mem, budget := int64(64), tenant.Megabyte(512*1024), money.MustParse("2500.00")
+	fils := money.MustParse("1.234") // a KWD budget: stored exactly, not as cents
 	acme := tenant.Tenant{Name: "acme", Description: "Acme ML", Organization: "acme-corp", Users: []string{"bob", "alice"}, Admins: []string{"alice"},
 		GPUs: tenant.Quota{"h100": 16, "1g.10gb": 14}, CPUs: &cpus, Memory: &mem,
 		Burst: tenant.Burst{Enabled: true, MaxOnDemandGPUs: 8, MonthlyBudget: &budget}, State: tenant.Active}
-	globex := tenant.Tenant{Name: "globex", Users: []string{"carol"}, State: tenant.Active}
+	globex := tenant.Tenant{Name: "globex", Users: []string{"carol"}, Burst: tenant.Burst{MonthlyBudget: &fils}, State: tenant.Active}
 
 	cs, err := st.Put(ctx, "tester", []tenant.Tenant{acme, globex})
 	if err != nil {

@@ -804,7 +804,7 @@ func (h *b5) ledgerAmount(lines []meter.Line, tier string) int64 {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		total += int64(a)
+		total += a.Units()
 	}
 	return total
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/store"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -65,7 +66,7 @@ refused|acme|9|bob|h100:1|cap|needs 1
 
 func TestPrintBurst(t *testing.T) {
 	moved := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
-	budget := int64(5000)
+	budget := money.New(5000, money.Currency{Code: "EUR", Minor: 2})
 	p := burst.Plan{
 		Minor: 2,
 		Bursting: []burst.Bursting{{JobID: 3, Tenant: "acme", User: "alice", State: "RUNNING", GPUs: burst.Request{"h100": 1},

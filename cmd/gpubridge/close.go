@@ -94,7 +94,7 @@ Closing cannot be undone; it asks first unless -i is given.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", p, rec.Lines, rec.GPUSeconds, rec.Amount.Format(card.Minor()), rec.Currency)
+			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", p, rec.Lines, rec.GPUSeconds, rec.Amount.String(), rec.Currency)
 			return nil
 		},
 	}

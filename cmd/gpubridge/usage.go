@@ -19,6 +19,7 @@ import (
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/daemon"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -272,7 +273,6 @@ period. An account that is no tenant's is shown as "(no tenant)".`,
 }
 
 func (a *App) printUsage(s export.Summary) error {
-	minor := s.Meta.Card.Minor()
 	t := table.Table{
 		Header: []string{"Period", "Status", "Tenant", "Account", "GPUType", "Tier", "Kind", "UsagePeriod", "GPUHours", "GPUSeconds", "Rate", "Amount", "Currency"},
 		Keys:   []string{"period", "status", "tenant", "account", "gpuType", "tier", "kind", "usagePeriod", "gpuHours", "gpuSeconds", "rate", "amount", "currency"},
@@ -283,7 +283,7 @@ func (a *App) printUsage(s export.Summary) error {
 	}
 	cur := s.Meta.Card.Currency
 	for _, r := range s.Rows {
-		rate, amount := r.Rate.String(), r.Amount.Format(minor)
+		rate, amount := r.Rate.String(), r.Amount.String()
 		if r.Rate < 0 {
 			rate, amount = "no rate", "-"
 		}
@@ -298,11 +298,11 @@ func (a *App) printUsage(s export.Summary) error {
 				unpriced[r.Account], unpriced["*"] = true, true
 			}
 		}
-		amount := func(account string, v pricing.Amount) string {
+		amount := func(account string, v money.Amount) string {
 			if unpriced[account] {
-				return v.Format(minor) + " + unpriced"
+				return v.String() + " + unpriced"
 			}
-			return v.Format(minor)
+			return v.String()
 		}
 		for _, tt := range s.Tenants() {
 			t.Rows = append(t.Rows, []string{s.Meta.Period.String(), status, tt.Tenant, tt.Account, "*", "*", "total", "",

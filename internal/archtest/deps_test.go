@@ -24,6 +24,7 @@ var pure = []string{
 	"internal/table",
 	"internal/kv",
 	"internal/slurmstr",
+	"internal/money",
 }
 
 // forbidden are import-path prefixes a pure package may not depend on.

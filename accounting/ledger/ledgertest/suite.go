@@ -16,6 +16,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Rules is the tier mapping the suite measures with.
@@ -351,7 +352,7 @@ func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
 			t.Fatal(err)
 		}
 		// 3600 s h100 at 2.10 + 3600 s 1g.10gb at 2.10/7 + 1800 s gpu at 1.00
-		if rec.Amount != 210+30+50 || rec.Lines != 3 || rec.GPUSeconds != 9000 {
+		if rec.Amount != money.New(210+30+50, money.Currency{Code: "EUR", Minor: 2}) || rec.Lines != 3 || rec.GPUSeconds != 9000 {
 			t.Errorf("closed record %+v", rec)
 		}
 		if d := cmp.Diff(map[string]string{"acme": "acme"}, rec.Snapshot.Tenants); d != "" {

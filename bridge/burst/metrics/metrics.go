@@ -87,8 +87,8 @@ func (r *Recorder) Observe(p burst.Plan) {
 		seen[t.Tenant] = true
 		r.onDemand.WithLabelValues(t.Tenant).Set(float64(t.OnDemandGPUs + t.MovedGPUs))
 		r.committed.WithLabelValues(t.Tenant).Set(float64(t.Committed()))
-		if t.Budget != nil {
-			r.budget.WithLabelValues(t.Tenant).Set(float64(*t.Budget))
+		if t.Budget != nil && t.BudgetErr == "" {
+			r.budget.WithLabelValues(t.Tenant).Set(float64(t.Budget.Units()))
 		} else {
 			r.budget.DeleteLabelValues(t.Tenant)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 func TestRecorder(t *testing.T) {
@@ -18,7 +19,7 @@ func TestRecorder(t *testing.T) {
 	r.Moved("acme", 1, 4*time.Second)
 	r.Refused("acme", burst.Cap)
 	r.MoveFailed("acme")
-	b := int64(1000)
+	b := money.New(1000, money.Currency{Code: "EUR", Minor: 2})
 	r.Observe(burst.Plan{
 		Tenants:  []burst.TenantState{{Tenant: "acme", OnDemandGPUs: 1, MovedGPUs: 3, Spent: 100, InFlight: 50, Budget: &b}},
 		Refusals: []burst.Refusal{{JobID: 1, Reason: burst.Cap}, {JobID: 2, Reason: burst.Cap}},

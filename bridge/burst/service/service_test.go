@@ -15,6 +15,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/burst/spend"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 const tenantsFile = `version: 1
@@ -80,7 +81,7 @@ func TestNewWithFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := int64(2500)
+	budget := money.MustParse("25.00")
 	want := []burst.Tenant{
 		{Name: "acme", QOS: "t_acme", Quota: map[string]int64{"h100": 2}, Policy: burst.Policy{Enabled: true, MaxGPUs: 4, Budget: &budget}},
 		{Name: "beta", QOS: "t_beta", Quota: map[string]int64{"h100": 1}, Policy: burst.Policy{Enabled: true, MaxGPUs: 1}},
@@ -92,7 +93,7 @@ func TestNewWithFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(burst.Rates{PerGPUHour: map[string]int64{"h100": 6_000_000_000}, Minor: 2}, rates); diff != "" {
+	if diff := cmp.Diff(burst.Rates{PerGPUHour: map[string]int64{"h100": 6_000_000_000}, Currency: "EUR", Minor: 2}, rates); diff != "" {
 		t.Errorf("rates (-want +got)\n%s", diff)
 	}
 	src, ok := s.Spend.(*spend.Source)

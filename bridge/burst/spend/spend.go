@@ -71,7 +71,7 @@ func (r CardRates) OnDemandRates(_ context.Context, at time.Time) (burst.Rates, 
 // RatesFrom lists card's on-demand rates at an instant, in billionths of
 // the currency per GPU-hour (a MIG profile at its weighted rate).
 func RatesFrom(card pricing.Card, at time.Time) burst.Rates {
-	r := burst.Rates{PerGPUHour: map[string]int64{}, Minor: card.Minor()}
+	r := burst.Rates{PerGPUHour: map[string]int64{}, Currency: card.Currency, Minor: card.Minor()}
 	types := map[string]bool{}
 	for _, x := range card.Rates {
 		types[x.Type] = true
@@ -159,7 +159,7 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			errs = append(errs, err)
 			continue
 		}
-		out[k.account] += int64(a)
+		out[k.account] += a.Units()
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

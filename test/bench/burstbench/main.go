@@ -43,6 +43,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 //go:embed testdata/pending-job.json
@@ -201,7 +202,7 @@ func syntheticBench(ctx context.Context, pending, running, ntenants, heldPct, re
 	defer os.Remove(key)
 	var ts tenantList
 	for i := range ntenants {
-		b := int64(1_000_000_00)
+		b := money.MustParse("1000000.00")
 		n := fmt.Sprintf("t%03d", i)
 		ts = append(ts, burst.Tenant{Name: n, QOS: n, Policy: burst.Policy{Enabled: true, MaxGPUs: 1000, Budget: &b}})
 	}
