@@ -3,10 +3,10 @@ package jobs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
@@ -29,20 +29,18 @@ func (j *Ingest) Run(ctx context.Context) error {
 }
 
 // ClosePeriod closes the period before the current one when it is still
-// open. It first re-reads that whole period and everything since (so
-// records slurmdbd wrote late are in), then closes it with the current
-// rate card and tenant labels. A period already closed is left alone. A
-// missing rate fails the run with the list of types; the period stays open
-// and the next run tries again.
+// open, with the same steps as `gpubridge close` (billing.Closer): it
+// re-reads that whole period and everything since (so records slurmdbd
+// wrote late are in), then closes it with the current rate card and tenant
+// labels. A period already closed is left alone. A missing rate fails the
+// run with the list of types; the period stays open and the next run tries
+// again.
 type ClosePeriod struct {
-	Cluster  string
-	Ingester *ingest.Ingester
-	Store    ledger.Store
-	// Tenants returns the current account → tenant labels.
-	Tenants func(ctx context.Context) (ledger.Labeler, error)
-	Clock   func() time.Time
-	Actor   string
-	Log     *slog.Logger
+	// Closer closes; its Reader re-reads before the close.
+	Closer billing.Closer
+	Clock  func() time.Time
+	Actor  string
+	Log    *slog.Logger
 }
 
 // Name implements the daemon's Job.
@@ -58,35 +56,18 @@ func (j *ClosePeriod) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := meter.PeriodOf(now()).Prev()
-	if _, closed, err := j.Store.Period(ctx, j.Cluster, p); err != nil {
-		return err
-	} else if closed {
-		log.Debug("period already closed", "period", p)
-		return nil
-	}
-	if _, err := j.Ingester.Ingest(ctx, ingest.Window{From: p.Start()}); err != nil {
-		return fmt.Errorf("close %s: re-read before closing: %w", p, err)
-	}
-	card, ok, err := j.Store.RateCard(ctx)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("close %s: %w: load one with `gpubridge load ratecard file=...`", p, ledger.ErrNoRateCard)
-	}
-	var labels ledger.Labeler
-	if j.Tenants != nil {
-		if labels, err = j.Tenants(ctx); err != nil {
-			return fmt.Errorf("close %s: tenants: %w", p, err)
-		}
-	}
 	actor := j.Actor
 	if actor == "" {
 		actor = "gpubridge serve"
 	}
-	rec, err := ledger.Close(ctx, j.Store, ledger.CloseRequest{Cluster: j.Cluster, Period: p, Now: now(), Actor: actor, Card: card, Tenants: labels})
+	c := j.Closer
+	if c.Clock == nil {
+		c.Clock = now
+	}
+	p := meter.PeriodOf(now()).Prev()
+	rec, err := c.Close(ctx, billing.CloseOptions{Period: p, Actor: actor, Reread: true})
 	if errors.Is(err, ledger.ErrAlreadyClosed) {
+		log.Debug("period already closed", "period", p)
 		return nil
 	}
 	if err != nil {

@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/ledger/ledgertest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
@@ -49,14 +51,15 @@ func TestClosePeriodJob(t *testing.T) {
 			GPUs: []meter.Alloc{{Type: "h100", Count: 2}}}, // still running at close
 	}
 	store := ledger.NewMemory()
+	cards := ratecard.NewMemory()
 	in := &ingest.Ingester{Cluster: "c", Source: &src{runs}, Ledger: store, Rules: ledgertest.Rules, Clock: clock}
-	job := &ClosePeriod{Cluster: "c", Ingester: in, Store: store, Clock: clock,
-		Tenants: func(context.Context) (ledger.Labeler, error) { return ledger.Labels{"acme": "acme"}, nil }}
+	job := &ClosePeriod{Closer: billing.Closer{Cluster: "c", Reader: in, Ledger: store, Cards: cards,
+		Labels: func(context.Context) (ledger.Labeler, error) { return ledger.Labels{"acme": "acme"}, nil }}, Clock: clock}
 
-	if err := job.Run(ctx); !errors.Is(err, ledger.ErrNoRateCard) {
-		t.Fatalf("without a rate card: %v, want ErrNoRateCard", err)
+	if err := job.Run(ctx); !errors.Is(err, ratecard.ErrNoCard) {
+		t.Fatalf("without a rate card: %v, want ErrNoCard", err)
 	}
-	if err := store.SaveRateCard(ctx, ledgertest.Card(t), "test", now); err != nil {
+	if err := cards.Save(ctx, ledgertest.Card(t), "test", now); err != nil {
 		t.Fatal(err)
 	}
 	if err := job.Run(ctx); err != nil {
@@ -92,9 +95,10 @@ func TestClosePeriodJobMissingRate(t *testing.T) {
 	runs := []meter.Run{{Key: meter.RunKey{Cluster: "c", JobID: 1, Submit: 1}, Account: "acme", Start: ledgertest.TS("2026-11-10 00:00:00"),
 		End: ledgertest.TS("2026-11-10 01:00:00"), GPUs: []meter.Alloc{{Type: "gpu", Count: 1}}}}
 	store := ledger.NewMemory()
-	_ = store.SaveRateCard(ctx, ledgertest.Card(t), "test", now)
+	cards := ratecard.NewMemory()
+	_ = cards.Save(ctx, ledgertest.Card(t), "test", now)
 	in := &ingest.Ingester{Cluster: "c", Source: &src{runs}, Ledger: store, Clock: func() time.Time { return now }}
-	err := (&ClosePeriod{Cluster: "c", Ingester: in, Store: store, Clock: func() time.Time { return now }}).Run(ctx)
+	err := (&ClosePeriod{Closer: billing.Closer{Cluster: "c", Reader: in, Ledger: store, Cards: cards}, Clock: func() time.Time { return now }}).Run(ctx)
 	var mre *pricing.MissingRatesError
 	if !errors.As(err, &mre) || mre.Items[0].Type != "gpu" {
 		t.Fatalf("err = %v, want the missing type gpu", err)

@@ -46,7 +46,7 @@ type CloseRequest struct {
 // Close closes a period: it must have ended, an ingest must have read past
 // its end (finished runs and running runs), and every line booked in it must
 // have a rate. It holds the ledger lock, so no ingest writes while it checks.
-func Close(ctx context.Context, s Store, req CloseRequest) (PeriodRecord, error) {
+func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, error) {
 	p := req.Period
 	if req.LockWait == 0 {
 		req.LockWait = time.Minute

@@ -1,9 +1,11 @@
 // Package ledger is gpubridge's usage ledger: insert-only lines of GPU-seconds
 // per (cluster, job run, period, tier, GPU type, revision), billing periods
 // that are open and then closed for good, the replaceable accruals of
-// still-running jobs, and the ingest watermark. [DB] stores it in MariaDB
-// (sqlx); [Memory] is an in-memory store for tests; both pass the same
-// conformance suite (ledgertest).
+// still-running jobs, and the ingest watermark and coverage. [DB] stores it
+// in MariaDB (sqlx); [Memory] is an in-memory store for tests; both pass the
+// same conformance suite (ledgertest). Its users see it through small
+// interfaces shaped by their use (store.go). The rate card is not part of
+// the ledger (accounting/ratecard).
 //
 // # Nothing is counted twice
 //
@@ -45,6 +47,9 @@
 // while running, is always checked. After kill -9, a rerun resumes from the
 // watermark and writes exactly what is missing.
 //
-// Only cmd/ and the accounting job types import this package; it must not
-// import slurmrest or cmd.
+// Importers: the accounting application layer (accounting/billing), the
+// daemon's jobs (accounting/jobs), the ingest (through its own Ledger
+// interface), the burst controller's spend adapter (bridge/burst/spend),
+// and cmd/ for wiring. It imports meter and pricing (pure) and sqldb; it
+// must not import slurmrest, ingest or cmd.
 package ledger

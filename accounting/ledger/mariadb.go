@@ -18,19 +18,16 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
-	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
-// DB is the MariaDB Store, on gpubridge's own database (migrations
+// DB is the MariaDB ledger, on gpubridge's own database (migrations
 // 00200-00299 of internal/sqldb).
 type DB struct {
 	db  *sqlx.DB
 	log *slog.Logger
 }
-
-var _ Store = (*DB)(nil)
 
 // NewDB returns the store on db (opened with sqldb.OpenMigrated).
 func NewDB(db *sqlx.DB, log *slog.Logger) *DB {
@@ -251,7 +248,7 @@ func isDuplicate(err error) bool {
 	return errors.As(err, &me) && me.Number == 1062
 }
 
-// ApplyBatch implements Store. Runs that cannot have lines yet (their end
+// ApplyBatch: see the method list in store.go. Runs that cannot have lines yet (their end
 // time lies outside the coverage and they did not cross a period end while
 // running) are inserted without a lookup; if that ever meets an existing key
 // the batch is retried with every run compared.
@@ -335,7 +332,7 @@ func advanceWatermark(ctx context.Context, tx q, cluster string, b meter.Batch, 
 	return nil
 }
 
-// ReplaceAccruals implements Store.
+// ReplaceAccruals: see the method list in store.go.
 func (d *DB) ReplaceAccruals(ctx context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error) {
 	var st meter.WriteStats
 	err := sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
@@ -394,7 +391,7 @@ func (d *DB) ReplaceAccruals(ctx context.Context, cluster string, asOf int64, ru
 	return st, err
 }
 
-// Watermark implements Store.
+// Watermark: see the method list in store.go.
 func (d *DB) Watermark(ctx context.Context, cluster, source string) (meter.Watermark, bool, error) {
 	var w watermarkRow
 	err := d.db.GetContext(ctx, &w, "SELECT source, through, after_inx FROM ingest_watermark WHERE cluster = ? AND source = ?", cluster, source)
@@ -407,7 +404,7 @@ func (d *DB) Watermark(ctx context.Context, cluster, source string) (meter.Water
 	return meter.Watermark{Source: w.Source, Through: w.Through, After: w.After}, true, nil
 }
 
-// State implements Store.
+// State: see the method list in store.go.
 func (d *DB) State(ctx context.Context, cluster string) (State, error) {
 	s := State{Watermarks: map[string]meter.Watermark{}}
 	var ws []watermarkRow
@@ -434,13 +431,13 @@ func (d *DB) State(ctx context.Context, cluster string) (State, error) {
 	return s, err
 }
 
-// Lines implements Store.
+// Lines: see the method list in store.go.
 func (d *DB) Lines(ctx context.Context, cluster string, lq LineQuery, fn func(meter.Line) error) error {
 	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_ledger WHERE cluster = ? AND booked_period = ?"
 	return d.stream(ctx, cluster, query, true, lq, fn)
 }
 
-// Accruals implements Store.
+// Accruals: see the method list in store.go.
 func (d *DB) Accruals(ctx context.Context, cluster string, lq LineQuery, fn func(meter.Line) error) error {
 	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, 0 AS revision, usage_period AS booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_accrual WHERE cluster = ? AND usage_period = ?"
 	return d.stream(ctx, cluster, query, false, lq, fn)
@@ -532,7 +529,7 @@ type periodRow struct {
 	Snapshot string    `db:"snapshot_json"`
 }
 
-// Period implements Store.
+// Period: see the method list in store.go.
 func (d *DB) Period(ctx context.Context, cluster string, p meter.Period) (PeriodRecord, bool, error) {
 	var r periodRow
 	err := d.db.GetContext(ctx, &r, `SELECT cluster, period, closed_at, closed_by, line_count, gpu_seconds, amount_minor, currency, snapshot_json
@@ -552,7 +549,7 @@ func (d *DB) Period(ctx context.Context, cluster string, p meter.Period) (Period
 	return rec, true, nil
 }
 
-// MarkClosed implements Store.
+// MarkClosed: see the method list in store.go.
 func (d *DB) MarkClosed(ctx context.Context, rec PeriodRecord) error {
 	snap, err := json.Marshal(rec.Snapshot)
 	if err != nil {
@@ -597,45 +594,4 @@ func (d *DB) Lock(ctx context.Context, cluster string, wait time.Duration) (func
 		_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", name)
 		conn.Close()
 	}, nil
-}
-
-// RateCard implements Store.
-func (d *DB) RateCard(ctx context.Context) (pricing.Card, bool, error) {
-	var y []string
-	if err := d.db.SelectContext(ctx, &y, "SELECT card_yaml FROM rate_card ORDER BY id DESC LIMIT 1"); err != nil {
-		return pricing.Card{}, false, fmt.Errorf("read rate card: %w", err)
-	}
-	if len(y) == 0 {
-		return pricing.Card{}, false, nil
-	}
-	c, err := pricing.ParseYAML([]byte(y[0]))
-	if err != nil {
-		return c, true, fmt.Errorf("stored rate card: %w", err)
-	}
-	return c, true, nil
-}
-
-// SaveRateCard implements Store; the change is audited.
-func (d *DB) SaveRateCard(ctx context.Context, card pricing.Card, actor string, at time.Time) error {
-	if err := card.Validate(); err != nil {
-		return err
-	}
-	y, err := card.YAML()
-	if err != nil {
-		return err
-	}
-	before, hadBefore, err := d.RateCard(ctx)
-	if err != nil {
-		return err
-	}
-	return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO rate_card (created_at, actor, card_yaml) VALUES (?, ?, ?)", at.UTC(), actor, string(y)); err != nil {
-			return fmt.Errorf("save rate card: %w", err)
-		}
-		var b any
-		if hadBefore {
-			b = before
-		}
-		return sqldb.Audit(ctx, tx, at, actor, "update", "ratecard", "current", b, card)
-	})
 }

@@ -17,5 +17,5 @@ func TestMariaDBConformance(t *testing.T) {
 	env := testbed.Require(t)
 	db, _ := acctest.ScratchDB(t, env, "ledger")
 	store := ledger.NewDB(db, nil)
-	ledgertest.Run(t, func(*testing.T) ledger.Store { return store })
+	ledgertest.Run(t, func(*testing.T) ledgertest.Store { return store })
 }

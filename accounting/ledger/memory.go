@@ -10,15 +10,13 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
-	"github.com/gpubridge/gpubridge/accounting/pricing"
 )
 
-// Memory is an in-memory Store for tests. It keeps the same rules as DB
+// Memory is an in-memory ledger for tests. It keeps the same rules as DB
 // (insert-only lines, revisions, booking, watermark) without persistence.
 type Memory struct {
 	mu       sync.Mutex
 	clusters map[string]*memCluster
-	card     *pricing.Card
 	locks    map[string]chan struct{}
 }
 
@@ -32,8 +30,6 @@ type memCluster struct {
 	coverage   coverage
 	periods    map[meter.Period]PeriodRecord
 }
-
-var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
@@ -102,7 +98,7 @@ func (c *memCluster) existing(runs []meter.MeasuredRun) map[meter.UsageKey]keySt
 	return out
 }
 
-// ApplyBatch implements Store.
+// ApplyBatch: see the method list in store.go.
 func (m *Memory) ApplyBatch(_ context.Context, cluster string, asOf int64, b meter.Batch) (meter.WriteStats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -127,7 +123,7 @@ func (c *memCluster) advance(b meter.Batch) {
 	}
 }
 
-// ReplaceAccruals implements Store.
+// ReplaceAccruals: see the method list in store.go.
 func (m *Memory) ReplaceAccruals(_ context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -149,7 +145,7 @@ func (m *Memory) ReplaceAccruals(_ context.Context, cluster string, asOf int64, 
 	return st, nil
 }
 
-// Watermark implements Store.
+// Watermark: see the method list in store.go.
 func (m *Memory) Watermark(_ context.Context, cluster, source string) (meter.Watermark, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -157,7 +153,7 @@ func (m *Memory) Watermark(_ context.Context, cluster, source string) (meter.Wat
 	return w, ok, nil
 }
 
-// State implements Store.
+// State: see the method list in store.go.
 func (m *Memory) State(_ context.Context, cluster string) (State, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -170,7 +166,7 @@ func (m *Memory) State(_ context.Context, cluster string) (State, error) {
 	}, nil
 }
 
-// Lines implements Store.
+// Lines: see the method list in store.go.
 func (m *Memory) Lines(_ context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error {
 	m.mu.Lock()
 	out := matching(m.cluster(cluster).lines, q, func(l meter.Line) meter.Period { return l.Booked })
@@ -178,7 +174,7 @@ func (m *Memory) Lines(_ context.Context, cluster string, q LineQuery, fn func(m
 	return emit(out, q, fn)
 }
 
-// Accruals implements Store.
+// Accruals: see the method list in store.go.
 func (m *Memory) Accruals(_ context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error {
 	m.mu.Lock()
 	out := matching(m.cluster(cluster).accruals, q, func(l meter.Line) meter.Period { return l.Period })
@@ -220,7 +216,7 @@ func CompareLines(a, b meter.Line) int {
 		cmp.Compare(a.Tier, b.Tier), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Revision, b.Revision))
 }
 
-// Period implements Store.
+// Period: see the method list in store.go.
 func (m *Memory) Period(_ context.Context, cluster string, p meter.Period) (PeriodRecord, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -228,7 +224,7 @@ func (m *Memory) Period(_ context.Context, cluster string, p meter.Period) (Peri
 	return rec, ok, nil
 }
 
-// MarkClosed implements Store.
+// MarkClosed: see the method list in store.go.
 func (m *Memory) MarkClosed(_ context.Context, rec PeriodRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -240,7 +236,7 @@ func (m *Memory) MarkClosed(_ context.Context, rec PeriodRecord) error {
 	return nil
 }
 
-// Lock implements Store.
+// Lock: see the method list in store.go.
 func (m *Memory) Lock(ctx context.Context, cluster string, wait time.Duration) (func(), error) {
 	m.mu.Lock()
 	ch, ok := m.locks[cluster]
@@ -264,25 +260,4 @@ func (m *Memory) Lock(ctx context.Context, cluster string, wait time.Duration) (
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-// RateCard implements Store.
-func (m *Memory) RateCard(context.Context) (pricing.Card, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.card == nil {
-		return pricing.Card{}, false, nil
-	}
-	return *m.card, true, nil
-}
-
-// SaveRateCard implements Store.
-func (m *Memory) SaveRateCard(_ context.Context, card pricing.Card, _ string, _ time.Time) error {
-	if err := card.Validate(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.card = &card
-	return nil
 }

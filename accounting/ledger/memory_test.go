@@ -8,5 +8,5 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	ledgertest.Run(t, func(*testing.T) ledger.Store { return ledger.NewMemory() })
+	ledgertest.Run(t, func(*testing.T) ledgertest.Store { return ledger.NewMemory() })
 }

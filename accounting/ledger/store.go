@@ -10,37 +10,46 @@ import (
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
-// Store is the ledger's storage. [DB] (MariaDB) and [Memory] implement it
-// and pass the same conformance suite.
-type Store interface {
-	// ApplyBatch writes the lines of b's finished runs and advances the
-	// source's watermark and the cluster's coverage, in one transaction.
-	ApplyBatch(ctx context.Context, cluster string, asOf int64, b meter.Batch) (meter.WriteStats, error)
-	// ReplaceAccruals makes runs (the runs still running as of asOf, read
-	// in the same snapshot) the cluster's only accruals, writes their final
-	// parts as lines, and records asOf, in one transaction.
-	ReplaceAccruals(ctx context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error)
-	// Watermark returns a source's watermark; ok is false before its first ingest.
-	Watermark(ctx context.Context, cluster, source string) (w meter.Watermark, ok bool, err error)
-	// State returns the cluster's watermarks, accrual time, coverage and
-	// closed periods.
-	State(ctx context.Context, cluster string) (State, error)
-	// Lines streams the lines booked in q.Booked.
-	Lines(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
-	// Accruals streams the accruals of usage period q.Booked.
-	Accruals(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
-	// Period returns the record of a closed period; ok is false while it is open.
-	Period(ctx context.Context, cluster string, p meter.Period) (rec PeriodRecord, ok bool, err error)
-	// MarkClosed stores rec; ErrAlreadyClosed when the period is closed.
-	MarkClosed(ctx context.Context, rec PeriodRecord) error
-	// Lock takes the cluster's ledger lock (held by one ingest or close at
-	// a time), waiting up to wait; ErrLocked when it is still held.
+// The ledger is used through small interfaces, each defined where it is
+// used and shaped by that use: an ingest writes through ingest.Ledger
+// (ApplyBatch, ReplaceAccruals, Watermark, Lock), [Close] needs a
+// [CloseStore], reports read lines, accruals and closed periods
+// (accounting/billing), the burst controller reads on-demand lines
+// (bridge/burst/spend). [DB] (MariaDB) and [Memory] implement them all and
+// pass the same conformance suite (ledgertest). The rate card is not part
+// of the ledger: see accounting/ratecard.
+//
+// The methods, as DB and Memory offer them:
+//
+//   - ApplyBatch writes the lines of a batch of finished runs and advances
+//     the source's watermark and the cluster's coverage, in one transaction.
+//   - ReplaceAccruals makes the runs still running as of asOf (read in the
+//     same snapshot) the cluster's only accruals, writes their final parts
+//     as lines, and records asOf, in one transaction.
+//   - Watermark returns a source's watermark; ok is false before its first
+//     ingest.
+//   - State returns the cluster's watermarks, accrual time, coverage and
+//     closed periods.
+//   - Lines streams the lines booked in q.Booked; Accruals the accruals of
+//     usage period q.Booked.
+//   - Period returns the record of a closed period (ok false while open);
+//     MarkClosed stores one (ErrAlreadyClosed when it exists).
+//   - Lock takes the cluster's ledger lock (one ingest or close at a time),
+//     waiting up to wait; ErrLocked when it is still held.
+
+// CloseStore is what [Close] needs of the ledger.
+type CloseStore interface {
 	Lock(ctx context.Context, cluster string, wait time.Duration) (release func(), err error)
-	// RateCard returns the current rate card; ok is false when none was saved.
-	RateCard(ctx context.Context) (card pricing.Card, ok bool, err error)
-	// SaveRateCard stores card as the current rate card.
-	SaveRateCard(ctx context.Context, card pricing.Card, actor string, at time.Time) error
+	State(ctx context.Context, cluster string) (State, error)
+	Period(ctx context.Context, cluster string, p meter.Period) (rec PeriodRecord, ok bool, err error)
+	Lines(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
+	MarkClosed(ctx context.Context, rec PeriodRecord) error
 }
+
+var (
+	_ CloseStore = (*DB)(nil)
+	_ CloseStore = (*Memory)(nil)
+)
 
 // LineQuery selects lines.
 type LineQuery struct {
@@ -105,6 +114,4 @@ var (
 	ErrNotIngested = errors.New("period not fully ingested")
 	// ErrLocked is returned when another ingest or close holds the ledger lock.
 	ErrLocked = errors.New("ledger is locked by another ingest or close")
-	// ErrNoRateCard is returned when pricing is needed and no rate card exists.
-	ErrNoRateCard = errors.New("no rate card")
 )

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/internal/kv"
@@ -38,63 +39,32 @@ Closing cannot be undone; it asks first unless -i is given.`,
 			if err != nil {
 				return err
 			}
-			if end := p.End(); time.Now().Before(end) {
-				return usagef("%s has not ended: it can be closed from %s", p, end.Format(time.RFC3339))
-			}
 			ctx := cmd.Context()
-			c, err := a.Config()
+			cl, err := a.closer(ctx)
 			if err != nil {
 				return err
 			}
-			st, err := a.ledgerStore(ctx)
-			if err != nil {
-				return err
-			}
-			if rec, closed, err := st.Period(ctx, c.Cluster, p); err != nil {
-				return err
-			} else if closed {
-				return fmt.Errorf("%s is already closed (at %s by %s)", p, rec.ClosedAt.Format(time.RFC3339), rec.ClosedBy)
-			}
-			card, ok, err := st.RateCard(ctx)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("%w: load one first (gpubridge load ratecard file=...)", ledger.ErrNoRateCard)
-			}
-			if err := a.Confirm(fmt.Sprintf(" Closing period %s of cluster %s: its ledger becomes immutable.", p, c.Cluster)); err != nil {
-				return err
-			}
+			o := billing.CloseOptions{Period: p, Actor: actor(), Confirm: a.Confirm}
 			switch ka.Where["ingest"] {
 			case "", "yes":
-				in, err := a.acctIngester(ctx, "")
-				if err != nil {
+				if cl.Reader, err = a.quietIngester(ctx); err != nil {
 					return err
 				}
-				if !a.verbose {
-					in.Log = nil
+				o.Reread, o.OnReread = true, func(res ingest.Result) {
+					fmt.Fprintf(a.out, "re-read %s..%s: %d ledger lines written\n", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), res.Stats.Lines)
 				}
-				res, err := in.Ingest(ctx, ingest.Window{From: p.Start()})
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.out, "re-read %s..%s: %d ledger lines written\n", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), res.Stats.Lines)
 			case "no":
 			default:
 				return usagef("ingest=%s: want yes or no", ka.Where["ingest"])
 			}
-			labels, err := a.tenantLabels(ctx)
-			if err != nil {
-				return err
-			}
-			rec, err := ledger.Close(ctx, st, ledger.CloseRequest{Cluster: c.Cluster, Period: p, Now: time.Now(), Actor: actor(), Card: card, Tenants: labels})
+			rec, err := cl.Close(ctx, o)
 			if errors.Is(err, ledger.ErrNotEnded) {
 				return usageError{err}
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", p, rec.Lines, rec.GPUSeconds, rec.Amount.String(), rec.Currency)
+			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", p, rec.Lines, rec.GPUSeconds, rec.Amount, rec.Currency)
 			return nil
 		},
 	}

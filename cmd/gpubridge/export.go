@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
@@ -54,27 +51,11 @@ An open period (month to date) includes the accrued use of running jobs.`,
 			default:
 				return usagef("detail=%s: want jobs", ka.Where["detail"])
 			}
-			account := ka.Where["tenant"]
-			if v := ka.Where["account"]; v != "" {
-				account = v
-			}
-			ctx := cmd.Context()
-			m, lines, err := a.periodView(ctx, p, account)
+			books, err := a.books(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if path := ka.Where["file"]; path != "" {
-				err = export.WriteFile(ctx, path, m, lines, opts)
-			} else {
-				bw := bufio.NewWriter(a.out)
-				if err = export.Write(ctx, bw, m, lines, opts); err == nil {
-					err = bw.Flush()
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("export chargeback %s: %w", p, err)
-			}
-			return nil
+			return books.Export(cmd.Context(), p, accountArg(ka.Where), opts, ka.Where["file"], a.out)
 		},
 	}
 }

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -22,23 +20,6 @@ MIG profile without its own rate costs its parent GPU's rate × compute
 slices / 7; declare the parent with "gpubridge add gputype name=1g.10gb
 parent=h100". Prices are decimals (up to 9 places), never floats.`
 
-// currentCard returns the stored rate card; ok is false when none exists.
-func (a *App) currentCard(ctx context.Context) (*ledger.DB, pricing.Card, bool, error) {
-	st, err := a.ledgerStore(ctx)
-	if err != nil {
-		return nil, pricing.Card{}, false, err
-	}
-	c, ok, err := st.RateCard(ctx)
-	return st, c, ok, err
-}
-
-func cardError(err error) error {
-	if _, ok := err.(pricing.ValidationError); ok {
-		return usageError{err}
-	}
-	return err
-}
-
 func showRatesCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:     "rates",
@@ -47,40 +28,20 @@ func showRatesCmd(a *App) *cobra.Command {
 		Long:    rateCardHelp,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, card, ok, err := a.currentCard(cmd.Context())
+			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if !ok {
-				return fmt.Errorf("%w: load one (gpubridge load ratecard file=...) or add rates (gpubridge add rate ...)", ledger.ErrNoRateCard)
+			card, err := ratecard.Get(cmd.Context(), st)
+			if err != nil {
+				return err
 			}
 			t := table.Table{
 				Header: []string{"GPUType", "Tier", "PerGPUHour", "Currency", "From", "Basis"},
 				Keys:   []string{"gpuType", "tier", "perGPUHour", "currency", "from", "basis"},
 			}
-			for _, r := range card.Rates {
-				tier := string(r.Tier)
-				if tier == "" {
-					tier = "*"
-				}
-				t.Rows = append(t.Rows, []string{r.Type, tier, r.PerGPUHour.String(), card.Currency, r.From.String(), "own rate"})
-			}
-			now := time.Now().Unix()
-			for _, ty := range card.Types {
-				if ty.Parent == "" {
-					continue
-				}
-				for _, tier := range meter.Tiers {
-					q, err := card.Quote(ty.Name, tier, now)
-					if err != nil {
-						t.Rows = append(t.Rows, []string{ty.Name, string(tier), "no rate", card.Currency, "", "parent " + ty.Parent + " has no rate today"})
-						continue
-					}
-					if q.Basis == ty.Name {
-						continue // has its own rate, listed above
-					}
-					t.Rows = append(t.Rows, []string{ty.Name, string(tier), q.UnitPrice().String(), card.Currency, q.From.String(), q.Basis})
-				}
+			for _, r := range ratecard.Rows(card, time.Now()) {
+				t.Rows = append(t.Rows, []string{r.Type, r.Tier, r.PerGPUHour, r.Currency, r.From, r.Basis})
 			}
 			return a.Print(t)
 		},
@@ -93,12 +54,13 @@ func showRateCardCmd(a *App) *cobra.Command {
 		Short: "Print the current rate card as YAML (the form load ratecard reads)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, card, ok, err := a.currentCard(cmd.Context())
+			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if !ok {
-				return ledger.ErrNoRateCard
+			card, err := ratecard.Get(cmd.Context(), st)
+			if err != nil {
+				return err
 			}
 			y, err := card.YAML()
 			if err != nil {
@@ -129,31 +91,23 @@ Example file:
 			if err != nil || ka.Where["file"] == "" {
 				return usagef("load ratecard needs file=PATH")
 			}
-			b, err := os.ReadFile(ka.Where["file"])
-			if err != nil {
-				return err
-			}
-			card, err := pricing.ParseYAML(b)
+			b, err := ratecard.ReadFile(ka.Where["file"])
 			if err != nil {
 				return cardError(err)
 			}
-			st, old, had, err := a.currentCard(cmd.Context())
+			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if had {
-				oy, _ := old.YAML()
-				ny, _ := card.YAML()
-				if string(oy) == string(ny) {
-					fmt.Fprintln(a.out, "rate card unchanged")
-					return nil
-				}
-			}
-			if err := a.Confirm(fmt.Sprintf(" Replacing the rate card: %s, %d rates, %d GPU types.", card.Currency, len(card.Rates), len(card.Types))); err != nil {
-				return err
-			}
-			if err := st.SaveRateCard(cmd.Context(), card, actor(), time.Now()); err != nil {
+			card, changed, err := ratecard.Load(cmd.Context(), st, b, actor(), time.Now(), func(c pricing.Card) error {
+				return a.Confirm(fmt.Sprintf(" Replacing the rate card: %s, %d rates, %d GPU types.", c.Currency, len(c.Rates), len(c.Types)))
+			})
+			if err != nil {
 				return cardError(err)
+			}
+			if !changed {
+				fmt.Fprintln(a.out, "rate card unchanged")
+				return nil
 			}
 			fmt.Fprintf(a.out, "rate card loaded: %s, %d rates, %d GPU types\n", card.Currency, len(card.Rates), len(card.Types))
 			return nil
@@ -182,23 +136,12 @@ func addRateCmd(a *App) *cobra.Command {
 			if r.From, err = pricing.ParseDate(w["from"]); err != nil {
 				return usagef("%v", err)
 			}
-			st, card, had, err := a.currentCard(cmd.Context())
+			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if !had {
-				if w["currency"] == "" {
-					return usagef("there is no rate card yet: give currency= (e.g. currency=EUR) with the first rate")
-				}
-				card = pricing.Card{Version: pricing.CurrentVersion, Currency: w["currency"]}
-			} else if w["currency"] != "" && w["currency"] != card.Currency {
-				return usagef("currency=%s: the rate card is in %s (load a new card to change currency)", w["currency"], card.Currency)
-			}
-			next, err := card.WithRate(r)
+			next, err := ratecard.AddRate(cmd.Context(), st, r, w["currency"], actor(), time.Now())
 			if err != nil {
-				return cardError(err)
-			}
-			if err := st.SaveRateCard(cmd.Context(), next, actor(), time.Now()); err != nil {
 				return cardError(err)
 			}
 			tier := string(r.Tier)
@@ -225,21 +168,15 @@ func deleteRateCmd(a *App) *cobra.Command {
 			if err != nil || w["type"] == "" {
 				return usagef("delete rate needs type= and from=YYYY-MM-DD")
 			}
-			st, card, had, err := a.currentCard(cmd.Context())
+			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if !had {
-				return ledger.ErrNoRateCard
-			}
-			next, found := card.WithoutRate(w["type"], meter.Tier(w["tier"]), from)
-			if !found {
-				return fmt.Errorf("no rate for type %s, tier %q from %s", w["type"], w["tier"], from)
-			}
-			if err := a.Confirm(fmt.Sprintf(" Removing the rate of %s (tier %q) from %s.", w["type"], w["tier"], from)); err != nil {
-				return err
-			}
-			if err := st.SaveRateCard(cmd.Context(), next, actor(), time.Now()); err != nil {
+			tier := meter.Tier(w["tier"])
+			err = ratecard.DeleteRate(cmd.Context(), st, w["type"], tier, from, actor(), time.Now(), func() error {
+				return a.Confirm(fmt.Sprintf(" Removing the rate of %s (tier %q) from %s.", w["type"], w["tier"], from))
+			})
+			if err != nil {
 				return cardError(err)
 			}
 			fmt.Fprintln(a.out, "rate removed")
@@ -269,18 +206,11 @@ func addGPUTypeCmd(a *App) *cobra.Command {
 					}
 				}
 			}
-			st, card, had, err := a.currentCard(cmd.Context())
+			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if !had {
-				return fmt.Errorf("%w: add a rate with currency= first", ledger.ErrNoRateCard)
-			}
-			next, err := card.WithType(t)
-			if err != nil {
-				return cardError(err)
-			}
-			if err := st.SaveRateCard(cmd.Context(), next, actor(), time.Now()); err != nil {
+			if _, err := ratecard.AddGPUType(cmd.Context(), st, t, actor(), time.Now()); err != nil {
 				return cardError(err)
 			}
 			fmt.Fprintf(a.out, "GPU type %s: a MIG profile of %s\n", t.Name, t.Parent)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/spend"
@@ -65,7 +66,7 @@ func New(o Options) (*Service, error) {
 	}
 	tenants := burst.SourceTenants{Source: src, QOSPrefix: c.Tenants.QOSPrefix}
 	jobs := &slurmjobs.Jobs{Client: o.Slurm, Logger: log}
-	var rates burst.RateReader = &spend.Source{Ledger: ledger.NewDB(db, log), Cluster: c.Cluster}
+	var rates burst.RateReader = &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: c.Cluster}
 	if rateCardFile := o.RateCardFile; rateCardFile != "" {
 		b, err := os.ReadFile(rateCardFile)
 		if err != nil {
@@ -85,7 +86,7 @@ func New(o Options) (*Service, error) {
 				OnDemandQOS: c.Tenants.OnDemandQOS,
 			},
 			Jobs: jobs, Mover: jobs, Tenants: tenants,
-			Spend: &spend.Source{Ledger: ledger.NewDB(db, log), Cluster: c.Cluster, TTL: 30 * time.Second,
+			Spend: &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: c.Cluster, TTL: 30 * time.Second,
 				Accounts: burst.BudgetAccounts(tenants)},
 			Rates:  rates,
 			Store:  st,

@@ -10,22 +10,31 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 )
 
-// Ledger is what the adapter needs of ledger.Store.
+// Ledger is what the adapter reads of the usage ledger.
 type Ledger interface {
 	Lines(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
-	RateCard(ctx context.Context) (card pricing.Card, ok bool, err error)
 }
 
-var _ Ledger = ledger.Store(nil)
+// Cards reads the current rate card (accounting/ratecard).
+type Cards interface {
+	Current(ctx context.Context) (card pricing.Card, ok bool, err error)
+}
+
+var (
+	_ Ledger = (*ledger.DB)(nil)
+	_ Cards  = (*ratecard.DB)(nil)
+)
 
 // Source reads spend and rates for one cluster. Spend is cached for TTL:
 // the ledger only changes when an ingest runs (minutes apart), while the
 // controller cycles every few seconds.
 type Source struct {
 	Ledger  Ledger
+	Cards   Cards
 	Cluster string
 	// Accounts limits the spend read to these accounts (the tenants with
 	// a budget); nil reads every account.
@@ -47,7 +56,7 @@ var (
 // prices (own rates and MIG profiles priced from their parent). No rate
 // card yields no rates: tenants with a budget are then refused (no-rate).
 func (s *Source) OnDemandRates(ctx context.Context, at time.Time) (burst.Rates, error) {
-	card, ok, err := s.Ledger.RateCard(ctx)
+	card, ok, err := s.Cards.Current(ctx)
 	if err != nil {
 		return burst.Rates{}, err
 	}
@@ -101,7 +110,7 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 	}
 	s.mu.Unlock()
 
-	card, ok, err := s.Ledger.RateCard(ctx)
+	card, ok, err := s.Cards.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +155,7 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			continue
 		}
 		if !ok {
-			errs = append(errs, fmt.Errorf("%w: on-demand use of %s cannot be priced", ledger.ErrNoRateCard, k.account))
+			errs = append(errs, fmt.Errorf("%w: on-demand use of %s cannot be priced", ratecard.ErrNoCard, k.account))
 			continue
 		}
 		q, err := card.Quote(k.typ, meter.OnDemand, k.day)

@@ -10,6 +10,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 )
 
@@ -41,11 +42,12 @@ func run(id uint32, account, part, qos string, start, end time.Time, typ string,
 func TestSpendAndRates(t *testing.T) {
 	ctx := context.Background()
 	m := ledger.NewMemory()
+	cards := ratecard.NewMemory()
 	c, err := pricing.ParseYAML([]byte(card))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SaveRateCard(ctx, c, "test", time.Now()); err != nil {
+	if err := cards.Save(ctx, c, "test", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
@@ -59,7 +61,7 @@ func TestSpendAndRates(t *testing.T) {
 	if _, err := m.ApplyBatch(ctx, "c", t0.Add(8*time.Hour).Unix(), meter.Batch{Source: "test", Runs: runs, From: 0, Through: t0.Add(8 * time.Hour).Unix()}); err != nil {
 		t.Fatal(err)
 	}
-	s := &Source{Ledger: m, Cluster: "c"}
+	s := &Source{Ledger: m, Cards: cards, Cluster: "c"}
 	got, err := s.OnDemandSpend(ctx, burst.MonthStart(t0), t0)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +89,7 @@ func TestSpendAndRates(t *testing.T) {
 }
 
 func TestNoRateCard(t *testing.T) {
-	s := &Source{Ledger: ledger.NewMemory(), Cluster: "c"}
+	s := &Source{Ledger: ledger.NewMemory(), Cards: ratecard.NewMemory(), Cluster: "c"}
 	rates, err := s.OnDemandRates(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -104,12 +106,12 @@ func TestCardRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := ledger.NewMemory()
-	if err := m.SaveRateCard(ctx, c, "test", time.Now()); err != nil {
+	cards := ratecard.NewMemory()
+	if err := cards.Save(ctx, c, "test", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
-	stored, err := (&Source{Ledger: m, Cluster: "c"}).OnDemandRates(ctx, at)
+	stored, err := (&Source{Ledger: ledger.NewMemory(), Cards: cards, Cluster: "c"}).OnDemandRates(ctx, at)
 	if err != nil {
 		t.Fatal(err)
 	}
