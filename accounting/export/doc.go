@@ -12,6 +12,14 @@
 // a closed period, priced with the rate card and tenant labels stored at
 // close, is the same bytes every time.
 //
+// Exports are safe to open in a spreadsheet: every CSV and FOCUS cell that
+// starts with = + - @, a tab or a carriage return (and is not a plain
+// number) gets a leading apostrophe and quotes ([Neutralize], OWASP CSV
+// injection). [WriteFile] writes a file through internal/atomicfile (a
+// temporary file, fsync, rename, mode 0640), so a failed export leaves the
+// previous file intact.
+//
 // Lines come in through [Lines], so this package does not depend on how
 // the ledger is stored; it must not import database or HTTP packages.
+// Its callers are accounting/billing (the period view) and cmd/.
 package export

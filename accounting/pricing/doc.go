@@ -23,8 +23,11 @@
 // # Money
 //
 // Prices are decimals with up to 9 fractional digits, held as integer
-// billionths of the currency ([Price]). Amounts are integers of the
-// currency's minor unit ([Amount], cents for EUR). Each ledger line is
+// billionths of the currency ([Price]), at most [MaxPriceWhole] per
+// GPU-hour. Amounts are internal/money.Amount values in the card's
+// currency ([Card.Unit]: the ISO 4217 exponent of Currency, or
+// MinorUnits): cents for EUR, yen for JPY, fils for KWD. An unknown
+// currency is refused unless MinorUnits says how to count it. Each ledger line is
 // rounded exactly once: amount = GPU-seconds × price per hour × weight /
 // 3600, computed exactly (128-bit integers, math/big beyond) and rounded half
 // away from zero to the minor unit (half-up for charges; a reversal rounds to
@@ -32,6 +35,11 @@
 // re-priced from summed seconds, so an invoice adds up.
 //
 // A type with no rate is an error ([MissingRatesError]), never priced at 0.
+//
+// A card file is read strictly ([ParseYAML]): unknown fields, files over
+// [MaxCardBytes], and unquoted numbers that YAML would round (more than 15
+// significant digits, exponents, .inf) are refused with the field and the
+// fix.
 //
 // This package must not import database, HTTP or adapter packages.
 package pricing

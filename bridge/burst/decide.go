@@ -350,7 +350,7 @@ func Decide(in Input) Plan {
 				continue
 			}
 			if st.BudgetErr != "" {
-				refuse(Budget, "the budget of %s cannot be counted in %s: %s", t.Policy.Budget, in.Rates.Unit(), st.BudgetErr)
+				refuse(Budget, "the budget cannot be counted in the rate card's currency: %s", st.BudgetErr)
 				continue
 			}
 			budget := st.Budget.Units()

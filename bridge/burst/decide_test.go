@@ -408,10 +408,10 @@ func TestBudgetFollowsTheCurrency(t *testing.T) {
 		"KWD within":       {budget: "2500.00", currency: "KWD", minor: 3, rate: 300, gpus: 2, want: outcome{Moves: []int64{3}}},
 		"KWD over":         {budget: "2500.00", currency: "KWD", minor: 3, rate: 1300, gpus: 2, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "estimated 2600.000 for 1h0m0s; 0.000 of the budget of 2500.000 committed"},
 		"KWD fils budget":  {budget: "0.005", currency: "KWD", minor: 3, rate: 0, gpus: 1, want: outcome{Moves: []int64{3}}},
-		"yen with sen":     {budget: "2500.50", currency: "JPY", minor: 0, rate: 1, gpus: 1, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "the budget of 2500.50 cannot be counted in JPY"},
+		"yen with sen":     {budget: "2500.50", currency: "JPY", minor: 0, rate: 1, gpus: 1, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "the budget cannot be counted in the rate card's currency: 2500.50 in JPY: more decimals than the currency has (0); write it as a whole number"},
 		"EUR as before":    {budget: "10.00", currency: "EUR", minor: 2, rate: 4, gpus: 2, want: outcome{Moves: []int64{3}}},
 		"EUR just over":    {budget: "7.99", currency: "EUR", minor: 2, rate: 4, gpus: 2, want: outcome{Refusals: map[int64]Reason{3: Budget}}},
-		"EUR with a fil":   {budget: "8.005", currency: "EUR", minor: 2, rate: 4, gpus: 2, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "cannot be counted in EUR"},
+		"EUR with a fil":   {budget: "8.005", currency: "EUR", minor: 2, rate: 4, gpus: 2, want: outcome{Refusals: map[int64]Reason{3: Budget}}, detail: "8.005 in EUR: more decimals than the currency has (2); write it with at most 2 decimals"},
 		"KWD three places": {budget: "8.005", currency: "KWD", minor: 3, rate: 4, gpus: 2, want: outcome{Moves: []int64{3}}},
 	}
 	for name, tc := range cases {

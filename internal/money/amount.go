@@ -151,7 +151,11 @@ func (a Amount) In(c Currency) (Amount, error) {
 	default:
 		p := pow10(-d)
 		if a.units%p != 0 {
-			return Amount{}, fmt.Errorf("%s in %s: %w (%d); write it with at most %d decimals", a, c, ErrPrecision, c.Minor, c.Minor)
+			fix := fmt.Sprintf("with at most %d decimals", c.Minor)
+			if c.Minor == 0 {
+				fix = "as a whole number"
+			}
+			return Amount{}, fmt.Errorf("%s in %s: %w (%d); write it %s", a, c, ErrPrecision, c.Minor, fix)
 		}
 		return Amount{units: a.units / p, cur: c}, nil
 	}
