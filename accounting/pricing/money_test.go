@@ -163,6 +163,8 @@ func TestAmountsFollowTheCurrency(t *testing.T) {
 		"KWD rounds to a fil": {card: "currency: KWD", price: "0.650", sec: 10, units: 2, str: "0.002"},
 		"KWD correction":      {card: "currency: KWD", price: "0.650", sec: -3600, units: -650, str: "-0.650"},
 		"explicit minorUnits": {card: "currency: XAU\nminorUnits: 4", price: "0.0012", sec: 3600, units: 12, str: "0.0012"},
+		"CLF four places":     {card: "currency: CLF", price: "0.0650", sec: 3600, units: 650, str: "0.0650"},
+		"UYW four places":     {card: "currency: UYW", price: "1.2345", sec: 3600, units: 12345, str: "1.2345"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
