@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 )
 
 func TestNeutralize(t *testing.T) {
@@ -149,5 +150,34 @@ func TestWriteFileKeepsTheLastGoodFile(t *testing.T) {
 	// A directory that does not exist: an error, nothing blocks.
 	if err := WriteFile(ctx, filepath.Join(dir, "no", "x.csv"), meta(t), source(fixture(), 1), Options{Format: CSV}); err == nil {
 		t.Error("want an error for a missing directory")
+	}
+}
+
+// TestExportInTheCardsCurrency: with a KWD card every amount of every
+// format has three decimals (fils) and the JSON says minorUnits 3; with a
+// JPY card none. A correction is negative.
+func TestExportInTheCardsCurrency(t *testing.T) {
+	for cur, want := range map[string][]string{
+		"KWD": {`"minorUnits":3`, `"amount":"0.650"`, `"amountMinor":650`, `"amount":"-0.325"`, `"amountMinor":-325`},
+		"JPY": {`"minorUnits":0`, `"amount":"350"`, `"amountMinor":350`, `"amount":"-175"`},
+	} {
+		price := map[string]string{"KWD": "0.650", "JPY": "350"}[cur]
+		c, err := pricing.ParseYAML([]byte("version: 1\ncurrency: " + cur + "\nrates:\n  - {type: h100, perGPUHour: \"" + price + "\", from: 2026-01-01}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := Meta{Cluster: "testbed", Period: per("2026-11"), Card: c, Tenants: labels{"acme": "acme"}}
+		full := line("acme", 1, "2026-11", meter.Reserved, "h100", 1, "2026-11-02 10:00:00", "2026-11-02 11:00:00", 0, "2026-11", true)
+		corr := line("acme", 2, "2026-11", meter.Reserved, "h100", 1, "2026-11-03 10:00:00", "2026-11-03 10:30:00", 1, "2026-11", true)
+		corr.GPUSeconds = -1800
+		var b bytes.Buffer
+		if err := Write(context.Background(), &b, m, source([]meter.Line{full, corr}, 1), Options{Format: JSON, Detail: true}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: no %s in\n%s", cur, w, b.String())
+			}
+		}
 	}
 }
