@@ -3,16 +3,10 @@ package export
 import (
 	"bufio"
 	"io"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
-
-// plainNumber matches the numbers the exports write (amounts, GPU-seconds,
-// GPU-hours, rates): a spreadsheet reads them as numbers, never as formulas,
-// so a negative amount keeps its sign.
-var plainNumber = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 
 // Neutralize makes a CSV cell safe to open in a spreadsheet (OWASP "CSV
 // Injection"): a cell that starts with = + - @, a tab or a carriage return
@@ -20,10 +14,38 @@ var plainNumber = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 // a leading apostrophe, which spreadsheets show as text. Plain numbers
 // (-0.50) are left as they are. The writer also quotes a neutralized cell.
 func Neutralize(s string) (string, bool) {
-	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) || plainNumber.MatchString(s) {
+	if s == "" {
+		return s, false
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+	default:
+		return s, false
+	}
+	if isPlainNumber(s) {
 		return s, false
 	}
 	return "'" + s, true
+}
+
+// isPlainNumber reports whether s is -?[0-9]+(\.[0-9]+)?: the numbers the
+// exports write (amounts, GPU-seconds, GPU-hours, rates), which a
+// spreadsheet reads as numbers, never as formulas, so a negative amount
+// keeps its sign.
+func isPlainNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" || (dot && frac == "") {
+		return false
+	}
+	for _, part := range []string{whole, frac} {
+		for i := 0; i < len(part); i++ {
+			if part[i] < '0' || part[i] > '9' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // cellWriter writes RFC 4180 CSV records (comma separated, LF line ends,
@@ -89,8 +111,14 @@ func needsQuotes(f string) bool {
 	if f == "" {
 		return false
 	}
-	if f == `\.` || strings.ContainsAny(f, ",\"\r\n") {
+	if f == `\.` {
 		return true
+	}
+	for i := 0; i < len(f); i++ {
+		switch f[i] {
+		case ',', '"', '\r', '\n':
+			return true
+		}
 	}
 	r, _ := utf8.DecodeRuneInString(f)
 	return unicode.IsSpace(r)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,6 +16,17 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 )
+
+// plainNumber is the reference for isPlainNumber.
+var plainNumber = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+func TestIsPlainNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "-0.50", "12.345", "1.", ".5", "-", "--1", "1.2.3", "1e3", "-1-2", "+1", "١٢", "", "-.5", "0.000001", "9a"} {
+		if got, want := isPlainNumber(s), plainNumber.MatchString(s); got != want {
+			t.Errorf("isPlainNumber(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
 
 func TestNeutralize(t *testing.T) {
 	cases := map[string]struct {
