@@ -22,6 +22,9 @@ type authenticator struct {
 
 	mu     sync.Mutex
 	tokens map[string]minted
+	// skew is how far slurmctld's clock is ahead of now(): tokens are
+	// minted by now()+skew (see clock.go).
+	skew time.Duration
 }
 
 type minted struct {
@@ -73,24 +76,15 @@ func (a *authenticator) apply(req *http.Request, user string) error {
 // token returns a cached token for user, minting a new one when less than a
 // third of its lifetime is left.
 func (a *authenticator) token(user string) (string, error) {
-	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := a.now().Add(a.skew)
 	if m, ok := a.tokens[user]; ok && m.exp.Sub(now) > a.lifetime/3 {
 		return m.token, nil
 	}
-	// iat is now, not in the past: see docs/slurmrest.md for the clock rules
-	// measured against slurmrestd.
-	iat := now.Truncate(time.Second)
-	exp := iat.Add(a.lifetime)
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sun": user,
-		"iat": iat.Unix(),
-		"exp": exp.Unix(),
-	})
-	s, err := t.SignedString(a.key)
+	s, exp, err := a.sign(user, now, a.lifetime)
 	if err != nil {
-		return "", fmt.Errorf("slurmrest: sign JWT for %q: %w", user, err)
+		return "", err
 	}
 	for u, m := range a.tokens {
 		if !m.exp.After(now) {
@@ -99,4 +93,44 @@ func (a *authenticator) token(user string) (string, error) {
 	}
 	a.tokens[user] = minted{token: s, exp: exp}
 	return s, nil
+}
+
+// sign mints a token for user issued at now.
+func (a *authenticator) sign(user string, now time.Time, lifetime time.Duration) (string, time.Time, error) {
+	// iat is now, not in the past: see docs/slurmrest.md for the clock rules
+	// measured against slurmrestd.
+	iat := now.Truncate(time.Second)
+	exp := iat.Add(lifetime)
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sun": user,
+		"iat": iat.Unix(),
+		"exp": exp.Unix(),
+	})
+	s, err := t.SignedString(a.key)
+	if err != nil {
+		return "", exp, fmt.Errorf("slurmrest: sign JWT for %q: %w", user, err)
+	}
+	return s, exp, nil
+}
+
+// mint returns an uncached token for user with the given lifetime.
+func (a *authenticator) mint(user string, lifetime time.Duration) (string, error) {
+	a.mu.Lock()
+	now := a.now().Add(a.skew)
+	a.mu.Unlock()
+	s, _, err := a.sign(user, now, lifetime)
+	return s, err
+}
+
+// setSkew sets the clock correction, drops the cached tokens when it
+// changes, and returns the previous correction.
+func (a *authenticator) setSkew(d time.Duration) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.skew
+	if d != old {
+		a.skew = d
+		clear(a.tokens)
+	}
+	return old
 }

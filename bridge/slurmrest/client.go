@@ -47,6 +47,22 @@ type Options struct {
 	Cluster string
 	// Timeout bounds each HTTP request, body included; default 10s.
 	Timeout time.Duration
+	// ReadTimeout bounds each wait for more of an answer's body once its
+	// headers arrived (a server that stalls mid-body fails then, not at
+	// Timeout); default the smaller of Timeout and 30s. The wait for the
+	// first byte is bounded by Timeout alone: slurmrestd builds a whole
+	// answer before it sends any of it.
+	ReadTimeout time.Duration
+	// MaxBodyBytes bounds the size of one answer, so that memory stays
+	// bounded whatever the server sends; default 256 MiB. A larger answer
+	// fails with ErrTooLarge (ask for less: a smaller window, a filter).
+	MaxBodyBytes int64
+	// NoClockCorrection mints tokens from the local clock only. By default,
+	// when slurmctld or slurmdbd refuses a minted token (Slurm checks exp
+	// without any skew), the client reads slurmctld's time (GET diag) and,
+	// if the clocks differ, mints by slurmctld's clock from then on and
+	// retries the request once.
+	NoClockCorrection bool
 	// TokenLifetime of minted tokens; default 10m. Tokens are renewed when
 	// less than a third of it is left.
 	TokenLifetime time.Duration
@@ -92,7 +108,13 @@ type shared struct {
 	reads, writes atomic.Int64
 	rngMu         sync.Mutex
 	rng           *rand.Rand
+
+	clockMu    sync.Mutex
+	clockProbe time.Time // when slurmctld's clock was last read
 }
+
+// DefaultMaxBodyBytes is Options.MaxBodyBytes's default.
+const DefaultMaxBodyBytes = 256 << 20
 
 // New builds a client and negotiates the API version with the server
 // (one or two GET pings; more only when neither version is offered).
@@ -112,6 +134,12 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = min(o.Timeout, 30*time.Second)
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if o.TokenLifetime <= 0 {
 		o.TokenLifetime = 10 * time.Minute
@@ -250,6 +278,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		attempts += c.opts.Retries
 	}
 	var err error
+	resynced := false
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			if werr := c.sleep(ctx, i); werr != nil {
@@ -258,6 +287,15 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		}
 		var retry bool
 		retry, err = c.once(ctx, method, path, query, payload, out, i+1)
+		if err != nil && !resynced && c.clockSuspect(path, err) {
+			// A refused token did nothing in Slurm, so one more try is
+			// safe for writes too; it does not use up a read retry.
+			resynced = true
+			if c.resyncClock(ctx) {
+				i--
+				continue
+			}
+		}
 		if err == nil || !retry {
 			return err
 		}
@@ -324,12 +362,63 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		return true, c.transportError(ctx, method, path, err)
 	}
 	defer resp.Body.Close()
-	raw, rerr := io.ReadAll(resp.Body)
+	raw, rerr := c.readBody(resp, cancel)
 	c.log.Debug("request", "method", method, "path", path, "status", resp.StatusCode, "bytes", len(raw), "attempt", attempt, "duration", time.Since(start))
+	if errors.Is(rerr, ErrTooLarge) {
+		return false, fmt.Errorf("slurmrestd at %s: %s %s: %w", c.base, method, path, rerr)
+	}
+	if errors.Is(rerr, errStalled) {
+		return true, fmt.Errorf("slurmrestd at %s: %s %s: %w", c.base, method, path, rerr)
+	}
 	if rerr != nil {
 		return true, c.transportError(ctx, method, path, fmt.Errorf("reading response body (HTTP %d): %w", resp.StatusCode, rerr))
 	}
 	return decodeResponse(method, path, resp.StatusCode, raw, out)
+}
+
+// errStalled marks a body read that waited longer than ReadTimeout.
+var errStalled = errors.New("stalled")
+
+// readBody reads at most MaxBodyBytes of the body, failing when the server
+// sends nothing for ReadTimeout (cancel ends the request then).
+func (c *Client) readBody(resp *http.Response, cancel context.CancelFunc) ([]byte, error) {
+	limit := c.opts.MaxBodyBytes
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("%w: the answer is %d bytes, more than the %d this client accepts (slurmrest.maxBodyBytes)", ErrTooLarge, resp.ContentLength, limit)
+	}
+	var r io.Reader = io.LimitReader(resp.Body, limit+1)
+	var stalled atomic.Bool
+	if c.opts.ReadTimeout < c.opts.Timeout { // else the request's timeout comes first
+		watch := time.AfterFunc(c.opts.ReadTimeout, func() {
+			stalled.Store(true)
+			cancel()
+		})
+		defer watch.Stop()
+		r = &watchedReader{r: r, t: watch, d: c.opts.ReadTimeout}
+	}
+	raw, err := io.ReadAll(r)
+	if stalled.Load() {
+		return raw, fmt.Errorf("%w: no bytes of the answer for %s after %d bytes (HTTP %d)", errStalled, c.opts.ReadTimeout, len(raw), resp.StatusCode)
+	}
+	if err == nil && int64(len(raw)) > limit {
+		return nil, fmt.Errorf("%w: the answer is larger than the %d bytes this client accepts (slurmrest.maxBodyBytes)", ErrTooLarge, limit)
+	}
+	return raw, err
+}
+
+// watchedReader pushes the stall timer back after every read that got bytes.
+type watchedReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if n > 0 {
+		w.t.Reset(w.d)
+	}
+	return n, err
 }
 
 // decodeResponse turns a status and body into out or an error.
@@ -341,6 +430,11 @@ func decodeResponse(method, path string, status int, raw []byte, out any) (retry
 	}
 	var env envelope
 	jerr := json.Unmarshal(raw, &env)
+	if jerr == nil {
+		if err := checkDataParser(method, path, env.Meta); err != nil {
+			return false, err
+		}
+	}
 	serr := &SlurmError{Method: method, Path: path, HTTPStatus: status}
 	for _, e := range env.Errors {
 		serr.Errors = append(serr.Errors, ErrorDetail{Number: e.Number, Text: e.Error, Source: e.Source, Description: e.Description})
@@ -362,6 +456,25 @@ func decodeResponse(method, path string, status int, raw []byte, out any) (retry
 		}
 	}
 	return false, nil
+}
+
+// checkDataParser refuses an answer whose meta names another data_parser
+// than the one in the request's path: its fields may mean something else
+// (a proxy in between, a server restarted with other plugins).
+func checkDataParser(method, path string, m *wireMeta) error {
+	if m == nil || m.Plugin.DataParser == "" {
+		return nil
+	}
+	v := versionInPath.FindStringSubmatch(path)
+	if v == nil {
+		return nil
+	}
+	got := strings.TrimPrefix(m.Plugin.DataParser, "data_parser/")
+	if got == v[1] {
+		return nil
+	}
+	return fmt.Errorf("%s %s: slurmrestd answered with data_parser %s, not the %s that was asked for; nothing of the answer was used: %w",
+		method, path, got, v[1], ErrUnsupportedVersion)
 }
 
 // retryable: statuses worth another read. A 5xx that carries Slurm's own

@@ -100,8 +100,10 @@ func itJWTClock(t *testing.T, env testbed.Env, v string) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			// NoClockCorrection: this pins Slurm's own rules; the correction
+			// is tested in test/fault (TestClockOff).
 			c, err := New(ctx(t), Options{URL: env.RestURL, JWTKeyFile: env.JWTKeyFile, APIVersion: v, TokenLifetime: tc.life,
-				Now: func() time.Time { return time.Now().Add(tc.shift) }})
+				Now: func() time.Time { return time.Now().Add(tc.shift) }, NoClockCorrection: true})
 			if err != nil {
 				t.Fatalf("New: %v (negotiation pings, which slurmctld answers even with an expired token)", err)
 			}

@@ -23,6 +23,13 @@ var (
 	// ErrInvalid: the request was rejected by the client before sending
 	// (negative count, empty name, ...). Nothing was written.
 	ErrInvalid = errors.New("invalid request")
+	// ErrTooLarge: the answer would be larger than the client accepts
+	// (Options.MaxBodyBytes), or slurmdbd refused to build it (error 7006
+	// "Query result exceeds size limit"). Ask for less.
+	ErrTooLarge = errors.New("answer too large")
+	// ErrQueryTooWide: slurmdbd refused a time window wider than its
+	// MaxQueryTimeRange (error 7007 "Too wide of a date range in query").
+	ErrQueryTooWide = errors.New("query time range too wide")
 )
 
 // ErrorDetail is one entry of Slurm's errors[] array.
@@ -97,6 +104,16 @@ const (
 	// errnoInvalidResv: "Requested reservation is invalid", HTTP 422, from
 	// DELETE /reservation/{name} of a missing reservation.
 	errnoInvalidResv = 2053
+	// errnoDBConnection: ESLURM_DB_CONNECTION, "Unable to connect to
+	// database", HTTP 502, from /slurmdb/ calls when slurmdbd refused the
+	// token (or is unreachable).
+	errnoDBConnection = 7000
+	// errnoResultTooLarge: ESLURM_RESULT_TOO_LARGE, "Query result exceeds
+	// size limit".
+	errnoResultTooLarge = 7006
+	// errnoQueryTooWide: ESLURM_DB_QUERY_TOO_WIDE, "Too wide of a date
+	// range in query": slurmdbd's MaxQueryTimeRange.
+	errnoQueryTooWide = 7007
 )
 
 // notFoundNumbers are Slurm error numbers that mean "no such object".
@@ -108,8 +125,8 @@ var notFoundNumbers = map[int]bool{
 	errnoInvalidResv:  true,
 }
 
-// Is makes errors.Is(err, ErrNotFound) and errors.Is(err, ErrUnauthorized)
-// work on a *SlurmError.
+// Is makes errors.Is(err, ErrNotFound), ErrUnauthorized, ErrTooLarge and
+// ErrQueryTooWide work on a *SlurmError.
 func (e *SlurmError) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
@@ -127,6 +144,10 @@ func (e *SlurmError) Is(target error) bool {
 			return true
 		}
 		return e.HasNumber(errnoAuth)
+	case ErrTooLarge:
+		return e.HasNumber(errnoResultTooLarge)
+	case ErrQueryTooWide:
+		return e.HasNumber(errnoQueryTooWide)
 	}
 	return false
 }

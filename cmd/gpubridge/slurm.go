@@ -35,14 +35,15 @@ func (a *App) Slurm(ctx context.Context) (*slurmrest.Client, error) {
 	}
 	sc := c.SlurmRest
 	cl, err := slurmrest.New(ctx, slurmrest.Options{
-		URL:        sc.URL,
-		APIVersion: sc.APIVersion,
-		JWTKeyFile: sc.JWTKeyFile,
-		Token:      sc.Token,
-		User:       sc.User,
-		Cluster:    c.Cluster,
-		Timeout:    sc.Timeout.Duration,
-		Logger:     a.Logger(),
+		URL:          sc.URL,
+		APIVersion:   sc.APIVersion,
+		JWTKeyFile:   sc.JWTKeyFile,
+		Token:        sc.Token,
+		User:         sc.User,
+		Cluster:      c.Cluster,
+		Timeout:      sc.Timeout.Duration,
+		MaxBodyBytes: sc.MaxBodyBytes,
+		Logger:       a.Logger(),
 	})
 	if err != nil {
 		return nil, err

@@ -48,6 +48,9 @@ type SlurmRest struct {
 	// empty means negotiate from /openapi/v3.
 	APIVersion string   `json:"apiVersion"`
 	Timeout    Duration `json:"timeout"`
+	// MaxBodyBytes bounds one slurmrestd answer (memory stays bounded
+	// whatever the server sends); default 256 MiB.
+	MaxBodyBytes int64 `json:"maxBodyBytes"`
 }
 
 // Database is gpubridge's own MariaDB database (tenants, bookings, ledger).
@@ -112,9 +115,10 @@ func Default() Config {
 	return Config{
 		Version: CurrentVersion,
 		SlurmRest: SlurmRest{
-			URL:     "http://127.0.0.1:6820",
-			User:    "root",
-			Timeout: Duration{10 * time.Second},
+			URL:          "http://127.0.0.1:6820",
+			User:         "root",
+			Timeout:      Duration{10 * time.Second},
+			MaxBodyBytes: 256 << 20,
 		},
 		Tenants: Tenants{
 			PoolPartition:     "pool",
@@ -241,6 +245,9 @@ func (c Config) Validate() error {
 	}
 	if c.SlurmRest.Timeout.Duration <= 0 {
 		add("slurmrest.timeout", "must be a positive duration such as 10s")
+	}
+	if c.SlurmRest.MaxBodyBytes < 64<<10 {
+		add("slurmrest.maxBodyBytes", "is %d; must be at least 65536 (64 KiB; the default is 268435456, 256 MiB)", c.SlurmRest.MaxBodyBytes)
 	}
 	if c.SlurmRest.User == "" {
 		add("slurmrest.user", "must name the Slurm user tokens are minted for (usually root or slurm)")

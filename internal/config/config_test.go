@@ -80,3 +80,14 @@ func TestEnvTimeoutBad(t *testing.T) {
 		t.Fatalf("want timeout error, got %v", err)
 	}
 }
+
+func TestMaxBodyBytes(t *testing.T) {
+	c := Default()
+	if c.SlurmRest.MaxBodyBytes != 256<<20 || c.Validate() != nil {
+		t.Fatalf("default maxBodyBytes %d: %v", c.SlurmRest.MaxBodyBytes, c.Validate())
+	}
+	c.SlurmRest.MaxBodyBytes = 1000
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "slurmrest.maxBodyBytes: is 1000; must be at least 65536") {
+		t.Fatalf("want a maxBodyBytes error, got %v", err)
+	}
+}
