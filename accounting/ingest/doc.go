@@ -14,6 +14,16 @@
 //   - [REST] reads slurmrestd's /slurmdb/jobs in adaptive time windows
 //     (show_duplicates, skip_steps) for sites without database access. It is
 //     much slower (see docs/chargeback.md) and meant for incremental ingests.
+//     A window slurmdbd refuses (MaxQueryTimeRange, result too large) or
+//     whose answer exceeds the client's size bound is halved down to
+//     MinWindow, then the ingest fails with [ErrWindowRefused].
+//
+// Purged rows: before the SlurmDB source reads a window, it compares
+// slurmdbd's hourly rollups with the job rows for the hours past the
+// watermark (purge.go). GPU use that the rollups hold and no job row
+// accounts for (rows purged by PurgeJobAfter, or deleted, before they were
+// ingested) fails the ingest with [ErrMissingRows] before anything is
+// written, unless [Ingester.AcceptMissing]; it is never billed as zero.
 //
 // Both produce the same [meter.Run]s, so the ledger is the same whichever
 // source wrote it.

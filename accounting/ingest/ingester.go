@@ -44,7 +44,13 @@ type Ingester struct {
 	LockWait time.Duration
 	// Progress, when set, is called about once per batch and at the end.
 	Progress func(Progress)
-	Log      *slog.Logger
+	// AcceptMissing ingests what the job table holds even when the source
+	// finds GPU use without job rows (rows purged before they were
+	// ingested); the missing use is logged and in Result.Missing, never
+	// billed. Without it such an ingest fails with ErrMissingRows and
+	// writes nothing.
+	AcceptMissing bool
+	Log           *slog.Logger
 }
 
 // Window is an ingest's range of end times; zero fields take defaults
@@ -81,6 +87,8 @@ type Result struct {
 	GPURuns        int // finished runs with GPU use
 	Stats          meter.WriteStats
 	Elapsed        time.Duration
+	// Missing is GPU use without job rows that AcceptMissing let through.
+	Missing []Missing
 }
 
 // Ingest reads the window and writes it to the ledger. It holds the ledger
@@ -133,6 +141,12 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 	if haveWM && q.From == wm.Through {
 		q.After = wm.After
 	}
+	// Hours before the watermark were checked for purged rows when they
+	// were first ingested; re-reading them (the lookback) checks nothing.
+	q.CheckFrom = q.From
+	if haveWM {
+		q.CheckFrom = max(q.From, wm.Through)
+	}
 	if q.From > q.To {
 		return res, fmt.Errorf("ingest: window starts %s, after its end %s", unixUTC(q.From), unixUTC(q.To))
 	}
@@ -174,6 +188,16 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 	var lastEnd int64
 	var lastTie uint64
 	h := Handler{
+		Missing: func(ms []Missing) error {
+			if !in.AcceptMissing {
+				return &MissingError{Missing: ms}
+			}
+			res.Missing = ms
+			for _, m := range ms {
+				log.Warn("GPU use without job rows, not billed (accept missing)", "missing", m.String())
+			}
+			return nil
+		},
 		Running: func(runs []meter.Run) error {
 			res.Running = len(runs)
 			mrs := make([]meter.MeasuredRun, 0, len(runs))

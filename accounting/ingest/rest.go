@@ -25,6 +25,12 @@ var _ DBJobLister = (*slurmrest.Client)(nil)
 // MaxJobs runs ended is halved and read again; one with fewer than a quarter
 // of it doubles the next window. (Runs that span many windows come back in
 // each and do not shrink with the window, so they do not steer it.)
+//
+// A window that slurmdbd refuses as too wide (its MaxQueryTimeRange, error
+// 7007) or too large (error 7006), or whose answer exceeds the client's
+// MaxBodyBytes, is halved too, down to MinWindow; later windows stay below
+// the refused width. When even MinWindow is refused, the read fails with
+// ErrWindowRefused: the alert that asks the admin to change a limit.
 type REST struct {
 	client  DBJobLister
 	cluster string
@@ -53,6 +59,16 @@ func (s *REST) Name() string { return "slurmrestd" }
 // disable_truncate_usage_time=true; a clipped start would undercount GPU
 // time, so the ingest stops instead.
 var ErrTruncated = errors.New("slurmrestd returned job times clipped to the query window (the request lacks disable_truncate_usage_time=true)")
+
+// ErrWindowRefused is returned when slurmrestd refuses even the smallest
+// window (REST.MinWindow) as too wide or too large.
+var ErrWindowRefused = errors.New("slurmrestd refuses even the smallest ingest window")
+
+// refused says whether err is slurmdbd or the client refusing a window for
+// its width or the size of its answer: a smaller window may pass.
+func refused(err error) bool {
+	return errors.Is(err, slurmrest.ErrQueryTooWide) || errors.Is(err, slurmrest.ErrTooLarge)
+}
 
 // checkTruncated rejects a response whose times were clipped to the
 // window: a running job with an end time, or an end before the start. (A
@@ -93,6 +109,17 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 	for from := q.From; from < q.To; {
 		to := min(from+w, q.To)
 		jobs, err := s.list(ctx, from, to)
+		if err != nil && refused(err) && w > minW {
+			maxW = max(w/2, minW) // stay below what was refused
+			w = maxW
+			s.logf(slog.LevelWarn, "slurmrestd refused the window; halving", "from", unixUTC(from), "window", time.Duration(to-from)*time.Second, "error", err)
+			continue
+		}
+		if err != nil && refused(err) {
+			s.logf(slog.LevelError, "slurmrestd refuses the smallest ingest window", "from", unixUTC(from), "window", time.Duration(to-from)*time.Second, "error", err)
+			return fmt.Errorf("%w: %s at %s: %w; raise slurmdbd's MaxQueryTimeRange or slurmrest.maxBodyBytes, or ingest from slurm_acct_db (source=slurmdb)",
+				ErrWindowRefused, time.Duration(to-from)*time.Second, unixUTC(from).Format(time.RFC3339), err)
+		}
 		if err != nil {
 			return err
 		}
@@ -113,9 +140,7 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 		// running jobs come back in every window), so they steer its size.
 		if len(done) > maxJobs && w > minW {
 			w = max(w/2, minW)
-			if s.Log != nil {
-				s.Log.Debug("slurmrestd window too dense; halving", "ended", len(done), "window", time.Duration(w)*time.Second)
-			}
+			s.logf(slog.LevelDebug, "slurmrestd window too dense; halving", "ended", len(done), "window", time.Duration(w)*time.Second)
 			continue
 		}
 		slices.SortFunc(done, func(a, b meter.Run) int { return cmp.Or(cmp.Compare(a.End, b.End), a.Key.Compare(b.Key)) })
@@ -131,6 +156,9 @@ func (s *REST) Read(ctx context.Context, q Query, h Handler) error {
 	}
 	// Runs running at q.To: the records active in its last second.
 	jobs, err := s.list(ctx, q.To-1, q.To)
+	if err != nil && refused(err) {
+		return fmt.Errorf("%w: even the 1s window of the running jobs at %s: %w", ErrWindowRefused, unixUTC(q.To).Format(time.RFC3339), err)
+	}
 	if err != nil {
 		return err
 	}
@@ -163,6 +191,12 @@ func (s *REST) run(j slurmrest.DBJob) meter.Run {
 		r.GPUs = tresAllocs(j.TRESAllocated)
 	}
 	return r
+}
+
+func (s *REST) logf(level slog.Level, msg string, args ...any) {
+	if s.Log != nil {
+		s.Log.Log(context.Background(), level, msg, args...)
+	}
 }
 
 // String describes the source for logs.

@@ -107,6 +107,8 @@ func (lk *lookups) intern(b []byte) string {
 
 // Read implements Source: one read-only REPEATABLE READ transaction, so
 // the running and finished runs come from one snapshot of the job table.
+// With q.CheckFrom it first compares slurmdbd's hourly rollups with the job
+// rows (purge.go) and delivers nothing when rows are missing.
 func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
@@ -116,6 +118,20 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 	lk, err := s.loadLookups(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("slurm_acct_db: %w", err)
+	}
+	if q.CheckFrom != 0 {
+		missing, err := s.missingRows(ctx, tx, lk, q.CheckFrom, q.To)
+		if err != nil {
+			return fmt.Errorf("slurm_acct_db: check for purged job rows: %w", err)
+		}
+		if len(missing) > 0 {
+			if h.Missing == nil {
+				return fmt.Errorf("slurm_acct_db: %w", &MissingError{Missing: missing})
+			}
+			if err := h.Missing(missing); err != nil {
+				return err
+			}
+		}
 	}
 	table := "`" + s.cluster + "_job_table`"
 	var running []meter.Run

@@ -24,6 +24,11 @@ type Source interface {
 type Query struct {
 	From, To int64
 	After    uint64
+	// CheckFrom, when not 0, asks the source to check, before it delivers
+	// anything, that its records are complete from CheckFrom to To (rows
+	// purged or deleted before they were ingested), and to report what is
+	// missing through Handler.Missing. Sources that cannot check ignore it.
+	CheckFrom int64
 }
 
 // Handler receives what a Source reads.
@@ -34,4 +39,8 @@ type Handler struct {
 	// Finished is called for each finished run, in order; tie is the
 	// source's tie-break among runs with the same end (0 if it has none).
 	Finished func(r meter.Run, tie uint64) error
+	// Missing, when set, is called before anything else with the usage
+	// the source's records lack (see Query.CheckFrom); an error stops the
+	// read. When nil, missing usage fails the read with *MissingError.
+	Missing func([]Missing) error
 }

@@ -1,0 +1,109 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+)
+
+func TestCheckHours(t *testing.T) {
+	h := int64(hour)
+	cases := map[string]struct {
+		from, to, rolled int64
+		h0, h1           int64
+	}{
+		"whole hours":                {from: 10 * h, to: 20 * h, rolled: 30 * h, h0: 10 * h, h1: 20 * h},
+		"rounded inwards":            {from: 10*h + 1, to: 20*h - 1, rolled: 30 * h, h0: 11 * h, h1: 19 * h},
+		"up to what is rolled up":    {from: 10 * h, to: 20 * h, rolled: 15*h + 1800, h0: 10 * h, h1: 15 * h},
+		"nothing rolled up: h1 < h0": {from: 10 * h, to: 20 * h, rolled: 5 * h, h0: 10 * h, h1: 5 * h},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h0, h1 := checkHours(tc.from, tc.to, tc.rolled)
+			if h0 != tc.h0 || h1 != tc.h1 {
+				t.Errorf("checkHours = %d, %d; want %d, %d", h0, h1, tc.h0, tc.h1)
+			}
+		})
+	}
+}
+
+func TestCountAndMeasure(t *testing.T) {
+	g := newGPUTRES(map[int64]string{1001: "gpu", 1002: "gpu:h100", 1003: "gpu:1g.10gb", 7: "shard"})
+	if d := gocmp.Diff([]int64{1001}, g.measure()); d != "" {
+		t.Errorf("measure with gres/gpu (-want +got)\n%s", d)
+	}
+	typedOnly := newGPUTRES(map[int64]string{1003: "gpu:1g.10gb", 1002: "gpu:h100"})
+	if d := gocmp.Diff([]int64{1002, 1003}, typedOnly.measure()); d != "" {
+		t.Errorf("measure without gres/gpu (-want +got)\n%s", d)
+	}
+	for s, want := range map[string]int64{
+		"1=8,2=16000,4=1,5=8,1001=2,1002=2": 2,
+		"1=8,1001=3,1002=1,1003=2":          3,
+		"1=8,2=16000":                       0,
+		"1001=18446744073709551614":         0, // Slurm's NO_VAL marker
+		"1001=x,1001=1":                     1,
+	} {
+		if got := count([]byte(s), []int64{1001}); got != want {
+			t.Errorf("count(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// missingSource reports missing use before anything else, then reads like
+// tableSource.
+type missingSource struct {
+	tableSource
+	missing []Missing
+}
+
+func (s *missingSource) Read(ctx context.Context, q Query, h Handler) error {
+	if q.CheckFrom != 0 && len(s.missing) > 0 {
+		if err := h.Missing(s.missing); err != nil {
+			return err
+		}
+	}
+	return s.tableSource.Read(ctx, q, h)
+}
+
+func TestMissingRowsStopTheIngest(t *testing.T) {
+	asOf := ts("2026-12-20 00:00:00")
+	rows := randomRows(5, 300, asOf)
+	gone := []Missing{{Account: "acme", User: "alice", From: ts("2026-12-01 00:00:00"), To: ts("2026-12-02 00:00:00"), RollupSeconds: 7200, JobSeconds: 3600}}
+	l := ledger.NewMemory()
+	src := &missingSource{tableSource: tableSource{rows: rows}, missing: gone}
+	_, err := newIngester(src, l, asOf).Ingest(context.Background(), window)
+	var me *MissingError
+	if !errors.Is(err, ErrMissingRows) || !errors.As(err, &me) || len(me.Missing) != 1 {
+		t.Fatalf("err = %v, want a *MissingError", err)
+	}
+	for _, want := range []string{"acme/alice: 3600 GPU-seconds (rollups 7200, job rows 3600) in 2026-12-01T00:00:00Z..2026-12-02T00:00:00Z", "PurgeJobAfter", "Nothing was written"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if got := fromLedger(t, l); len(got) != 0 {
+		t.Errorf("the refused ingest wrote %d usages", len(got))
+	}
+	if _, ok, _ := l.Watermark(context.Background(), "c", "slurmdb"); ok {
+		t.Error("the refused ingest moved the watermark")
+	}
+
+	// Accepted: what the job table holds is ingested; the missing use is reported.
+	in := newIngester(src, l, asOf)
+	in.AcceptMissing = true
+	res, err := in.Ingest(context.Background(), window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gocmp.Diff(gone, res.Missing); d != "" {
+		t.Errorf("Result.Missing (-want +got)\n%s", d)
+	}
+	if d := gocmp.Diff(reference(rows, asOf), fromLedger(t, l)); d != "" {
+		t.Errorf("accepted ingest (-want +got)\n%s", d)
+	}
+}
