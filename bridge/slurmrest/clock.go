@@ -108,4 +108,3 @@ func (c *Client) serverTime(ctx context.Context) (server, local time.Time, err e
 	}
 	return time.Unix(d.Statistics.ReqTime.Number, 0), t0.Add(t1.Sub(t0) / 2), nil
 }
-
