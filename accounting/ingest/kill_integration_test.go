@@ -25,25 +25,10 @@ import (
 func TestKillAndRerun(t *testing.T) {
 	env := testbed.Require(t)
 	ctx := context.Background()
-	ro, rw := acctest.SlurmDB(t, env), acctest.Bench(t, env)
 	lo := uint32(synth.TestIDs + 1_000_000)
 	const rows = 200_000
-	if _, err := synth.Delete(ctx, rw, env.Cluster, lo, lo+rows); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := synth.Delete(context.Background(), rw, env.Cluster, lo, lo+rows); err != nil {
-			t.Error(err)
-		}
-	})
-	tres, err := synth.LoadTRES(ctx, rw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qos, err := synth.QOSIDs(ctx, rw, "normal", "ondemand")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sy := acctest.NewSynth(t, env, lo, rows, nil)
+	ro, rw, tres, qos := sy.RO, sy.RW, sy.TRES, sy.QOS
 	month := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
 	spec := synth.Month{Start: month, Jobs: rows, Accounts: 40, Seed: 7, FirstID: lo, Prefix: "m4synk", GPUShare: 0.4, MIGShare: 0.05, QOS: qos}
 	var buf []synth.Row
@@ -92,7 +77,7 @@ func TestKillAndRerun(t *testing.T) {
 			break
 		}
 	}
-	err = c.Wait()
+	err := c.Wait()
 	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); !killed || !ok || !ws.Signaled() {
 		t.Fatalf("the ingest was not killed mid-run (killed=%v, %v): %s", killed, err, stderr.String())
 	}

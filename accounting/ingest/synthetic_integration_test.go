@@ -40,40 +40,6 @@ func per(s string) meter.Period {
 	return p
 }
 
-// runKey is a usage key without the cluster, for comparing ledgers.
-type runKey struct {
-	Job    uint32
-	Submit int64
-	Period string
-	Tier   meter.Tier
-	Type   string
-}
-
-// runSums reads a ledger's lines and accruals per run key for accounts LIKE like.
-func runSums(t *testing.T, db *sqlx.DB, cluster, like string) map[runKey]int64 {
-	t.Helper()
-	out := map[runKey]int64{}
-	for _, table := range []string{"usage_ledger", "usage_accrual"} {
-		rows, err := db.Query("SELECT job_id, submit_time, usage_period, tier, gpu_type, CAST(SUM(gpu_seconds) AS SIGNED) FROM "+table+
-			" WHERE cluster = ? AND account LIKE ? GROUP BY job_id, submit_time, usage_period, tier, gpu_type", cluster, like)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var k runKey
-			var sec int64
-			if err := rows.Scan(&k.Job, &k.Submit, &k.Period, &k.Tier, &k.Type, &sec); err != nil {
-				t.Fatal(err)
-			}
-			if sec != 0 {
-				out[k] += sec
-			}
-		}
-		rows.Close()
-	}
-	return out
-}
-
 // cardFor prices every GPU type present in the ledger (h100 and its MIG
 // profiles from their parent; anything else at 1.00), so a close is never
 // blocked by other people's jobs that a window happens to hold.
@@ -109,36 +75,11 @@ func cardFor(t *testing.T, db *sqlx.DB) pricing.Card {
 func TestSyntheticLedger(t *testing.T) {
 	env := testbed.Require(t)
 	ctx := context.Background()
-	ro, rw := acctest.SlurmDB(t, env), acctest.Bench(t, env)
 	lo := uint32(synth.TestIDs)
-	if _, err := synth.Delete(ctx, rw, env.Cluster, lo, lo+10000); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := synth.Delete(context.Background(), rw, env.Cluster, lo, lo+10000); err != nil {
-			t.Error(err)
-		}
-	})
-	tres, err := synth.LoadTRES(ctx, rw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qos, err := synth.QOSIDs(ctx, rw, "normal", "ondemand")
-	if err != nil {
-		t.Fatal(err)
-	}
-	assoc := acctest.EnsureAccounts(t, env, ro, []string{"alice"}, "m4syn-a", "m4syn-b")
-	uid := acctest.UID(t, env, "alice")
+	sy := acctest.NewSynth(t, env, lo, 10000, []string{"alice"}, "m4syn-a", "m4syn-b")
+	ro, rw, qos := sy.RO, sy.RW, sy.QOS
 	row := func(id uint32, acct, submit, start, end string, gpus map[string]int) synth.Row {
-		r := synth.Row{JobID: lo + id, Account: acct, Partition: "pool", QOS: qos["normal"], Assoc: assoc[[2]string{acct, "alice"}],
-			User: uid, State: synth.StateCompleted, TRES: tres.Alloc(4, gpus), Submit: ts(submit)}
-		if start != "" {
-			r.Start = ts(start)
-		}
-		if end != "" {
-			r.End = ts(end)
-		}
-		return r
+		return sy.Row(id, acct, "alice", submit, start, end, gpus)
 	}
 	h100 := func(n int) map[string]int { return map[string]int{"h100": n} }
 	rows := []synth.Row{
@@ -164,9 +105,7 @@ func TestSyntheticLedger(t *testing.T) {
 	rows[12].Partition = "ondemand"
 	rows[13].QOS = qos["ondemand"]
 	rows[15].State = synth.StateRunning
-	if err := synth.Insert(ctx, rw, env.Cluster, rows); err != nil {
-		t.Fatal(err)
-	}
+	sy.Insert(rows...)
 
 	db, _ := acctest.ScratchDB(t, env, "synthetic")
 	store := ledger.NewDB(db, nil)
@@ -198,12 +137,12 @@ func TestSyntheticLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("as of 2031-03-01 12:00", now.Unix())
-	got := runSums(t, db, env.Cluster, like)
-	k := func(id uint32, submit, period string, tier meter.Tier, typ string) runKey {
-		return runKey{lo + id, ts(submit), period, tier, typ}
+	got := acctest.RunSums(t, db, env.Cluster, like)
+	k := func(id uint32, submit, period string, tier meter.Tier, typ string) acctest.RunKey {
+		return acctest.RunKey{Job: lo + id, Submit: ts(submit), Period: period, Tier: tier, Type: typ}
 	}
 	R, O := meter.Reserved, meter.OnDemand
-	want := map[runKey]int64{
+	want := map[acctest.RunKey]int64{
 		k(1, "2031-01-31 22:59:00", "2031-01", R, "h100"):     2 * 3600,
 		k(1, "2031-01-31 22:59:00", "2031-02", R, "h100"):     2 * 3600,
 		k(3, "2031-02-10 00:00:00", "2031-02", R, "1g.10gb"):  59 * 60,
@@ -273,9 +212,7 @@ func TestSyntheticLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := row(20, "m4syn-b", "2031-02-20 00:00:00", "2031-02-20 00:00:00", "2031-02-20 05:00:00", h100(1))
-	if err := synth.Insert(ctx, rw, env.Cluster, []synth.Row{late}); err != nil {
-		t.Fatal(err)
-	}
+	sy.Insert(late)
 	now = time.Unix(ts("2031-03-10 00:00:00"), 0)
 	res, err = in.Ingest(ctx, ingest.Window{From: time.Unix(ts("2031-02-01 00:00:00"), 0)})
 	if err != nil {
@@ -319,36 +256,11 @@ func TestSyntheticLedger(t *testing.T) {
 func TestRESTSourceMatchesSQL(t *testing.T) {
 	env := testbed.Require(t)
 	ctx := context.Background()
-	ro, rw := acctest.SlurmDB(t, env), acctest.Bench(t, env)
 	lo := uint32(synth.TestIDs + 10000)
-	if _, err := synth.Delete(ctx, rw, env.Cluster, lo, lo+10000); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := synth.Delete(context.Background(), rw, env.Cluster, lo, lo+10000); err != nil {
-			t.Error(err)
-		}
-	})
-	tres, err := synth.LoadTRES(ctx, rw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qos, err := synth.QOSIDs(ctx, rw, "normal", "ondemand")
-	if err != nil {
-		t.Fatal(err)
-	}
-	assoc := acctest.EnsureAccounts(t, env, ro, []string{"alice"}, "m4syn-a", "m4syn-b")
-	uid := acctest.UID(t, env, "alice")
+	sy := acctest.NewSynth(t, env, lo, 10000, []string{"alice"}, "m4syn-a", "m4syn-b")
+	ro := sy.RO
 	row := func(id uint32, acct, submit, start, end string, gpus map[string]int) synth.Row {
-		r := synth.Row{JobID: lo + id, Account: acct, Partition: "pool", QOS: qos["normal"], Assoc: assoc[[2]string{acct, "alice"}],
-			User: uid, State: synth.StateCompleted, TRES: tres.Alloc(4, gpus), Submit: ts(submit)}
-		if start != "" {
-			r.Start = ts(start)
-		}
-		if end != "" {
-			r.End = ts(end)
-		}
-		return r
+		return sy.Row(id, acct, "alice", submit, start, end, gpus)
 	}
 	rows := []synth.Row{
 		row(1, "m4syn-a", "2031-01-31 22:59:00", "2031-01-31 23:00:00", "2031-02-01 01:00:00", map[string]int{"h100": 2}),
@@ -363,9 +275,7 @@ func TestRESTSourceMatchesSQL(t *testing.T) {
 	rows[4].Partition = "ondemand"
 	rows[5].State = synth.StateCancelled
 	rows[6].State = synth.StateRunning
-	if err := synth.Insert(ctx, rw, env.Cluster, rows); err != nil {
-		t.Fatal(err)
-	}
+	sy.Insert(rows...)
 	now := time.Unix(ts("2031-03-10 00:00:00"), 0)
 	from := ingest.Window{From: time.Unix(ts("2031-01-01 00:00:00"), 0)}
 	src, err := ingest.NewSlurmDB(ro, env.Cluster)
@@ -389,7 +299,7 @@ func TestRESTSourceMatchesSQL(t *testing.T) {
 			"bridge/slurmrest's DBJobFilter needs a field that sends disable_truncate_usage_time=true, and the REST source must set it)", err)
 	}
 	like := "m4syn-%"
-	sqlSums, restSums := runSums(t, db, env.Cluster, like), runSums(t, db2, env.Cluster, like)
+	sqlSums, restSums := acctest.RunSums(t, db, env.Cluster, like), acctest.RunSums(t, db2, env.Cluster, like)
 	if len(sqlSums) == 0 {
 		t.Fatal("nothing ingested from slurm_acct_db")
 	}

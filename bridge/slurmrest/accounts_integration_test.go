@@ -3,7 +3,6 @@
 package slurmrest
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -37,19 +36,7 @@ func sacctmgr(t *testing.T, env testbed.Env, args ...string) string {
 func itSetAccounts(t *testing.T, env testbed.Env, c *Client, p string) {
 	acct, missing, u1 := p+"-a", p+"-missing", p+"-u1"
 	x := ctx(t)
-	cleanup := func() {
-		bg := context.Background()
-		for _, a := range []string{acct, missing} {
-			if err := c.DeleteAccount(bg, a); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-		if err := c.DeleteUser(bg, u1); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	}
-	cleanup()
-	t.Cleanup(cleanup)
+	itRemove(t, c, itObjects{accounts: []string{acct, missing}, users: []string{u1}})
 
 	if err := c.CreateAccounts(x, []AccountSpec{{Name: acct, Description: "it before", Organization: "it-org"}}); err != nil {
 		t.Fatal(err)
@@ -121,13 +108,7 @@ func itSetAccounts(t *testing.T, env testbed.Env, c *Client, p string) {
 func itPostAccountsCreates(t *testing.T, env testbed.Env, c *Client, p string) {
 	name := p + "-bare"
 	x := ctx(t)
-	cleanup := func() {
-		if err := c.DeleteAccount(context.Background(), name); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	}
-	cleanup()
-	t.Cleanup(cleanup)
+	itRemove(t, c, itObjects{accounts: []string{name}})
 	if err := c.postAccounts(x, []Account{{Name: name, Description: "d", Organization: "o"}}); err != nil {
 		t.Fatal(err)
 	}

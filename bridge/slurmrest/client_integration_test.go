@@ -206,15 +206,7 @@ func findQOS(t *testing.T, c *Client, name string) (QOS, bool) {
 
 func itQOS(t *testing.T, c *Client, p string) {
 	name, other := p+"-q", p+"-q2"
-	cleanup := func() {
-		for _, n := range []string{name, other} {
-			if err := c.DeleteQOS(context.Background(), n); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-	}
-	cleanup()
-	t.Cleanup(cleanup)
+	itRemove(t, c, itObjects{qos: []string{name, other}})
 	x := ctx(t)
 	// Create two in one request.
 	err := c.SetQOS(x, []QOSSpec{
@@ -299,24 +291,7 @@ func itAccounts(t *testing.T, env testbed.Env, c *Client, p string) {
 	u1, u2 := p+"-u1", p+"-u2"
 	qos := p + "-aq"
 	x := ctx(t)
-	cleanup := func() {
-		bg := context.Background()
-		for _, a := range []string{child, acct, bare} {
-			if err := c.DeleteAccount(bg, a); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-		for _, u := range []string{u1, u2} {
-			if err := c.DeleteUser(bg, u); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-		if err := c.DeleteQOS(bg, qos); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	}
-	cleanup()
-	t.Cleanup(cleanup)
+	itRemove(t, c, itObjects{accounts: []string{child, acct, bare}, users: []string{u1, u2}, qos: []string{qos}})
 	if err := c.SetQOS(x, []QOSSpec{{Name: qos, PreemptMode: []string{"DISABLED"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -464,15 +439,7 @@ func itAccounts(t *testing.T, env testbed.Env, c *Client, p string) {
 
 func itReservations(t *testing.T, c *Client, p string) {
 	name, byTRES := p+"-r", p+"-rt"
-	cleanup := func() {
-		for _, n := range []string{name, byTRES} {
-			if err := c.DeleteReservation(context.Background(), n); err != nil && !errors.Is(err, ErrNotFound) {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-	}
-	cleanup()
-	t.Cleanup(cleanup)
+	itRemove(t, c, itObjects{reservations: []string{name, byTRES}})
 	x := ctx(t)
 	// Far in the future, and apart per version, so it collides with nothing.
 	off := map[string]int{"it-sr44": 0, "it-sr43": 1}[p]
@@ -533,20 +500,7 @@ func itJobs(t *testing.T, c *Client, p string) {
 	x := ctx(t)
 	alice := c.As("alice")
 	var jobs []int64
-	cleanup := func() {
-		bg := context.Background()
-		for _, id := range jobs {
-			c.CancelJob(bg, id) // may have finished already
-		}
-		if err := c.DeleteAccount(bg, acct); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		if err := c.DeleteQOS(bg, qos); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	}
-	cleanup()
-	t.Cleanup(cleanup)
+	itRemove(t, c, itObjects{accounts: []string{acct}, qos: []string{qos}, jobs: &jobs})
 	if err := c.SetQOS(x, []QOSSpec{{Name: qos, PreemptMode: []string{"DISABLED"}}}); err != nil {
 		t.Fatal(err)
 	}
