@@ -37,6 +37,11 @@
 // runs and replaces the accruals, then streams the finished runs of the
 // window to the ledger in batches, each committed with the watermark.
 //
+// Clock: an ingest measures as of the source's clock (slurm_acct_db's
+// server, slurmctld), not the host's, so a host whose clock is off writes
+// the same ledger and cannot mark a period covered before it ended where
+// the records come from ([Clocked], [Ingester.UseHostClock]).
+//
 // This package must not import cmd; it may import the ledger's small
 // interfaces only through [Ledger].
 package ingest

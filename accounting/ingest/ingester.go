@@ -32,9 +32,14 @@ type Ingester struct {
 	Source  Source
 	Ledger  Ledger
 	Rules   meter.TierRules
-	// Clock gives "as of": running runs are measured to it and it is the
-	// default end of the window.
+	// Clock is the host's clock (default time.Now). "As of" (running runs
+	// are measured to it; it is the default end of the window) is the
+	// source's clock when the source has one (Clocked) and can read it,
+	// else Clock.
 	Clock func() time.Time
+	// UseHostClock measures as of Clock even when the source has a clock
+	// (tests that ingest synthetic times).
+	UseHostClock bool
 	// BatchRuns is how many finished runs one transaction writes.
 	BatchRuns int
 	// Lookback is how far before the watermark a default window starts, to
@@ -87,6 +92,9 @@ type Result struct {
 	GPURuns        int // finished runs with GPU use
 	Stats          meter.WriteStats
 	Elapsed        time.Duration
+	// ClockSkew is how far the source's clock was ahead of the host's (0
+	// when the host's clock was used).
+	ClockSkew time.Duration
 	// Missing is GPU use without job rows that AcceptMissing let through.
 	Missing []Missing
 }
@@ -114,7 +122,19 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 	defer release()
 
 	asOf := clock().UTC().Truncate(time.Second)
-	res := Result{Source: in.Source.Name(), AsOf: asOf}
+	var skew time.Duration
+	if c, ok := in.Source.(Clocked); ok && !in.UseHostClock {
+		if src, err := c.Now(ctx); err != nil {
+			log.Warn("cannot read the source's clock; measuring as of the host's", "error", err)
+		} else {
+			src = src.UTC().Truncate(time.Second)
+			if skew = src.Sub(asOf); skew > time.Minute || skew < -time.Minute {
+				log.Warn("the host's clock differs from the source's; measuring as of the source's", "source_ahead_by", skew)
+			}
+			asOf = src
+		}
+	}
+	res := Result{Source: in.Source.Name(), AsOf: asOf, ClockSkew: skew}
 	q := Query{To: asOf.Unix()}
 	if !w.To.IsZero() {
 		q.To = min(w.To.Unix(), q.To)

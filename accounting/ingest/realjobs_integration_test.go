@@ -86,7 +86,7 @@ func TestRealJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: ledger.NewDB(db, nil), Rules: rules, Clock: func() time.Time { return asOf }}
+	in := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: ledger.NewDB(db, nil), Rules: rules, Clock: func() time.Time { return asOf }, UseHostClock: true}
 	if _, err := in.Ingest(ctx, ingest.Window{From: start}); err != nil {
 		t.Fatal(err)
 	}

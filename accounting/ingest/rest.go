@@ -54,6 +54,22 @@ func NewREST(client DBJobLister, cluster string) *REST {
 // Name implements Source.
 func (s *REST) Name() string { return "slurmrestd" }
 
+// controllerClock is the part of the client that reads slurmctld's clock.
+type controllerClock interface {
+	ControllerTime(ctx context.Context) (time.Time, error)
+}
+
+var _ controllerClock = (*slurmrest.Client)(nil)
+
+// Now implements Clocked: slurmctld's clock, when the client can read it.
+func (s *REST) Now(ctx context.Context) (time.Time, error) {
+	c, ok := s.client.(controllerClock)
+	if !ok {
+		return time.Time{}, errors.New("the slurmrestd client cannot read slurmctld's clock")
+	}
+	return c.ControllerTime(ctx)
+}
+
 // ErrTruncated is returned when slurmrestd clipped job times to the query
 // window. slurmdbd does that unless the request carries
 // disable_truncate_usage_time=true; a clipped start would undercount GPU

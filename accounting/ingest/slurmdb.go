@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -33,6 +34,17 @@ func NewSlurmDB(db *sqlx.DB, cluster string) (*SlurmDB, error) {
 
 // Name implements Source.
 func (s *SlurmDB) Name() string { return "slurmdb" }
+
+var _ Clocked = (*SlurmDB)(nil)
+
+// Now implements Clocked: the database server's clock.
+func (s *SlurmDB) Now(ctx context.Context) (time.Time, error) {
+	var sec int64
+	if err := s.db.QueryRowContext(ctx, "SELECT UNIX_TIMESTAMP()").Scan(&sec); err != nil {
+		return time.Time{}, fmt.Errorf("slurm_acct_db: read the server's clock: %w", err)
+	}
+	return time.Unix(sec, 0).UTC(), nil
+}
 
 // jobCols are the job table columns a run needs. `partition` is a reserved
 // word in MariaDB, hence the qualified name.

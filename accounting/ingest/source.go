@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 )
@@ -43,4 +44,12 @@ type Handler struct {
 	// the source's records lack (see Query.CheckFrom); an error stops the
 	// read. When nil, missing usage fails the read with *MissingError.
 	Missing func([]Missing) error
+}
+
+// Clocked is a Source that reads the clock of the system that writes the
+// job records (slurm_acct_db's server, slurmctld). An ingest measures as of
+// that clock, so a host whose clock is off writes the same ledger and
+// never covers a period that has not ended where the records come from.
+type Clocked interface {
+	Now(ctx context.Context) (time.Time, error)
 }

@@ -114,7 +114,7 @@ func TestSyntheticLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	var now time.Time
-	in := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: store, Rules: rules, Clock: func() time.Time { return now }, BatchRuns: 3}
+	in := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: store, Rules: rules, Clock: func() time.Time { return now }, BatchRuns: 3, UseHostClock: true}
 	like := "m4syn-%"
 	check := func(step string, asOf int64) {
 		t.Helper()
@@ -283,7 +283,7 @@ func TestRESTSourceMatchesSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	db, _ := acctest.ScratchDB(t, env, "viasql")
-	viaSQL := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: ledger.NewDB(db, nil), Rules: rules, Clock: func() time.Time { return now }}
+	viaSQL := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: ledger.NewDB(db, nil), Rules: rules, Clock: func() time.Time { return now }, UseHostClock: true}
 	if _, err := viaSQL.Ingest(ctx, from); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestRESTSourceMatchesSQL(t *testing.T) {
 	}
 	db2, _ := acctest.ScratchDB(t, env, "viarest")
 	rest := ingest.NewREST(cl, env.Cluster)
-	viaREST := &ingest.Ingester{Cluster: env.Cluster, Source: rest, Ledger: ledger.NewDB(db2, nil), Rules: rules, Clock: func() time.Time { return now }}
+	viaREST := &ingest.Ingester{Cluster: env.Cluster, Source: rest, Ledger: ledger.NewDB(db2, nil), Rules: rules, Clock: func() time.Time { return now }, UseHostClock: true}
 	if _, err := viaREST.Ingest(ctx, from); err != nil {
 		t.Fatalf("ingest through slurmrestd: %v\n(slurmdbd clips job times to the query window unless asked not to: "+
 			"bridge/slurmrest's DBJobFilter needs a field that sends disable_truncate_usage_time=true, and the REST source must set it)", err)

@@ -108,3 +108,13 @@ func (c *Client) serverTime(ctx context.Context) (server, local time.Time, err e
 	}
 	return time.Unix(d.Statistics.ReqTime.Number, 0), t0.Add(t1.Sub(t0) / 2), nil
 }
+
+// ControllerTime is slurmctld's clock now (GET /slurm/{v}/diag/, one
+// read), to the second. It works whatever the local clock says.
+func (c *Client) ControllerTime(ctx context.Context) (time.Time, error) {
+	server, local, err := c.serverTime(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read slurmctld's clock: %w", err)
+	}
+	return server.Add(c.opts.Now().Sub(local)).UTC().Truncate(time.Second), nil
+}

@@ -447,6 +447,48 @@ func DataParser(version string) Fault {
 	})
 }
 
+// WithRewrite lets f answer with the upstream's response changed by fn
+// first (e.g. WithRewrite(PadJSON(n), Slow(0, bps)): a large answer over a
+// slow link).
+func WithRewrite(fn func(*Response), f Fault) Fault {
+	return func(w http.ResponseWriter, r *http.Request, up Upstream) {
+		f(w, r, func() (*Response, error) {
+			resp, err := up()
+			if err == nil {
+				fn(resp)
+			}
+			return resp, err
+		})
+	}
+}
+
+// PadJSON appends n spaces to a body (still the same JSON).
+func PadJSON(n int) func(*Response) {
+	return func(resp *Response) { resp.Body = append(resp.Body, bytes.Repeat([]byte(" "), n)...) }
+}
+
+// Huge answers, without forwarding, with a valid JSON object of about n
+// bytes (its "pad" field), streamed so that the proxy itself stays small.
+func Huge(n int64) Fault {
+	return func(w http.ResponseWriter, r *http.Request, up Upstream) {
+		const head, tail = `{"errors":[],"warnings":[],"pad":"`, `"}`
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.FormatInt(int64(len(head))+n+int64(len(tail)), 10))
+		if _, err := io.WriteString(w, head); err != nil {
+			return
+		}
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for left := n; left > 0; {
+			k := min(left, int64(len(chunk)))
+			if _, err := w.Write(chunk[:k]); err != nil {
+				return
+			}
+			left -= k
+		}
+		io.WriteString(w, tail) //nolint:errcheck
+	}
+}
+
 // Respond answers with h, without forwarding (h may call nothing upstream).
 func Respond(h http.HandlerFunc) Fault {
 	return func(w http.ResponseWriter, r *http.Request, up Upstream) { h(w, r) }

@@ -100,6 +100,8 @@ func TestHTTPFaults(t *testing.T) {
 		"data_parser rewritten": {fault: DataParser("v0.0.42"), wantUpstream: 1,
 			want: result{Status: 200, Body: strings.Replace(upstreamBody, `"data_parser":"data_parser\/v0.0.44"`, `"data_parser":"data_parser\/v0.0.42"`, 1)}},
 		"slow body arrives whole": {fault: Slow(50*time.Millisecond, 1000), want: result{Status: 200, Body: upstreamBody}, wantUpstream: 1},
+		"padded, then slow":       {fault: WithRewrite(PadJSON(3), Slow(0, 1000)), want: result{Status: 200, Body: upstreamBody + "   "}, wantUpstream: 1},
+		"huge":                    {fault: Huge(5), want: result{Status: 200, Body: `{"errors":[],"warnings":[],"pad":"xxxxx"}`}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
