@@ -228,7 +228,11 @@ func TestFaultBadAnswersDuringApply(t *testing.T) {
 // 10 KB/s: each request ends at its deadline, retries are bounded, nothing
 // is written, and the apply fails with a message that names the timeout.
 func TestFaultSlowSlurmrestd(t *testing.T) {
-	h := newApplyIT(t, "flts", func(o *slurmrest.Options) { o.Timeout = 2 * time.Second; o.Retries = 1; o.RetryBackoff = 100 * time.Millisecond })
+	h := newApplyIT(t, "flts", func(o *slurmrest.Options) {
+		o.Timeout = 2 * time.Second
+		o.Retries = 1
+		o.RetryBackoff = 100 * time.Millisecond
+	})
 	cases := map[string]struct {
 		fault proxy.Fault
 		want  string
