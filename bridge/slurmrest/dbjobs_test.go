@@ -44,3 +44,20 @@ func TestListDBJobsQuery(t *testing.T) {
 		}
 	}
 }
+
+// A job cancelled before it started comes back from slurmdbd with
+// time.start = 4294967294 (NO_VAL; measured on 26.05.5, the job table
+// holds 0): it never started, and its start must not read as 2106.
+func TestListDBJobsNoValStart(t *testing.T) {
+	f := &fake{h: func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"jobs":[{"job_id":8,"state":{"current":["CANCELLED"]},"time":{"submission":1796115280,"eligible":1796115280,"start":4294967294,"end":1796115313,"elapsed":0}}],"errors":[],"warnings":[]}`)
+	}}
+	c := testClient(t, startFake(t, f).URL, nil)
+	jobs, err := c.ListDBJobs(context.Background(), DBJobFilter{Start: time.Unix(1796115000, 0), End: time.Unix(1796116000, 0)})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("ListDBJobs = %v, %v", jobs, err)
+	}
+	if j := jobs[0]; !j.StartTime.IsZero() || !j.EndTime.Equal(time.Unix(1796115313, 0)) {
+		t.Errorf("start %v end %v; want no start and the cancel time as end", j.StartTime, j.EndTime)
+	}
+}

@@ -59,7 +59,10 @@ func (w *wNoVal) time() time.Time {
 }
 
 func unixTime(n int64) time.Time {
-	if n <= 0 {
+	// Slurm's NO_VAL (0xfffffffe) and INFINITE (0xffffffff) markers of
+	// 32-bit times mean "none": slurmdbd reports the start of a job
+	// cancelled before it started as 4294967294.
+	if n <= 0 || n >= 0xfffffffe {
 		return time.Time{}
 	}
 	return time.Unix(n, 0).UTC()
