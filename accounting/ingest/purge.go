@@ -73,10 +73,14 @@ const hour = 3600
 
 // checkHours returns the whole hours [h0, h1) that can be checked: from
 // from (rounded up), to the earlier of to and the end of what slurmdbd has
-// rolled up (both rounded down).
+// rolled up (both rounded down; rolledUp 0: unknown, to alone). Hours not
+// rolled up have no rollup rows and so cannot show missing use.
 func checkHours(from, to, rolledUp int64) (h0, h1 int64) {
 	h0 = (from + hour - 1) / hour * hour
-	h1 = min(to, rolledUp) / hour * hour
+	if rolledUp > 0 {
+		to = min(to, rolledUp)
+	}
+	h1 = to / hour * hour
 	return h0, h1
 }
 

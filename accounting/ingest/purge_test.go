@@ -21,6 +21,7 @@ func TestCheckHours(t *testing.T) {
 		"rounded inwards":            {from: 10*h + 1, to: 20*h - 1, rolled: 30 * h, h0: 11 * h, h1: 19 * h},
 		"up to what is rolled up":    {from: 10 * h, to: 20 * h, rolled: 15*h + 1800, h0: 10 * h, h1: 15 * h},
 		"nothing rolled up: h1 < h0": {from: 10 * h, to: 20 * h, rolled: 5 * h, h0: 10 * h, h1: 5 * h},
+		"no last_ran row: to alone":  {from: 10 * h, to: 20*h + 5, rolled: 0, h0: 10 * h, h1: 20 * h},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

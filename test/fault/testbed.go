@@ -74,18 +74,26 @@ func (d *Daemon) Up() bool {
 }
 
 // Kill kills the daemon with SIGKILL, as a crash would, and waits until it
-// is gone. Safe to call from another goroutine (errors are reported, not
-// fatal).
-func (d *Daemon) Kill() {
-	if err := d.run("kill"); err != nil {
-		d.t.Errorf("fault: %v", err)
-	}
-}
+// is gone and its port refuses connections. Safe to call from another
+// goroutine (errors are reported, not fatal).
+func (d *Daemon) Kill() { d.down("kill") }
 
-// Stop stops the daemon with SIGTERM.
-func (d *Daemon) Stop() {
-	if err := d.run("stop"); err != nil {
+// Stop stops the daemon with SIGTERM, as Kill.
+func (d *Daemon) Stop() { d.down("stop") }
+
+func (d *Daemon) down(op string) {
+	if err := d.run(op); err != nil {
 		d.t.Errorf("fault: %v", err)
+		return
+	}
+	// daemon.sh returns when the process is a zombie, but the zombie
+	// leader of a threaded daemon may still hold its listening socket
+	// (other threads exit later), and the kernel accepts connections on it.
+	for end := time.Now().Add(30 * time.Second); d.Up(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			d.t.Errorf("fault: %s %s: its port %s still accepts connections after 30 s", op, d.Name, ports[d.Name])
+			return
+		}
 	}
 }
 
