@@ -226,3 +226,25 @@ func TestClockInStepIsNotCorrected(t *testing.T) {
 		t.Errorf("%d requests, want 2 (the refused one and diag)", n)
 	}
 }
+
+// ListJobsSince decodes its own stream; it refuses another data_parser and
+// corrects the clock like every other call.
+func TestListJobsSinceFaults(t *testing.T) {
+	t.Run("other data_parser", func(t *testing.T) {
+		f := &fake{h: func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"jobs":[],"meta":{"plugin":{"data_parser":"data_parser\/v0.0.42"}},"errors":[],"warnings":[]}`)
+		}}
+		c := testClient(t, startFake(t, f).URL, func(o *Options) { o.APIVersion = V44 })
+		if _, err := c.ListJobsSince(context.Background(), JobFilter{}, time.Time{}); !errors.Is(err, ErrUnsupportedVersion) {
+			t.Fatalf("err = %v, want ErrUnsupportedVersion", err)
+		}
+	})
+	t.Run("clock behind", func(t *testing.T) {
+		var applied atomic.Int64
+		f := clockFake(t, 10*time.Minute, &applied)
+		c := testClient(t, startFake(t, f).URL, func(o *Options) { o.TokenLifetime = 5 * time.Minute })
+		if _, err := c.ListJobsSince(context.Background(), JobFilter{}, time.Time{}); err != nil {
+			t.Fatalf("ListJobsSince with the local clock 10 minutes behind: %v", err)
+		}
+	})
+}

@@ -56,6 +56,7 @@ func (c *Client) ListJobsSince(ctx context.Context, f JobFilter, since time.Time
 	}
 	attempts := 1 + c.opts.Retries
 	var err error
+	resynced := false
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			if werr := c.sleep(ctx, i); werr != nil {
@@ -67,6 +68,13 @@ func (c *Client) ListJobsSince(ctx context.Context, f JobFilter, since time.Time
 		page, retry, err = c.jobsOnce(ctx, path, query, f, since, i+1)
 		if err == nil {
 			return page, nil
+		}
+		if !resynced && c.clockSuspect(path, err) { // as in do (clock.go)
+			resynced = true
+			if c.resyncClock(ctx) {
+				i--
+				continue
+			}
 		}
 		if !retry {
 			break
@@ -134,6 +142,8 @@ func (c *Client) jobsOnce(ctx context.Context, path string, query url.Values, f 
 			retry, err = true, fmt.Errorf("GET %s: HTTP %d with a body that is not slurmrestd JSON (%v)", path, resp.StatusCode, derr)
 		}
 		return page, retry, err
+	case checkDataParser(http.MethodGet, path, r.Meta) != nil:
+		return page, false, checkDataParser(http.MethodGet, path, r.Meta)
 	case len(r.Errors) > 0:
 		// Slurm's errors[]: the same *SlurmError as every other call.
 		raw, err := json.Marshal(envelope{Errors: r.Errors, Warnings: r.Warnings})
@@ -172,6 +182,7 @@ type jobsStream struct {
 	Errors     []wireError
 	Warnings   []wireWarning
 	LastUpdate *wNoVal
+	Meta       *wireMeta
 }
 
 // decodeJobsStream decodes a GET jobs/ body in one pass as it is read,
@@ -212,6 +223,8 @@ func decodeJobsStream(r io.Reader, f JobFilter) (jobsStream, error) {
 			err = dec.Decode(&out.Warnings)
 		case "last_update":
 			err = dec.Decode(&out.LastUpdate)
+		case "meta":
+			err = dec.Decode(&out.Meta)
 		default:
 			var skip gojson.RawMessage
 			err = dec.Decode(&skip)
