@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +30,6 @@ type Daemon struct {
 	t    testing.TB
 	env  testbed.Env
 	Name string
-	once sync.Once
 }
 
 // NewDaemon returns the control of a daemon. Whatever the test does, the
