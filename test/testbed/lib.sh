@@ -428,6 +428,11 @@ tb_stop_daemon() {
     kill -"$sig" "$pid" 2>/dev/null || true
     tb_wait_gone 30 "$pid" || { kill -KILL "$pid" 2>/dev/null || true; tb_wait_gone 5 "$pid" || true; }
     rm -f "$TB_STATE/$name.pid"
+    # A zombie leader whose other threads still run can keep accepting: wait for the port too.
+    local port deadline=$((SECONDS + 10))
+    port=$(tb_daemon_port "$name")
+    while tb_port_listening "$port" && ((SECONDS < deadline)); do sleep 0.05; done
+    tb_port_listening "$port" && tb_die "$name (pid $pid) is gone but port $port still listens"
   done
 }
 
