@@ -8,242 +8,646 @@ limits. gpubridge quotas are typed, so this script refuses, for the accounts
 of gpubridge tenants:
   * GPU requests without a type, naming the types the tenant may use;
   * GPU types that are not in the tenant's quota;
+  * GPU sharing (gres/shard, gres/mps): a tenant has no sharing quota, and
+    the typed GPU quota does not count shares;
+  * GPU requests the guard cannot read (it never guesses in the user's
+    favour);
   * any new job of a tenant being deleted (`gpubridge delete tenant`);
   * jobs of a user who is no longer a member of the tenant (their
     association is removed once their jobs have ended).
-Accounts that are not gpubridge tenants are never touched.
+It checks new jobs (slurm_job_submit) and updates of pending jobs
+(slurm_job_modify: `scontrol update`, slurmrestd's POST /job/{id}) alike:
+an update is checked on the job as it will be after the update (the job
+record merged with the fields the update sets), so moving a pending
+untyped-GPU job into a tenant's account, moving a job into a tenant being
+deleted, or adding an untyped request to a tenant's job are refused.
+Accounts that are not gpubridge tenants are never touched; root (uid 0)
+may update any job.
 
-The tenants are not in this file: `gpubridge apply` writes them to DATA_FILE
-(a generated Lua table, replaced atomically). This script reads it on each
-submission, re-parsing only when its first line (which carries a digest of
-the content) has changed, so new tenants and quota types take effect
-without restarting slurmctld. Slurm itself reloads job_submit.lua when the
-script file changes. If DATA_FILE is missing or unreadable, jobs are
-allowed and the problem is logged once (fail open: gpubridge not applied
-yet must not stop the cluster).
+The tenants are not in this file: `gpubridge apply` and the daemon's
+reconcile write them to a tenant table (M.path below), a text file that is
+data, never code: it is parsed with string patterns, nothing in it is ever
+loaded or run. Its first line carries a version, the length and an Adler-32
+checksum of the rest; a file that is not a version 2 table (Lua code,
+bytecode, a truncated or corrupted file, an unknown version) is refused and
+logged in slurmctld.log, and jobs keep being checked against the last good
+table. Only when no good table was ever loaded (a new slurmctld, or a new
+version of this script, before gpubridge wrote one) are jobs allowed, and
+that is logged too (fail open: gpubridge not applied yet must not stop the
+cluster). The file is re-read only when its first line changes, so new
+tenants and quota types take effect without restarting slurmctld; Slurm
+itself reloads job_submit.lua when the script changes.
 
-Install: copy to the directory of slurm.conf as job_submit.lua, set
-JobSubmitPlugins=lua, and point DATA_FILE (or gpubridge's --guard-file) at
-the same path on the slurmctld host.
+Install: copy to the directory of slurm.conf as job_submit.lua and set
+JobSubmitPlugins=lua. gpubridge writes the table to tenants.guardFile
+(default in contrib/gpubridge.yaml.example:
+/var/lib/gpubridge/guard/tenants.table, the path below); slurmctld's
+environment may point GPUBRIDGE_GUARD_FILE elsewhere. The directory must be
+writable by gpubridge only and readable by SlurmUser.
 ]]
 
--- Where `gpubridge apply --guard-file` writes the tenants (the environment
--- of slurmctld may override it with GPUBRIDGE_GUARD_FILE).
-local DATA_FILE = os.getenv("GPUBRIDGE_GUARD_FILE") or "/etc/slurm/gpubridge-tenants.lua"
+gpubridge_guard = gpubridge_guard or {}
+local M = gpubridge_guard
 
-local cache = { header = nil, data = nil }
-local warned = nil
+M.path = os.getenv("GPUBRIDGE_GUARD_FILE") or "/var/lib/gpubridge/guard/tenants.table"
+M.version = 2
+M.max_bytes = 64 * 1024 * 1024 -- as tenant.GuardMaxBytes
 
-local function warn_once(msg)
-	if warned ~= msg then
+-- The last good table and what was said about the file (each message is
+-- logged once, until another one replaces it).
+M.state = { header = nil, tenants = nil, count = 0, rejected = nil, said = nil }
+
+local function say(level, msg)
+	local st = M.state
+	if st.said == msg then
+		return
+	end
+	st.said = msg
+	if level == "error" then
 		slurm.log_error("gpubridge guard: %s", msg)
-		warned = msg
+	else
+		slurm.log_info("gpubridge guard: %s", msg)
 	end
 end
 
--- load_tenants returns the accounts table, or nil when there is none.
-local function load_tenants()
-	local f = io.open(DATA_FILE, "r")
-	if not f then
-		warn_once(DATA_FILE .. " does not exist; GPU requests are not checked (run gpubridge apply)")
-		cache.header, cache.data = nil, nil
+local function trim(s)
+	return (string.gsub(string.gsub(s, "^%s+", ""), "%s+$", ""))
+end
+
+---------------------------------------------------------------------------
+-- The tenant table (format: bridge/tenant/guard.go).
+---------------------------------------------------------------------------
+
+-- adler32 returns the Adler-32 checksum of s (RFC 1950), computed with
+-- exact integer arithmetic on Lua 5.1 numbers (no bit library).
+function M.adler32(s)
+	local a, b = 1, 0
+	local n = #s
+	local i = 1
+	while i <= n do
+		local j = math.min(i + 3999, n)
+		local bytes = { string.byte(s, i, j) }
+		for k = 1, #bytes do
+			a = a + bytes[k]
+			b = b + a
+		end
+		-- 4000 bytes cannot overflow 2^53 before reducing.
+		a = a % 65521
+		b = b % 65521
+		i = j + 1
+	end
+	return b * 65536 + a
+end
+
+-- decode reverses the table's percent-encoding; nil for anything else.
+local function decode(field)
+	if field == "" or not string.find(field, "^[A-Za-z0-9._~@+%-%%]+$") then
 		return nil
 	end
-	local header = f:read("*l")
-	f:close()
-	if header ~= nil and header == cache.header and cache.data ~= nil then
-		return cache.data
+	if string.find((string.gsub(field, "%%%x%x", "")), "%%") then
+		return nil -- a % not followed by two hex digits
 	end
-	local chunk, err = loadfile(DATA_FILE)
-	if not chunk then
-		warn_once("cannot parse " .. DATA_FILE .. ": " .. tostring(err))
-		return cache.data
-	end
-	setfenv(chunk, {}) -- the data file is a table, nothing else
-	local ok, data = pcall(chunk)
-	if not ok or type(data) ~= "table" or data.version ~= 1 or type(data.accounts) ~= "table" then
-		warn_once(DATA_FILE .. " is not a version 1 gpubridge tenants table")
-		return cache.data
-	end
-	cache.header, cache.data = header, data.accounts
-	warned = nil
-	return cache.data
+	return (string.gsub(field, "%%(%x%x)", function(h)
+		return string.char(tonumber(h, 16))
+	end))
 end
 
--- gpu_requests returns the GPU requests of one tres_per_* string as a list
--- of { type = "h100" or nil, count = n }. Slurm writes these strings as
--- "gres/gpu:h100:2,gres/shard:1"; older forms without "gres/" are accepted.
-local function gpu_requests(s, out)
-	if s == nil or s == "" then
-		return out
+local function digits(s, max)
+	if s == nil or #s == 0 or #s > max or not string.find(s, "^%d+$") then
+		return nil
 	end
-	for item in string.gmatch(s, "[^,]+") do
-		item = string.gsub(item, "^%s+", "")
-		item = string.gsub(item, "^gres[/:]", "")
-		local parts = {}
-		for p in string.gmatch(item, "[^:]+") do
-			table.insert(parts, p)
-		end
-		if parts[1] == "gpu" then
-			local typ, count = nil, 1
-			if parts[2] ~= nil then
-				if string.match(parts[2], "^%d+$") then
-					count = tonumber(parts[2])
-				else
-					typ = parts[2]
-					if parts[3] ~= nil then
-						count = tonumber(string.match(parts[3], "^%d+")) or 1
-					end
+	return tonumber(s)
+end
+
+-- parse_header returns version, length and checksum of a header line, or
+-- nil and why it is not one.
+function M.parse_header(h)
+	if h == nil then
+		return nil, "the file is empty"
+	end
+	if string.sub(h, 1, 4) == "\27Lua" then
+		return nil, "it is Lua bytecode: the table is data and is never run"
+	end
+	if string.sub(h, 1, 22) == "-- gpubridge-guard v1 " then
+		return nil, "it is a version 1 table (a Lua chunk), refused: tables are data since version 2 and are never run; run gpubridge apply to rewrite it"
+	end
+	local v, l, c = string.match(h, "^gpubridge%-guard v(%d+) length=(%d+) adler32=(%x+)$")
+	v, l = digits(v, 9), digits(l, 15)
+	if v == nil or l == nil or #c ~= 8 or string.lower(c) ~= c then
+		return nil, string.format("it is not a gpubridge guard table (first line %q); it is never run", string.sub(h, 1, 60))
+	end
+	return v, l, tonumber(c, 16)
+end
+
+-- parse_body returns the tenants of a table's content (after the header),
+-- keyed by account, and their number, or nil and the first problem.
+--   tenants[name] = { state = "active"|"deleting", types = { [type] = quota },
+--                     users = { [user] = true } }
+function M.parse_body(body)
+	if #body > 0 and string.sub(body, -1) ~= "\n" then
+		return nil, "the last line is not terminated"
+	end
+	local tenants, count, n = {}, 0, 1
+	for line in string.gmatch(body, "([^\n]*)\n") do
+		n = n + 1
+		if line ~= "" and string.sub(line, 1, 1) ~= "#" then
+			local f = {}
+			for raw in string.gmatch(line .. " ", "([^ ]*) ") do
+				local v = decode(raw)
+				if v == nil then
+					return nil, string.format("line %d: field %d is not a percent-encoded word", n, #f + 1)
 				end
+				f[#f + 1] = v
 			end
-			if count > 0 then
-				table.insert(out, { type = typ, count = count })
+			local kind = f[1]
+			if kind == "tenant" and #f == 3 then
+				if tenants[f[2]] ~= nil then
+					return nil, string.format("line %d: tenant %q appears twice", n, f[2])
+				end
+				if f[3] ~= "active" and f[3] ~= "deleting" then
+					return nil, string.format("line %d: tenant %q has state %q (want active or deleting)", n, f[2], f[3])
+				end
+				tenants[f[2]] = { state = f[3], types = {}, users = {} }
+				count = count + 1
+			elseif kind == "gpu" and #f == 4 then
+				local t = tenants[f[2]]
+				if t == nil then
+					return nil, string.format("line %d: gpu for tenant %q before its tenant line", n, f[2])
+				end
+				if t.types[f[3]] ~= nil then
+					return nil, string.format("line %d: gpu type %q of tenant %q appears twice", n, f[3], f[2])
+				end
+				local q = digits(f[4], 15)
+				if q == nil then
+					return nil, string.format("line %d: quota: %q is not a number of at most 15 digits", n, f[4])
+				end
+				t.types[f[3]] = q
+			elseif kind == "user" and #f == 3 then
+				local t = tenants[f[2]]
+				if t == nil then
+					return nil, string.format("line %d: user for tenant %q before its tenant line", n, f[2])
+				end
+				t.users[f[3]] = true
+			else
+				return nil, string.format("line %d: not a tenant, gpu or user record", n)
 			end
 		end
+	end
+	return tenants, count
+end
+
+-- unterminated says why a file without a newline in its first bytes is
+-- refused.
+function M.unterminated(first)
+	local v, why = M.parse_header(first ~= "" and first or nil)
+	if v ~= nil then
+		return "the header line is not terminated"
+	end
+	return why
+end
+
+-- parse returns the tenants of a whole table file's content, or nil and why
+-- it is refused.
+function M.parse(data)
+	local nl = string.find(data, "\n", 1, true)
+	if nl == nil then
+		return nil, M.unterminated(data)
+	end
+	local v, l, c = M.parse_header(string.sub(data, 1, nl - 1))
+	if v == nil then
+		return nil, l
+	end
+	return M.check_content(v, l, c, string.sub(data, nl + 1))
+end
+
+-- check_content verifies a body against its header and parses it.
+function M.check_content(version, length, sum, body)
+	if version ~= M.version then
+		return nil, string.format("version %d is not known to this job_submit.lua (it reads version %d)", version, M.version)
+	end
+	if length > M.max_bytes then
+		return nil, string.format("length %d is over the limit of %d bytes", length, M.max_bytes)
+	end
+	if #body ~= length then
+		return nil, string.format("the header says %d bytes follow it, the file has %d", length, #body)
+	end
+	local got = M.adler32(body)
+	if got ~= sum then
+		return nil, string.format("checksum mismatch: adler32 %08x in the header, %08x of the content", sum, got)
+	end
+	return M.parse_body(body)
+end
+
+-- read reads the table file: its header line and, when the header is new,
+-- the content it announces (never more). It returns header, tenants, count
+-- or header, nil, why.
+local function read(f, known)
+	local first = f:read(256) or ""
+	local nl = string.find(first, "\n", 1, true)
+	if nl == nil then
+		return first, nil, M.unterminated(first)
+	end
+	local header = string.sub(first, 1, nl - 1)
+	if known(header) then
+		return header, nil, nil
+	end
+	local v, l, c = M.parse_header(header)
+	if v == nil then
+		return header, nil, l
+	end
+	if v == M.version and l <= M.max_bytes then
+		local body = string.sub(first, nl + 1)
+		if #body < l then
+			body = body .. (f:read(l - #body) or "")
+		end
+		if #body == l and f:read(0) ~= nil then
+			body = body .. "+" -- more than the header says: refused below
+		end
+		return header, M.check_content(v, l, c, body)
+	end
+	return header, M.check_content(v, l, c, "")
+end
+
+-- tenants returns the table to check jobs against: the file's when it is a
+-- good table, else the last good one, else nil (no table was ever loaded:
+-- jobs are allowed).
+function M.tenants()
+	local st = M.state
+	local f = io.open(M.path, "rb")
+	if f == nil then
+		if st.tenants ~= nil then
+			say("error", string.format("%s is missing; jobs are checked against the last good table (%d tenant(s))", M.path, st.count))
+		else
+			say("error", M.path .. " does not exist; GPU requests are not checked until gpubridge writes it (fail open)")
+		end
+		return st.tenants
+	end
+	local header, tenants, count = read(f, function(h)
+		return (h == st.header and st.tenants ~= nil) or h == st.rejected
+	end)
+	f:close()
+	if tenants == nil and count == nil then
+		return st.tenants -- the header is the one we have (or have refused)
+	end
+	if tenants == nil then
+		st.rejected = header
+		if st.tenants ~= nil then
+			say("error", string.format("refused %s: %s; jobs are checked against the last good table (%d tenant(s))", M.path, count, st.count))
+		else
+			say("error", string.format("refused %s: %s; no good table was loaded before, so GPU requests are not checked (fail open)", M.path, count))
+		end
+		return st.tenants
+	end
+	st.header, st.tenants, st.count, st.rejected = header, tenants, count, nil
+	say("info", string.format("loaded %d tenant(s) from %s", count, M.path))
+	return tenants
+end
+
+---------------------------------------------------------------------------
+-- GPU requests.
+---------------------------------------------------------------------------
+
+local SUFFIX = {
+	[""] = 1,
+	k = 1024, kib = 1024, kb = 1000,
+	m = 1024 ^ 2, mib = 1024 ^ 2, mb = 1000 ^ 2,
+	g = 1024 ^ 3, gib = 1024 ^ 3, gb = 1000 ^ 3,
+	t = 1024 ^ 4, tib = 1024 ^ 4, tb = 1000 ^ 4,
+	p = 1024 ^ 5, pib = 1024 ^ 5, pb = 1000 ^ 5,
+}
+
+-- count_of reads a count as Slurm does: digits and an optional suffix
+-- (k, M, G, ... in any case); nil when s is not a count.
+local function count_of(s)
+	local d, suf = string.match(s, "^(%d+)(%a*)$")
+	if d == nil then
+		return nil
+	end
+	local m = SUFFIX[string.lower(suf)]
+	if m == nil then
+		return nil
+	end
+	return tonumber(d) * m
+end
+
+local function split(s, sep)
+	local out = {}
+	for p in string.gmatch(s .. sep, "([^" .. sep .. "]*)" .. sep) do
+		out[#out + 1] = p
 	end
 	return out
 end
 
-local function allowed_list(entry)
+-- entry reads NAME[:TYPE][:COUNT] or NAME[:TYPE]=COUNT; nil when it is
+-- none of these.
+local function entry(s)
+	local body, eq = s, nil
+	local i = string.find(s, "=", 1, true)
+	if i ~= nil then
+		body, eq = string.sub(s, 1, i - 1), string.sub(s, i + 1)
+	end
+	local f = split(body, ":")
+	local name = string.lower(f[1])
+	if not string.find(name, "^[%w_%.%-]+$") then
+		return nil
+	end
+	local typ, count
+	if eq ~= nil then
+		count = count_of(eq)
+		if count == nil or #f > 2 then
+			return nil
+		end
+		typ = f[2]
+	elseif #f == 1 then
+		count = 1
+	elseif #f == 2 then
+		count = count_of(f[2])
+		if count == nil then
+			typ, count = f[2], 1 -- a type with an implicit count of 1
+		end
+	elseif #f == 3 then
+		typ, count = f[2], count_of(f[3])
+		if count == nil then
+			return nil
+		end
+	else
+		return nil
+	end
+	if typ == "" then
+		typ = nil -- "gpu::1" is untyped to Slurm
+	end
+	return { name = name, type = typ, count = count }
+end
+
+-- A token the guard cannot read is refused for a tenant when it could be a
+-- GPU request.
+local function could_be_gpu(lower)
+	return string.find(lower, "gpu", 1, true) or string.find(lower, "gres", 1, true) or
+		string.find(lower, "shard", 1, true) or string.find(lower, "mps", 1, true)
+end
+
+-- gres returns the requests of one tres_per_* string as a list of
+-- { name = "gpu", type = "h100" or nil, count = n, text = token } (names
+-- lower-cased; entries with a count of 0 left out, as Slurm ignores them)
+-- and the list of tokens it cannot read that could be GPU requests.
+-- Slurm writes "gres/gpu:h100:2,gres/shard:1" and "gres/gpu=1"
+-- (--gpus-per-task); the form without "gres/" ("gpu:1", which an update
+-- passes through as given) is read as a GPU request too, and other TRES
+-- ("cpu=2", "license/x=1") are left alone.
+function M.gres(s)
+	local out, unreadable = {}, {}
+	if s == nil then
+		return out, unreadable
+	end
+	for token in string.gmatch(s, "[^,]+") do
+		local t = trim(token)
+		if t ~= "" then
+			local lower = string.lower(t)
+			local rest
+			if string.sub(lower, 1, 5) == "gres/" or string.sub(lower, 1, 5) == "gres:" then
+				rest = string.sub(t, 6)
+			elseif not string.find(t, "/", 1, true) then
+				rest = t
+			end
+			local e = rest and entry(rest)
+			if e ~= nil then
+				if e.count > 0 then
+					e.text = t
+					out[#out + 1] = e
+				end
+			elseif could_be_gpu(lower) then
+				unreadable[#unreadable + 1] = t
+			end
+		end
+	end
+	return out, unreadable
+end
+
+---------------------------------------------------------------------------
+-- The job and the checks.
+---------------------------------------------------------------------------
+
+M.fields = { "tres_per_node", "tres_per_job", "tres_per_socket", "tres_per_task" }
+
+-- submit_view is a new job as the checks see it.
+function M.submit_view(d)
+	local v = { account = d.account, qos = d.qos, partition = d.partition, user = d.user_name, tres = {} }
+	if v.account == nil or v.account == "" then
+		v.account = d.default_account
+	end
+	for i, k in ipairs(M.fields) do
+		v.tres[i] = d[k]
+	end
+	return v
+end
+
+-- modify_view is a pending job as it will be after an update: each field
+-- the update sets (job_desc) replaces the job record's (job_rec), as
+-- slurmctld merges them; an empty string clears a tres_per_* field and an
+-- empty account means the user's default account. touched reports whether
+-- the update sets anything the checks look at; moved whether it changes
+-- the account.
+function M.modify_view(d, r)
+	local v = { qos = r.qos, partition = r.partition, user = d.user_name or r.user_name, tres = {}, job_id = r.job_id }
+	local touched = false
+	local account = d.account
+	if account == nil then
+		account = r.account
+	else
+		touched = true
+		if account == "" then
+			account = d.default_account
+		end
+	end
+	v.account = account
+	if d.qos ~= nil then
+		v.qos, touched = d.qos, true
+	end
+	if d.partition ~= nil then
+		v.partition, touched = d.partition, true
+	end
+	for i, k in ipairs(M.fields) do
+		local x = d[k]
+		if x ~= nil then
+			v.tres[i], touched = x, true
+		else
+			v.tres[i] = r[k]
+		end
+	end
+	local old = r.account and string.lower(r.account) or nil
+	local moved = account ~= nil and string.lower(account) ~= old
+	return v, touched, moved
+end
+
+-- tenant_of returns the account (lower-cased, as Slurm stores it) and its
+-- tenant, or nil when it is not a tenant or no table was ever loaded.
+function M.tenant_of(account)
+	if account == nil or account == "" then
+		return nil
+	end
+	local tenants = M.tenants()
+	if tenants == nil then
+		return nil
+	end
+	account = string.lower(account)
+	local t = tenants[account]
+	if t == nil then
+		return nil
+	end
+	return account, t
+end
+
+local function allowed(t)
 	local names = {}
-	for typ, n in pairs(entry.types or {}) do
-		table.insert(names, typ)
+	for typ in pairs(t.types) do
+		names[#names + 1] = typ
 	end
 	table.sort(names)
 	local parts = {}
 	for _, typ in ipairs(names) do
-		table.insert(parts, typ .. " (quota " .. tostring(entry.types[typ]) .. ")")
+		parts[#parts + 1] = typ .. " (quota " .. string.format("%.0f", t.types[typ]) .. ")"
 	end
 	return names, table.concat(parts, ", ")
 end
 
--- check_gpus returns an error message, or nil when every GPU request of
--- the job is typed and within the tenant's types.
-local function check_gpus(account, entry, fields)
+local function may_use(account, t)
+	local names, list = allowed(t)
+	if #names == 0 then
+		return names, string.format("Tenant %s has no GPU quota.", account)
+	end
+	return names, string.format("Tenant %s may use: %s", account, list)
+end
+
+-- check_gpus returns why the job's GPU requests are refused, or nil.
+function M.check_gpus(account, t, tres)
 	local reqs = {}
-	for i = 1, 4 do -- not ipairs: unset fields are nil holes
-		gpu_requests(fields[i], reqs)
+	for i = 1, #M.fields do -- not ipairs: unset fields are nil holes
+		local es, unreadable = M.gres(tres[i])
+		if #unreadable > 0 then
+			local _, uses = may_use(account, t)
+			return string.format("cannot read the GPU request %q for tenant %s; write it as gres/gpu:TYPE:COUNT (e.g. --gres=gpu:TYPE:1). %s",
+				unreadable[1], account, uses)
+		end
+		for _, e in ipairs(es) do
+			reqs[#reqs + 1] = e
+		end
 	end
-	if #reqs == 0 then
-		return nil
-	end
-	local names, list = allowed_list(entry)
 	for _, r in ipairs(reqs) do
-		if #names == 0 then
-			return string.format("gpubridge: tenant %s has no GPU quota, so it may not request GPUs", account)
+		if r.name == "shard" or r.name == "mps" then
+			local _, uses = may_use(account, t)
+			return string.format("GPU sharing (gres/%s) refused for tenant %s: the tenant has no %s quota, and its typed GPU quota does not count shares. Request whole GPUs or MIG slices instead. %s",
+				r.name, account, r.name, uses)
 		end
-		if r.type == nil then
-			return string.format(
-				"gpubridge: GPU request without a type refused for tenant %s: Slurm cannot hold untyped GPUs to the tenant's typed quota. " ..
-				"Name a type, e.g. --gres=gpu:%s:%d. Tenant %s may use: %s",
-				account, names[1], r.count, account, list)
-		end
-		if (entry.types or {})[r.type] == nil then
-			return string.format("gpubridge: GPU type %s is not in tenant %s's quota. Tenant %s may use: %s",
-				r.type, account, account, list)
+	end
+	for _, r in ipairs(reqs) do
+		if r.name == "gpu" then
+			local names, uses = may_use(account, t)
+			if #names == 0 then
+				return string.format("tenant %s has no GPU quota, so it may not request GPUs", account)
+			end
+			if r.type == nil then
+				return string.format(
+					"GPU request without a type refused for tenant %s: Slurm cannot hold untyped GPUs to the tenant's typed quota. " ..
+					"Name a type, e.g. --gres=gpu:%s:%d. %s",
+					account, names[1], r.count, uses)
+			end
+			if t.types[r.type] == nil then
+				return string.format("GPU type %s is not in tenant %s's quota. %s", r.type, account, uses)
+			end
 		end
 	end
 	return nil
 end
 
--- refuse tells the user why and returns Slurm's error code: an invalid
--- GRES specification for GPU requests, access denied otherwise.
-local function refuse(msg, code)
-	slurm.log_info("%s", msg)
+-- refuse tells the user why (log_user), logs it in slurmctld.log and
+-- returns Slurm's error code: an invalid GRES specification for GPU
+-- requests, access denied otherwise.
+local function refuse(msg, code, what)
+	slurm.log_info("gpubridge guard: refused %s: %s", what, msg)
 	slurm.log_user("%s", msg)
-	return code or slurm.ERROR
+	return code
 end
 
-local function refuse_gres(msg)
-	return refuse(msg, slurm.ESLURM_INVALID_GRES)
-end
-
-local function refuse_access(msg)
-	return refuse(msg, slurm.ESLURM_ACCESS_DENIED)
-end
-
--- tenant_of returns the job's account (lower-cased, as Slurm stores it) and
--- its tenant entry, or nil when the account is not a gpubridge tenant or the
--- tenant table is not available. fallback is used when the job names no
--- account.
-local function tenant_of(account, fallback)
-	local accounts = load_tenants()
-	if accounts == nil then
-		return nil
-	end
-	if account == nil or account == "" then
-		account = fallback
-	end
-	if account == nil then
-		return nil
-	end
-	account = string.lower(account)
-	local entry = accounts[account]
-	if entry == nil then
-		return nil
-	end
-	return account, entry
-end
-
-local function guard_submit(job_desc, part_list, submit_uid)
-	local account, entry = tenant_of(job_desc.account, job_desc.default_account)
-	if entry == nil then
+-- guard_submit checks a new job.
+function M.guard_submit(job_desc, submit_uid)
+	local v = M.submit_view(job_desc)
+	local account, t = M.tenant_of(v.account)
+	if t == nil then
 		return slurm.SUCCESS
 	end
-	if entry.state == "deleting" then
-		return refuse_access(string.format("gpubridge: tenant %s is being deleted; new jobs are refused (running jobs continue)", account))
+	local what = string.format("job of user %s in account %s", tostring(v.user), account)
+	if t.state == "deleting" then
+		return refuse(string.format("gpubridge: tenant %s is being deleted; new jobs are refused (running jobs continue)", account),
+			slurm.ESLURM_ACCESS_DENIED, what)
 	end
-	local user = job_desc.user_name
-	if submit_uid ~= 0 and user ~= nil and entry.users ~= nil and not entry.users[user] then
-		return refuse_access(string.format("gpubridge: user %s is not a member of tenant %s", user, account))
+	if submit_uid ~= 0 and v.user ~= nil and not t.users[v.user] then
+		return refuse(string.format("gpubridge: user %s is not a member of tenant %s", v.user, account), slurm.ESLURM_ACCESS_DENIED, what)
 	end
-	local msg = check_gpus(account, entry, {
-		job_desc.tres_per_node, job_desc.tres_per_job, job_desc.tres_per_socket, job_desc.tres_per_task,
-	})
+	local msg = M.check_gpus(account, t, v.tres)
 	if msg ~= nil then
-		return refuse_gres(msg)
+		return refuse("gpubridge: " .. msg, slurm.ESLURM_INVALID_GRES, what)
 	end
 	return slurm.SUCCESS
 end
 
--- Optional submit-time burst routing (contrib/job_submit_burst.lua, see
--- docs/burst.md): loaded when installed beside this script; it routes only
--- accounts listed in its own configuration file, and only jobs the guard
--- accepted.
+-- guard_modify checks an update of a job by a user other than root.
+function M.guard_modify(job_desc, job_rec)
+	local v, touched, moved = M.modify_view(job_desc, job_rec)
+	if not touched then
+		return slurm.SUCCESS
+	end
+	local account, t = M.tenant_of(v.account)
+	if t == nil then
+		return slurm.SUCCESS
+	end
+	local job = tostring(v.job_id)
+	local what = string.format("update of job %s (user %s, account %s)", job, tostring(v.user), account)
+	if moved and t.state == "deleting" then
+		return refuse(string.format("gpubridge: job %s: tenant %s is being deleted; jobs may not move into it", job, account),
+			slurm.ESLURM_ACCESS_DENIED, what)
+	end
+	if moved and v.user ~= nil and not t.users[v.user] then
+		return refuse(string.format("gpubridge: job %s: user %s is not a member of tenant %s", job, v.user, account),
+			slurm.ESLURM_ACCESS_DENIED, what)
+	end
+	local msg = M.check_gpus(account, t, v.tres)
+	if msg ~= nil then
+		return refuse(string.format("gpubridge: job %s: %s", job, msg), slurm.ESLURM_INVALID_GRES, what)
+	end
+	return slurm.SUCCESS
+end
+
+---------------------------------------------------------------------------
+-- Slurm's hooks. Routing happens only for jobs the guard accepted: the
+-- optional submit-time burst routing (contrib/job_submit_burst.lua, see
+-- docs/burst.md) is loaded when installed beside this script and routes
+-- only accounts listed in its own configuration file. Bookings will add
+-- their route here (a tenant's job that names one of its reservations
+-- switched to the tenant's reservation QOS), after the checks.
+---------------------------------------------------------------------------
+
 pcall(dofile, "/etc/slurm/job_submit_burst.lua")
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
-	local rc, msg = guard_submit(job_desc, part_list, submit_uid)
-	if rc == slurm.SUCCESS and gpubridge_burst_route then
+function M.route_submit(job_desc, part_list, submit_uid)
+	if gpubridge_burst_route then
 		gpubridge_burst_route(job_desc, part_list, submit_uid)
 	end
-	return rc, msg
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+	local rc = M.guard_submit(job_desc, submit_uid)
+	if rc == slurm.SUCCESS then
+		M.route_submit(job_desc, part_list, submit_uid)
+	end
+	return rc
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
 	if modify_uid == 0 then
 		return slurm.SUCCESS -- root and gpubridge's controllers
 	end
-	local fields = { job_desc.tres_per_node, job_desc.tres_per_job, job_desc.tres_per_socket, job_desc.tres_per_task }
-	local any = false
-	for i = 1, 4 do
-		if fields[i] ~= nil and fields[i] ~= "" then
-			any = true
-		end
-	end
-	if not any then
-		return slurm.SUCCESS
-	end
-	local account, entry = tenant_of(job_desc.account, job_rec.account)
-	if entry == nil then
-		return slurm.SUCCESS
-	end
-	local msg = check_gpus(account, entry, fields)
-	if msg ~= nil then
-		return refuse_gres(msg)
-	end
-	return slurm.SUCCESS
+	return M.guard_modify(job_desc, job_rec)
 end
 
-slurm.log_info("gpubridge guard loaded; tenants from %s", DATA_FILE)
+slurm.log_info("gpubridge guard loaded; tenants from %s", M.path)
 return slurm.SUCCESS

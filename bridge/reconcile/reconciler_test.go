@@ -38,7 +38,7 @@ func TestReconcilerRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(guards) != 1 || !strings.Contains(guards[0], `["old"]`) {
+	if len(guards) != 1 || !strings.Contains(guards[0], "\ntenant old ") {
 		t.Fatalf("guard writes: %d %q", len(guards), guards)
 	}
 	st.ts[1].State = tenant.Deleting
@@ -48,7 +48,7 @@ func TestReconcilerRun(t *testing.T) {
 	if len(st.ts) != 1 || st.ts[0].Name != "acme" {
 		t.Errorf("store after the deletion finished: %+v", st.ts)
 	}
-	if len(guards) != 2 || strings.Contains(guards[1], `["old"]`) {
+	if len(guards) != 2 || strings.Contains(guards[1], "\ntenant old ") {
 		t.Errorf("guard after deletion still lists old: %q", guards)
 	}
 	if _, ok := cl.QOS("old"); ok {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -240,22 +238,5 @@ func TestGPUTypes(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"1g.10gb", "h100"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
-func TestWriteGuard(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "g.lua")
-	for i, want := range []bool{true, false} {
-		w, err := WriteGuard(p, []byte("return {}\n"))
-		if err != nil || w != want {
-			t.Errorf("write %d: wrote=%v err=%v; want %v", i, w, err, want)
-		}
-	}
-	if w, _ := WriteGuard(p, []byte("return {version=1}\n")); !w {
-		t.Error("changed content not written")
-	}
-	fi, _ := os.Stat(p)
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v", fi.Mode())
 	}
 }

@@ -1,0 +1,436 @@
+-- Tests of contrib/job_submit.lua: lua5.1 contrib/job_submit_test.lua
+-- (run by `go test ./bridge/tenant/ -run TestJobSubmitLua`). Prints "ok" or
+-- the failures, one per line, and exits non-zero on a failure.
+local dir = arg[0]:match("^(.*)/[^/]*$") or "."
+
+local logs, user_msg = {}, nil
+slurm = {
+	SUCCESS = 0,
+	ERROR = -1,
+	ESLURM_INVALID_GRES = 2072,
+	ESLURM_ACCESS_DENIED = 2002,
+	log_info = function(fmt, ...) logs[#logs + 1] = "info: " .. string.format(fmt, ...) end,
+	log_error = function(fmt, ...) logs[#logs + 1] = "error: " .. string.format(fmt, ...) end,
+	log_debug = function() end,
+	log_user = function(fmt, ...) user_msg = string.format(fmt, ...) end,
+}
+
+local path = os.tmpname()
+os.remove(path)
+local saved_getenv = os.getenv
+os.getenv = function(k)
+	if k == "GPUBRIDGE_GUARD_FILE" then
+		return path
+	end
+	return saved_getenv(k)
+end
+dofile(dir .. "/job_submit.lua")
+os.getenv = saved_getenv
+local M = gpubridge_guard
+
+local failures = 0
+local function fail(name, msg)
+	failures = failures + 1
+	print("FAIL " .. name .. ": " .. msg)
+end
+local function check(name, got, want)
+	if got ~= want then
+		fail(name, string.format("got %s, want %s", tostring(got), tostring(want)))
+	end
+end
+local function contains(name, got, want)
+	if type(got) ~= "string" or not string.find(got, want, 1, true) then
+		fail(name, string.format("got %q, want it to contain %q", tostring(got), want))
+	end
+end
+
+check("loaded with the file from the environment", M.path, path)
+check("default path", string.match(io.open(dir .. "/job_submit.lua"):read("*a"), 'or "([^"]+)"'), "/var/lib/gpubridge/guard/tenants.table")
+
+-- Adler-32 (RFC 1950 test vectors).
+check("adler32 empty", M.adler32(""), 1)
+check("adler32 Wikipedia", M.adler32("Wikipedia"), 0x11E60398)
+check("adler32 abc", M.adler32("abc"), 0x024d0127)
+do
+	-- 100,000 bytes of 0xff: the largest sums per byte (chunked reduction).
+	check("adler32 ff x 100000", M.adler32(string.rep("\255", 100000)), 0x149a302c)
+end
+
+-- mk builds a table file from a body.
+local function mk(body, version, length, sum)
+	return string.format("gpubridge-guard v%d length=%d adler32=%08x\n%s",
+		version or 2, length or #body, sum or M.adler32(body), body)
+end
+local function write(content)
+	local f = assert(io.open(path, "wb"))
+	f:write(content)
+	f:close()
+end
+
+local good = table.concat({
+	"# comment",
+	"tenant acme active",
+	"gpu acme 1g.10gb 2",
+	"gpu acme h100 2",
+	"user acme alice",
+	"user acme bob",
+	"",
+	"tenant globex deleting",
+	"gpu globex h100 1",
+	"user globex carol",
+	"tenant cpuonly active",
+	"user cpuonly dave",
+	"tenant odd active",
+	"gpu odd a100%2080gb 1",
+	"user odd j.doe%40ex%25",
+	"",
+}, "\n")
+
+-- Parsing.
+do
+	local ts, n = M.parse(mk(good))
+	check("good table parses", type(ts), "table")
+	check("good table count", n, 4)
+	check("acme state", ts.acme.state, "active")
+	check("acme h100", ts.acme.types.h100, 2)
+	check("acme 1g.10gb", ts.acme.types["1g.10gb"], 2)
+	check("acme alice", ts.acme.users.alice, true)
+	check("globex deleting", ts.globex.state, "deleting")
+	check("cpuonly no types", next(ts.cpuonly.types), nil)
+	check("decoded type", ts.odd.types["a100 80gb"], 1)
+	check("decoded user", ts.odd.users["j.doe@ex%"], true)
+	local e, en = M.parse(mk(""))
+	check("empty table parses", type(e), "table")
+	check("empty table count", en, 0)
+end
+
+local refused = {
+	{ "empty file", "", "the file is empty" },
+	{ "no newline", "gpubridge-guard v2 length=0 adler32=00000001", "the header line is not terminated" },
+	{ "no newline, not a header", "while true do end", "not a gpubridge guard table" },
+	{ "Lua code", "while true do end\n", "not a gpubridge guard table" },
+	{ "Lua code setting a global", "gpubridge_pwned = true\nreturn {}\n", "not a gpubridge guard table" },
+	{ "os.exit", "os.exit(3)\n", "not a gpubridge guard table" },
+	{ "Lua bytecode", string.dump(function() gpubridge_pwned = true end), "Lua bytecode" },
+	{ "version 1 chunk", "-- gpubridge-guard v1 sha256:0123456789abcdef01234567\nreturn { version = 1, accounts = {} }\n", "version 1" },
+	{ "unknown version", mk(good, 3), "version 3 is not known" },
+	{ "truncated", mk(good):sub(1, -10), "the header says" },
+	{ "longer than the header", mk(good) .. "tenant evil active\n", "the header says" },
+	{ "checksum", mk(good, 2, #good, 12345), "checksum mismatch" },
+	{ "upper-case hex", mk(good):gsub("adler32=(%x+)", function(h) return "adler32=" .. h:upper() .. "X" end), "not a gpubridge guard table" },
+	{ "header with extra field", "gpubridge-guard v2 length=0 adler32=00000001 x\n", "not a gpubridge guard table" },
+	{ "over the size limit", "gpubridge-guard v2 length=999999999999 adler32=00000001\n", "over the limit" },
+	{ "unterminated last line", mk("tenant acme active"), "not terminated" },
+	{ "unknown record", mk("tenant acme active\nrun acme os.exit\n"), "line 3: not a tenant, gpu or user record" },
+	{ "duplicate tenant", mk("tenant acme active\ntenant acme active\n"), "appears twice" },
+	{ "duplicate type", mk("tenant acme active\ngpu acme h100 1\ngpu acme h100 2\n"), "appears twice" },
+	{ "gpu before tenant", mk("gpu acme h100 1\n"), "before its tenant line" },
+	{ "user before tenant", mk("user acme alice\n"), "before its tenant line" },
+	{ "bad state", mk("tenant acme gone\n"), "want active or deleting" },
+	{ "quota not a number", mk("tenant acme active\ngpu acme h100 -1\n"), "quota" },
+	{ "quota too long", mk("tenant acme active\ngpu acme h100 1234567890123456\n"), "quota" },
+	{ "too many fields", mk("tenant acme active extra\n"), "not a tenant, gpu or user record" },
+	{ "double space", mk("tenant  acme active\n"), "field 2 is not a percent-encoded word" },
+	{ "trailing space", mk("tenant acme active \n"), "field 4 is not a percent-encoded word" },
+	{ "carriage return", mk("tenant acme active\r\n"), "field 3 is not a percent-encoded word" },
+	{ "tab", mk("tenant\tacme active\n"), "not a percent-encoded word" },
+	{ "bad escape", mk("tenant ac%zzme active\n"), "field 2 is not a percent-encoded word" },
+	{ "short escape", mk("tenant acme% active\n"), "field 2 is not a percent-encoded word" },
+	{ "unsafe byte", mk("tenant ac\"me active\n"), "field 2 is not a percent-encoded word" },
+}
+gpubridge_pwned = nil
+for _, c in ipairs(refused) do
+	local ts, why = M.parse(c[2])
+	check("refused: " .. c[1], ts, nil)
+	contains("reason: " .. c[1], why, c[3])
+end
+check("no code of a refused table ran", gpubridge_pwned, nil)
+
+-- Loading the file: the last good table is kept, each problem logged once.
+local function reset()
+	M.state = { header = nil, tenants = nil, count = 0, rejected = nil, said = nil }
+	logs = {}
+end
+local function log_count(what)
+	local n = 0
+	for _, l in ipairs(logs) do
+		if string.find(l, what, 1, true) then
+			n = n + 1
+		end
+	end
+	return n
+end
+
+reset()
+os.remove(path)
+check("missing, never loaded: fail open", M.tenants(), nil)
+check("missing, never loaded: twice", M.tenants(), nil)
+check("missing logged once", log_count("does not exist; GPU requests are not checked"), 1)
+
+reset()
+write("while true do end\n")
+check("code first: fail open", M.tenants(), nil)
+M.tenants()
+check("code first logged once", log_count("no good table was loaded before, so GPU requests are not checked (fail open)"), 1)
+check("code first logged as an error", string.sub(logs[1] or "", 1, 6), "error:")
+
+write(mk(good))
+local ts = M.tenants()
+check("good table loaded", ts and ts.acme and ts.acme.types.h100, 2)
+check("loaded logged", log_count("loaded 4 tenant(s) from " .. path), 1)
+check("same header: the cached table", M.tenants(), ts)
+
+for _, c in ipairs({
+	{ "code", "while true do end\n" },
+	{ "bytecode", string.dump(function() gpubridge_pwned = true end) },
+	{ "bad checksum", mk(good .. "tenant evil active\n", 2, #good + 19, 7) },
+	{ "version 1", "-- gpubridge-guard v1 sha256:0123456789abcdef01234567\nreturn {}\n" },
+	{ "unknown version", mk(good, 3) },
+}) do
+	logs = {}
+	write(c[2])
+	check("after " .. c[1] .. ": last good table", M.tenants(), ts)
+	check("after " .. c[1] .. ": again", M.tenants(), ts)
+	check("after " .. c[1] .. ": logged once", log_count("refused " .. path .. ": "), 1)
+	check("after " .. c[1] .. ": says what is used", log_count("jobs are checked against the last good table (4 tenant(s))"), 1)
+end
+check("no code of a written table ran", gpubridge_pwned, nil)
+
+logs = {}
+os.remove(path)
+check("removed: last good table", M.tenants(), ts)
+check("removed logged", log_count("is missing; jobs are checked against the last good table"), 1)
+
+write(mk("tenant acme active\ngpu acme h100 9\nuser acme alice\n"))
+local ts2 = M.tenants()
+check("new good table replaces", ts2 and ts2.acme.types.h100, 9)
+check("new good table has one tenant", ts2 and ts2.globex, nil)
+
+-- A file over 256 bytes whose header is the same is not re-read.
+do
+	local big = {}
+	for i = 1, 200 do
+		big[#big + 1] = string.format("tenant t%03d active\ngpu t%03d h100 %d\nuser t%03d alice\n", i, i, i, i)
+	end
+	local body = table.concat(big)
+	write(mk(body))
+	local tb = M.tenants()
+	check("big table", tb and tb.t200 and tb.t200.types.h100, 200)
+	check("big table count", M.state.count, 200)
+end
+
+-- GPU request strings.
+local function entries(s)
+	local es, bad = M.gres(s)
+	local parts = {}
+	for _, e in ipairs(es) do
+		parts[#parts + 1] = e.name .. ":" .. (e.type or "-") .. ":" .. tostring(e.count)
+	end
+	for _, b in ipairs(bad) do
+		parts[#parts + 1] = "?" .. b
+	end
+	return table.concat(parts, " ")
+end
+local gres_cases = {
+	{ nil, "" },
+	{ "", "" },
+	{ "gres/gpu:h100:2", "gpu:h100:2" },
+	{ "gres/gpu:1", "gpu:-:1" },
+	{ "gres/gpu", "gpu:-:1" },
+	{ "gres/gpu=1", "gpu:-:1" },
+	{ "gres/gpu:h100=2", "gpu:h100:2" },
+	{ "gres/gpu:h100", "gpu:h100:1" },
+	{ "gres/gpu:1g.10gb:3", "gpu:1g.10gb:3" },
+	{ "gpu:1", "gpu:-:1" },
+	{ "gpu:2", "gpu:-:2" },
+	{ "gpu", "gpu:-:1" },
+	{ "GPU:1", "gpu:-:1" },
+	{ "GRES/GPU:h100:1", "gpu:h100:1" },
+	{ "gres:gpu:1", "gpu:-:1" },
+	{ "gres/gpu:2K", "gpu:-:2048" },
+	{ "gres/gpu:h100:1k", "gpu:h100:1024" },
+	{ "gres/gpu:1kb", "gpu:-:1000" },
+	{ "gres/gpu:1M", "gpu:-:1048576" },
+	{ "gres/gpu:0", "" },
+	{ "gres/gpu:h100:0", "" },
+	{ "gres/gpu:0K", "" },
+	{ "gres/gpu=0", "" },
+	{ "gres/gpu::1", "gpu:-:1" },
+	{ "gres/gpu:1.5", "gpu:1.5:1" },
+	{ "gres/shard:1", "shard:-:1" },
+	{ "gres/mps:100", "mps:-:100" },
+	{ "gres/shard:h100:2", "shard:h100:2" },
+	{ "gres/gpu:h100:1,gres/gpu:1", "gpu:h100:1 gpu:-:1" },
+	{ "gres/gpu:h100:1, gres/gpu:1", "gpu:h100:1 gpu:-:1" },
+	{ ",,gres/gpu:1,,", "gpu:-:1" },
+	{ "gres/gpu:h100:1,gres/shard:1", "gpu:h100:1 shard:-:1" },
+	{ "cpu=2", "cpu:-:2" },
+	{ "cpu=2,gres/gpu=1", "cpu:-:2 gpu:-:1" },
+	{ "license/foo=1", "" },
+	{ "gres/nic:1", "nic:-:1" },
+	{ "xgres/gpu:1", "?xgres/gpu:1" },
+	{ "foo/gpu:1", "?foo/gpu:1" },
+	{ "gres/gres/gpu:1", "?gres/gres/gpu:1" },
+	{ "gres/gpu:h100:abc", "?gres/gpu:h100:abc" },
+	{ "gres/gpu:h100:1:2", "?gres/gpu:h100:1:2" },
+	{ "gres/gpu=", "?gres/gpu=" },
+	{ "gres/gpu=x", "?gres/gpu=x" },
+	{ "gres/gpu:h100:", "?gres/gpu:h100:" },
+	{ "gres/gpu:h100:2=3", "?gres/gpu:h100:2=3" },
+	{ "gres/g pu:1", "?gres/g pu:1" },
+	{ "gres/shard:1gres/gpu:1", "shard:1gres/gpu:1" }, -- as Slurm reads it: a shard
+}
+for _, c in ipairs(gres_cases) do
+	check("gres " .. tostring(c[1]), entries(c[1]), c[2])
+end
+
+-- The hooks.
+reset()
+write(mk(good))
+local function submit(job, uid)
+	user_msg = nil
+	local rc = slurm_job_submit(job, {}, uid or 1000)
+	if rc == slurm.SUCCESS then
+		return "ok"
+	end
+	return tostring(rc) .. " " .. tostring(user_msg)
+end
+local function modify(desc, rec, uid)
+	user_msg = nil
+	local rc = slurm_job_modify(desc, rec, {}, uid or 1000)
+	if rc == slurm.SUCCESS then
+		return "ok"
+	end
+	return tostring(rc) .. " " .. tostring(user_msg)
+end
+
+local UNTYPED = "GPU request without a type refused for tenant acme"
+local submits = {
+	{ "typed within quota", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:h100:1" }, "ok" },
+	{ "MIG typed", { account = "acme", user_name = "bob", tres_per_node = "gres/gpu:1g.10gb:1" }, "ok" },
+	{ "typed --gpus", { account = "acme", user_name = "alice", tres_per_job = "gres/gpu:h100:2" }, "ok" },
+	{ "typed --gpus-per-task with -c", { account = "acme", user_name = "alice", tres_per_task = "cpu=2,gres/gpu:h100=1" }, "ok" },
+	{ "cpus only", { account = "acme", user_name = "alice", tres_per_task = "cpu=2" }, "ok" },
+	{ "untyped gres", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }, UNTYPED },
+	{ "untyped names types", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }, "Name a type, e.g. --gres=gpu:1g.10gb:1. Tenant acme may use: 1g.10gb (quota 2), h100 (quota 2)" },
+	{ "untyped code", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }, "2072 " },
+	{ "untyped no count", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu" }, UNTYPED },
+	{ "untyped --gpus", { account = "acme", user_name = "alice", tres_per_job = "gres/gpu:2" }, UNTYPED },
+	{ "untyped --gpus-per-task", { account = "acme", user_name = "alice", tres_per_task = "gres/gpu=1" }, UNTYPED },
+	{ "untyped --gpus-per-socket", { account = "acme", user_name = "alice", tres_per_socket = "gres/gpu:1" }, UNTYPED },
+	{ "untyped upper case", { account = "acme", user_name = "alice", tres_per_node = "gres/GPU:1" }, UNTYPED },
+	{ "untyped with K", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1K" }, "e.g. --gres=gpu:1g.10gb:1024" },
+	{ "empty type", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu::1" }, UNTYPED },
+	{ "untyped beside typed", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:h100:1,gres/gpu:1" }, UNTYPED },
+	{ "untyped in another field", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:h100:1", tres_per_job = "gres/gpu:1" }, UNTYPED },
+	{ "old form untyped", { account = "acme", user_name = "alice", tres_per_node = "gpu:1" }, UNTYPED },
+	{ "type outside quota", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:3g.40gb:1" }, "GPU type 3g.40gb is not in tenant acme's quota" },
+	{ "type in another case", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:H100:1" }, "GPU type H100 is not in tenant acme's quota" },
+	{ "shard", { account = "acme", user_name = "alice", tres_per_node = "gres/shard:1" }, "GPU sharing (gres/shard) refused for tenant acme: the tenant has no shard quota" },
+	{ "shard beside typed", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:h100:1,gres/shard:2" }, "no shard quota" },
+	{ "mps", { account = "acme", user_name = "alice", tres_per_node = "gres/mps:50" }, "GPU sharing (gres/mps) refused for tenant acme: the tenant has no mps quota" },
+	{ "unreadable", { account = "acme", user_name = "alice", tres_per_node = "xgres/gpu:1" }, "cannot read the GPU request \"xgres/gpu:1\" for tenant acme" },
+	{ "zero GPUs", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:0" }, "ok" },
+	{ "no GPUs", { account = "acme", user_name = "alice" }, "ok" },
+	{ "other GRES", { account = "acme", user_name = "alice", tres_per_node = "gres/nic:1" }, "ok" },
+	{ "default account", { default_account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }, UNTYPED },
+	{ "empty account uses the default", { account = "", default_account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }, UNTYPED },
+	{ "upper-case account", { account = "ACME", user_name = "alice", tres_per_node = "gres/gpu:1" }, UNTYPED },
+	{ "not a tenant", { account = "physics", user_name = "alice", tres_per_node = "gres/gpu:1" }, "ok" },
+	{ "not a tenant shard", { account = "physics", user_name = "alice", tres_per_node = "gres/shard:1" }, "ok" },
+	{ "deleting tenant", { account = "globex", user_name = "carol" }, "2002 gpubridge: tenant globex is being deleted" },
+	{ "not a member", { account = "acme", user_name = "carol", tres_per_node = "gres/gpu:h100:1" }, "2002 gpubridge: user carol is not a member of tenant acme" },
+	{ "no quota tenant", { account = "cpuonly", user_name = "dave", tres_per_node = "gres/gpu:h100:1" }, "tenant cpuonly has no GPU quota" },
+	{ "no quota tenant shard", { account = "cpuonly", user_name = "dave", tres_per_node = "gres/shard:1" }, "Tenant cpuonly has no GPU quota." },
+}
+for _, c in ipairs(submits) do
+	local got = submit(c[2], c[4])
+	if c[3] == "ok" then
+		check("submit " .. c[1], got, "ok")
+	else
+		contains("submit " .. c[1], got, c[3])
+	end
+end
+check("root may submit as anyone", submit({ account = "acme", user_name = "root", tres_per_node = "gres/gpu:h100:1" }, 0), "ok")
+contains("root is checked for GPUs", submit({ account = "acme", user_name = "root", tres_per_node = "gres/gpu:1" }, 0), UNTYPED)
+logs = {}
+submit({ account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" })
+check("a refusal is logged in slurmctld.log", log_count("gpubridge guard: refused job of user alice in account acme: gpubridge: " .. UNTYPED), 1)
+
+-- The submit hook routes accepted jobs only.
+do
+	local routed = {}
+	gpubridge_burst_route = function(job) routed[#routed + 1] = job.account end
+	submit({ account = "acme", user_name = "alice", tres_per_node = "gres/gpu:h100:1" })
+	submit({ account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" })
+	submit({ account = "physics", user_name = "alice" })
+	gpubridge_burst_route = nil
+	check("routed accepted jobs", table.concat(routed, ","), "acme,physics")
+end
+
+-- Updates: job_desc holds what the update sets, job_rec the job as it is.
+local untyped_elsewhere = { job_id = 37, account = "physics", qos = "normal", partition = "pool", tres_per_node = "gres/gpu:1" }
+local typed_acme = { job_id = 38, account = "acme", qos = "acme", partition = "pool", tres_per_node = "gres/gpu:h100:1" }
+local legacy_acme = { job_id = 39, account = "acme", qos = "acme", partition = "pool", tres_per_node = "gres/gpu:1" }
+local typed_elsewhere = { job_id = 40, account = "physics", qos = "normal", partition = "pool", tres_per_job = "gres/gpu:h100:1" }
+local modifies = {
+	{ "move untyped job into a tenant", { account = "acme", user_name = "alice" }, untyped_elsewhere, "gpubridge: job 37: " .. UNTYPED },
+	{ "move untyped job, upper case", { account = "ACME", user_name = "alice" }, untyped_elsewhere, UNTYPED },
+	{ "move by empty account to the default", { account = "", default_account = "acme", user_name = "alice" }, untyped_elsewhere, UNTYPED },
+	{ "move code", { account = "acme", user_name = "alice" }, untyped_elsewhere, "2072 " },
+	{ "move typed job into a tenant", { account = "acme", user_name = "alice" }, typed_elsewhere, "ok" },
+	{ "move typed job with a type outside the quota", { account = "cpuonly", user_name = "dave" }, typed_elsewhere, "tenant cpuonly has no GPU quota" },
+	{ "move into a deleting tenant", { account = "globex", user_name = "carol" }, typed_elsewhere, "2002 gpubridge: job 40: tenant globex is being deleted; jobs may not move into it" },
+	{ "move by a non-member", { account = "acme", user_name = "carol" }, typed_elsewhere, "2002 gpubridge: job 40: user carol is not a member of tenant acme" },
+	{ "move and fix the request at once", { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:h100:1" }, untyped_elsewhere, "ok" },
+	{ "move and clear the request", { account = "acme", user_name = "alice", tres_per_node = "" }, untyped_elsewhere, "ok" },
+	{ "move out of a tenant", { account = "physics", user_name = "alice" }, legacy_acme, "ok" },
+	{ "add an untyped request", { user_name = "alice", tres_per_node = "gres/gpu:1" }, typed_acme, "gpubridge: job 38: " .. UNTYPED },
+	{ "add an untyped request as scontrol passes TresPerJob", { user_name = "alice", tres_per_job = "gpu:2" }, typed_acme, UNTYPED },
+	{ "add an untyped --gpus-per-task", { user_name = "alice", tres_per_task = "gres/gpu=1" }, typed_acme, UNTYPED },
+	{ "add a type outside the quota", { user_name = "alice", tres_per_node = "gres/gpu:3g.40gb:1" }, typed_acme, "GPU type 3g.40gb is not in tenant acme's quota" },
+	{ "add a shard", { user_name = "alice", tres_per_node = "gres/gpu:h100:1,gres/shard:1" }, typed_acme, "no shard quota" },
+	{ "add an unreadable request", { user_name = "alice", tres_per_node = "gres/gpu:h100:1:2" }, typed_acme, "cannot read the GPU request" },
+	{ "change to another typed request", { user_name = "alice", tres_per_node = "gres/gpu:1g.10gb:2" }, typed_acme, "ok" },
+	{ "the record's other field is kept", { user_name = "alice", tres_per_node = "gres/gpu:h100:1" },
+		{ job_id = 41, account = "acme", tres_per_job = "gres/gpu:1" }, UNTYPED },
+	{ "an update that sets nothing checked", { user_name = "alice", comment = "x" }, legacy_acme, "ok" },
+	{ "a QOS change checks the job", { user_name = "alice", qos = "normal" }, legacy_acme, UNTYPED },
+	{ "a partition change checks the job", { user_name = "alice", partition = "ondemand" }, legacy_acme, UNTYPED },
+	{ "burst-like move of a typed job", { user_name = "alice", partition = "ondemand", qos = "ondemand" }, typed_acme, "ok" },
+	{ "update of a deleting tenant's job in place", { user_name = "carol", partition = "ondemand" },
+		{ job_id = 42, account = "globex", tres_per_node = "gres/gpu:h100:1" }, "ok" },
+	{ "not a tenant", { account = "physics2", user_name = "alice" }, untyped_elsewhere, "ok" },
+}
+for _, c in ipairs(modifies) do
+	local got = modify(c[2], c[3], c[4])
+	if c[4] == "ok" then
+		check("modify " .. c[1], got, "ok")
+	else
+		contains("modify " .. c[1], got, c[4])
+	end
+end
+check("root may update anything", modify({ account = "acme" }, untyped_elsewhere, 0), "ok")
+logs = {}
+modify({ account = "acme", user_name = "alice" }, untyped_elsewhere)
+check("an update's refusal is logged with the job", log_count("gpubridge guard: refused update of job 37 (user alice, account acme): "), 1)
+
+-- No table: everything is allowed (fail open).
+reset()
+os.remove(path)
+check("no table: submit allowed", submit({ account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }), "ok")
+check("no table: modify allowed", modify({ account = "acme", user_name = "alice" }, untyped_elsewhere), "ok")
+
+-- A code table after a good one: jobs still checked against the good one.
+reset()
+write(mk(good))
+contains("good table refuses", submit({ account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }), UNTYPED)
+write("return { version = 2, accounts = {} }\n")
+contains("code table: still refused", submit({ account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }), UNTYPED)
+contains("code table: modify still refused", modify({ account = "acme", user_name = "alice" }, untyped_elsewhere), UNTYPED)
+
+os.remove(path)
+if failures > 0 then
+	os.exit(1)
+end
+print("ok")
