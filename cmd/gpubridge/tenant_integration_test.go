@@ -36,7 +36,7 @@ func newTenantIT(t *testing.T, tenants ...string) *tenantIT {
 	if env.DBDSN == "" {
 		t.Fatal("GPUBRIDGE_DB_DSN is unset: `source .testbed/env`")
 	}
-	t.Setenv("GPUBRIDGE_GUARD_FILE", filepath.Join(env.Root, "etc/slurm/gpubridge-tenants.lua"))
+	t.Setenv("GPUBRIDGE_GUARD_FILE", filepath.Join(env.Root, "var/lib/gpubridge/guard/tenants.table")) // contrib/job_submit.lua's default
 	t.Setenv("GPUBRIDGE_SLURMREST_TIMEOUT", "120s")
 	h := &tenantIT{t: t, env: env}
 	h.remove(tenants...) // leftovers of an earlier, interrupted run

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -70,11 +71,19 @@ type Tenants struct {
 	PoolPartition     string `json:"poolPartition"`
 	OnDemandPartition string `json:"onDemandPartition"`
 	OnDemandQOS       string `json:"onDemandQOS"`
-	// GuardFile is where apply writes the job_submit.lua guard's tenant
-	// table (contrib/job_submit.lua reads it on the slurmctld host);
-	// empty means apply does not write it.
+	// GuardFile is where apply and the daemon's reconcile write the
+	// job_submit.lua guard's tenant table (contrib/job_submit.lua reads it
+	// on the slurmctld host; DefaultGuardFile is the script's default and
+	// the example config's); empty means the table is not written.
 	GuardFile string `json:"guardFile"`
 }
+
+// DefaultGuardFile is where contrib/job_submit.lua looks for the tenant
+// table unless slurmctld's environment sets GPUBRIDGE_GUARD_FILE: in
+// gpubridge's state directory (contrib/gpubridge.service's
+// StateDirectory=gpubridge), writable by gpubridge only, readable by
+// SlurmUser.
+const DefaultGuardFile = "/var/lib/gpubridge/guard/tenants.table"
 
 // Server is the daemon's HTTP listener (API and /metrics).
 type Server struct {
@@ -273,6 +282,9 @@ func (c Config) Validate() error {
 	}
 	if c.Tenants.QOSPrefix != "" && !validName(c.Tenants.QOSPrefix) {
 		add("tenants.qosPrefix", "%q may hold only letters, digits, '-' and '_'", c.Tenants.QOSPrefix)
+	}
+	if g := c.Tenants.GuardFile; g != "" && (!filepath.IsAbs(g) || filepath.Clean(g) != g) {
+		add("tenants.guardFile", "%q is not a clean absolute file path; use e.g. %s (the path contrib/job_submit.lua reads by default)", g, DefaultGuardFile)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -91,3 +91,25 @@ func TestMaxBodyBytes(t *testing.T) {
 		t.Fatalf("want a maxBodyBytes error, got %v", err)
 	}
 }
+
+func TestValidateGuardFile(t *testing.T) {
+	for path, ok := range map[string]bool{
+		"":                                       true, // not written
+		"/var/lib/gpubridge/guard/tenants.table": true,
+		"/etc/slurm/gpubridge-tenants.table":     true,
+		"tenants.table":                          false,
+		"/var/lib/gpubridge/guard/":              false,
+		"/var/lib/gpubridge/../guard/t":          false,
+	} {
+		c := Default()
+		c.Tenants.GuardFile = path
+		err := c.Validate()
+		var ve ValidationError
+		switch {
+		case ok && err != nil:
+			t.Errorf("%q: %v", path, err)
+		case !ok && (!errors.As(err, &ve) || len(ve) != 1 || ve[0].Field != "tenants.guardFile"):
+			t.Errorf("%q: want one tenants.guardFile problem, got %v", path, err)
+		}
+	}
+}
