@@ -11,7 +11,7 @@ cd "$(git rev-parse --show-toplevel)"
 # shellcheck disable=SC1091
 source .testbed/env
 export PATH="$PWD/bin:$PATH"
-export GPUBRIDGE_GUARD_FILE=${GPUBRIDGE_GUARD_FILE:-$GPUBRIDGE_TESTBED_ROOT/etc/slurm/gpubridge-tenants.lua}
+export GPUBRIDGE_GUARD_FILE=${GPUBRIDGE_GUARD_FILE:-$GPUBRIDGE_TESTBED_ROOT/var/lib/gpubridge/guard/tenants.table}
 type step >/dev/null 2>&1 || step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 IN=test/testbed/in-root.sh
 work=$(mktemp -d)

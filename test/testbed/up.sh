@@ -119,7 +119,7 @@ export GPUBRIDGE_SLURMREST_USER=root
 export GPUBRIDGE_SLURMDB_DSN='gpubridge_ro:gpubridge_ro@tcp(127.0.0.1:3306)/slurm_acct_db?parseTime=true&loc=UTC'
 export GPUBRIDGE_DB_DSN='gpubridge:gpubridge@tcp(127.0.0.1:3306)/gpubridge?parseTime=true&loc=UTC'
 export GPUBRIDGE_BENCH_SLURMDB_DSN='gpubridge_bench:gpubridge_bench@tcp(127.0.0.1:3306)/slurm_acct_db?parseTime=true&loc=UTC'
-export GPUBRIDGE_GUARD_FILE=$TB_ROOT/etc/slurm/gpubridge-tenants.lua
+export GPUBRIDGE_GUARD_FILE=$TB_ROOT/var/lib/gpubridge/guard/tenants.table
 export GPUBRIDGE_TESTBED_ROOT=$TB_ROOT
 export GPUBRIDGE_TESTBED_EXEC=$TB_DIR/in-root.sh
 EOF
