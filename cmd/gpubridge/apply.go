@@ -44,7 +44,7 @@ func (a *App) reconciler(ctx context.Context, guardPath string) (*reconcile.Reco
 	}
 	r := &reconcile.Reconciler{Store: st, Cluster: cl, Naming: n, Actor: actor(), Logger: a.Logger()}
 	if guardPath != "" {
-		r.WriteGuard = func(b []byte) (bool, error) { return slurmadapter.WriteGuard(guardPath, b) }
+		r.WriteGuard = slurmadapter.GuardFile{Path: guardPath, Logger: a.Logger()}.Write
 	}
 	return r, nil
 }
