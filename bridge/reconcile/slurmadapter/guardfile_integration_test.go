@@ -11,7 +11,10 @@ package slurmadapter
 //
 // The tests need no gpubridge database: they make their own Slurm accounts
 // and associations (prefix g9) with sacctmgr, write the table for them, put
-// back the table that was in place and remove what they made.
+// back the table that was in place and remove what they made. Their user is
+// dave, whom no other test makes a coordinator: a coordinator added by
+// apply right after its user was deleted and re-created does not appear in
+// Slurm (seen with grace: TestTenantDeleteWaitsForJobs after these tests).
 
 import (
 	"bytes"
@@ -294,33 +297,33 @@ func refused(t *testing.T, what, out string, ok bool, want string) {
 // submission. A typed move is accepted (the refusals are the guard's, not
 // a side effect of the update).
 func TestGuardModifyBypassRefused(t *testing.T) {
-	h := newGuardIT(t, map[string][]string{"g9acme": {"grace"}, "g9gone": {"grace"}, "g9plain": {"grace"}})
+	h := newGuardIT(t, map[string][]string{"g9acme": {"dave"}, "g9gone": {"dave"}, "g9plain": {"dave"}})
 	h.writeTable([]tenant.Tenant{
-		{Name: "g9acme", Users: []string{"grace"}, GPUs: tenant.Quota{"h100": 1}},
-		{Name: "g9gone", Users: []string{"grace"}, GPUs: tenant.Quota{"h100": 1}, State: tenant.Deleting},
+		{Name: "g9acme", Users: []string{"dave"}, GPUs: tenant.Quota{"h100": 1}},
+		{Name: "g9gone", Users: []string{"dave"}, GPUs: tenant.Quota{"h100": 1}, State: tenant.Deleting},
 	})
 	log := h.ctldLog()
 	const untyped = "GPU request without a type refused for tenant g9acme"
 
 	// A pending untyped job of an account that is not a tenant...
-	j1 := h.mustSbatch("grace", "-A", "g9plain", "-p", "pool", "--hold", "--gres=gpu:1", "--wrap", "sleep 5")
+	j1 := h.mustSbatch("dave", "-A", "g9plain", "-p", "pool", "--hold", "--gres=gpu:1", "--wrap", "sleep 5")
 	// ...may not move into the tenant, with scontrol or with slurmrestd.
-	out, ok := h.run("grace", "scontrol", "update", fmt.Sprintf("jobid=%d", j1), "account=g9acme")
+	out, ok := h.run("dave", "scontrol", "update", fmt.Sprintf("jobid=%d", j1), "account=g9acme")
 	refused(t, "scontrol update account=g9acme of an untyped job", out, ok, fmt.Sprintf("gpubridge: job %d: %s", j1, untyped))
 	if got := h.field(j1, "%a"); got != "g9plain" {
 		t.Errorf("job %d is in account %q after the refused update", j1, got)
 	}
-	if nums := h.restUpdate("grace", j1, `{"account":"g9acme"}`); len(nums) == 0 || nums[0] != 2072 {
+	if nums := h.restUpdate("dave", j1, `{"account":"g9acme"}`); len(nums) == 0 || nums[0] != 2072 {
 		t.Errorf("REST update account=g9acme of an untyped job: errors %v; want 2072 (invalid GRES)", nums)
 	}
-	logGuardLines(t, log.wait(t, fmt.Sprintf("gpubridge guard: refused update of job %d (user grace, account g9acme): gpubridge: job %d: %s", j1, j1, untyped)))
+	logGuardLines(t, log.wait(t, fmt.Sprintf("gpubridge guard: refused update of job %d (user dave, account g9acme): gpubridge: job %d: %s", j1, j1, untyped)))
 	if got := h.field(j1, "%a"); got != "g9plain" {
 		t.Errorf("job %d is in account %q after the refused REST update", j1, got)
 	}
 
 	// A typed job moves (the control).
-	j2 := h.mustSbatch("grace", "-A", "g9plain", "-p", "pool", "--hold", "--gres=gpu:h100:1", "--wrap", "sleep 5")
-	if out, ok := h.run("grace", "scontrol", "update", fmt.Sprintf("jobid=%d", j2), "account=g9acme"); !ok {
+	j2 := h.mustSbatch("dave", "-A", "g9plain", "-p", "pool", "--hold", "--gres=gpu:h100:1", "--wrap", "sleep 5")
+	if out, ok := h.run("dave", "scontrol", "update", fmt.Sprintf("jobid=%d", j2), "account=g9acme"); !ok {
 		t.Errorf("scontrol update account=g9acme of a typed job: %s", out)
 	}
 	if got := h.field(j2, "%a"); got != "g9acme" {
@@ -338,10 +341,10 @@ func TestGuardModifyBypassRefused(t *testing.T) {
 		{"gres=gpu:h100:1:1", "cannot read the GPU request"},
 		{"gres=shard:1", "GPU sharing (gres/shard) refused for tenant g9acme: the tenant has no shard quota"},
 	} {
-		out, ok := h.run("grace", "scontrol", "update", fmt.Sprintf("jobid=%d", j2), c.arg)
+		out, ok := h.run("dave", "scontrol", "update", fmt.Sprintf("jobid=%d", j2), c.arg)
 		refused(t, "scontrol update "+c.arg+" of a tenant's job", out, ok, fmt.Sprintf("gpubridge: job %d: %s", j2, c.want))
 	}
-	if nums := h.restUpdate("grace", j2, `{"tres_per_job":"gres/gpu:2"}`); len(nums) == 0 || nums[0] != 2072 {
+	if nums := h.restUpdate("dave", j2, `{"tres_per_job":"gres/gpu:2"}`); len(nums) == 0 || nums[0] != 2072 {
 		t.Errorf("REST update tres_per_job=gres/gpu:2: errors %v; want 2072", nums)
 	}
 	if got := h.field(j2, "%b|%a"); got != "gres/gpu:h100:1|g9acme" {
@@ -352,20 +355,20 @@ func TestGuardModifyBypassRefused(t *testing.T) {
 	// testbed (its GresTypes has no shard) before slurmctld sees the job;
 	// -M skips that client-side check, as a REST submission or a cluster
 	// with shard configured would, and the guard refuses it first.
-	id, msg := h.sbatch("grace", "-M", h.env.Cluster, "-A", "g9acme", "-p", "pool", "--gres=shard:1", "--wrap", "sleep 5")
+	id, msg := h.sbatch("dave", "-M", h.env.Cluster, "-A", "g9acme", "-p", "pool", "--gres=shard:1", "--wrap", "sleep 5")
 	t.Logf("sbatch -M %s -A g9acme --gres=shard:1: job %d, %s", h.env.Cluster, id, strings.TrimSpace(msg))
 	if id != 0 || !strings.Contains(msg, "GPU sharing (gres/shard) refused for tenant g9acme: the tenant has no shard quota") {
 		t.Errorf("shard submission: job %d, %q; want the guard's refusal", id, msg)
 	}
-	id, msg = h.sbatch("grace", "-A", "g9acme", "-p", "pool", "--gpus-per-task=1", "-n", "1", "--wrap", "sleep 5")
+	id, msg = h.sbatch("dave", "-A", "g9acme", "-p", "pool", "--gpus-per-task=1", "-n", "1", "--wrap", "sleep 5")
 	t.Logf("sbatch -A g9acme --gpus-per-task=1: job %d, %s", id, strings.TrimSpace(msg))
 	if id != 0 || !strings.Contains(msg, untyped) {
 		t.Errorf("untyped --gpus-per-task: job %d, %q; want the guard's refusal", id, msg)
 	}
 
 	// No job moves into a tenant being deleted, not even a typed one.
-	j3 := h.mustSbatch("grace", "-A", "g9plain", "-p", "pool", "--hold", "--gres=gpu:h100:1", "--wrap", "sleep 5")
-	out, ok = h.run("grace", "scontrol", "update", fmt.Sprintf("jobid=%d", j3), "account=g9gone")
+	j3 := h.mustSbatch("dave", "-A", "g9plain", "-p", "pool", "--hold", "--gres=gpu:h100:1", "--wrap", "sleep 5")
+	out, ok = h.run("dave", "scontrol", "update", fmt.Sprintf("jobid=%d", j3), "account=g9gone")
 	refused(t, "scontrol update account=g9gone (deleting)", out, ok, fmt.Sprintf("gpubridge: job %d: tenant g9gone is being deleted; jobs may not move into it", j3))
 	if got := h.field(j3, "%a"); got != "g9plain" {
 		t.Errorf("job %d is in account %q after the refused move", j3, got)
@@ -377,14 +380,14 @@ func TestGuardModifyBypassRefused(t *testing.T) {
 // (slurmctld keeps answering), and jobs keep being checked against the last
 // good table; a good table written afterwards is used again.
 func TestGuardTableCodeRefused(t *testing.T) {
-	h := newGuardIT(t, map[string][]string{"g9code": {"heidi"}})
-	ts := []tenant.Tenant{{Name: "g9code", Users: []string{"heidi"}, GPUs: tenant.Quota{"h100": 1}}}
+	h := newGuardIT(t, map[string][]string{"g9code": {"dave"}})
+	ts := []tenant.Tenant{{Name: "g9code", Users: []string{"dave"}, GPUs: tenant.Quota{"h100": 1}}}
 	h.writeTable(ts)
 	const untyped = "GPU request without a type refused for tenant g9code"
 	submitUntyped := func(what string) {
 		t.Helper()
 		start := time.Now()
-		id, msg := h.sbatch("heidi", "-A", "g9code", "-p", "pool", "--gres=gpu:1", "--wrap", "sleep 5")
+		id, msg := h.sbatch("dave", "-A", "g9code", "-p", "pool", "--gres=gpu:1", "--wrap", "sleep 5")
 		t.Logf("sbatch --gres=gpu:1 %s (%.1f s): job %d, %s", what, time.Since(start).Seconds(), id, strings.TrimSpace(msg))
 		if id != 0 || !strings.Contains(msg, untyped) {
 			t.Errorf("untyped submission %s: job %d, %q; want it refused", what, id, msg)
@@ -411,13 +414,13 @@ func TestGuardTableCodeRefused(t *testing.T) {
 		{"Lua bytecode", bytecode, "it is Lua bytecode"},
 		{"a version 1 table", []byte("-- gpubridge-guard v1 sha256:0123456789abcdef01234567\nreturn { version = 1, accounts = {} }\n"), "it is a version 1 table (a Lua chunk), refused"},
 		// (a new table: a file whose header is the one loaded is not read again)
-		{"a truncated table", tenant.Guard([]tenant.Tenant{{Name: "g9code", Users: []string{"heidi"}, GPUs: tenant.Quota{"h100": 2}}})[:60], "the header says"},
+		{"a truncated table", tenant.Guard([]tenant.Tenant{{Name: "g9code", Users: []string{"dave"}, GPUs: tenant.Quota{"h100": 2}}})[:60], "the header says"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			log := h.ctldLog()
 			h.replaceTable(c.data)
 			submitUntyped("with " + c.name + " in place")
-			typed := h.mustSbatch("heidi", "-A", "g9code", "-p", "pool", "--hold", "--gres=gpu:h100:1", "--wrap", "sleep 5")
+			typed := h.mustSbatch("dave", "-A", "g9code", "-p", "pool", "--hold", "--gres=gpu:h100:1", "--wrap", "sleep 5")
 			h.try("scancel", strconv.FormatInt(typed, 10))
 			s := log.wait(t, "gpubridge guard: refused "+guardPathInRoot+": "+c.why)
 			if !strings.Contains(s, "jobs are checked against the last good table (1 tenant(s))") {
@@ -431,7 +434,7 @@ func TestGuardTableCodeRefused(t *testing.T) {
 	log := h.ctldLog()
 	ts[0].GPUs = tenant.Quota{"1g.10gb": 1}
 	h.writeTable(ts)
-	id, msg := h.sbatch("heidi", "-A", "g9code", "-p", "pool", "--gres=gpu:h100:1", "--wrap", "sleep 5")
+	id, msg := h.sbatch("dave", "-A", "g9code", "-p", "pool", "--gres=gpu:h100:1", "--wrap", "sleep 5")
 	if id != 0 || !strings.Contains(msg, "GPU type h100 is not in tenant g9code's quota. Tenant g9code may use: 1g.10gb (quota 1)") {
 		t.Errorf("h100 after the new table: job %d, %q; want it refused against the new table", id, msg)
 	}
