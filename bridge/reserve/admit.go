@@ -1,0 +1,240 @@
+package reserve
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ErrNoCapacity is matched (errors.Is) by *Refusal: the booking does not
+// fit, and nothing was changed.
+var ErrNoCapacity = errors.New("not enough capacity")
+
+// Admission is what admission decides on: the installation's settings, the
+// cluster, the maintenance windows and the time.
+type Admission struct {
+	Settings    Settings
+	Inventory   Inventory
+	Maintenance []Maintenance
+	Now         time.Time
+}
+
+// Capacities is Settings.Capacities of the admission's cluster.
+func (a Admission) Capacities() map[Resource]Capacity {
+	return a.Settings.Capacities(a.Inventory, a.Maintenance, a.Now)
+}
+
+// Calendars builds the calendars of rs from the bookings (each counted
+// through Settings.Commitments).
+func (a Admission) Calendars(rs []Resource, bookings []Booking) map[Resource]*Calendar {
+	caps := a.Capacities()
+	var cs []Commitment
+	for _, b := range bookings {
+		cs = append(cs, a.Settings.Commitments(b, a.Inventory)...)
+	}
+	out := make(map[Resource]*Calendar, len(rs))
+	for _, r := range rs {
+		c, ok := caps[r]
+		if !ok {
+			c = Capacity{Resource: r}
+		}
+		out[r] = NewCalendar(c, cs)
+	}
+	return out
+}
+
+// Shortfall is an interval in which a booking does not fit one resource.
+type Shortfall struct {
+	Resource  Resource  `json:"resource"`
+	From      time.Time `json:"from"`
+	To        time.Time `json:"to"`
+	Capacity  int       `json:"capacity"`
+	Committed int       `json:"committed"` // by the other bookings
+	Asked     int       `json:"asked"`
+	Short     int       `json:"short"`
+	// OwnCommitted of Committed is the same tenant's.
+	OwnCommitted int `json:"ownCommitted"`
+	// Reasons capacity is below the pool's size in the interval.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// OtherTenants is what other tenants' conflicting bookings are shown as: a
+// count, never who or what for.
+type OtherTenants struct {
+	Resource Resource `json:"resource"`
+	Bookings int      `json:"bookings"`
+	// Most is the most the other tenants hold at once in the shortfall.
+	Most int `json:"most"`
+}
+
+// Refusal is a booking that does not fit: where, by how much, the
+// conflicts, and the next windows of the same shape that fit.
+type Refusal struct {
+	Booking    Booking        `json:"booking"`
+	Shortfalls []Shortfall    `json:"shortfalls"`
+	Own        []Booking      `json:"ownConflicts,omitempty"`
+	Others     []OtherTenants `json:"otherTenants,omitempty"`
+	Next       []Slot         `json:"nextAvailable,omitempty"`
+	// NextSearched is how far ahead the next window was looked for.
+	NextSearched time.Time `json:"nextSearchedUntil,omitzero"`
+}
+
+// Is makes errors.Is(err, ErrNoCapacity) true.
+func (r *Refusal) Is(target error) bool { return target == ErrNoCapacity }
+
+func (r *Refusal) Error() string {
+	var b strings.Builder
+	bk := r.Booking
+	fmt.Fprintf(&b, "booking refused, nothing was changed: %s for tenant %s over %s does not fit", bk.What(), bk.Tenant, Window(bk.Start, bk.End))
+	for _, s := range r.Shortfalls {
+		fmt.Fprintf(&b, "\n  short %d %s from %s to %s: %d free of %d (booked %d",
+			s.Short, s.Resource.Unit(), FormatTime(s.From, Zone{}, false), FormatTime(s.To, Zone{}, false), max(s.Capacity-s.Committed, 0), s.Capacity, s.Committed)
+		if s.OwnCommitted > 0 {
+			fmt.Fprintf(&b, ", %d of them by %s", s.OwnCommitted, bk.Tenant)
+		}
+		fmt.Fprintf(&b, "; asked %d)", s.Asked)
+		if len(s.Reasons) > 0 {
+			fmt.Fprintf(&b, "; capacity reduced by: %s", strings.Join(s.Reasons, "; "))
+		}
+	}
+	for _, o := range r.Own {
+		fmt.Fprintf(&b, "\n  conflicts with %s", o.Summary())
+	}
+	for _, o := range r.Others {
+		fmt.Fprintf(&b, "\n  conflicts with %d booking(s) of other tenants (holding up to %d %s at once there)", o.Bookings, o.Most, o.Resource.Unit())
+	}
+	switch {
+	case len(r.Next) > 0:
+		n := r.Next[0]
+		fmt.Fprintf(&b, "\n  next available: %s (%s for %s, until %s", FormatTime(n.Start, Zone{}, false), bk.What(), FormatDuration(bk.Duration()), FormatTime(n.End, Zone{}, false))
+		if !n.Latest.IsZero() && n.Latest.After(n.Start) {
+			fmt.Fprintf(&b, "; any start up to %s fits", FormatTime(n.Latest, Zone{}, false))
+		}
+		b.WriteString(")")
+	case !r.NextSearched.IsZero():
+		fmt.Fprintf(&b, "\n  next available: none with this shape before %s", FormatTime(r.NextSearched, Zone{}, false))
+	}
+	return b.String()
+}
+
+// Check decides whether b fits on top of others (every booking that may
+// overlap it, of every tenant, without b's own stored row). It returns nil
+// when b fits at every instant on every resource it takes, else a Refusal
+// without Next (see NextWindows).
+func (a Admission) Check(b Booking, others []Booking) *Refusal {
+	mine := a.Settings.Commitments(b, a.Inventory)
+	rs := a.Settings.Resources(b, a.Inventory)
+	var rest []Booking
+	for _, o := range others {
+		if b.ID == 0 || o.ID != b.ID {
+			rest = append(rest, o)
+		}
+	}
+	cals := a.Calendars(rs, rest)
+	caps := a.Capacities()
+	ref := &Refusal{Booking: b}
+	byID := map[int64]Booking{}
+	for _, o := range rest {
+		byID[o.ID] = o
+	}
+	ownSeen := map[int64]bool{}
+	for _, r := range rs {
+		cal := cals[r]
+		otherIDs := map[int64]bool{}
+		most := 0
+		for _, m := range mine {
+			if m.Resource != r {
+				continue
+			}
+			for _, seg := range cal.Segments(fromUnix(m.Start), fromUnix(m.End)) {
+				free := seg.Capacity - seg.Committed
+				if free >= m.Count {
+					continue
+				}
+				f, t := seg.From.Unix(), seg.To.Unix()
+				own := 0
+				othersNow := 0
+				for _, c := range cal.Overlapping(f, t) {
+					if c.Tenant == b.Tenant {
+						own += c.Count
+						if !ownSeen[c.Booking] {
+							ownSeen[c.Booking] = true
+							ref.Own = append(ref.Own, byID[c.Booking])
+						}
+					} else {
+						othersNow += c.Count
+						otherIDs[c.Booking] = true
+					}
+				}
+				// own and othersNow over-count when commitments do not all
+				// overlap each other; the segment's total is exact.
+				own = min(own, seg.Committed)
+				most = max(most, min(othersNow, seg.Committed-own))
+				sh := Shortfall{Resource: r, From: seg.From, To: seg.To, Capacity: seg.Capacity, Committed: seg.Committed,
+					Asked: m.Count, Short: m.Count - max(free, 0), OwnCommitted: own, Reasons: reductionsIn(caps[r], f, t)}
+				if k := len(ref.Shortfalls) - 1; k >= 0 && mergeable(ref.Shortfalls[k], sh) {
+					ref.Shortfalls[k].To = sh.To
+					ref.Shortfalls[k].OwnCommitted = max(ref.Shortfalls[k].OwnCommitted, sh.OwnCommitted)
+					continue
+				}
+				ref.Shortfalls = append(ref.Shortfalls, sh)
+			}
+		}
+		if len(otherIDs) > 0 {
+			ref.Others = append(ref.Others, OtherTenants{Resource: r, Bookings: len(otherIDs), Most: most})
+		}
+	}
+	if len(ref.Shortfalls) == 0 {
+		return nil
+	}
+	slices.SortFunc(ref.Own, func(x, y Booking) int { return x.Start.Compare(y.Start) })
+	return ref
+}
+
+func mergeable(a, b Shortfall) bool {
+	return a.Resource == b.Resource && a.To.Equal(b.From) && a.Capacity == b.Capacity && a.Committed == b.Committed && a.Asked == b.Asked &&
+		slices.Equal(a.Reasons, b.Reasons)
+}
+
+// reductionsIn lists the reasons of the reductions in force in [f, t).
+func reductionsIn(c Capacity, f, t int64) []string {
+	var out []string
+	for _, r := range c.Reductions {
+		if unix(r.Start) < t && unixEnd(r.End) > f && !slices.Contains(out, r.Reason) {
+			out = append(out, r.Reason)
+		}
+	}
+	return out
+}
+
+// NextWindows returns up to limit of the earliest windows of b's shape
+// (resources, count, length) that fit on top of others, starting at or
+// after from and no later than lastStart (zero: no bound).
+func (a Admission) NextWindows(b Booking, others []Booking, from, lastStart time.Time, limit int) []Slot {
+	probe := b
+	probe.Held = Held{}
+	probe.Start, probe.End = from, from.Add(b.Duration())
+	rs := a.Settings.Resources(probe, a.Inventory)
+	var rest []Booking
+	for _, o := range others {
+		if b.ID == 0 || o.ID != b.ID {
+			rest = append(rest, o)
+		} else if !o.Held.IsZero() {
+			// The booking being changed still holds what Slurm has.
+			rest = append(rest, Booking{ID: -1, Tenant: o.Tenant, Kind: o.Kind, GPUType: o.GPUType, NodeClass: o.NodeClass, State: StateCancelled, Held: o.Held})
+		}
+	}
+	cals := a.Calendars(rs, rest)
+	per := map[Resource]int{}
+	for _, c := range a.Settings.Commitments(probe, a.Inventory) {
+		per[c.Resource] = max(per[c.Resource], c.Count)
+	}
+	var needs []Need
+	for _, r := range slices.Sorted(maps.Keys(per)) {
+		needs = append(needs, Need{Calendar: cals[r], Count: per[r]})
+	}
+	return FindSlots(needs, from, b.Duration(), lastStart, limit)
+}
