@@ -74,7 +74,7 @@ func TestRefusalNamesOwnInFullOthersAsCounts(t *testing.T) {
 		gpuBooking(2, "globex", "h100", 1, at(10), at(20)),
 		gpuBooking(3, "initech", "h100", 1, at(15), at(30)),
 		gpuBooking(4, "globex", "h100", 4, at(100), at(200)), // not in the way
-		gpuBooking(5, "acme", "1g.10gb", 7, at(0), at(48)),  // another type
+		gpuBooking(5, "acme", "1g.10gb", 7, at(0), at(48)),   // another type
 	}
 	req := gpuBooking(0, "acme", "h100", 2, at(12), at(24))
 	r := a.Check(req, others)

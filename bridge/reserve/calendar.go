@@ -167,7 +167,7 @@ type Calendar struct {
 // commitments (those of other resources are ignored), in O(n log n).
 func NewCalendar(c Capacity, cs []Commitment) *Calendar {
 	type ev struct {
-		t          int64
+		t           int64
 		dcap, dused int
 	}
 	evs := make([]ev, 0, 2*len(cs)+2*len(c.Reductions))
