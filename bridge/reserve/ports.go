@@ -1,0 +1,115 @@
+package reserve
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors of the ports, checked with errors.Is.
+var (
+	// ErrNotFound: no booking (or maintenance window) with that id.
+	ErrNotFound = errors.New("not found")
+	// ErrUnknownTenant: Tenants knows no such tenant (or it is being deleted).
+	ErrUnknownTenant = errors.New("unknown tenant")
+	// ErrInUse: Slurm refused to delete or shrink a reservation while jobs
+	// run inside it (error 2055).
+	ErrInUse = errors.New("reservation in use")
+	// ErrBusy: Slurm has no room for a reservation (2016 "nodes are busy",
+	// 2058 "overlaps with another reservation").
+	ErrBusy = errors.New("no room in Slurm")
+)
+
+// Filter selects bookings. Zero fields select everything.
+type Filter struct {
+	// Resources: bookings of any of these resources.
+	Resources []Resource
+	Tenant    string
+	// From, To: bookings whose span (Booking.Span) overlaps [From, To);
+	// cancelled bookings Slurm holds nothing for have an empty span and are
+	// left out when either bound is set.
+	From, To time.Time
+	// IDs: only these bookings.
+	IDs []int64
+}
+
+// Store keeps one cluster's bookings and maintenance windows. Every write
+// records an audit row in the same transaction.
+type Store interface {
+	// Atomic runs fn in one transaction that holds the admission lock of
+	// each resource (locked in the given order; pass them sorted). Two
+	// Atomic calls sharing a resource never overlap, across processes and
+	// hosts; fn's reads see every commit made before its locks were granted.
+	// An error from fn rolls everything back and is returned as is.
+	Atomic(ctx context.Context, locks []Resource, fn func(Tx) error) error
+	// Get returns one booking, or ErrNotFound.
+	Get(ctx context.Context, id int64) (Booking, error)
+	// List returns the bookings f selects, by start then id.
+	List(ctx context.Context, f Filter) ([]Booking, error)
+	// Maintenance returns every maintenance window, by start then id.
+	Maintenance(ctx context.Context) ([]Maintenance, error)
+	// Project records what the projector found or made in Slurm for a
+	// booking: its state, what Slurm holds and why (note). It writes an
+	// audit row when the state or what is held changes.
+	Project(ctx context.Context, actor string, id int64, state State, held Held, note string) error
+	// Stored counts the bookings ever stored for the cluster, cancelled and
+	// ended included (the projector's guard against an empty store).
+	Stored(ctx context.Context) (int, error)
+}
+
+// Tx is the store inside Store.Atomic.
+type Tx interface {
+	Get(ctx context.Context, id int64) (Booking, error)
+	Bookings(ctx context.Context, f Filter) ([]Booking, error)
+	Maintenance(ctx context.Context) ([]Maintenance, error)
+	// Insert stores a new booking and returns it with its id.
+	Insert(ctx context.Context, actor string, b Booking) (Booking, error)
+	// Update replaces a booking's window, count, purpose, state and cancel
+	// fields (never what Slurm holds: that is Project's), under action
+	// ("modify", "cancel") in the audit log.
+	Update(ctx context.Context, actor, action string, b Booking) error
+	InsertMaintenance(ctx context.Context, actor string, m Maintenance) (Maintenance, error)
+	// DeleteMaintenance removes a window and returns it, or ErrNotFound.
+	DeleteMaintenance(ctx context.Context, actor string, id int64) (Maintenance, error)
+}
+
+// Source reads the cluster: the pool's nodes and every reservation.
+type Source interface {
+	Inventory(ctx context.Context) (Inventory, error)
+}
+
+// Tenants tells whether a tenant exists and what it may book.
+type Tenants interface {
+	// BookingPolicy returns the tenant's policy; ok is false when the
+	// tenant carries none (Settings.DefaultPolicy applies). A missing
+	// tenant is an error matching ErrUnknownTenant.
+	BookingPolicy(ctx context.Context, tenant string) (p Policy, ok bool, err error)
+}
+
+// ReservationSpec is a gpubridge reservation as the projector wants it.
+type ReservationSpec struct {
+	Name     string
+	Accounts []string
+	Start    time.Time
+	End      time.Time
+	// GPUType and Count for a GPU booking (TRES gres/gpu:<type>=<count>);
+	// Nodes for a whole-node booking.
+	GPUType string
+	Count   int
+	Nodes   []string
+	// Flags to send: IGNORE_JOBS always; on update, NO_<flag> clears one.
+	Flags []string
+}
+
+// Slurm is what the projector needs from slurmctld.
+type Slurm interface {
+	Source
+	// CreateReservation creates a reservation; ErrBusy when Slurm has no room.
+	CreateReservation(ctx context.Context, r ReservationSpec) error
+	// UpdateReservation changes an existing reservation's accounts, times
+	// and flags (Slurm cannot change its GPU count or nodes).
+	UpdateReservation(ctx context.Context, r ReservationSpec) error
+	// DeleteReservation deletes one; ErrInUse while jobs run inside, nil
+	// when it is already gone.
+	DeleteReservation(ctx context.Context, name string) error
+}

@@ -1,0 +1,677 @@
+package reserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Service is the booking use cases: what the CLI and the tenant API call.
+// Each method reads the cluster once (Source), checks the input, and makes
+// its change in one Store.Atomic transaction.
+type Service struct {
+	Store    Store
+	Source   Source
+	Tenants  Tenants
+	Settings Settings
+	// Coster prices bookings for monthly spend limits; nil when no booked
+	// rate is known (a spend limit then refuses).
+	Coster Coster
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// SearchHorizon bounds how far ahead next-available windows and find
+	// slot look when the policy sets no horizon; default 2 years.
+	SearchHorizon time.Duration
+}
+
+// pastGrace is how far in the past a start may lie and still be taken as
+// "now" (the time between parsing start=now and admitting it).
+const pastGrace = time.Minute
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) horizon(p Policy) time.Duration {
+	if p.MaxHorizon > 0 {
+		return time.Duration(p.MaxHorizon)
+	}
+	if s.SearchHorizon > 0 {
+		return s.SearchHorizon
+	}
+	return 2 * 365 * 24 * time.Hour
+}
+
+// policy returns the tenant's policy (or the default), or a problem.
+func (s *Service) policy(ctx context.Context, tenant string, ps *Problems) (Policy, error) {
+	if tenant == "" {
+		return Policy{}, nil
+	}
+	p, ok, err := s.Tenants.BookingPolicy(ctx, tenant)
+	switch {
+	case errors.Is(err, ErrUnknownTenant):
+		ps.add("tenant", "%v (see `gpubridge show tenants`)", err)
+		return Policy{}, nil
+	case err != nil:
+		return Policy{}, fmt.Errorf("read tenant %q: %w", tenant, err)
+	case !ok:
+		return s.Settings.DefaultPolicy, nil
+	}
+	return p, nil
+}
+
+// checkShape validates b against the cluster: the type or class exists
+// in the pool, the count fits the pool, whole seconds, not in the past.
+func (s *Service) checkShape(b Booking, inv Inventory, now time.Time, f Fields, ps *Problems) {
+	switch b.Kind {
+	case KindGPU:
+		if b.GPUType == "" {
+			break
+		}
+		total := inv.Total(b.GPUType)
+		switch {
+		case total == 0:
+			ps.add(f.GPUs, "the pool has no GPUs of type %q (types: %s)", b.GPUType, strings.Join(inv.Types(), ", "))
+		case b.Count > total:
+			ps.add(f.GPUs, "%d %s is more than the pool holds (%d)", b.Count, b.GPUType, total)
+		}
+	case KindNode:
+		if b.NodeClass == "" {
+			break
+		}
+		nodes := s.Settings.classNodes(inv, b.NodeClass)
+		switch {
+		case len(s.Settings.NodeClasses[b.NodeClass]) == 0:
+			ps.add(f.GPUs, "no node class %q (classes: %s; config bookings.nodeClasses)", b.NodeClass, strings.Join(slices.Sorted(maps.Keys(s.Settings.NodeClasses)), ", "))
+		case b.Count > len(nodes):
+			ps.add(f.GPUs, "%d node(s) of class %s is more than the pool holds (%d)", b.Count, b.NodeClass, len(nodes))
+		}
+	}
+	if !b.Start.IsZero() && b.Start.Before(now.Add(-pastGrace)) {
+		ps.add(f.Start, "%s is in the past (now is %s); a booking starts now or later", FormatTime(b.Start, Zone{}, false), FormatTime(now, Zone{}, false))
+	}
+	if !b.End.IsZero() && !b.End.After(now) {
+		ps.add(f.End, "%s is in the past (now is %s)", FormatTime(b.End, Zone{}, false), FormatTime(now, Zone{}, false))
+	}
+	if b.Start.Nanosecond() != 0 || b.End.Nanosecond() != 0 {
+		ps.add(f.Start, "times have second resolution")
+	}
+}
+
+// Add admits a booking atomically, or returns Problems (bad input, policy;
+// errors.Is ErrInvalid) or a *Refusal (it does not fit; ErrNoCapacity).
+func (s *Service) Add(ctx context.Context, actor string, r Request) (Booking, error) {
+	now := s.now()
+	f := r.fields()
+	b := Booking{Tenant: r.Tenant, Kind: r.Kind, GPUType: r.GPUType, NodeClass: r.NodeClass, Count: r.Count,
+		Start: r.Start.UTC(), End: r.End.UTC(), Purpose: r.Purpose, State: StateRequested, CreatedBy: actor, CreatedAt: now, UpdatedAt: now}
+	var ps Problems
+	if b.Kind != KindGPU && b.Kind != KindNode {
+		ps.add(f.GPUs, "what to book: gpus=TYPE:COUNT or nodes=CLASS:COUNT")
+	}
+	if b.Count <= 0 {
+		ps.add(f.GPUs, "count %d: book at least 1", b.Count)
+	}
+	if b.Start.IsZero() || b.End.IsZero() || !b.End.After(b.Start) {
+		ps.add(f.End, "the window must end after it starts")
+	}
+	inv, err := s.Source.Inventory(ctx)
+	if err != nil {
+		return Booking{}, fmt.Errorf("read the cluster: %w", err)
+	}
+	s.checkShape(b, inv, now, f, &ps)
+	if b.Tenant == "" {
+		ps.add("tenant", "required")
+	}
+	p, err := s.policy(ctx, b.Tenant, &ps)
+	if err != nil {
+		return Booking{}, err
+	}
+	if len(ps) > 0 {
+		return Booking{}, dedupe(ps)
+	}
+	rs := s.Settings.Resources(b, inv)
+	related := s.Settings.Related(rs, inv)
+	err = s.Store.Atomic(ctx, rs, func(tx Tx) error {
+		ref, err := s.admit(ctx, tx, b, p, inv, now, related, f)
+		if err != nil {
+			return err
+		}
+		if ref != nil {
+			return ref
+		}
+		b, err = tx.Insert(ctx, actor, b)
+		return err
+	})
+	if err != nil {
+		return Booking{}, err
+	}
+	return b, nil
+}
+
+// admit runs the policy and capacity checks inside the transaction.
+func (s *Service) admit(ctx context.Context, tx Tx, b Booking, p Policy, inv Inventory, now time.Time, related []Resource, f Fields) (*Refusal, error) {
+	maint, err := tx.Maintenance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from, to := b.Start, b.End
+	if !b.Held.IsZero() {
+		from, to = b.Span()
+	}
+	others, err := tx.Bookings(ctx, Filter{Resources: related, From: from, To: to})
+	if err != nil {
+		return nil, err
+	}
+	var own []Booking
+	if p.MonthlySpendLimit != nil {
+		// Whole months: the spend limit prices every booking of the tenant
+		// in each month the window touches.
+		own, err = tx.Bookings(ctx, Filter{Tenant: b.Tenant, From: monthOf(b.Start), To: monthOf(b.End).AddDate(0, 1, 0)})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		for _, o := range others {
+			if o.Tenant == b.Tenant {
+				own = append(own, o)
+			}
+		}
+	}
+	if pps := s.Settings.CheckPolicy(p, b, own, inv, now, s.Coster, f); len(pps) > 0 {
+		return nil, dedupe(pps)
+	}
+	adm := Admission{Settings: s.Settings, Inventory: inv, Maintenance: maint, Now: now}
+	ref := adm.Check(b, others)
+	if ref == nil {
+		return nil, nil
+	}
+	// The next window of the same shape: from the asked start (or the
+	// earliest the policy allows) up to the horizon.
+	start := b.Start
+	if min := now.Add(time.Duration(p.MinLead)); start.Before(min) {
+		start = min.Truncate(time.Second)
+	}
+	last := now.Add(s.horizon(p)).Add(-b.Duration())
+	wider, err := tx.Bookings(ctx, Filter{Resources: related, From: start, To: last.Add(b.Duration())})
+	if err != nil {
+		return nil, err
+	}
+	ref.Next = adm.NextWindows(b, wider, start, last, 1)
+	ref.NextSearched = last
+	return ref, nil
+}
+
+// dedupe drops repeated problems (the same field and message).
+func dedupe(ps Problems) Problems {
+	var out Problems
+	for _, p := range ps {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Modify changes a booking's window, count or purpose, atomically. The GPU
+// type or node class cannot change (cancel and book anew); an active
+// booking's start cannot move.
+func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) (before, after Booking, err error) {
+	now := s.now()
+	f := c.Fields
+	if f.Start == "" {
+		f = DefaultFields
+	}
+	old, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return Booking{}, Booking{}, err
+	}
+	inv, err := s.Source.Inventory(ctx)
+	if err != nil {
+		return Booking{}, Booking{}, fmt.Errorf("read the cluster: %w", err)
+	}
+	var p Policy
+	rs := s.Settings.Resources(old, inv)
+	related := s.Settings.Related(rs, inv)
+	err = s.Store.Atomic(ctx, rs, func(tx Tx) error {
+		cur, err := tx.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		before = cur
+		var ps Problems
+		switch st := cur.StateAt(now); st {
+		case StateCancelled, StateEnded:
+			ps.add("id", "booking %d is %s; it cannot change", id, st)
+			return ps
+		}
+		nb := cur
+		if c.Type != nil {
+			name := cur.GPUType
+			if cur.Kind == KindNode {
+				name = cur.NodeClass
+			}
+			if *c.Type != name || (f.GPUs == "nodes") != (cur.Kind == KindNode) {
+				ps.add(f.GPUs, "booking %d holds %s; its type or class cannot change (delete it and add a new booking)", id, cur.What())
+			}
+		}
+		if c.Count != nil {
+			nb.Count = *c.Count
+			if nb.Count <= 0 {
+				ps.add(f.GPUs, "count %d: book at least 1", nb.Count)
+			}
+		}
+		if c.Start != nil {
+			nb.Start = c.Start.UTC()
+			if !now.Before(cur.Start) && !nb.Start.Equal(cur.Start) {
+				ps.add(f.Start, "booking %d started at %s; an active booking's start cannot move", id, FormatTime(cur.Start, Zone{}, false))
+			}
+		}
+		if c.End != nil {
+			nb.End = c.End.UTC()
+		}
+		if c.Duration != nil {
+			nb.End = nb.Start.Add(*c.Duration)
+		}
+		if c.Purpose != nil {
+			nb.Purpose = *c.Purpose
+		}
+		if !nb.End.After(nb.Start) {
+			ps.add(f.End, "%s is not after start %s: a window must end after it starts", FormatTime(nb.End, Zone{}, false), FormatTime(nb.Start, Zone{}, false))
+		}
+		shapeStart := nb
+		if nb.Start.Equal(cur.Start) {
+			shapeStart.Start = now // an unchanged start is never "in the past"
+		}
+		s.checkShape(shapeStart, inv, now, f, &ps)
+		if len(ps) > 0 {
+			return dedupe(ps)
+		}
+		if p, err = s.policy(ctx, cur.Tenant, &ps); err != nil {
+			return err
+		}
+		if len(ps) > 0 {
+			return ps
+		}
+		nb.UpdatedAt = now
+		if nb.Start.Equal(cur.Start) && nb.End.Equal(cur.End) && nb.Count == cur.Count && nb.Purpose == cur.Purpose {
+			after = cur
+			return nil
+		}
+		// Growing or moving is admitted like a new booking; the stored row
+		// is left out of the others, what Slurm holds for it is not.
+		if nb.Count > cur.Count || nb.Start.Before(cur.Start) || nb.End.After(cur.End) {
+			if nb.Start.Equal(cur.Start) {
+				p.MinLead = 0 // the lead time binds a start that moves, not one that stays
+			}
+			ref, err := s.admit(ctx, tx, nb, p, inv, now, related, f)
+			if err != nil {
+				return err
+			}
+			if ref != nil {
+				return ref
+			}
+		}
+		if err := tx.Update(ctx, actor, "modify", nb); err != nil {
+			return err
+		}
+		after = nb
+		return nil
+	})
+	return before, after, err
+}
+
+// Cancel cancels a booking. Its Slurm reservation is deleted by the next
+// projection (which waits while jobs run inside); until then what Slurm
+// holds still counts.
+func (s *Service) Cancel(ctx context.Context, actor string, id int64) (Booking, error) {
+	now := s.now()
+	var out Booking
+	err := s.Store.Atomic(ctx, nil, func(tx Tx) error {
+		b, err := tx.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch st := b.StateAt(now); st {
+		case StateCancelled, StateEnded:
+			return Problems{{Field: "id", Msg: fmt.Sprintf("booking %d is %s already", id, st)}}
+		}
+		b.State, b.CancelledAt, b.CancelledBy, b.UpdatedAt = StateCancelled, now, actor, now
+		if err := tx.Update(ctx, actor, "cancel", b); err != nil {
+			return err
+		}
+		out = b
+		return nil
+	})
+	return out, err
+}
+
+// ListFilter selects bookings to show.
+type ListFilter struct {
+	Tenant string
+	States []State
+	// From, To: bookings whose window overlaps [From, To).
+	From, To time.Time
+}
+
+// List returns bookings with their present state (Booking.StateAt).
+func (s *Service) List(ctx context.Context, lf ListFilter) ([]Booking, error) {
+	now := s.now()
+	bs, err := s.Store.List(ctx, Filter{Tenant: lf.Tenant})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Booking, 0, len(bs))
+	for _, b := range bs {
+		b.State = b.StateAt(now)
+		if len(lf.States) > 0 && !slices.Contains(lf.States, b.State) {
+			continue
+		}
+		if !lf.From.IsZero() && !b.End.After(lf.From) || !lf.To.IsZero() && !b.Start.Before(lf.To) {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Get returns one booking with its present state.
+func (s *Service) Get(ctx context.Context, id int64) (Booking, error) {
+	b, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return Booking{}, err
+	}
+	b.State = b.StateAt(s.now())
+	return b, nil
+}
+
+// Availability is free and booked capacity per resource over a window.
+type Availability struct {
+	From      time.Time              `json:"from"`
+	To        time.Time              `json:"to"`
+	Step      Span                   `json:"step"`
+	Resources []ResourceAvailability `json:"resources"`
+}
+
+// ResourceAvailability is one resource's timeline.
+type ResourceAvailability struct {
+	Resource   Resource    `json:"resource"`
+	Type       string      `json:"type"`
+	Pool       int         `json:"pool"` // what the pool holds, before reductions
+	Buckets    []Bucket    `json:"buckets"`
+	Reductions []Reduction `json:"reductions,omitempty"`
+}
+
+// AvailabilityQuery asks for the timeline of some resources.
+type AvailabilityQuery struct {
+	// Types are GPU types or MIG profiles ("h100"), or node classes as
+	// "node:dgx"; empty means every type of the pool and every class.
+	Types    []string
+	From, To time.Time
+	Step     time.Duration
+}
+
+// Availability returns the timeline per resource: for each step, the
+// least capacity, the most booked and the least free.
+func (s *Service) Availability(ctx context.Context, q AvailabilityQuery) (Availability, error) {
+	var ps Problems
+	if !q.To.After(q.From) {
+		ps.add("to", "%s is not after from %s", FormatTime(q.To, Zone{}, false), FormatTime(q.From, Zone{}, false))
+	}
+	if q.Step <= 0 || q.Step%time.Second != 0 {
+		ps.add("step", "must be a positive whole number of seconds, e.g. 1h or 1d")
+	} else if q.To.After(q.From) && q.To.Sub(q.From)/q.Step > 100_000 {
+		ps.add("step", "%s over %s is more than 100000 steps; use a longer step", FormatDuration(q.Step), FormatDuration(q.To.Sub(q.From)))
+	}
+	inv, err := s.Source.Inventory(ctx)
+	if err != nil {
+		return Availability{}, fmt.Errorf("read the cluster: %w", err)
+	}
+	rs, err := s.resources(q.Types, inv, &ps)
+	if err != nil {
+		return Availability{}, err
+	}
+	if len(ps) > 0 {
+		return Availability{}, ps
+	}
+	maint, err := s.Store.Maintenance(ctx)
+	if err != nil {
+		return Availability{}, err
+	}
+	bs, err := s.Store.List(ctx, Filter{Resources: s.Settings.Related(rs, inv), From: q.From, To: q.To})
+	if err != nil {
+		return Availability{}, err
+	}
+	adm := Admission{Settings: s.Settings, Inventory: inv, Maintenance: maint, Now: s.now()}
+	cals := adm.Calendars(rs, bs)
+	caps := adm.Capacities()
+	out := Availability{From: q.From, To: q.To, Step: Span(q.Step)}
+	for _, r := range rs {
+		_, name := r.Split()
+		ra := ResourceAvailability{Resource: r, Type: name, Pool: caps[r].Total, Buckets: cals[r].Timeline(q.From, q.To, q.Step)}
+		for _, red := range caps[r].Reductions {
+			if unix(red.Start) < q.To.Unix() && unixEnd(red.End) > q.From.Unix() {
+				ra.Reductions = append(ra.Reductions, red)
+			}
+		}
+		out.Resources = append(out.Resources, ra)
+	}
+	return out, nil
+}
+
+// resources turns type names into resources, checking they exist.
+func (s *Service) resources(types []string, inv Inventory, ps *Problems) ([]Resource, error) {
+	if len(types) == 0 {
+		var rs []Resource
+		for _, t := range inv.Types() {
+			rs = append(rs, GPU(t))
+		}
+		for _, c := range slices.Sorted(maps.Keys(s.Settings.NodeClasses)) {
+			rs = append(rs, NodeClass(c))
+		}
+		return rs, nil
+	}
+	var rs []Resource
+	for _, t := range types {
+		if c, ok := strings.CutPrefix(t, "node:"); ok {
+			if _, known := s.Settings.NodeClasses[c]; !known {
+				ps.add("type", "no node class %q (config bookings.nodeClasses)", c)
+				continue
+			}
+			rs = append(rs, NodeClass(c))
+			continue
+		}
+		if inv.Total(t) == 0 {
+			ps.add("type", "the pool has no GPUs of type %q (types: %s)", t, strings.Join(inv.Types(), ", "))
+			continue
+		}
+		rs = append(rs, GPU(t))
+	}
+	slices.Sort(rs)
+	return slices.Compact(rs), nil
+}
+
+// SlotQuery asks for the earliest windows of a shape.
+type SlotQuery struct {
+	Type     string // GPU type, or node:CLASS
+	Count    int
+	Duration time.Duration
+	After    time.Time // zero: now
+	Tenant   string    // optional: apply the tenant's policy (lead time, horizon)
+	Limit    int       // default 3
+}
+
+// FindSlots returns the earliest windows of q's shape that fit now.
+func (s *Service) FindSlots(ctx context.Context, q SlotQuery) ([]Slot, error) {
+	now := s.now()
+	var ps Problems
+	if q.Count <= 0 {
+		ps.add("count", "%d: ask for at least 1", q.Count)
+	}
+	if q.Duration <= 0 {
+		ps.add("duration", "required: how long the window lasts, e.g. 14d")
+	}
+	if q.Limit <= 0 {
+		q.Limit = 3
+	}
+	after := q.After
+	if after.IsZero() || after.Before(now) {
+		after = now
+	}
+	inv, err := s.Source.Inventory(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the cluster: %w", err)
+	}
+	if q.Type == "" {
+		ps.add("type", "required: a GPU type (type=h100) or node class (type=node:dgx)")
+	}
+	probe := Booking{Tenant: q.Tenant, Kind: KindGPU, GPUType: q.Type, Count: q.Count, Start: after, End: after.Add(q.Duration)}
+	if c, ok := strings.CutPrefix(q.Type, "node:"); ok {
+		probe.Kind, probe.GPUType, probe.NodeClass = KindNode, "", c
+	}
+	if q.Type != "" {
+		s.checkShape(Booking{Kind: probe.Kind, GPUType: probe.GPUType, NodeClass: probe.NodeClass, Count: q.Count}, inv, now, Fields{Start: "after", End: "duration", GPUs: "type"}, &ps)
+	}
+	p, err := s.policy(ctx, q.Tenant, &ps)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) > 0 {
+		return nil, dedupe(ps)
+	}
+	if lead := now.Add(time.Duration(p.MinLead)); after.Before(lead) {
+		after = lead.Truncate(time.Second)
+	}
+	last := now.Add(s.horizon(p)).Add(-q.Duration)
+	rs := s.Settings.Resources(probe, inv)
+	maint, err := s.Store.Maintenance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := s.Store.List(ctx, Filter{Resources: s.Settings.Related(rs, inv), From: after, To: last.Add(q.Duration)})
+	if err != nil {
+		return nil, err
+	}
+	adm := Admission{Settings: s.Settings, Inventory: inv, Maintenance: maint, Now: now}
+	return adm.NextWindows(probe, bs, after, last, q.Limit), nil
+}
+
+// AddMaintenance records a maintenance window on pool nodes and returns it
+// with the bookings it puts at risk (those that no longer fit: the window
+// is the admin's call, so it is recorded anyway, and the projector marks
+// them).
+func (s *Service) AddMaintenance(ctx context.Context, actor string, m Maintenance) (Maintenance, []Booking, error) {
+	now := s.now()
+	var ps Problems
+	inv, err := s.Source.Inventory(ctx)
+	if err != nil {
+		return Maintenance{}, nil, fmt.Errorf("read the cluster: %w", err)
+	}
+	if len(m.Nodes) == 0 {
+		ps.add("nodes", "required: the nodes under maintenance (nodes=gpu-a,gpu-b)")
+	}
+	var rs []Resource
+	for _, n := range m.Nodes {
+		nd, ok := inv.node(n)
+		if !ok {
+			var names []string
+			for _, x := range inv.Nodes {
+				names = append(names, x.Name)
+			}
+			ps.add("nodes", "%q is not a node of the pool (nodes: %s)", n, strings.Join(names, ", "))
+			continue
+		}
+		for t := range nd.GPUs {
+			rs = append(rs, GPU(t))
+		}
+		for c, ns := range s.Settings.NodeClasses {
+			if slices.Contains(ns, n) {
+				rs = append(rs, NodeClass(c))
+			}
+		}
+	}
+	if m.Start.IsZero() || m.End.IsZero() || !m.End.After(m.Start) {
+		ps.add("end", "the window must end after it starts")
+	} else if !m.End.After(now) {
+		ps.add("end", "%s is in the past", FormatTime(m.End, Zone{}, false))
+	}
+	checkPurpose(&ps, m.Reason)
+	if len(ps) > 0 {
+		for i := range ps {
+			if ps[i].Field == "purpose" {
+				ps[i].Field = "reason"
+			}
+		}
+		return Maintenance{}, nil, dedupe(ps)
+	}
+	slices.Sort(rs)
+	rs = slices.Compact(rs)
+	m.CreatedBy, m.CreatedAt = actor, now
+	var hit []Booking
+	err = s.Store.Atomic(ctx, rs, func(tx Tx) error {
+		var err error
+		if m, err = tx.InsertMaintenance(ctx, actor, m); err != nil {
+			return err
+		}
+		maint, err := tx.Maintenance(ctx)
+		if err != nil {
+			return err
+		}
+		bs, err := tx.Bookings(ctx, Filter{Resources: s.Settings.Related(rs, inv), From: m.Start, To: m.End})
+		if err != nil {
+			return err
+		}
+		hit = s.unfit(bs, inv, maint, now)
+		return nil
+	})
+	return m, hit, err
+}
+
+// unfit returns the bookings that do not fit the capacity, taking them
+// in start order (the earliest admitted keep their place).
+func (s *Service) unfit(bs []Booking, inv Inventory, maint []Maintenance, now time.Time) []Booking {
+	adm := Admission{Settings: s.Settings, Inventory: inv, Maintenance: maint, Now: now}
+	sorted := slices.Clone(bs)
+	slices.SortFunc(sorted, func(a, b Booking) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return int(a.ID - b.ID)
+	})
+	var kept, out []Booking
+	for _, b := range sorted {
+		if b.Cancelled() || !b.End.After(now) {
+			kept = append(kept, b)
+			continue
+		}
+		if adm.Check(b, kept) != nil {
+			out = append(out, b)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	return out
+}
+
+// DeleteMaintenance removes a maintenance window.
+func (s *Service) DeleteMaintenance(ctx context.Context, actor string, id int64) (Maintenance, error) {
+	var m Maintenance
+	err := s.Store.Atomic(ctx, nil, func(tx Tx) error {
+		var err error
+		m, err = tx.DeleteMaintenance(ctx, actor, id)
+		return err
+	})
+	return m, err
+}
+
+// Maintenance lists the maintenance windows.
+func (s *Service) Maintenance(ctx context.Context) ([]Maintenance, error) {
+	return s.Store.Maintenance(ctx)
+}

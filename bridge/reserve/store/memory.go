@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+)
+
+// Memory is an in-memory Store. Atomic serialises every transaction (a
+// superset of per-resource locks) and undoes fn's writes when it fails.
+type Memory struct {
+	mu       sync.Mutex
+	bookings map[int64]reserve.Booking
+	maint    map[int64]reserve.Maintenance
+	nextID   int64
+	nextM    int64
+	audit    []sqldb.AuditEntry
+	now      func() time.Time
+}
+
+var _ reserve.Store = (*Memory)(nil)
+
+// NewMemory returns an empty store.
+func NewMemory() *Memory {
+	return &Memory{bookings: map[int64]reserve.Booking{}, maint: map[int64]reserve.Maintenance{}, now: time.Now}
+}
+
+// WithClock sets the clock of audit rows.
+func (m *Memory) WithClock(now func() time.Time) *Memory { m.now = now; return m }
+
+// Audit returns the audit rows written so far.
+func (m *Memory) Audit() []sqldb.AuditEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.audit)
+}
+
+// Atomic runs fn under the store's one lock.
+func (m *Memory) Atomic(ctx context.Context, _ []reserve.Resource, fn func(reserve.Tx) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	saved := struct {
+		b     map[int64]reserve.Booking
+		mt    map[int64]reserve.Maintenance
+		id, n int64
+		audit int
+	}{maps.Clone(m.bookings), maps.Clone(m.maint), m.nextID, m.nextM, len(m.audit)}
+	if err := fn(memTx{m}); err != nil {
+		m.bookings, m.maint, m.nextID, m.nextM, m.audit = saved.b, saved.mt, saved.id, saved.n, m.audit[:saved.audit]
+		return err
+	}
+	return nil
+}
+
+func (m *Memory) get(id int64) (reserve.Booking, error) {
+	b, ok := m.bookings[id]
+	if !ok {
+		return reserve.Booking{}, fmt.Errorf("booking %d: %w", id, reserve.ErrNotFound)
+	}
+	return clone(b), nil
+}
+
+func clone(b reserve.Booking) reserve.Booking {
+	b.Held.Nodes = slices.Clone(b.Held.Nodes)
+	return b
+}
+
+func (m *Memory) list(f reserve.Filter) []reserve.Booking {
+	var out []reserve.Booking
+	for _, b := range m.bookings {
+		if len(f.Resources) > 0 && !slices.Contains(f.Resources, b.Resource()) {
+			continue
+		}
+		if f.Tenant != "" && b.Tenant != f.Tenant {
+			continue
+		}
+		if len(f.IDs) > 0 && !slices.Contains(f.IDs, b.ID) {
+			continue
+		}
+		if !f.From.IsZero() || !f.To.IsZero() {
+			s, e := b.Span()
+			if !e.After(s) || !f.From.IsZero() && !e.After(f.From) || !f.To.IsZero() && !s.Before(f.To) {
+				continue
+			}
+		}
+		out = append(out, clone(b))
+	}
+	slices.SortFunc(out, func(a, b reserve.Booking) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return int(a.ID - b.ID)
+	})
+	return out
+}
+
+func (m *Memory) maintList() []reserve.Maintenance {
+	out := slices.Collect(maps.Values(m.maint))
+	slices.SortFunc(out, func(a, b reserve.Maintenance) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return int(a.ID - b.ID)
+	})
+	return out
+}
+
+func (m *Memory) record(actor, action, kind string, id int64, before, after any) {
+	e := sqldb.AuditEntry{ID: int64(len(m.audit) + 1), At: m.now().UTC(), Actor: actor, Action: action, ObjectKind: kind, ObjectName: strconv.FormatInt(id, 10)}
+	for _, p := range []struct {
+		v   any
+		dst **string
+	}{{before, &e.Before}, {after, &e.After}} {
+		if p.v != nil {
+			b, _ := json.Marshal(p.v)
+			s := string(b)
+			*p.dst = &s
+		}
+	}
+	m.audit = append(m.audit, e)
+}
+
+// Get returns one booking.
+func (m *Memory) Get(_ context.Context, id int64) (reserve.Booking, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.get(id)
+}
+
+// List returns the bookings f selects.
+func (m *Memory) List(_ context.Context, f reserve.Filter) ([]reserve.Booking, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.list(f), nil
+}
+
+// Maintenance returns every maintenance window.
+func (m *Memory) Maintenance(context.Context) ([]reserve.Maintenance, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.maintList(), nil
+}
+
+// Stored counts the bookings ever stored.
+func (m *Memory) Stored(context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.bookings), nil
+}
+
+// Project records the projector's view of a booking.
+func (m *Memory) Project(_ context.Context, actor string, id int64, state reserve.State, held reserve.Held, note string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, err := m.get(id)
+	if err != nil {
+		return err
+	}
+	next := cur
+	if !cur.Cancelled() {
+		next.State = state
+	}
+	next.Held, next.Note = held, clip(note, 1024)
+	next.Held.Nodes = slices.Clone(held.Nodes)
+	m.bookings[id] = next
+	if next.State != cur.State || !heldEqual(next.Held, cur.Held) {
+		m.record(actor, "project", AuditBooking, id, cur, next)
+	}
+	return nil
+}
+
+type memTx struct{ m *Memory }
+
+func (t memTx) Get(_ context.Context, id int64) (reserve.Booking, error) { return t.m.get(id) }
+
+func (t memTx) Bookings(_ context.Context, f reserve.Filter) ([]reserve.Booking, error) {
+	return t.m.list(f), nil
+}
+
+func (t memTx) Maintenance(context.Context) ([]reserve.Maintenance, error) {
+	return t.m.maintList(), nil
+}
+
+func (t memTx) Insert(_ context.Context, actor string, b reserve.Booking) (reserve.Booking, error) {
+	t.m.nextID++
+	b.ID = t.m.nextID
+	b.Start, b.End, b.CreatedAt, b.UpdatedAt = b.Start.UTC(), b.End.UTC(), b.CreatedAt.UTC().Truncate(time.Microsecond), b.UpdatedAt.UTC().Truncate(time.Microsecond)
+	t.m.bookings[b.ID] = clone(b)
+	t.m.record(actor, "create", AuditBooking, b.ID, nil, b)
+	return b, nil
+}
+
+func (t memTx) Update(_ context.Context, actor, action string, b reserve.Booking) error {
+	cur, err := t.m.get(b.ID)
+	if err != nil {
+		return err
+	}
+	next := cur
+	next.Count, next.Start, next.End, next.Purpose, next.State = b.Count, b.Start.UTC(), b.End.UTC(), b.Purpose, b.State
+	next.UpdatedAt, next.CancelledAt, next.CancelledBy = b.UpdatedAt.UTC().Truncate(time.Microsecond), b.CancelledAt.UTC().Truncate(time.Microsecond), b.CancelledBy
+	if b.CancelledAt.IsZero() {
+		next.CancelledAt = time.Time{}
+	}
+	t.m.bookings[b.ID] = next
+	t.m.record(actor, action, AuditBooking, b.ID, cur, next)
+	return nil
+}
+
+func (t memTx) InsertMaintenance(_ context.Context, actor string, mt reserve.Maintenance) (reserve.Maintenance, error) {
+	t.m.nextM++
+	mt.ID = t.m.nextM
+	mt.Start, mt.End, mt.CreatedAt = mt.Start.UTC(), mt.End.UTC(), mt.CreatedAt.UTC().Truncate(time.Microsecond)
+	mt.Nodes = slices.Clone(mt.Nodes)
+	t.m.maint[mt.ID] = mt
+	t.m.record(actor, "create", AuditMaintenance, mt.ID, nil, mt)
+	return mt, nil
+}
+
+func (t memTx) DeleteMaintenance(_ context.Context, actor string, id int64) (reserve.Maintenance, error) {
+	mt, ok := t.m.maint[id]
+	if !ok {
+		return reserve.Maintenance{}, fmt.Errorf("maintenance window %d: %w", id, reserve.ErrNotFound)
+	}
+	delete(t.m.maint, id)
+	t.m.record(actor, "delete", AuditMaintenance, id, mt, nil)
+	return mt, nil
+}
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }

@@ -1,0 +1,433 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+)
+
+// Audit log object kinds.
+const (
+	AuditBooking     = "booking"
+	AuditMaintenance = "maintenance"
+)
+
+// DB is the MariaDB store of one cluster's bookings.
+type DB struct {
+	db      *sqlx.DB
+	cluster string
+	now     func() time.Time
+	known   sync.Map // lock rows known to exist
+}
+
+var _ reserve.Store = (*DB)(nil)
+
+// New returns the store of cluster on a migrated database (sqldb.Migrate).
+func New(db *sqlx.DB, cluster string) *DB { return &DB{db: db, cluster: cluster, now: time.Now} }
+
+// WithClock sets the clock of audit rows (tests).
+func (s *DB) WithClock(now func() time.Time) *DB { s.now = now; return s }
+
+// attempts is how often Atomic runs a transaction that MariaDB aborted as a
+// deadlock victim, after a lock wait timeout, or because a row it locked
+// changed after its snapshot (innodb_snapshot_isolation).
+const attempts = 5
+
+// Atomic runs fn holding the lock rows of the resources. The lock rows are
+// created beforehand, outside the transaction (two transactions inserting
+// the same new key can deadlock each other). The lock is the transaction's
+// first statement: under REPEATABLE READ its snapshot is taken at the first
+// plain read, after the lock is granted, so fn sees every booking committed
+// by the lock's previous holder.
+func (s *DB) Atomic(ctx context.Context, locks []reserve.Resource, fn func(reserve.Tx) error) error {
+	if err := s.ensureLocks(ctx, locks); err != nil {
+		return err
+	}
+	var err error
+	for try := 1; try <= attempts; try++ {
+		err = sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+			if len(locks) > 0 {
+				q, args, err := sqlx.In(`SELECT resource FROM booking_locks WHERE cluster = ? AND resource IN (?) ORDER BY resource FOR UPDATE`, s.cluster, resourceStrings(locks))
+				if err != nil {
+					return err
+				}
+				var got []string
+				if err := tx.SelectContext(ctx, &got, q, args...); err != nil {
+					return fmt.Errorf("lock %s: %w", strings.Join(resourceStrings(locks), ","), err)
+				}
+				if len(got) != len(uniq(locks)) {
+					return fmt.Errorf("lock %s: %d of %d lock rows found", strings.Join(resourceStrings(locks), ","), len(got), len(uniq(locks)))
+				}
+			}
+			return fn(&dbTx{s: s, tx: tx})
+		})
+		if !retryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func retryable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205 || me.Number == 1020)
+}
+
+func uniq(rs []reserve.Resource) map[reserve.Resource]bool {
+	m := map[reserve.Resource]bool{}
+	for _, r := range rs {
+		m[r] = true
+	}
+	return m
+}
+
+func resourceStrings(rs []reserve.Resource) []string {
+	out := make([]string, 0, len(rs))
+	for r := range uniq(rs) {
+		out = append(out, string(r))
+	}
+	return out
+}
+
+func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
+	var missing []string
+	for _, r := range resourceStrings(locks) {
+		if _, ok := s.known.Load(r); !ok {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var vals []string
+	var args []any
+	for _, r := range missing {
+		vals = append(vals, "(?, ?)")
+		args = append(args, s.cluster, r)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES `+strings.Join(vals, ", "), args...); err != nil {
+		return fmt.Errorf("create booking lock rows: %w", err)
+	}
+	for _, r := range missing {
+		s.known.Store(r, true)
+	}
+	return nil
+}
+
+type bookingRow struct {
+	ID          int64        `db:"id"`
+	Cluster     string       `db:"cluster"`
+	Tenant      string       `db:"tenant"`
+	Kind        string       `db:"kind"`
+	Resource    string       `db:"resource"`
+	Count       int          `db:"count"`
+	StartAt     time.Time    `db:"start_at"`
+	EndAt       time.Time    `db:"end_at"`
+	Purpose     string       `db:"purpose"`
+	State       string       `db:"state"`
+	CreatedBy   string       `db:"created_by"`
+	CreatedAt   time.Time    `db:"created_at"`
+	UpdatedAt   time.Time    `db:"updated_at"`
+	CancelledAt sql.NullTime `db:"cancelled_at"`
+	CancelledBy string       `db:"cancelled_by"`
+	HeldName    string       `db:"held_name"`
+	HeldStart   sql.NullTime `db:"held_start"`
+	HeldEnd     sql.NullTime `db:"held_end"`
+	HeldCount   int          `db:"held_count"`
+	HeldNodes   string       `db:"held_nodes"`
+	Note        string       `db:"note"`
+}
+
+const bookingCols = `id, cluster, tenant, kind, resource, count, start_at, end_at, purpose, state, created_by, created_at, updated_at,
+	cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note`
+
+func toRow(cluster string, b reserve.Booking) bookingRow {
+	r := bookingRow{
+		ID: b.ID, Cluster: cluster, Tenant: b.Tenant, Kind: string(b.Kind), Resource: string(b.Resource()), Count: b.Count,
+		StartAt: b.Start.UTC(), EndAt: b.End.UTC(), Purpose: b.Purpose, State: string(b.State), CreatedBy: b.CreatedBy,
+		CreatedAt: b.CreatedAt.UTC().Truncate(time.Microsecond), UpdatedAt: b.UpdatedAt.UTC().Truncate(time.Microsecond), CancelledBy: b.CancelledBy,
+		Note: clip(b.Note, 1024),
+	}
+	if !b.CancelledAt.IsZero() {
+		r.CancelledAt = sql.NullTime{Time: b.CancelledAt.UTC().Truncate(time.Microsecond), Valid: true}
+	}
+	r.HeldName, r.HeldStart, r.HeldEnd, r.HeldCount, r.HeldNodes = heldCols(b.Held)
+	return r
+}
+
+func heldCols(h reserve.Held) (string, sql.NullTime, sql.NullTime, int, string) {
+	if h.IsZero() {
+		return "", sql.NullTime{}, sql.NullTime{}, 0, ""
+	}
+	return h.Reservation, sql.NullTime{Time: h.Start.UTC(), Valid: true}, sql.NullTime{Time: h.End.UTC(), Valid: true}, h.Count, strings.Join(h.Nodes, ",")
+}
+
+func (r bookingRow) booking() reserve.Booking {
+	b := reserve.Booking{
+		ID: r.ID, Tenant: r.Tenant, Kind: reserve.Kind(r.Kind), Count: r.Count, Start: r.StartAt.UTC(), End: r.EndAt.UTC(),
+		Purpose: r.Purpose, State: reserve.State(r.State), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		CancelledBy: r.CancelledBy, Note: r.Note,
+	}
+	_, name := reserve.Resource(r.Resource).Split()
+	if b.Kind == reserve.KindNode {
+		b.NodeClass = name
+	} else {
+		b.GPUType = name
+	}
+	if r.CancelledAt.Valid {
+		b.CancelledAt = r.CancelledAt.Time.UTC()
+	}
+	if r.HeldName != "" {
+		b.Held = reserve.Held{Reservation: r.HeldName, Start: r.HeldStart.Time.UTC(), End: r.HeldEnd.Time.UTC(), Count: r.HeldCount}
+		if r.HeldNodes != "" {
+			b.Held.Nodes = strings.Split(r.HeldNodes, ",")
+		}
+	}
+	return b
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+type queryer interface {
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+func (s *DB) selectBookings(ctx context.Context, q queryer, f reserve.Filter, forUpdate bool) ([]reserve.Booking, error) {
+	where := []string{"cluster = ?"}
+	args := []any{s.cluster}
+	if len(f.Resources) > 0 {
+		where = append(where, "resource IN (?)")
+		args = append(args, resourceStrings(f.Resources))
+	}
+	if f.Tenant != "" {
+		where = append(where, "tenant = ?")
+		args = append(args, f.Tenant)
+	}
+	if !f.From.IsZero() || !f.To.IsZero() {
+		where = append(where, "span_end > span_start")
+	}
+	if !f.From.IsZero() {
+		where = append(where, "span_end > ?")
+		args = append(args, f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		where = append(where, "span_start < ?")
+		args = append(args, f.To.UTC())
+	}
+	if len(f.IDs) > 0 {
+		where = append(where, "id IN (?)")
+		args = append(args, f.IDs)
+	}
+	query := `SELECT ` + bookingCols + ` FROM bookings WHERE ` + strings.Join(where, " AND ") + ` ORDER BY start_at, id`
+	if forUpdate {
+		query += ` FOR UPDATE`
+	}
+	query, args, err := sqlx.In(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var rows []bookingRow
+	if err := q.SelectContext(ctx, &rows, query, args...); err != nil {
+		return nil, fmt.Errorf("read bookings: %w", err)
+	}
+	out := make([]reserve.Booking, len(rows))
+	for i, r := range rows {
+		out[i] = r.booking()
+	}
+	return out, nil
+}
+
+func (s *DB) get(ctx context.Context, q queryer, id int64, forUpdate bool) (reserve.Booking, error) {
+	bs, err := s.selectBookings(ctx, q, reserve.Filter{IDs: []int64{id}}, forUpdate)
+	if err != nil {
+		return reserve.Booking{}, err
+	}
+	if len(bs) == 0 {
+		return reserve.Booking{}, fmt.Errorf("booking %d: %w", id, reserve.ErrNotFound)
+	}
+	return bs[0], nil
+}
+
+// Get returns one booking.
+func (s *DB) Get(ctx context.Context, id int64) (reserve.Booking, error) { return s.get(ctx, s.db, id, false) }
+
+// List returns the bookings f selects.
+func (s *DB) List(ctx context.Context, f reserve.Filter) ([]reserve.Booking, error) {
+	return s.selectBookings(ctx, s.db, f, false)
+}
+
+type maintRow struct {
+	ID        int64     `db:"id"`
+	Cluster   string    `db:"cluster"`
+	Nodes     string    `db:"nodes"`
+	StartAt   time.Time `db:"start_at"`
+	EndAt     time.Time `db:"end_at"`
+	Reason    string    `db:"reason"`
+	CreatedBy string    `db:"created_by"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+const maintCols = `id, cluster, nodes, start_at, end_at, reason, created_by, created_at`
+
+func (r maintRow) maintenance() reserve.Maintenance {
+	return reserve.Maintenance{ID: r.ID, Nodes: strings.Split(r.Nodes, ","), Start: r.StartAt.UTC(), End: r.EndAt.UTC(),
+		Reason: r.Reason, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()}
+}
+
+func (s *DB) maintenance(ctx context.Context, q queryer) ([]reserve.Maintenance, error) {
+	var rows []maintRow
+	if err := q.SelectContext(ctx, &rows, `SELECT `+maintCols+` FROM booking_maintenance WHERE cluster = ? ORDER BY start_at, id`, s.cluster); err != nil {
+		return nil, fmt.Errorf("read maintenance windows: %w", err)
+	}
+	out := make([]reserve.Maintenance, len(rows))
+	for i, r := range rows {
+		out[i] = r.maintenance()
+	}
+	return out, nil
+}
+
+// Maintenance returns every maintenance window.
+func (s *DB) Maintenance(ctx context.Context) ([]reserve.Maintenance, error) {
+	return s.maintenance(ctx, s.db)
+}
+
+// Stored counts every booking row of the cluster.
+func (s *DB) Stored(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM bookings WHERE cluster = ?`, s.cluster); err != nil {
+		return 0, fmt.Errorf("count bookings: %w", err)
+	}
+	return n, nil
+}
+
+// Project records the projector's view of a booking. A cancellation made
+// meanwhile stays: the state is not overwritten for a cancelled booking.
+func (s *DB) Project(ctx context.Context, actor string, id int64, state reserve.State, held reserve.Held, note string) error {
+	return sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		cur, err := s.get(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		next := cur
+		if !cur.Cancelled() {
+			next.State = state
+		}
+		next.Held, next.Note = held, clip(note, 1024)
+		if next.State == cur.State && heldEqual(next.Held, cur.Held) && next.Note == cur.Note {
+			return nil
+		}
+		name, hs, he, hc, hn := heldCols(next.Held)
+		if _, err := tx.ExecContext(ctx, `UPDATE bookings SET state = ?, held_name = ?, held_start = ?, held_end = ?, held_count = ?, held_nodes = ?, note = ?
+			WHERE cluster = ? AND id = ?`, string(next.State), name, hs, he, hc, hn, next.Note, s.cluster, id); err != nil {
+			return fmt.Errorf("record projection of booking %d: %w", id, err)
+		}
+		if next.State == cur.State && heldEqual(next.Held, cur.Held) {
+			return nil // a changed note alone is not an audit event
+		}
+		return sqldb.Audit(ctx, tx, s.now(), actor, "project", AuditBooking, strconv.FormatInt(id, 10), cur, next)
+	})
+}
+
+func heldEqual(a, b reserve.Held) bool {
+	return a.Reservation == b.Reservation && a.Start.Equal(b.Start) && a.End.Equal(b.End) && a.Count == b.Count && strings.Join(a.Nodes, ",") == strings.Join(b.Nodes, ",")
+}
+
+// dbTx is the store inside Atomic.
+type dbTx struct {
+	s  *DB
+	tx *sqlx.Tx
+}
+
+func (t *dbTx) Get(ctx context.Context, id int64) (reserve.Booking, error) {
+	return t.s.get(ctx, t.tx, id, false)
+}
+
+func (t *dbTx) Bookings(ctx context.Context, f reserve.Filter) ([]reserve.Booking, error) {
+	return t.s.selectBookings(ctx, t.tx, f, false)
+}
+
+func (t *dbTx) Maintenance(ctx context.Context) ([]reserve.Maintenance, error) {
+	return t.s.maintenance(ctx, t.tx)
+}
+
+func (t *dbTx) Insert(ctx context.Context, actor string, b reserve.Booking) (reserve.Booking, error) {
+	r := toRow(t.s.cluster, b)
+	res, err := t.tx.NamedExecContext(ctx, `INSERT INTO bookings (cluster, tenant, kind, resource, count, start_at, end_at, purpose, state,
+		created_by, created_at, updated_at, cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note)
+		VALUES (:cluster, :tenant, :kind, :resource, :count, :start_at, :end_at, :purpose, :state,
+		:created_by, :created_at, :updated_at, :cancelled_at, :cancelled_by, :held_name, :held_start, :held_end, :held_count, :held_nodes, :note)`, r)
+	if err != nil {
+		return b, fmt.Errorf("insert booking: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return b, fmt.Errorf("insert booking: %w", err)
+	}
+	b.ID = id
+	if err := sqldb.Audit(ctx, t.tx, t.s.now(), actor, "create", AuditBooking, strconv.FormatInt(id, 10), nil, b); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+func (t *dbTx) Update(ctx context.Context, actor, action string, b reserve.Booking) error {
+	before, err := t.s.get(ctx, t.tx, b.ID, true)
+	if err != nil {
+		return err
+	}
+	r := toRow(t.s.cluster, b)
+	if _, err := t.tx.NamedExecContext(ctx, `UPDATE bookings SET count = :count, start_at = :start_at, end_at = :end_at, purpose = :purpose,
+		state = :state, updated_at = :updated_at, cancelled_at = :cancelled_at, cancelled_by = :cancelled_by
+		WHERE cluster = :cluster AND id = :id`, r); err != nil {
+		return fmt.Errorf("update booking %d: %w", b.ID, err)
+	}
+	after := b
+	after.Held, after.Note = before.Held, before.Note
+	return sqldb.Audit(ctx, t.tx, t.s.now(), actor, action, AuditBooking, strconv.FormatInt(b.ID, 10), before, after)
+}
+
+func (t *dbTx) InsertMaintenance(ctx context.Context, actor string, m reserve.Maintenance) (reserve.Maintenance, error) {
+	r := maintRow{Cluster: t.s.cluster, Nodes: strings.Join(m.Nodes, ","), StartAt: m.Start.UTC(), EndAt: m.End.UTC(), Reason: m.Reason,
+		CreatedBy: m.CreatedBy, CreatedAt: m.CreatedAt.UTC().Truncate(time.Microsecond)}
+	res, err := t.tx.NamedExecContext(ctx, `INSERT INTO booking_maintenance (cluster, nodes, start_at, end_at, reason, created_by, created_at)
+		VALUES (:cluster, :nodes, :start_at, :end_at, :reason, :created_by, :created_at)`, r)
+	if err != nil {
+		return m, fmt.Errorf("insert maintenance window: %w", err)
+	}
+	if m.ID, err = res.LastInsertId(); err != nil {
+		return m, err
+	}
+	return m, sqldb.Audit(ctx, t.tx, t.s.now(), actor, "create", AuditMaintenance, strconv.FormatInt(m.ID, 10), nil, m)
+}
+
+func (t *dbTx) DeleteMaintenance(ctx context.Context, actor string, id int64) (reserve.Maintenance, error) {
+	var rows []maintRow
+	if err := t.tx.SelectContext(ctx, &rows, `SELECT `+maintCols+` FROM booking_maintenance WHERE cluster = ? AND id = ? FOR UPDATE`, t.s.cluster, id); err != nil {
+		return reserve.Maintenance{}, fmt.Errorf("read maintenance window %d: %w", id, err)
+	}
+	if len(rows) == 0 {
+		return reserve.Maintenance{}, fmt.Errorf("maintenance window %d: %w", id, reserve.ErrNotFound)
+	}
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM booking_maintenance WHERE cluster = ? AND id = ?`, t.s.cluster, id); err != nil {
+		return reserve.Maintenance{}, fmt.Errorf("delete maintenance window %d: %w", id, err)
+	}
+	m := rows[0].maintenance()
+	return m, sqldb.Audit(ctx, t.tx, t.s.now(), actor, "delete", AuditMaintenance, strconv.FormatInt(id, 10), m, nil)
+}
