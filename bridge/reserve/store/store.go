@@ -266,7 +266,9 @@ func (s *DB) get(ctx context.Context, q queryer, id int64, forUpdate bool) (rese
 }
 
 // Get returns one booking.
-func (s *DB) Get(ctx context.Context, id int64) (reserve.Booking, error) { return s.get(ctx, s.db, id, false) }
+func (s *DB) Get(ctx context.Context, id int64) (reserve.Booking, error) {
+	return s.get(ctx, s.db, id, false)
+}
 
 // List returns the bookings f selects.
 func (s *DB) List(ctx context.Context, f reserve.Filter) ([]reserve.Booking, error) {
