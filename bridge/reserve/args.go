@@ -64,13 +64,17 @@ func ParseAdd(kv map[string]string, now time.Time, zone Zone) (Request, Problems
 	case hasN:
 		r.Kind = KindNode
 		r.NodeClass, r.Count = parseAmount(&ps, "nodes", n, "nodes=dgx:2")
+		r.Fields.GPUs = "nodes"
 	case hasG:
 		r.Kind = KindGPU
 		r.GPUType, r.Count = parseAmount(&ps, "gpus", g, "gpus=h100:8")
 	default:
 		ps.add("gpus", "required: what to book, gpus=TYPE:COUNT (gpus=h100:8) or nodes=CLASS:COUNT")
 	}
-	r.Fields = DefaultFields
+	r.Fields.Start, r.Fields.End = DefaultFields.Start, DefaultFields.End
+	if r.Fields.GPUs == "" {
+		r.Fields.GPUs = DefaultFields.GPUs
+	}
 	if s, ok := kv["start"]; ok {
 		r.Start = parseTimeField(&ps, "start", s, now, zone)
 	} else {

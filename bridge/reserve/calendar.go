@@ -325,7 +325,7 @@ func (c *Calendar) goodRuns(from, until int64, need int) [][2]int64 {
 
 // Slot is a window that fits: any start from Start to Latest (inclusive)
 // gives a window of the asked length that fits; a zero Latest means any
-// later start fits too.
+// later start fits too, up to the end of the search.
 type Slot struct {
 	Start  time.Time `json:"start"`
 	End    time.Time `json:"end"` // Start + the asked length
@@ -367,17 +367,13 @@ func FindSlots(needs []Need, after time.Time, d time.Duration, lastStart time.Ti
 			continue
 		}
 		s := Slot{Start: fromUnix(r[0]), End: fromUnix(r[0] + length)}
-		if r[1] != forever {
-			s.Latest = fromUnix(r[1] - length)
+		if until != forever && r[0] > until-length {
+			break
 		}
-		if until != forever {
-			last := until - length
-			if r[0] > last {
-				break
-			}
-			if s.Latest.IsZero() || s.Latest.Unix() > last {
-				s.Latest = fromUnix(last)
-			}
+		// A run that reaches the end of the search stays open: any later
+		// start within the search fits.
+		if r[1] != forever && (until == forever || r[1] < until) {
+			s.Latest = fromUnix(r[1] - length)
 		}
 		out = append(out, s)
 		if len(out) == limit {

@@ -450,12 +450,39 @@ func (s *Service) Availability(ctx context.Context, q AvailabilityQuery) (Availa
 		return Availability{}, err
 	}
 	adm := Admission{Settings: s.Settings, Inventory: inv, Maintenance: maint, Now: s.now()}
-	cals := adm.Calendars(rs, bs)
+	// Node classes also need the calendars of their GPU types: a node is
+	// free only when its GPUs are.
+	all := slices.Clone(rs)
+	for _, r := range rs {
+		if k, c := r.Split(); k == KindNode {
+			all = append(all, s.Settings.Resources(Booking{Kind: KindNode, NodeClass: c}, inv)...)
+		}
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	if len(all) > len(rs) {
+		if bs, err = s.Store.List(ctx, Filter{Resources: s.Settings.Related(all, inv), From: q.From, To: q.To}); err != nil {
+			return Availability{}, err
+		}
+	}
+	cals := adm.Calendars(all, bs)
 	caps := adm.Capacities()
 	out := Availability{From: q.From, To: q.To, Step: Span(q.Step)}
 	for _, r := range rs {
-		_, name := r.Split()
+		k, name := r.Split()
 		ra := ResourceAvailability{Resource: r, Type: name, Pool: caps[r].Total, Buckets: cals[r].Timeline(q.From, q.To, q.Step)}
+		if k == KindNode {
+			for t, per := range s.Settings.classPerNode(inv, name) {
+				if per <= 0 {
+					continue
+				}
+				for i, b := range cals[GPU(t)].Timeline(q.From, q.To, q.Step) {
+					if whole := b.Free / per; whole < ra.Buckets[i].Free {
+						ra.Buckets[i].Free = max(whole, min(b.Free, 0))
+					}
+				}
+			}
+		}
 		for _, red := range caps[r].Reductions {
 			if unix(red.Start) < q.To.Unix() && unixEnd(red.End) > q.From.Unix() {
 				ra.Reductions = append(ra.Reductions, red)

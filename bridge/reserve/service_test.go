@@ -1,0 +1,298 @@
+package reserve_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	_ "time/tzdata"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/bridge/reserve/store"
+)
+
+type fakeSource struct{ inv reserve.Inventory }
+
+func (f *fakeSource) Inventory(context.Context) (reserve.Inventory, error) { return f.inv, nil }
+
+type fakeTenants map[string]*reserve.Policy
+
+func (f fakeTenants) BookingPolicy(_ context.Context, name string) (reserve.Policy, bool, error) {
+	p, ok := f[name]
+	if !ok {
+		return reserve.Policy{}, false, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
+	}
+	if p == nil {
+		return reserve.Policy{}, false, nil
+	}
+	return *p, true, nil
+}
+
+var now0 = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+
+type harness struct {
+	svc   *reserve.Service
+	st    *store.Memory
+	src   *fakeSource
+	clock time.Time
+}
+
+func newHarness() *harness {
+	h := &harness{st: store.NewMemory(), clock: now0}
+	h.src = &fakeSource{inv: reserve.Inventory{Nodes: []reserve.Node{
+		{Name: "gpu-a", GPUs: map[string]int{"h100": 4}},
+		{Name: "gpu-b", GPUs: map[string]int{"1g.10gb": 7, "3g.40gb": 2}},
+	}}}
+	strict := &reserve.Policy{MaxWindow: reserve.Span(14 * 24 * time.Hour), MaxHorizon: reserve.Span(180 * 24 * time.Hour)}
+	h.svc = &reserve.Service{
+		Store: h.st, Source: h.src,
+		Tenants: fakeTenants{"acme": nil, "globex": nil, "initech": strict},
+		Settings: reserve.Settings{Prefix: "gpubridge-", LeadTime: time.Hour, NodeClasses: map[string][]string{"dgx": {"gpu-a"}},
+			DefaultPolicy: reserve.Policy{MaxHorizon: reserve.Span(365 * 24 * time.Hour)}},
+		Now: func() time.Time { return h.clock },
+	}
+	return h
+}
+
+func (h *harness) add(t *testing.T, kv map[string]string, zone reserve.Zone) (reserve.Booking, error) {
+	t.Helper()
+	r, ps := reserve.ParseAdd(kv, h.clock, zone)
+	if len(ps) > 0 {
+		return reserve.Booking{}, ps
+	}
+	return h.svc.Add(context.Background(), "alice", r)
+}
+
+func (h *harness) mustAdd(t *testing.T, kv map[string]string) reserve.Booking {
+	t.Helper()
+	b, err := h.add(t, kv, reserve.Zone{})
+	if err != nil {
+		t.Fatalf("add %v: %v", kv, err)
+	}
+	return b
+}
+
+func kv(pairs ...string) map[string]string {
+	m := map[string]string{}
+	for _, p := range pairs {
+		k, v, _ := strings.Cut(p, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// TestAddBadInput: every kind of bad input is refused with the field it
+// concerns, and nothing is stored.
+func TestAddBadInput(t *testing.T) {
+	ny, _ := time.LoadLocation("America/New_York")
+	cases := map[string]struct {
+		args  map[string]string
+		zone  reserve.Zone
+		field string
+		msg   string
+	}{
+		"end before start": {args: kv("tenant=acme", "gpus=h100:1", "start=2026-12-02T00:00Z", "end=2026-12-01T00:00Z"), field: "end", msg: "is not after start"},
+		"end equals start": {args: kv("tenant=acme", "gpus=h100:1", "start=2026-12-02T00:00Z", "end=2026-12-02T00:00Z"), field: "end", msg: "is not after start"},
+		"zero count":       {args: kv("tenant=acme", "gpus=h100:0", "start=now+1d", "duration=1d"), field: "gpus", msg: "count is 0"},
+		"negative count":   {args: kv("tenant=acme", "gpus=h100:-2", "start=now+1d", "duration=1d"), field: "gpus", msg: "count -2 is negative"},
+		"no count":         {args: kv("tenant=acme", "gpus=h100", "start=now+1d", "duration=1d"), field: "gpus", msg: "want NAME:COUNT"},
+		"unknown type":     {args: kv("tenant=acme", "gpus=a100:1", "start=now+1d", "duration=1d"), field: "gpus", msg: `the pool has no GPUs of type "a100" (types: 1g.10gb, 3g.40gb, h100)`},
+		"more than pool":   {args: kv("tenant=acme", "gpus=h100:5", "start=now+1d", "duration=1d"), field: "gpus", msg: "5 h100 is more than the pool holds (4)"},
+		"unknown class":    {args: kv("tenant=acme", "nodes=hgx:1", "start=now+1d", "duration=1d"), field: "nodes", msg: `no node class "hgx"`},
+		"too many nodes":   {args: kv("tenant=acme", "nodes=dgx:2", "start=now+1d", "duration=1d"), field: "nodes", msg: "more than the pool holds (1)"},
+		"past start":       {args: kv("tenant=acme", "gpus=h100:1", "start=now-2h", "duration=1d"), field: "start", msg: "is in the past"},
+		"beyond horizon":   {args: kv("tenant=acme", "gpus=h100:1", "start=now+364d", "duration=2d"), field: "duration", msg: "beyond the booking horizon of 365d"},
+		"window limit":     {args: kv("tenant=initech", "gpus=h100:1", "start=now+1d", "duration=15d"), field: "duration", msg: "longer than tenant initech may book at once (policy maxWindow 14d)"},
+		"unknown tenant":   {args: kv("tenant=hooli", "gpus=h100:1", "start=now+1d", "duration=1d"), field: "tenant", msg: `tenant "hooli": unknown tenant`},
+		"no tenant":        {args: kv("gpus=h100:1", "start=now+1d", "duration=1d"), field: "tenant", msg: "required"},
+		"no zone":          {args: kv("tenant=acme", "gpus=h100:1", "start=2026-12-14T09:00", "duration=1d"), field: "start", msg: "has no offset and TZ is not set"},
+		"dst gap":          {args: kv("tenant=acme", "gpus=h100:1", "start=2027-03-14T02:30", "duration=1d"), zone: reserve.Zone{Name: "America/New_York", Location: ny}, field: "start", msg: "does not exist in America/New_York"},
+		"dst ambiguous":    {args: kv("tenant=acme", "gpus=h100:1", "start=now+1d", "end=2026-11-01T01:30"), zone: reserve.Zone{Name: "America/New_York", Location: ny}, field: "end", msg: "is ambiguous"},
+		"both end and dur": {args: kv("tenant=acme", "gpus=h100:1", "start=now+1d", "end=now+2d", "duration=1d"), field: "end", msg: "not both"},
+		"no what":          {args: kv("tenant=acme", "start=now+1d", "duration=1d"), field: "gpus", msg: "required"},
+		"gpus and nodes":   {args: kv("tenant=acme", "gpus=h100:1", "nodes=dgx:1", "start=now+1d", "duration=1d"), field: "gpus", msg: "not both"},
+		"bad duration":     {args: kv("tenant=acme", "gpus=h100:1", "start=now+1d", "duration=1y"), field: "duration", msg: "units w, d, h, m or s"},
+		"purpose control":  {args: kv("tenant=acme", "gpus=h100:1", "start=now+1d", "duration=1d", "purpose=a\x07b"), field: "purpose", msg: "control character"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness()
+			_, err := h.add(t, c.args, c.zone)
+			var ps reserve.Problems
+			if !errors.As(err, &ps) || !errors.Is(err, reserve.ErrInvalid) {
+				t.Fatalf("err = %v; want Problems", err)
+			}
+			found := false
+			for _, p := range ps {
+				if p.Field == c.field && strings.Contains(p.Msg, c.msg) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("problems:\n%v\nwant field %q with %q", ps, c.field, c.msg)
+			}
+			if !strings.Contains(err.Error(), "nothing was changed") {
+				t.Errorf("message does not say nothing was changed: %v", err)
+			}
+			if bs, _ := h.st.List(context.Background(), reserve.Filter{}); len(bs) != 0 {
+				t.Errorf("stored %+v", bs)
+			}
+		})
+	}
+}
+
+func TestAddBackToBackAndOverlap(t *testing.T) {
+	h := newHarness()
+	a := h.mustAdd(t, kv("tenant=acme", "gpus=h100:4", "start=2026-12-01T00:00Z", "end=2026-12-08T00:00Z", "purpose=pre-training"))
+	if a.ID == 0 || a.State != reserve.StateRequested || a.CreatedBy != "alice" || !a.CreatedAt.Equal(now0) {
+		t.Errorf("added %+v", a)
+	}
+	h.mustAdd(t, kv("tenant=globex", "gpus=h100:4", "start=2026-12-08T00:00Z", "duration=7d"))
+	_, err := h.add(t, kv("tenant=acme", "gpus=h100:2", "start=2026-12-14T23:59:59Z", "duration=1d"), reserve.Zone{})
+	var ref *reserve.Refusal
+	if !errors.As(err, &ref) || !errors.Is(err, reserve.ErrNoCapacity) {
+		t.Fatalf("err = %v; want a Refusal", err)
+	}
+	msg := err.Error()
+	for _, w := range []string{
+		"short 2 h100 from 2026-12-14T23:59:59Z to 2026-12-15T00:00:00Z: 0 free of 4 (booked 4; asked 2)",
+		"conflicts with 1 booking(s) of other tenants (holding up to 4 h100 at once there)",
+		"next available: 2026-12-15T00:00:00Z (h100:2 for 1d, until 2026-12-16T00:00:00Z)",
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("refusal:\n%s\nwant %q", msg, w)
+		}
+	}
+	if strings.Contains(msg, "globex") {
+		t.Errorf("refusal names the other tenant:\n%s", msg)
+	}
+	if bs, _ := h.st.List(context.Background(), reserve.Filter{}); len(bs) != 2 {
+		t.Errorf("stored %d bookings; want 2", len(bs))
+	}
+	// The own tenant's conflicting booking is shown in full.
+	_, err = h.add(t, kv("tenant=acme", "gpus=h100:1", "start=2026-12-07T23:59:59Z", "duration=1h"), reserve.Zone{})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`conflicts with booking %d (acme, h100:4, 2026-12-01T00:00:00Z..2026-12-08T00:00:00Z, "pre-training")`, a.ID)) {
+		t.Errorf("own conflict not in full: %v", err)
+	}
+}
+
+func TestModifyCancel(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness()
+	a := h.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=2026-12-01T00:00Z", "duration=2d"))
+	g := h.mustAdd(t, kv("tenant=globex", "gpus=h100:2", "start=2026-12-02T00:00Z", "duration=2d"))
+	three := 3
+	if _, _, err := h.svc.Modify(ctx, "bob", a.ID, reserve.Change{Count: &three}); !errors.Is(err, reserve.ErrNoCapacity) {
+		t.Errorf("growing into globex's GPUs: %v", err)
+	}
+	end := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	before, after, err := h.svc.Modify(ctx, "bob", a.ID, reserve.Change{End: &end})
+	if err != nil || !after.End.Equal(end) || !before.End.Equal(a.End) {
+		t.Fatalf("shrink: %v %+v", err, after)
+	}
+	if _, after, err = h.svc.Modify(ctx, "bob", a.ID, reserve.Change{Count: &three}); err != nil || after.Count != 3 {
+		t.Errorf("grow after shrink (back-to-back with globex): %v", err)
+	}
+	other := "h200"
+	if _, _, err := h.svc.Modify(ctx, "bob", a.ID, reserve.Change{Type: &other, Count: &three}); !errors.Is(err, reserve.ErrInvalid) || !strings.Contains(err.Error(), "type or class cannot change") {
+		t.Errorf("type change: %v", err)
+	}
+	// Once active, the start cannot move; the end can.
+	h.clock = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	st := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	if _, _, err := h.svc.Modify(ctx, "bob", a.ID, reserve.Change{Start: &st}); err == nil || !strings.Contains(err.Error(), "an active booking's start cannot move") {
+		t.Errorf("move active start: %v", err)
+	}
+	d := 20 * time.Hour
+	if _, after, err := h.svc.Modify(ctx, "bob", a.ID, reserve.Change{Duration: &d}); err != nil || !after.End.Equal(a.Start.Add(d)) {
+		t.Errorf("duration: %v %+v", err, after)
+	}
+	c, err := h.svc.Cancel(ctx, "carol", g.ID)
+	if err != nil || c.State != reserve.StateCancelled || c.CancelledBy != "carol" {
+		t.Fatalf("cancel: %v %+v", err, c)
+	}
+	if _, err := h.svc.Cancel(ctx, "carol", g.ID); !errors.Is(err, reserve.ErrInvalid) {
+		t.Errorf("second cancel: %v", err)
+	}
+	if _, err := h.svc.Cancel(ctx, "carol", 999); !errors.Is(err, reserve.ErrNotFound) {
+		t.Errorf("cancel missing: %v", err)
+	}
+	// Its GPUs are free again.
+	h.mustAdd(t, kv("tenant=initech", "gpus=h100:1", "start=2026-12-02T00:00Z", "duration=1d"))
+	bs, _ := h.svc.List(ctx, reserve.ListFilter{States: []reserve.State{reserve.StateCancelled}})
+	if len(bs) != 1 || bs[0].ID != g.ID {
+		t.Errorf("cancelled list: %+v", bs)
+	}
+	// Active without a Slurm reservation: at risk.
+	bs, _ = h.svc.List(ctx, reserve.ListFilter{Tenant: "acme"})
+	if len(bs) != 1 || bs[0].State != reserve.StateAtRisk {
+		t.Errorf("acme list: %+v", bs)
+	}
+	var acts []string
+	for _, e := range h.st.Audit() {
+		acts = append(acts, e.Action+" "+e.ObjectName+" "+e.Actor)
+	}
+	want := []string{"create 1 alice", "create 2 alice", "modify 1 bob", "modify 1 bob", "modify 1 bob", "cancel 2 carol", "create 3 alice"}
+	if diff := cmp.Diff(want, acts); diff != "" {
+		t.Errorf("audit (-want +got)\n%s", diff)
+	}
+}
+
+func TestAvailabilityFindSlotsMaintenance(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness()
+	day := func(d int) time.Time { return time.Date(2026, 12, d, 0, 0, 0, 0, time.UTC) }
+	h.mustAdd(t, kv("tenant=acme", "gpus=h100:3", "start=2026-12-01T00:00Z", "end=2026-12-03T00:00Z"))
+	h.mustAdd(t, kv("tenant=globex", "nodes=dgx:1", "start=2026-12-04T00:00Z", "end=2026-12-05T00:00Z"))
+	m, hit, err := h.svc.AddMaintenance(ctx, "root", reserve.Maintenance{Nodes: []string{"gpu-b"}, Start: day(2), End: day(3), Reason: "firmware"})
+	if err != nil || len(hit) != 0 || m.ID == 0 {
+		t.Fatalf("maintenance: %v %v %+v", err, hit, m)
+	}
+	av, err := h.svc.Availability(ctx, reserve.AvailabilityQuery{Types: []string{"h100", "1g.10gb", "node:dgx"}, From: day(1), To: day(6), Step: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := map[reserve.Resource][]int{}
+	for _, r := range av.Resources {
+		for _, b := range r.Buckets {
+			free[r.Resource] = append(free[r.Resource], b.Free)
+		}
+	}
+	want := map[reserve.Resource][]int{
+		"gpu:h100":    {1, 1, 4, 0, 4},
+		"gpu:1g.10gb": {7, 0, 7, 7, 7},
+		"node:dgx":    {0, 0, 1, 0, 1},
+	}
+	if diff := cmp.Diff(want, free); diff != "" {
+		t.Errorf("free per day (-want +got)\n%s", diff)
+	}
+	slots, err := h.svc.FindSlots(ctx, reserve.SlotQuery{Type: "h100", Count: 4, Duration: 24 * time.Hour, After: day(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSlots := []reserve.Slot{{Start: day(3), End: day(4), Latest: day(3)}, {Start: day(5), End: day(6)}}
+	if diff := cmp.Diff(wantSlots, slots); diff != "" {
+		t.Errorf("slots (-want +got)\n%s", diff)
+	}
+	if _, err := h.svc.FindSlots(ctx, reserve.SlotQuery{Type: "a100", Count: 1, Duration: time.Hour}); !errors.Is(err, reserve.ErrInvalid) {
+		t.Errorf("unknown type: %v", err)
+	}
+	// A maintenance window over acme's booking is recorded and reports it.
+	_, hit, err = h.svc.AddMaintenance(ctx, "root", reserve.Maintenance{Nodes: []string{"gpu-a"}, Start: day(2), End: day(2).Add(time.Hour)})
+	if err != nil || len(hit) != 1 || hit[0].Tenant != "acme" {
+		t.Errorf("maintenance over a booking: %v %+v", err, hit)
+	}
+	if _, _, err := h.svc.AddMaintenance(ctx, "root", reserve.Maintenance{Nodes: []string{"gpu-z"}, Start: day(2), End: day(3)}); err == nil || !strings.Contains(err.Error(), `nodes: "gpu-z" is not a node of the pool`) {
+		t.Errorf("unknown node: %v", err)
+	}
+	if _, err := h.svc.DeleteMaintenance(ctx, "root", m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := h.svc.Maintenance(ctx); len(ms) != 1 {
+		t.Errorf("maintenance left: %+v", ms)
+	}
+}
