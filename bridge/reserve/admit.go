@@ -22,15 +22,24 @@ type Admission struct {
 	Now         time.Time
 }
 
-// Capacities is Settings.Capacities of the admission's cluster.
-func (a Admission) Capacities() map[Resource]Capacity {
-	return a.Settings.Capacities(a.Inventory, a.Maintenance, a.Now)
+// Capacities is Settings.Capacities of the admission's cluster, with the
+// reservations of the given bookings accounted for by them.
+func (a Admission) Capacities(bookings []Booking, also ...int64) map[Resource]Capacity {
+	known := make(map[int64]bool, len(bookings)+len(also))
+	for _, b := range bookings {
+		known[b.ID] = true
+	}
+	for _, id := range also {
+		known[id] = true
+	}
+	return a.Settings.Capacities(a.Inventory, a.Maintenance, a.Now, func(id int64) bool { return known[id] })
 }
 
 // Calendars builds the calendars of rs from the bookings (each counted
-// through Settings.Commitments).
-func (a Admission) Calendars(rs []Resource, bookings []Booking) map[Resource]*Calendar {
-	caps := a.Capacities()
+// through Settings.Commitments); also names further bookings whose
+// reservations are accounted for elsewhere (the one being admitted).
+func (a Admission) Calendars(rs []Resource, bookings []Booking, also ...int64) map[Resource]*Calendar {
+	caps := a.Capacities(bookings, also...)
 	var cs []Commitment
 	for _, b := range bookings {
 		cs = append(cs, a.Settings.Commitments(b, a.Inventory)...)
@@ -133,8 +142,8 @@ func (a Admission) Check(b Booking, others []Booking) *Refusal {
 			rest = append(rest, o)
 		}
 	}
-	cals := a.Calendars(rs, rest)
-	caps := a.Capacities()
+	cals := a.Calendars(rs, rest, b.ID)
+	caps := a.Capacities(rest, b.ID)
 	ref := &Refusal{Booking: b}
 	byID := map[int64]Booking{}
 	for _, o := range rest {
@@ -227,7 +236,7 @@ func (a Admission) NextWindows(b Booking, others []Booking, from, lastStart time
 			rest = append(rest, Booking{ID: -1, Tenant: o.Tenant, Kind: o.Kind, GPUType: o.GPUType, NodeClass: o.NodeClass, State: StateCancelled, Held: o.Held})
 		}
 	}
-	cals := a.Calendars(rs, rest)
+	cals := a.Calendars(rs, rest, b.ID)
 	per := map[Resource]int{}
 	for _, c := range a.Settings.Commitments(probe, a.Inventory) {
 		per[c.Resource] = max(per[c.Resource], c.Count)

@@ -157,7 +157,7 @@ func TestCapacityReductions(t *testing.T) {
 	}
 	maint := []Maintenance{{ID: 3, Nodes: []string{"gpu-a"}, Start: at(55), End: at(70), Reason: "firmware"}}
 	s.UnbookablePercent = 25
-	caps := s.Capacities(inv, maint, now)
+	caps := s.Capacities(inv, maint, now, nil)
 	h := NewCalendar(caps["gpu:h100"], nil)
 	for _, c := range []struct {
 		h    int

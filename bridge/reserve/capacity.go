@@ -244,12 +244,18 @@ type Capacity struct {
 // Capacities computes the bookable capacity of every resource of the pool
 // at now: per GPU type the pool's GPUs less the unbookable share, the
 // GPUs of nodes down now (from now on) or in maintenance, and the GPUs of
-// reservations gpubridge does not own; per node class the nodes of the
-// class less those down, in maintenance, or (partly or wholly) taken by
-// such reservations. A node counted unavailable for several reasons at once
-// is subtracted once; a foreign GPU reservation on such a node is
+// reservations not accounted for by a booking; per node class the nodes of
+// the class less those down, in maintenance, or (partly or wholly) taken
+// by such reservations. A node counted unavailable for several reasons at
+// once is subtracted once; a foreign GPU reservation on such a node is
 // subtracted again (capacity errs low, never high).
-func (s Settings) Capacities(inv Inventory, maint []Maintenance, now time.Time) map[Resource]Capacity {
+//
+// accounted tells which of gpubridge's own reservations (by booking id) are
+// counted through their booking's commitments (the bookings at hand); the
+// others (an orphan, or one that reaches beyond its booking's recorded
+// span) take capacity like anybody's. nil treats all of gpubridge's
+// reservations as accounted.
+func (s Settings) Capacities(inv Inventory, maint []Maintenance, now time.Time, accounted func(id int64) bool) map[Resource]Capacity {
 	out := map[Resource]Capacity{}
 	// Per node: when its GPUs are gone entirely.
 	type span struct {
@@ -273,7 +279,7 @@ func (s Settings) Capacities(inv Inventory, maint []Maintenance, now time.Time) 
 	}
 	var foreign []Reservation
 	for _, r := range inv.Reservations {
-		if _, ours := s.BookingID(r.Name); ours {
+		if id, ours := s.BookingID(r.Name); ours && (accounted == nil || accounted(id)) {
 			continue // counted through its booking (Booking.Held)
 		}
 		if !r.End.After(r.Start) {

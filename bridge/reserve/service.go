@@ -466,7 +466,7 @@ func (s *Service) Availability(ctx context.Context, q AvailabilityQuery) (Availa
 		}
 	}
 	cals := adm.Calendars(all, bs)
-	caps := adm.Capacities()
+	caps := adm.Capacities(bs)
 	out := Availability{From: q.From, To: q.To, Step: Span(q.Step)}
 	for _, r := range rs {
 		k, name := r.Split()

@@ -1,0 +1,334 @@
+package reserve
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ActionKind is what the projector does to one reservation.
+type ActionKind string
+
+const (
+	// ActCreate creates a booking's missing reservation.
+	ActCreate ActionKind = "create"
+	// ActUpdate fixes a reservation's accounts, start, end or flags in place.
+	ActUpdate ActionKind = "update"
+	// ActRecreate deletes and creates a reservation whose GPU count or
+	// nodes differ (Slurm cannot change them), or that has OVERLAP set.
+	// The delete is refused while jobs run inside; the reservation is then
+	// kept (the tenant keeps what it holds) and the recreate retried.
+	ActRecreate ActionKind = "recreate"
+	// ActDelete deletes the reservation of a cancelled or ended booking.
+	ActDelete ActionKind = "delete"
+	// ActRemoveOrphan deletes a reservation named like gpubridge's whose
+	// booking does not exist.
+	ActRemoveOrphan ActionKind = "remove-orphan"
+)
+
+// Action is one change to one reservation.
+type Action struct {
+	Kind    ActionKind       `json:"kind"`
+	Booking int64            `json:"booking,omitempty"`
+	Name    string           `json:"reservation"`
+	Want    *ReservationSpec `json:"want,omitempty"`
+	// Why says what differs, e.g. "missing in Slurm", "end 12:00 -> 14:00".
+	Why string `json:"why"`
+}
+
+func (a Action) String() string {
+	s := fmt.Sprintf("%s reservation %s", a.Kind, a.Name)
+	if a.Booking != 0 {
+		s += fmt.Sprintf(" (booking %d)", a.Booking)
+	}
+	return s + ": " + a.Why
+}
+
+// Projection is the projector's plan: the actions, in order (removals
+// first, so that the GPUs they free are there for the creations), and
+// what it found about each booking.
+type Projection struct {
+	Actions []Action `json:"actions"`
+	// Risks are bookings whose reservation sits on a node that is down,
+	// and why.
+	Risks map[int64]string `json:"risks,omitempty"`
+	// Seen is what Slurm holds now for each booking that has a reservation.
+	Seen map[int64]Held `json:"-"`
+	// KeptOrphans are orphans not removed because the removal looked
+	// like a mass removal (see PlanProjection), and why.
+	KeptOrphans []string `json:"keptOrphans,omitempty"`
+	KeptWhy     string   `json:"keptWhy,omitempty"`
+}
+
+// harmfulFlags are reservation flags set out of band that change what a
+// booking means, with the flag that clears each (OVERLAP has none: it is
+// repaired by recreating the reservation).
+var harmfulFlags = map[string]string{
+	"MAGNETIC": "NO_MAGNETIC", "FLEX": "NO_FLEX", "MAINT": "NO_MAINT", "ANY_NODES": "NO_ANY_NODES",
+	"DAILY": "NO_DAILY", "WEEKLY": "NO_WEEKLY", "WEEKDAY": "NO_WEEKDAY", "WEEKEND": "NO_WEEKEND", "HOURLY": "NO_HOURLY",
+	"PURGE_COMP": "NO_PURGE_COMP",
+}
+
+// ProjectOptions tune PlanProjection.
+type ProjectOptions struct {
+	// Stored is how many bookings the store holds for the cluster, cancelled
+	// and ended included.
+	Stored int
+	// AllowMassRemoval lets orphan removals through that the guard would
+	// refuse (a person's flag; the daemon never sets it).
+	AllowMassRemoval bool
+}
+
+// PlanProjection compares the bookings with gpubridge's reservations in
+// Slurm and returns what to do. bookings are every booking that is not
+// over (span end after now) and every booking whose reservation Slurm
+// still shows.
+//
+// A booking is due once now is within Settings.LeadTime of its start, and
+// stays so until it ends; a booking whose reservation exists is kept in
+// step with it even before then (its start moved later). Orphans (a name
+// Prefix+id with no booking) are removed, unless the store holds no
+// booking at all, or more than one orphan makes more than half of
+// gpubridge's reservations: that is what a wrong or empty database looks
+// like, and nothing is removed then (KeptOrphans says so).
+func (s Settings) PlanProjection(bookings []Booking, inv Inventory, now time.Time, opt ProjectOptions) Projection {
+	p := Projection{Risks: map[int64]string{}, Seen: map[int64]Held{}}
+	byID := map[int64]Booking{}
+	for _, b := range bookings {
+		byID[b.ID] = b
+	}
+	ours := map[int64]Reservation{}
+	var orphans []string
+	for _, r := range inv.Reservations {
+		id, ok := s.BookingID(r.Name)
+		if !ok {
+			continue
+		}
+		if _, known := byID[id]; !known {
+			orphans = append(orphans, r.Name)
+			continue
+		}
+		ours[id] = r
+	}
+	down := map[string]string{}
+	for _, n := range inv.Nodes {
+		if n.Down != "" {
+			down[n.Name] = n.Down
+		}
+	}
+	var deletes, updates, creates []Action
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		b := byID[id]
+		r, exists := ours[id]
+		name := s.ReservationName(id)
+		if exists {
+			p.Seen[id] = s.seen(b, r)
+		}
+		over := !now.Before(b.End)
+		if b.Cancelled() || over {
+			if exists && r.End.After(now) {
+				why := "booking cancelled"
+				if !b.Cancelled() {
+					why = "booking ended at " + FormatTime(b.End, Zone{}, false)
+				}
+				deletes = append(deletes, Action{Kind: ActDelete, Booking: id, Name: name, Why: why})
+			}
+			continue
+		}
+		due := !now.Before(b.Start.Add(-s.LeadTime))
+		if !due && !exists {
+			continue
+		}
+		want := s.spec(b, r, exists, inv, bookings, now)
+		if !exists {
+			creates = append(creates, Action{Kind: ActCreate, Booking: id, Name: name, Want: &want, Why: "missing in Slurm"})
+			continue
+		}
+		if why := s.shapeDiff(b, r); why != "" {
+			deletes = append(deletes, Action{Kind: ActRecreate, Booking: id, Name: name, Want: &want, Why: why})
+			continue
+		}
+		if upd, why := updateFor(want, r, now); why != "" {
+			updates = append(updates, Action{Kind: ActUpdate, Booking: id, Name: name, Want: &upd, Why: why})
+		}
+		var bad []string
+		for _, n := range r.Nodes {
+			if d, ok := down[n]; ok {
+				bad = append(bad, n+" is "+d)
+			}
+		}
+		if len(bad) > 0 && now.Before(b.End) {
+			p.Risks[id] = "node under the reservation is down: " + strings.Join(bad, ", ")
+		}
+	}
+	slices.Sort(orphans)
+	var removals []Action
+	switch {
+	case len(orphans) == 0:
+	case !opt.AllowMassRemoval && opt.Stored == 0:
+		p.KeptOrphans = orphans
+		p.KeptWhy = fmt.Sprintf("the booking store holds no booking, yet Slurm has %d gpubridge reservation(s): is this the right database? Nothing was removed; `gpubridge project --allow-mass-delete` removes them", len(orphans))
+	case !opt.AllowMassRemoval && len(orphans) > 1 && 2*len(orphans) > len(orphans)+len(ours):
+		p.KeptOrphans = orphans
+		p.KeptWhy = fmt.Sprintf("%d of %d gpubridge reservations have no booking: is the database stale or another site's? Nothing was removed; `gpubridge project --allow-mass-delete` removes them", len(orphans), len(orphans)+len(ours))
+	default:
+		for _, n := range orphans {
+			removals = append(removals, Action{Kind: ActRemoveOrphan, Name: n, Why: "no booking " + strings.TrimPrefix(n, s.Prefix)})
+		}
+	}
+	p.Actions = append(append(append(append(p.Actions, removals...), deletes...), updates...), creates...)
+	return p
+}
+
+// spec is the reservation b wants. For a node booking that has none yet,
+// it picks Count nodes of the class that are up and not held by another
+// reservation or maintenance in the window.
+func (s Settings) spec(b Booking, r Reservation, exists bool, inv Inventory, bookings []Booking, now time.Time) ReservationSpec {
+	sp := ReservationSpec{Name: s.ReservationName(b.ID), Accounts: []string{b.Tenant}, Start: b.Start, End: b.End, Flags: []string{"IGNORE_JOBS"}}
+	if b.Kind == KindGPU {
+		sp.GPUType, sp.Count = b.GPUType, b.Count
+		return sp
+	}
+	if exists && len(r.Nodes) == b.Count {
+		sp.Nodes = slices.Clone(r.Nodes)
+		return sp
+	}
+	busy := map[string]bool{}
+	for _, o := range inv.Reservations {
+		if o.Name == sp.Name || !o.Start.Before(b.End) || !o.End.After(b.Start) {
+			continue
+		}
+		for _, n := range o.Nodes {
+			busy[n] = true
+		}
+	}
+	for _, o := range bookings {
+		if o.ID == b.ID || o.Held.IsZero() || !o.Held.Start.Before(b.End) || !o.Held.End.After(b.Start) {
+			continue
+		}
+		for _, n := range o.Held.Nodes {
+			busy[n] = true
+		}
+	}
+	for _, n := range s.classNodes(inv, b.NodeClass) {
+		if len(sp.Nodes) == b.Count {
+			break
+		}
+		if n.Down == "" && !busy[n.Name] {
+			sp.Nodes = append(sp.Nodes, n.Name)
+		}
+	}
+	return sp
+}
+
+// seen is what a reservation holds, as Held.
+func (s Settings) seen(b Booking, r Reservation) Held {
+	h := Held{Reservation: r.Name, Start: r.Start, End: r.End, Nodes: slices.Clone(r.Nodes)}
+	if b.Kind == KindNode {
+		h.Count = len(r.Nodes)
+	} else {
+		h.Count = r.GPUs[b.GPUType]
+		if len(r.GPUs) == 0 {
+			h.Count = r.UntypedGPUs
+		}
+	}
+	return h
+}
+
+// shapeDiff says why a reservation must be recreated: its GPUs or nodes
+// differ from the booking's, or OVERLAP was set.
+func (s Settings) shapeDiff(b Booking, r Reservation) string {
+	if slices.Contains(r.Flags, "OVERLAP") {
+		return "OVERLAP is set (it turns off Slurm's double-booking check)"
+	}
+	if b.Kind == KindNode {
+		if !r.WholeNodes || len(r.Nodes) != b.Count {
+			return fmt.Sprintf("holds nodes %s; booking %d has %d whole node(s) of class %s", orDash(strings.Join(r.Nodes, ",")), b.ID, b.Count, b.NodeClass)
+		}
+		for _, n := range r.Nodes {
+			if !slices.Contains(s.NodeClasses[b.NodeClass], n) {
+				return fmt.Sprintf("holds node %s, which is not of class %s", n, b.NodeClass)
+			}
+		}
+		return ""
+	}
+	var other []string
+	for t, c := range r.GPUs {
+		if t != b.GPUType && c > 0 {
+			other = append(other, fmt.Sprintf("%s=%d", t, c))
+		}
+	}
+	slices.Sort(other)
+	switch {
+	case r.GPUs[b.GPUType] != b.Count || len(other) > 0:
+		have := fmt.Sprintf("%s=%d", b.GPUType, r.GPUs[b.GPUType])
+		if len(other) > 0 {
+			have += "," + strings.Join(other, ",")
+		}
+		return fmt.Sprintf("TRES gres/gpu:%s -> %s=%d", have, b.GPUType, b.Count)
+	case r.WholeNodes:
+		return "holds whole nodes; booking " + fmt.Sprint(b.ID) + " is for GPUs"
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// updateFor returns the in-place update that makes r match want, and what
+// it changes ("" when nothing).
+func updateFor(want ReservationSpec, r Reservation, now time.Time) (ReservationSpec, string) {
+	upd := ReservationSpec{Name: want.Name}
+	var why []string
+	if !slices.Equal(sortedCopy(r.Accounts), sortedCopy(want.Accounts)) {
+		upd.Accounts = want.Accounts
+		why = append(why, fmt.Sprintf("accounts %s -> %s", orDash(strings.Join(r.Accounts, ",")), strings.Join(want.Accounts, ",")))
+	}
+	// A start that has passed on both sides is what it is; one in the
+	// future is moved.
+	startPassed := !now.Before(r.Start) && !now.Before(want.Start)
+	if !r.Start.Equal(want.Start) && !startPassed {
+		upd.Start = want.Start
+		if upd.Start.Before(now) {
+			upd.Start = now.Truncate(time.Second)
+		}
+		if !upd.Start.Equal(r.Start) {
+			why = append(why, fmt.Sprintf("start %s -> %s", FormatTime(r.Start, Zone{}, false), FormatTime(upd.Start, Zone{}, false)))
+		} else {
+			upd.Start = time.Time{}
+		}
+	}
+	if !r.End.Equal(want.End) {
+		upd.End = want.End
+		why = append(why, fmt.Sprintf("end %s -> %s", FormatTime(r.End, Zone{}, false), FormatTime(want.End, Zone{}, false)))
+	}
+	var flags []string
+	if !slices.Contains(r.Flags, "IGNORE_JOBS") {
+		why = append(why, "IGNORE_JOBS missing")
+	}
+	for _, f := range r.Flags {
+		if fix, bad := harmfulFlags[f]; bad {
+			flags = append(flags, fix)
+			why = append(why, f+" set")
+		}
+	}
+	if len(why) == 0 {
+		return ReservationSpec{}, ""
+	}
+	// Every update sends IGNORE_JOBS: without it Slurm refuses any update
+	// while other jobs run on the nodes (flags are added, never replaced).
+	upd.Flags = append([]string{"IGNORE_JOBS"}, flags...)
+	return upd, strings.Join(why, "; ")
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}

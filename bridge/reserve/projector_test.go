@@ -1,0 +1,326 @@
+package reserve_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/bridge/reserve/reservetest"
+	"github.com/gpubridge/gpubridge/bridge/reserve/store"
+)
+
+type projHarness struct {
+	*harness
+	slurm *reservetest.FakeSlurm
+	proj  *reserve.Projector
+}
+
+func newProjHarness(t *testing.T) *projHarness {
+	h := newHarness()
+	fs := reservetest.NewFakeSlurm(h.src.inv.Nodes...)
+	h.svc.Source = fs
+	p := &projHarness{harness: h, slurm: fs}
+	p.proj = &reserve.Projector{Store: h.st, Slurm: fs, Settings: h.svc.Settings, Now: func() time.Time { return h.clock }}
+	return p
+}
+
+func (p *projHarness) project(t *testing.T) reserve.Report {
+	t.Helper()
+	rep, err := p.proj.Project(context.Background())
+	if err != nil {
+		t.Fatalf("project: %v", err)
+	}
+	return rep
+}
+
+func (p *projHarness) booking(t *testing.T, id int64) reserve.Booking {
+	t.Helper()
+	b, err := p.st.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func outcomes(rep reserve.Report) []string {
+	var out []string
+	for _, a := range rep.Actions {
+		out = append(out, string(a.Kind)+" "+a.Name+" "+a.Outcome)
+	}
+	return out
+}
+
+// TestProjectCreatesAheadAndRepairs: a booking's reservation appears
+// LeadTime before its start, with the tenant's account, its TRES, its
+// times and IGNORE_JOBS; deleting or changing it out of band is repaired
+// by the next run; a run with nothing to do changes nothing.
+func TestProjectCreatesAheadAndRepairs(t *testing.T) {
+	p := newProjHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=now+3h", "duration=1d"))
+	name := "gpubridge-1"
+	if rep := p.project(t); len(rep.Actions) != 0 {
+		t.Fatalf("created before the lead time: %v", outcomes(rep))
+	}
+	p.clock = p.clock.Add(2*time.Hour + time.Second) // within the 1h lead time
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"create gpubridge-1 done"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	inv, _ := p.slurm.Inventory(context.Background())
+	want := reserve.Reservation{Name: name, Accounts: []string{"acme"}, Start: b.Start, End: b.End, Flags: []string{"IGNORE_JOBS"}, GPUs: map[string]int{"h100": 2}, Nodes: []string{"gpu-a"}}
+	if diff := cmp.Diff([]reserve.Reservation{want}, inv.Reservations); diff != "" {
+		t.Fatalf("reservation (-want +got)\n%s", diff)
+	}
+	got := p.booking(t, b.ID)
+	if got.State != reserve.StateScheduled || got.Held.Reservation != name || got.Held.Count != 2 {
+		t.Errorf("after create: %+v", got)
+	}
+	if rep := p.project(t); len(rep.Actions) != 0 || len(rep.Changed) != 1 { // learns the node
+		t.Errorf("second run: %v, changed %d", outcomes(rep), len(rep.Changed))
+	}
+	if rep := p.project(t); len(rep.Actions) != 0 || len(rep.Changed) != 0 {
+		t.Errorf("third run is not a no-op: %v %+v", outcomes(rep), rep.Changed)
+	}
+	// Deleted out of band: recreated.
+	p.slurm.Drop(name)
+	if diff := cmp.Diff([]string{"create gpubridge-1 done"}, outcomes(p.project(t))); diff != "" {
+		t.Errorf("after scontrol delete (-want +got)\n%s", diff)
+	}
+	// Changed out of band: end, accounts, MAGNETIC fixed in place.
+	r := want
+	r.End, r.Accounts, r.Flags = b.End.Add(time.Hour), []string{"acme", "globex"}, []string{"MAGNETIC"}
+	p.slurm.Set(r)
+	rep = p.project(t)
+	if len(rep.Actions) != 1 || rep.Actions[0].Kind != reserve.ActUpdate {
+		t.Fatalf("drift: %v", outcomes(rep))
+	}
+	for _, w := range []string{"accounts acme,globex -> acme", "end 2026-11-21T13:00:00Z -> 2026-11-21T12:00:00Z", "IGNORE_JOBS missing", "MAGNETIC set"} {
+		if !strings.Contains(rep.Actions[0].Why, w) {
+			t.Errorf("why %q lacks %q", rep.Actions[0].Why, w)
+		}
+	}
+	inv, _ = p.slurm.Inventory(context.Background())
+	if diff := cmp.Diff([]reserve.Reservation{want}, inv.Reservations); diff != "" {
+		t.Errorf("after repair (-want +got)\n%s", diff)
+	}
+	// OVERLAP or a different count: recreated.
+	r = want
+	r.Flags = []string{"IGNORE_JOBS", "OVERLAP"}
+	p.slurm.Set(r)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 done"}, outcomes(p.project(t))); diff != "" {
+		t.Errorf("OVERLAP (-want +got)\n%s", diff)
+	}
+	r = want
+	r.GPUs = map[string]int{"h100": 3}
+	p.slurm.Set(r)
+	rep = p.project(t)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 done"}, outcomes(rep)); diff != "" || !strings.Contains(rep.Actions[0].Why, "TRES gres/gpu:h100=3 -> h100=2") {
+		t.Errorf("TRES (-want +got)\n%s\n%v", diff, rep.Actions)
+	}
+	inv, _ = p.slurm.Inventory(context.Background())
+	if diff := cmp.Diff([]reserve.Reservation{want}, inv.Reservations); diff != "" {
+		t.Errorf("after recreate (-want +got)\n%s", diff)
+	}
+	p.clock = b.Start
+	p.project(t)
+	if got := p.booking(t, b.ID); got.State != reserve.StateActive {
+		t.Errorf("at start: %s", got.State)
+	}
+}
+
+// TestProjectCancelWaitsForJobs: a cancelled booking's reservation is
+// deleted; while jobs run inside, Slurm refuses, the booking says why, its
+// GPUs stay counted, and the next run after the jobs end deletes it.
+func TestProjectCancelWaitsForJobs(t *testing.T) {
+	ctx := context.Background()
+	p := newProjHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:4", "start=now", "duration=1d"))
+	p.project(t)
+	if _, err := p.svc.Cancel(ctx, "root", b.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.slurm.InUse["gpubridge-1"] = true
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"delete gpubridge-1 waiting"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	got := p.booking(t, b.ID)
+	if got.State != reserve.StateCancelled || got.Held.IsZero() || !strings.Contains(got.Note, "while jobs run inside it (error 2055)") {
+		t.Errorf("while jobs run: %+v", got)
+	}
+	// Its GPUs are still held: nothing else fits until Slurm lets go.
+	if _, err := p.add(t, kv("tenant=globex", "gpus=h100:1", "start=now", "duration=1h"), reserve.Zone{}); err == nil {
+		t.Error("admitted into GPUs a cancelled booking's reservation still holds")
+	}
+	delete(p.slurm.InUse, "gpubridge-1")
+	if diff := cmp.Diff([]string{"delete gpubridge-1 done"}, outcomes(p.project(t))); diff != "" {
+		t.Errorf("after jobs end (-want +got)\n%s", diff)
+	}
+	got = p.booking(t, b.ID)
+	if !got.Held.IsZero() || got.Note != "" {
+		t.Errorf("after delete: %+v", got)
+	}
+	p.mustAdd(t, kv("tenant=globex", "gpus=h100:4", "start=now", "duration=1h"))
+}
+
+// TestProjectResize: a count change is delete + create; while jobs run
+// inside it waits and the tenant keeps what it holds, and admission still
+// counts the larger of the two.
+func TestProjectResize(t *testing.T) {
+	ctx := context.Background()
+	p := newProjHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:4", "start=now", "duration=1d"))
+	p.project(t)
+	p.slurm.InUse["gpubridge-1"] = true
+	two := 2
+	if _, _, err := p.svc.Modify(ctx, "root", b.ID, reserve.Change{Count: &two}); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 waiting"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	got := p.booking(t, b.ID)
+	if got.Held.Count != 4 || !strings.Contains(got.Note, "the tenant keeps the 4 it holds") {
+		t.Errorf("waiting resize: %+v", got)
+	}
+	if _, err := p.add(t, kv("tenant=globex", "gpus=h100:1", "start=now", "duration=1h"), reserve.Zone{}); err == nil {
+		t.Error("admitted into GPUs the old reservation still holds")
+	}
+	delete(p.slurm.InUse, "gpubridge-1")
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 done"}, outcomes(p.project(t))); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if got := p.booking(t, b.ID); got.Held.Count != 2 || got.Note != "" {
+		t.Errorf("after resize: %+v", got)
+	}
+	p.mustAdd(t, kv("tenant=globex", "gpus=h100:2", "start=now", "duration=1h"))
+}
+
+func TestProjectOrphans(t *testing.T) {
+	p := newProjHarness(t)
+	orphan := reserve.Reservation{Name: "gpubridge-77", Accounts: []string{"x"}, Start: now0, End: now0.Add(time.Hour), GPUs: map[string]int{"h100": 1}, Nodes: []string{"gpu-a"}}
+	p.slurm.Set(orphan)
+	p.slurm.Set(reserve.Reservation{Name: "site-maint", Start: now0, End: now0.Add(time.Hour), Nodes: []string{"gpu-b"}, WholeNodes: true})
+	// An empty store removes nothing.
+	rep := p.project(t)
+	if len(rep.Actions) != 0 || !cmp.Equal(rep.KeptOrphans, []string{"gpubridge-77"}) || !strings.Contains(rep.KeptWhy, "holds no booking") {
+		t.Fatalf("empty store: %v %v %q", outcomes(rep), rep.KeptOrphans, rep.KeptWhy)
+	}
+	// The orphan takes capacity like anybody's reservation meanwhile.
+	if _, err := p.add(t, kv("tenant=acme", "gpus=h100:4", "start=now", "duration=30m"), reserve.Zone{}); err == nil || !strings.Contains(err.Error(), "reservation gpubridge-77") {
+		t.Errorf("admitted over an orphan: %v", err)
+	}
+	p.mustAdd(t, kv("tenant=acme", "gpus=h100:1", "start=now+2h", "duration=1h"))
+	rep = p.project(t)
+	if diff := cmp.Diff([]string{"remove-orphan gpubridge-77 done"}, outcomes(rep)); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	inv, _ := p.slurm.Inventory(context.Background())
+	if len(inv.Reservations) != 1 || inv.Reservations[0].Name != "site-maint" {
+		t.Errorf("left: %+v", inv.Reservations)
+	}
+	// Many orphans and few bookings: kept, unless allowed.
+	for _, n := range []string{"gpubridge-90", "gpubridge-91"} {
+		o := orphan
+		o.Name = n
+		p.slurm.Set(o)
+	}
+	rep = p.project(t)
+	if len(rep.Actions) != 0 || len(rep.KeptOrphans) != 2 || !strings.Contains(rep.KeptWhy, "2 of 2 gpubridge reservations have no booking") {
+		t.Errorf("mass removal: %v %v %q", outcomes(rep), rep.KeptOrphans, rep.KeptWhy)
+	}
+	p.proj.AllowMassRemoval = true
+	if got := outcomes(p.project(t)); len(got) != 2 {
+		t.Errorf("allowed: %v", got)
+	}
+}
+
+func TestProjectAtRisk(t *testing.T) {
+	p := newProjHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=now", "duration=1d"))
+	p.project(t)
+	p.project(t) // learns the node
+	p.slurm.Nodes[0].Down = "DOWN+NOT_RESPONDING"
+	rep := p.project(t)
+	if len(rep.AtRisk) != 1 || rep.AtRisk[0].ID != b.ID || rep.States[reserve.StateAtRisk] != 1 {
+		t.Fatalf("at risk: %+v", rep)
+	}
+	got := p.booking(t, b.ID)
+	if got.State != reserve.StateAtRisk || !strings.Contains(got.Note, "gpu-a is DOWN+NOT_RESPONDING") {
+		t.Errorf("booking: %+v", got)
+	}
+	if bs, _ := p.svc.List(context.Background(), reserve.ListFilter{States: []reserve.State{reserve.StateAtRisk}}); len(bs) != 1 {
+		t.Errorf("show bookings state=at-risk: %+v", bs)
+	}
+	p.slurm.Nodes[0].Down = ""
+	p.project(t)
+	if got := p.booking(t, b.ID); got.State != reserve.StateActive || got.Note != "" {
+		t.Errorf("after the node is back: %+v", got)
+	}
+}
+
+// TestProjectNoRoom: Slurm refusing a creation (another reservation took
+// the GPUs) leaves the booking requested with why; at its start it is at
+// risk.
+func TestProjectNoRoom(t *testing.T) {
+	p := newProjHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:3", "start=now+30m", "duration=1h"))
+	p.slurm.Set(reserve.Reservation{Name: "vip", Accounts: []string{"root"}, Start: now0, End: now0.Add(3 * time.Hour), GPUs: map[string]int{"h100": 2}, Nodes: []string{"gpu-a"}})
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"create gpubridge-1 waiting"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	got := p.booking(t, b.ID)
+	if got.State != reserve.StateRequested || !strings.Contains(got.Note, "Slurm has no room") {
+		t.Errorf("before start: %+v", got)
+	}
+	p.clock = b.Start
+	p.project(t)
+	if got := p.booking(t, b.ID); got.State != reserve.StateAtRisk {
+		t.Errorf("at start: %+v", got)
+	}
+}
+
+func TestProjectNodeBooking(t *testing.T) {
+	p := newProjHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "nodes=dgx:1", "start=now", "duration=1h"))
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"create gpubridge-1 done"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	inv, _ := p.slurm.Inventory(context.Background())
+	if r := inv.Reservations[0]; !r.WholeNodes || !cmp.Equal(r.Nodes, []string{"gpu-a"}) || !cmp.Equal(r.Accounts, []string{"acme"}) {
+		t.Errorf("node reservation: %+v", r)
+	}
+	if got := p.booking(t, b.ID); got.Held.Count != 1 || !cmp.Equal(got.Held.Nodes, []string{"gpu-a"}) {
+		t.Errorf("held: %+v", got.Held)
+	}
+	// Replaced out of band by a GPU reservation: recreated whole.
+	p.slurm.Set(reserve.Reservation{Name: "gpubridge-1", Accounts: []string{"acme"}, Start: b.Start, End: b.End, Flags: []string{"IGNORE_JOBS"}, GPUs: map[string]int{"h100": 1}, Nodes: []string{"gpu-a"}})
+	if rep := p.project(t); len(rep.Actions) != 1 || rep.Actions[0].Kind != reserve.ActRecreate || rep.Actions[0].Outcome != reserve.OutcomeDone {
+		t.Errorf("recreate: %v", outcomes(rep))
+	}
+}
+
+func TestProjectDryRun(t *testing.T) {
+	p := newProjHarness(t)
+	p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=now", "duration=1h"))
+	p.proj.DryRun = true
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"create gpubridge-1 planned"}, outcomes(rep)); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if calls := p.slurm.TakeCalls(); len(calls) != 0 {
+		t.Errorf("dry run called Slurm: %v", calls)
+	}
+	if got := p.booking(t, 1); !got.Held.IsZero() {
+		t.Errorf("dry run recorded: %+v", got)
+	}
+}
+
+var _ reserve.Store = (*store.Memory)(nil)

@@ -1,0 +1,176 @@
+package reservetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+)
+
+// FakeSlurm is an in-memory slurmctld for the projector's tests: it keeps
+// reservations, refuses a reservation that does not fit the nodes (ErrBusy),
+// refuses to delete one with jobs inside (ErrInUse, names in InUse), and
+// places GPU reservations on the first node with enough free GPUs, as
+// Slurm does with IGNORE_JOBS.
+type FakeSlurm struct {
+	mu    sync.Mutex
+	Nodes []reserve.Node
+	Res   map[string]reserve.Reservation
+	InUse map[string]bool
+	Calls []string
+}
+
+var _ reserve.Slurm = (*FakeSlurm)(nil)
+
+// NewFakeSlurm returns a cluster of the given nodes without reservations.
+func NewFakeSlurm(nodes ...reserve.Node) *FakeSlurm {
+	return &FakeSlurm{Nodes: nodes, Res: map[string]reserve.Reservation{}, InUse: map[string]bool{}}
+}
+
+// Inventory returns the nodes and reservations.
+func (f *FakeSlurm) Inventory(context.Context) (reserve.Inventory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	inv := reserve.Inventory{Nodes: slices.Clone(f.Nodes)}
+	names := make([]string, 0, len(f.Res))
+	for n := range f.Res {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		inv.Reservations = append(inv.Reservations, cloneRes(f.Res[n]))
+	}
+	return inv, nil
+}
+
+func cloneRes(r reserve.Reservation) reserve.Reservation {
+	r.Accounts, r.Flags, r.Nodes = slices.Clone(r.Accounts), slices.Clone(r.Flags), slices.Clone(r.Nodes)
+	g := map[string]int{}
+	for k, v := range r.GPUs {
+		g[k] = v
+	}
+	r.GPUs = g
+	return r
+}
+
+// Set puts a reservation in place as an admin would, out of band.
+func (f *FakeSlurm) Set(r reserve.Reservation) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Res[r.Name] = cloneRes(r)
+}
+
+// Drop deletes a reservation out of band.
+func (f *FakeSlurm) Drop(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.Res, name)
+}
+
+// TakeCalls returns the calls made since the last TakeCalls.
+func (f *FakeSlurm) TakeCalls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.Calls
+	f.Calls = nil
+	return c
+}
+
+// used is what the reservations overlapping [s, e) take on node n: GPUs by
+// type, and whether one holds it whole.
+func (f *FakeSlurm) used(n string, r reserve.ReservationSpec) (map[string]int, bool) {
+	u := map[string]int{}
+	whole := false
+	for _, o := range f.Res {
+		if o.Name == r.Name || !o.Start.Before(r.End) || !o.End.After(r.Start) || !slices.Contains(o.Nodes, n) {
+			continue
+		}
+		if o.WholeNodes {
+			whole = true
+		}
+		for t, c := range o.GPUs {
+			u[t] += c
+		}
+	}
+	return u, whole
+}
+
+// CreateReservation creates a reservation if it fits.
+func (f *FakeSlurm) CreateReservation(_ context.Context, r reserve.ReservationSpec) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Calls = append(f.Calls, "create "+r.Name)
+	if _, ok := f.Res[r.Name]; ok {
+		return fmt.Errorf("create %s: name in use", r.Name)
+	}
+	res := reserve.Reservation{Name: r.Name, Accounts: slices.Clone(r.Accounts), Start: r.Start, End: r.End, Flags: slices.Clone(r.Flags), GPUs: map[string]int{}}
+	if len(r.Nodes) > 0 {
+		for _, n := range r.Nodes {
+			u, whole := f.used(n, r)
+			if whole || len(u) > 0 {
+				return fmt.Errorf("create %s: %w: node %s is taken", r.Name, reserve.ErrBusy, n)
+			}
+		}
+		res.Nodes, res.WholeNodes = slices.Clone(r.Nodes), true
+		f.Res[r.Name] = res
+		return nil
+	}
+	for _, n := range f.Nodes {
+		if n.Down != "" || n.GPUs[r.GPUType] == 0 {
+			continue
+		}
+		u, whole := f.used(n.Name, r)
+		if !whole && n.GPUs[r.GPUType]-u[r.GPUType] >= r.Count {
+			res.GPUs[r.GPUType] = r.Count
+			res.Nodes = []string{n.Name}
+			f.Res[r.Name] = res
+			return nil
+		}
+	}
+	return fmt.Errorf("create %s: %w: Requested nodes are busy (fake 2016)", r.Name, reserve.ErrBusy)
+}
+
+// UpdateReservation changes accounts, times and flags.
+func (f *FakeSlurm) UpdateReservation(_ context.Context, r reserve.ReservationSpec) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Calls = append(f.Calls, "update "+r.Name)
+	res, ok := f.Res[r.Name]
+	if !ok {
+		return fmt.Errorf("update %s: %w", r.Name, reserve.ErrNotFound)
+	}
+	if r.Accounts != nil {
+		res.Accounts = slices.Clone(r.Accounts)
+	}
+	if !r.Start.IsZero() {
+		res.Start = r.Start
+	}
+	if !r.End.IsZero() {
+		res.End = r.End
+	}
+	for _, fl := range r.Flags {
+		if off, ok := strings.CutPrefix(fl, "NO_"); ok {
+			res.Flags = slices.DeleteFunc(res.Flags, func(x string) bool { return x == off })
+		} else if !slices.Contains(res.Flags, fl) {
+			res.Flags = append(res.Flags, fl)
+		}
+	}
+	f.Res[r.Name] = res
+	return nil
+}
+
+// DeleteReservation deletes one unless jobs run inside.
+func (f *FakeSlurm) DeleteReservation(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Calls = append(f.Calls, "delete "+name)
+	if f.InUse[name] {
+		return fmt.Errorf("delete %s: %w (fake 2055)", name, reserve.ErrInUse)
+	}
+	delete(f.Res, name)
+	return nil
+}
