@@ -108,6 +108,20 @@ func (s *Service) checkShape(b Booking, inv Inventory, now time.Time, f Fields, 
 // Add admits a booking atomically, or returns Problems (bad input, policy;
 // errors.Is ErrInvalid) or a *Refusal (it does not fit; ErrNoCapacity).
 func (s *Service) Add(ctx context.Context, actor string, r Request) (Booking, error) {
+	return s.add(ctx, actor, r, false)
+}
+
+// Check is Add without storing: the booking as Add would store it (no id),
+// or Add's error. Nothing is held between Check and Add, which checks
+// again.
+func (s *Service) Check(ctx context.Context, actor string, r Request) (Booking, error) {
+	return s.add(ctx, actor, r, true)
+}
+
+// errDryRun rolls Check's transaction back.
+var errDryRun = errors.New("dry run")
+
+func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (Booking, error) {
 	now := s.now()
 	f := r.fields()
 	b := Booking{Tenant: r.Tenant, Kind: r.Kind, GPUType: r.GPUType, NodeClass: r.NodeClass, Count: r.Count,
@@ -147,10 +161,13 @@ func (s *Service) Add(ctx context.Context, actor string, r Request) (Booking, er
 		if ref != nil {
 			return ref
 		}
+		if dry {
+			return errDryRun
+		}
 		b, err = tx.Insert(ctx, actor, b)
 		return err
 	})
-	if err != nil {
+	if err != nil && !(dry && errors.Is(err, errDryRun)) {
 		return Booking{}, err
 	}
 	return b, nil

@@ -39,6 +39,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerBurst(a, root, show)
 	registerTenants(a, root, show, add, modify, del)
 	registerAccounting(a, root)
+	registerBookings(a, root, show, add, modify, del)
 	return root
 }
 

@@ -3,10 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +35,7 @@ type Config struct {
 	Tenants   Tenants   `json:"tenants"`
 	Server    Server    `json:"server"`
 	Schedules Schedules `json:"schedules"`
+	Bookings  Bookings  `json:"bookings"`
 }
 
 // SlurmRest says how to reach slurmrestd and authenticate to it.
@@ -98,6 +101,77 @@ type Schedules struct {
 	ClosePeriod string `json:"closePeriod"`
 }
 
+// Bookings are the settings of tenant bookings (bridge/reserve).
+type Bookings struct {
+	// ReservationPrefix names gpubridge's Slurm reservations: the prefix
+	// and the booking id (gpubridge-42). Reservations under it whose rest is
+	// a booking id are gpubridge's: repaired, and removed when orphaned.
+	ReservationPrefix string `json:"reservationPrefix"`
+	// LeadTime is how long before its start a booking's reservation is
+	// created in Slurm; at least the pool partition's longest job time
+	// limit, so that the scheduler keeps the GPUs free of jobs that would
+	// run into the window.
+	LeadTime Span `json:"leadTime"`
+	// UnbookablePercent of each GPU type's pool (rounded up) is kept for
+	// quota and burst work and never booked.
+	UnbookablePercent int `json:"unbookablePercent"`
+	// NodeClasses name sets of pool nodes that may be booked whole
+	// (nodes=CLASS:N).
+	NodeClasses map[string][]string `json:"nodeClasses,omitempty"`
+	// DefaultPolicy limits tenants whose spec carries no booking policy.
+	DefaultPolicy BookingPolicy `json:"defaultPolicy"`
+}
+
+// BookingPolicy limits what a tenant may book (bridge/reserve.Policy).
+type BookingPolicy struct {
+	// MaxGPUs per GPU type or MIG profile: the most a tenant may have booked
+	// at once (0 forbids the type; absent: the pool is the limit).
+	MaxGPUs map[string]int `json:"maxGPUs,omitempty"`
+	// MaxWindow is the longest booking (0: no limit).
+	MaxWindow Span `json:"maxWindow"`
+	// MinLead is how far ahead a booking must start.
+	MinLead Span `json:"minLead"`
+	// MaxHorizon is how far ahead a booking may end (0: no limit).
+	MaxHorizon Span `json:"maxHorizon"`
+}
+
+// Span is a duration written as a Go duration ("36h", "90m") or in whole
+// days or weeks ("14d", "2w").
+type Span struct{ time.Duration }
+
+// UnmarshalJSON accepts "14d", "2w", "36h", "1h30m" or "0".
+func (d *Span) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(strings.Trim(string(b), `"`))
+	if s == "" || s == "null" || s == "0" {
+		d.Duration = 0
+		return nil
+	}
+	for unit, n := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if v, ok := strings.CutSuffix(s, unit); ok {
+			k, err := strconv.Atoi(v)
+			if err != nil || k < 0 || k > 100*365 {
+				return fmt.Errorf("duration %q: want whole days or weeks such as 14d or 2w, or a duration such as 36h", s)
+			}
+			d.Duration = time.Duration(k) * n
+			return nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: want a value like 14d, 2w, 36h or 90m", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes whole days as "14d", anything else as a Go duration.
+func (d Span) MarshalJSON() ([]byte, error) {
+	if d.Duration > 0 && d.Duration%(24*time.Hour) == 0 {
+		return []byte(`"` + strconv.FormatInt(int64(d.Duration/(24*time.Hour)), 10) + `d"`), nil
+	}
+	return []byte(`"` + d.Duration.String() + `"`), nil
+}
+
 // Duration is a time.Duration that reads and writes as "10s" in YAML/JSON.
 type Duration struct{ time.Duration }
 
@@ -141,6 +215,11 @@ func Default() Config {
 			Ingest:      "@every 5m",
 			ClosePeriod: "0 3 2 * *", // 03:00 UTC on the 2nd: one day of grace for late records
 		},
+		Bookings: Bookings{
+			ReservationPrefix: "gpubridge-",
+			LeadTime:          Span{24 * time.Hour},
+			DefaultPolicy:     BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
+		},
 	}
 }
 
@@ -183,6 +262,7 @@ func (c *Config) envVars() map[string]*string {
 		"GPUBRIDGE_ONDEMAND_PARTITION": &c.Tenants.OnDemandPartition,
 		"GPUBRIDGE_ONDEMAND_QOS":       &c.Tenants.OnDemandQOS,
 		"GPUBRIDGE_GUARD_FILE":         &c.Tenants.GuardFile,
+		"GPUBRIDGE_BOOKINGS_PREFIX":    &c.Bookings.ReservationPrefix,
 	}
 }
 
@@ -286,6 +366,7 @@ func (c Config) Validate() error {
 	if g := c.Tenants.GuardFile; g != "" && (!filepath.IsAbs(g) || filepath.Clean(g) != g) {
 		add("tenants.guardFile", "%q is not a clean absolute file path; use e.g. %s (the path contrib/job_submit.lua reads by default)", g, DefaultGuardFile)
 	}
+	c.Bookings.validate(add)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -315,6 +396,45 @@ func (c Config) RequireSlurmDB() error {
 		return ValidationError{{"slurmdb.dsn", "slurmdbd's database is not configured; set GPUBRIDGE_SLURMDB_DSN to a read-only DSN for slurm_acct_db"}}
 	}
 	return nil
+}
+
+func (b Bookings) validate(add func(field, format string, a ...any)) {
+	if p := b.ReservationPrefix; p == "" || !validName(strings.ReplaceAll(p, ".", "_")) {
+		add("bookings.reservationPrefix", "%q must be letters, digits, '-', '_' or '.' (default gpubridge-; set GPUBRIDGE_BOOKINGS_PREFIX)", p)
+	}
+	if b.LeadTime.Duration < 0 {
+		add("bookings.leadTime", "must not be negative; use e.g. 24h (at least the pool's longest job time limit)")
+	}
+	if b.UnbookablePercent < 0 || b.UnbookablePercent > 100 {
+		add("bookings.unbookablePercent", "%d is not a percentage from 0 to 100", b.UnbookablePercent)
+	}
+	for _, c := range slices.Sorted(maps.Keys(b.NodeClasses)) {
+		if !validName(strings.ReplaceAll(c, ".", "_")) {
+			add("bookings.nodeClasses", "class name %q: letters, digits, '-', '_' or '.'", c)
+		}
+		if len(b.NodeClasses[c]) == 0 {
+			add("bookings.nodeClasses."+c, "lists no nodes; give the node names of the class")
+		}
+		for _, n := range b.NodeClasses[c] {
+			if !validName(strings.ReplaceAll(n, ".", "_")) {
+				add("bookings.nodeClasses."+c, "%q is not a node name", n)
+			}
+		}
+	}
+	p := b.DefaultPolicy
+	for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
+		if p.MaxGPUs[t] < 0 {
+			add("bookings.defaultPolicy.maxGPUs."+t, "%d is negative; use 0 to forbid booking %s", p.MaxGPUs[t], t)
+		}
+	}
+	for field, v := range map[string]time.Duration{"maxWindow": p.MaxWindow.Duration, "minLead": p.MinLead.Duration, "maxHorizon": p.MaxHorizon.Duration} {
+		if v < 0 {
+			add("bookings.defaultPolicy."+field, "must not be negative")
+		}
+	}
+	if p.MaxWindow.Duration > 0 && p.MaxHorizon.Duration > 0 && p.MaxWindow.Duration > p.MaxHorizon.Duration {
+		add("bookings.defaultPolicy.maxWindow", "is longer than maxHorizon: no booking could use it")
+	}
 }
 
 func validName(s string) bool {
