@@ -39,10 +39,22 @@ func (a Admission) Capacities(bookings []Booking, also ...int64) map[Resource]Ca
 // through Settings.Commitments); also names further bookings whose
 // reservations are accounted for elsewhere (the one being admitted).
 func (a Admission) Calendars(rs []Resource, bookings []Booking, also ...int64) map[Resource]*Calendar {
-	caps := a.Capacities(bookings, also...)
-	var cs []Commitment
+	return a.calendars(a.Capacities(bookings, also...), rs, bookings)
+}
+
+func (a Admission) calendars(caps map[Resource]Capacity, rs []Resource, bookings []Booking) map[Resource]*Calendar {
+	byRes := make(map[Resource][]Commitment, len(rs))
+	for _, r := range rs {
+		byRes[r] = nil
+	}
+	var buf []Commitment
 	for _, b := range bookings {
-		cs = append(cs, a.Settings.Commitments(b, a.Inventory)...)
+		buf = a.Settings.AppendCommitments(buf[:0], b, a.Inventory)
+		for _, c := range buf {
+			if cs, ok := byRes[c.Resource]; ok {
+				byRes[c.Resource] = append(cs, c)
+			}
+		}
 	}
 	out := make(map[Resource]*Calendar, len(rs))
 	for _, r := range rs {
@@ -50,7 +62,7 @@ func (a Admission) Calendars(rs []Resource, bookings []Booking, also ...int64) m
 		if !ok {
 			c = Capacity{Resource: r}
 		}
-		out[r] = NewCalendar(c, cs)
+		out[r] = NewCalendar(c, byRes[r])
 	}
 	return out
 }

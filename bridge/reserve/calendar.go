@@ -1,6 +1,7 @@
 package reserve
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -53,6 +54,23 @@ type Commitment struct {
 // type (per node as Settings.classPerNode; the GPUs of the very nodes Slurm
 // placed it on, when known).
 func (s Settings) Commitments(b Booking, inv Inventory) []Commitment {
+	return s.AppendCommitments(nil, b, inv)
+}
+
+// AppendCommitments appends b's commitments to dst (Commitments without an
+// allocation per booking).
+func (s Settings) AppendCommitments(dst []Commitment, b Booking, inv Inventory) []Commitment {
+	if b.Kind == KindGPU && b.Held.IsZero() {
+		// The common case, without the general merge below.
+		if b.Cancelled() || !b.End.After(b.Start) || b.Count <= 0 {
+			return dst
+		}
+		return append(dst, Commitment{Resource: GPU(b.GPUType), Start: b.Start.Unix(), End: b.End.Unix(), Count: b.Count, Booking: b.ID, Tenant: b.Tenant})
+	}
+	return append(dst, s.commitments(b, inv)...)
+}
+
+func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
 	type piece struct {
 		start, end int64
 		count      int
@@ -189,8 +207,11 @@ func NewCalendar(c Capacity, cs []Commitment) *Calendar {
 		evs = append(evs, ev{t: m.Start, dused: m.Count}, ev{t: m.End, dused: -m.Count})
 		cal.commits = append(cal.commits, m)
 	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].t < evs[j].t })
-	sort.SliceStable(cal.commits, func(i, j int) bool { return cal.commits[i].Start < cal.commits[j].Start })
+	slices.SortFunc(evs, func(a, b ev) int { return cmp.Compare(a.t, b.t) })
+	byStart := func(a, b Commitment) int { return cmp.Compare(a.Start, b.Start) }
+	if !slices.IsSortedFunc(cal.commits, byStart) {
+		slices.SortStableFunc(cal.commits, byStart)
+	}
 	cal.at = append(make([]int64, 0, len(evs)+1), beginning)
 	capNow, used := c.Total, 0
 	// Reductions from the beginning of time apply to the first step.

@@ -482,8 +482,8 @@ func (s *Service) Availability(ctx context.Context, q AvailabilityQuery) (Availa
 			return Availability{}, err
 		}
 	}
-	cals := adm.Calendars(all, bs)
 	caps := adm.Capacities(bs)
+	cals := adm.calendars(caps, all, bs)
 	out := Availability{From: q.From, To: q.To, Step: Span(q.Step)}
 	for _, r := range rs {
 		k, name := r.Split()

@@ -19,6 +19,8 @@ import (
 type Memory struct {
 	mu       sync.Mutex
 	bookings map[int64]reserve.Booking
+	res      map[int64]reserve.Resource // each booking's resource
+	order    []int64                    // ids by start then id; nil after a write
 	maint    map[int64]reserve.Maintenance
 	nextID   int64
 	nextM    int64
@@ -30,7 +32,7 @@ var _ reserve.Store = (*Memory)(nil)
 
 // NewMemory returns an empty store.
 func NewMemory() *Memory {
-	return &Memory{bookings: map[int64]reserve.Booking{}, maint: map[int64]reserve.Maintenance{}, now: time.Now}
+	return &Memory{bookings: map[int64]reserve.Booking{}, res: map[int64]reserve.Resource{}, maint: map[int64]reserve.Maintenance{}, now: time.Now}
 }
 
 // WithClock sets the clock of audit rows.
@@ -49,12 +51,14 @@ func (m *Memory) Atomic(ctx context.Context, _ []reserve.Resource, fn func(reser
 	defer m.mu.Unlock()
 	saved := struct {
 		b     map[int64]reserve.Booking
+		r     map[int64]reserve.Resource
 		mt    map[int64]reserve.Maintenance
 		id, n int64
 		audit int
-	}{maps.Clone(m.bookings), maps.Clone(m.maint), m.nextID, m.nextM, len(m.audit)}
+	}{maps.Clone(m.bookings), maps.Clone(m.res), maps.Clone(m.maint), m.nextID, m.nextM, len(m.audit)}
 	if err := fn(memTx{m}); err != nil {
-		m.bookings, m.maint, m.nextID, m.nextM, m.audit = saved.b, saved.mt, saved.id, saved.n, m.audit[:saved.audit]
+		m.bookings, m.res, m.maint, m.nextID, m.nextM, m.audit = saved.b, saved.r, saved.mt, saved.id, saved.n, m.audit[:saved.audit]
+		m.order = nil
 		return err
 	}
 	return nil
@@ -74,15 +78,35 @@ func clone(b reserve.Booking) reserve.Booking {
 }
 
 func (m *Memory) list(f reserve.Filter) []reserve.Booking {
-	var out []reserve.Booking
-	for _, b := range m.bookings {
-		if len(f.Resources) > 0 && !slices.Contains(f.Resources, b.Resource()) {
+	if m.order == nil {
+		m.order = make([]int64, 0, len(m.bookings))
+		for id := range m.bookings {
+			m.order = append(m.order, id)
+		}
+		slices.SortFunc(m.order, func(a, b int64) int {
+			if c := m.bookings[a].Start.Compare(m.bookings[b].Start); c != 0 {
+				return c
+			}
+			return int(a - b)
+		})
+	}
+	var res map[reserve.Resource]bool
+	if len(f.Resources) > 0 {
+		res = make(map[reserve.Resource]bool, len(f.Resources))
+		for _, r := range f.Resources {
+			res[r] = true
+		}
+	}
+	out := make([]reserve.Booking, 0, len(m.order))
+	for _, id := range m.order {
+		if res != nil && !res[m.res[id]] {
 			continue
 		}
+		if len(f.IDs) > 0 && !slices.Contains(f.IDs, id) {
+			continue
+		}
+		b := m.bookings[id]
 		if f.Tenant != "" && b.Tenant != f.Tenant {
-			continue
-		}
-		if len(f.IDs) > 0 && !slices.Contains(f.IDs, b.ID) {
 			continue
 		}
 		if !f.From.IsZero() || !f.To.IsZero() {
@@ -93,13 +117,10 @@ func (m *Memory) list(f reserve.Filter) []reserve.Booking {
 		}
 		out = append(out, clone(b))
 	}
-	slices.SortFunc(out, func(a, b reserve.Booking) int {
-		if c := a.Start.Compare(b.Start); c != 0 {
-			return c
-		}
-		return int(a.ID - b.ID)
-	})
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Clip(out)
 }
 
 func (m *Memory) maintList() []reserve.Maintenance {
@@ -194,6 +215,8 @@ func (t memTx) Insert(_ context.Context, actor string, b reserve.Booking) (reser
 	b.ID = t.m.nextID
 	b.Start, b.End, b.CreatedAt, b.UpdatedAt = b.Start.UTC(), b.End.UTC(), b.CreatedAt.UTC().Truncate(time.Microsecond), b.UpdatedAt.UTC().Truncate(time.Microsecond)
 	t.m.bookings[b.ID] = clone(b)
+	t.m.res[b.ID] = b.Resource()
+	t.m.order = nil
 	t.m.record(actor, "create", AuditBooking, b.ID, nil, b)
 	return b, nil
 }
@@ -210,6 +233,7 @@ func (t memTx) Update(_ context.Context, actor, action string, b reserve.Booking
 		next.CancelledAt = time.Time{}
 	}
 	t.m.bookings[b.ID] = next
+	t.m.order = nil
 	t.m.record(actor, action, AuditBooking, b.ID, cur, next)
 	return nil
 }
