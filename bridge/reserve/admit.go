@@ -25,12 +25,22 @@ type Admission struct {
 // Capacities is Settings.Capacities of the admission's cluster, with the
 // reservations of the given bookings accounted for by them.
 func (a Admission) Capacities(bookings []Booking, also ...int64) map[Resource]Capacity {
-	known := make(map[int64]bool, len(bookings)+len(also))
-	for _, b := range bookings {
-		known[b.ID] = true
+	// Only gpubridge's reservations need looking up: usually a few.
+	known := map[int64]bool{}
+	for _, r := range a.Inventory.Reservations {
+		if id, ok := a.Settings.BookingID(r.Name); ok {
+			known[id] = false
+		}
 	}
-	for _, id := range also {
-		known[id] = true
+	if len(known) > 0 {
+		for _, b := range bookings {
+			if _, ours := known[b.ID]; ours {
+				known[b.ID] = true
+			}
+		}
+		for _, id := range also {
+			known[id] = true
+		}
 	}
 	return a.Settings.Capacities(a.Inventory, a.Maintenance, a.Now, func(id int64) bool { return known[id] })
 }

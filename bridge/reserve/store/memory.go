@@ -20,7 +20,10 @@ type Memory struct {
 	mu       sync.Mutex
 	bookings map[int64]reserve.Booking
 	res      map[int64]reserve.Resource // each booking's resource
-	order    []int64                    // ids by start then id; nil after a write
+	// order is the bookings by start then id, with their resources: a
+	// cache rebuilt on the first read after a write.
+	order    []reserve.Booking
+	orderRes []reserve.Resource
 	maint    map[int64]reserve.Maintenance
 	nextID   int64
 	nextM    int64
@@ -79,16 +82,17 @@ func clone(b reserve.Booking) reserve.Booking {
 
 func (m *Memory) list(f reserve.Filter) []reserve.Booking {
 	if m.order == nil {
-		m.order = make([]int64, 0, len(m.bookings))
-		for id := range m.bookings {
-			m.order = append(m.order, id)
-		}
-		slices.SortFunc(m.order, func(a, b int64) int {
-			if c := m.bookings[a].Start.Compare(m.bookings[b].Start); c != 0 {
+		m.order = slices.Collect(maps.Values(m.bookings))
+		slices.SortFunc(m.order, func(a, b reserve.Booking) int {
+			if c := a.Start.Compare(b.Start); c != 0 {
 				return c
 			}
-			return int(a - b)
+			return int(a.ID - b.ID)
 		})
+		m.orderRes = make([]reserve.Resource, len(m.order))
+		for i, b := range m.order {
+			m.orderRes[i] = m.res[b.ID]
+		}
 	}
 	var res map[reserve.Resource]bool
 	if len(f.Resources) > 0 {
@@ -98,14 +102,14 @@ func (m *Memory) list(f reserve.Filter) []reserve.Booking {
 		}
 	}
 	out := make([]reserve.Booking, 0, len(m.order))
-	for _, id := range m.order {
-		if res != nil && !res[m.res[id]] {
+	for i := range m.order {
+		if res != nil && !res[m.orderRes[i]] {
 			continue
 		}
-		if len(f.IDs) > 0 && !slices.Contains(f.IDs, id) {
+		b := &m.order[i]
+		if len(f.IDs) > 0 && !slices.Contains(f.IDs, b.ID) {
 			continue
 		}
-		b := m.bookings[id]
 		if f.Tenant != "" && b.Tenant != f.Tenant {
 			continue
 		}
@@ -115,7 +119,7 @@ func (m *Memory) list(f reserve.Filter) []reserve.Booking {
 				continue
 			}
 		}
-		out = append(out, clone(b))
+		out = append(out, clone(*b))
 	}
 	if len(out) == 0 {
 		return nil
@@ -192,6 +196,7 @@ func (m *Memory) Project(_ context.Context, actor string, id int64, state reserv
 	next.Held, next.Note = held, clip(note, 1024)
 	next.Held.Nodes = slices.Clone(held.Nodes)
 	m.bookings[id] = next
+	m.order = nil
 	if next.State != cur.State || !heldEqual(next.Held, cur.Held) {
 		m.record(actor, "project", AuditBooking, id, cur, next)
 	}
