@@ -305,7 +305,7 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 		}
 		shapeStart := nb
 		if nb.Start.Equal(cur.Start) {
-			shapeStart.Start = now // an unchanged start is never "in the past"
+			shapeStart.Start = now.Truncate(time.Second) // an unchanged start is never "in the past"
 		}
 		s.checkShape(shapeStart, inv, now, f, &ps)
 		if len(ps) > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -32,6 +33,75 @@ func registerBookings(a *App, root, show, add, modify, del *cobra.Command) {
 	modify.AddCommand(modifyBookingCmd(a, &local))
 	del.AddCommand(deleteBookingCmd(a), deleteMaintenanceCmd(a))
 	root.AddCommand(findCmd(a, &local), projectCmd(a))
+}
+
+// auditSummaries say in one line what an audit row of a kind changed (show
+// audit); the tenants' own kind is summarised in tenant.go.
+var auditSummaries = map[string]func(before, after *string) string{
+	store.AuditBooking:     bookingAuditSummary,
+	store.AuditMaintenance: maintenanceAuditSummary,
+}
+
+func bookingAuditSummary(before, after *string) string {
+	var b, a reserve.Booking
+	if before != nil {
+		_ = json.Unmarshal([]byte(*before), &b)
+	}
+	if after != nil {
+		_ = json.Unmarshal([]byte(*after), &a)
+	}
+	line := func(x reserve.Booking) string {
+		s := fmt.Sprintf("%s %s %s..%s", x.Tenant, x.What(), reserve.FormatTime(x.Start, reserve.Zone{}, false), reserve.FormatTime(x.End, reserve.Zone{}, false))
+		if x.Purpose != "" {
+			s += fmt.Sprintf(" %q", x.Purpose)
+		}
+		return s
+	}
+	held := func(x reserve.Booking) string {
+		if x.Held.IsZero() {
+			return "no reservation"
+		}
+		return fmt.Sprintf("%s %d %s..%s", x.Held.Reservation, x.Held.Count, reserve.FormatTime(x.Held.Start, reserve.Zone{}, false), reserve.FormatTime(x.Held.End, reserve.Zone{}, false))
+	}
+	switch {
+	case before == nil && after != nil:
+		return line(a)
+	case after == nil:
+		return "removed"
+	}
+	var parts []string
+	if l, m := line(b), line(a); l != m {
+		parts = append(parts, l+" -> "+m)
+	}
+	if b.State != a.State {
+		parts = append(parts, fmt.Sprintf("state %s -> %s", b.State, a.State))
+	}
+	if h, g := held(b), held(a); h != g {
+		parts = append(parts, h+" -> "+g)
+	}
+	if a.Note != "" && a.Note != b.Note {
+		parts = append(parts, "note: "+a.Note)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func maintenanceAuditSummary(before, after *string) string {
+	var m reserve.Maintenance
+	s := after
+	if s == nil {
+		s = before
+	}
+	if s == nil || json.Unmarshal([]byte(*s), &m) != nil {
+		return ""
+	}
+	line := fmt.Sprintf("%s %s..%s", strings.Join(m.Nodes, ","), reserve.FormatTime(m.Start, reserve.Zone{}, false), reserve.FormatTime(m.End, reserve.Zone{}, false))
+	if m.Reason != "" {
+		line += fmt.Sprintf(" %q", m.Reason)
+	}
+	if after == nil {
+		return "removed " + line
+	}
+	return line
 }
 
 // localFlag adds --local: print times in $TZ instead of UTC.

@@ -551,6 +551,9 @@ func showAuditCmd(a *App) *cobra.Command {
 
 // auditSummary says in one line what an audit row changed.
 func auditSummary(kind string, before, after *string) string {
+	if f, ok := auditSummaries[kind]; ok {
+		return f(before, after)
+	}
 	if kind != tenantstore.AuditKind {
 		switch {
 		case before == nil && after != nil:

@@ -197,7 +197,7 @@ func (m *Memory) Project(_ context.Context, actor string, id int64, state reserv
 	next.Held.Nodes = slices.Clone(held.Nodes)
 	m.bookings[id] = next
 	m.order = nil
-	if next.State != cur.State || !heldEqual(next.Held, cur.Held) {
+	if next.State != cur.State || !heldSameWindow(next.Held, cur.Held) {
 		m.record(actor, "project", AuditBooking, id, cur, next)
 	}
 	return nil

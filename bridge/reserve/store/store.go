@@ -340,11 +340,17 @@ func (s *DB) Project(ctx context.Context, actor string, id int64, state reserve.
 			WHERE cluster = ? AND id = ?`, string(next.State), name, hs, he, hc, hn, next.Note, s.cluster, id); err != nil {
 			return fmt.Errorf("record projection of booking %d: %w", id, err)
 		}
-		if next.State == cur.State && heldEqual(next.Held, cur.Held) {
-			return nil // a changed note alone is not an audit event
+		if next.State == cur.State && heldSameWindow(next.Held, cur.Held) {
+			return nil // a note, or the nodes Slurm picked, are not audit events
 		}
 		return sqldb.Audit(ctx, tx, s.now(), actor, "project", AuditBooking, strconv.FormatInt(id, 10), cur, next)
 	})
+}
+
+// heldSameWindow: the same reservation, window and count (the node list
+// may differ: Slurm picks it, and the projector learns it a run later).
+func heldSameWindow(a, b reserve.Held) bool {
+	return a.Reservation == b.Reservation && a.Start.Equal(b.Start) && a.End.Equal(b.End) && a.Count == b.Count
 }
 
 func heldEqual(a, b reserve.Held) bool {
