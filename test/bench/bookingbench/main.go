@@ -178,6 +178,7 @@ func main() {
 	cliAvail := cli("show", "availability", "from="+from, "to="+to, "step=1d")
 	cliSlot := cli("find", "slot", "type=h100", "count=2", "duration=14d", "after="+from)
 	cliVersion := cli("version")
+	cliWiring := cli("show", "maintenance")
 	// The same compute in process, calendar and naive, on the bookings the
 	// CLI reads (the pool's three types).
 	pool, err := db.List(ctx, reserve.Filter{Resources: []reserve.Resource{"gpu:h100", "gpu:1g.10gb", "gpu:3g.40gb"}, From: year, To: year.Add(span)})
@@ -233,7 +234,8 @@ func main() {
 	fmt.Printf("  find slot type=h100 count=2 duration=14d:\n")
 	fmt.Printf("    wall %s; its compute %s, a naive scan's %s: %.1fx; a naive CLI would take ~%s\n",
 		cliSlot, calCLISlot, naiveCLISlot, ratio(naiveCLISlot, calCLISlot), naiveWall(cliSlot, calCLISlot, naiveCLISlot))
-	fmt.Printf("  for scale, `gpubridge version` (process start, no I/O): %s\n", cliVersion)
+	fmt.Printf("  for scale: `gpubridge version` (process start, no I/O) %s; `gpubridge show maintenance` (the same wiring:\n", cliVersion)
+	fmt.Printf("    config, slurmrestd negotiation, database open and migration check, one small query) %s\n", cliWiring)
 
 	// 3. Admission under concurrent clients, its own cluster name.
 	sc.DB.SetMaxOpenConns(*clients + 2)
