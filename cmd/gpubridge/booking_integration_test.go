@@ -356,6 +356,86 @@ func TestBookingProjectionOnSlurm(t *testing.T) {
 	if _, err := h.slurm.GetReservation(context.Background(), name); err == nil {
 		t.Errorf("reservation %s still there after cancel and project", name)
 	}
+	// An orphan (a name of ours, no booking) is reported and removed.
+	orphan := h.prefix + "999999"
+	h.env.Exec(t, "", "scontrol", "create", "reservation="+orphan, "accounts=bkproj", "starttime=now+2hours", "duration=10",
+		"tres=gres/gpu:h100=1", "flags=ignore_jobs")
+	if out := h.ok("project"); !strings.Contains(out, "remove-orphan reservation "+orphan+": no booking 999999 done") {
+		t.Errorf("orphan:\n%s", out)
+	}
+	if _, err := h.slurm.GetReservation(context.Background(), orphan); err == nil {
+		t.Errorf("orphan %s still there", orphan)
+	}
+}
+
+// TestBookingCancelWhileJobsRun: Slurm refuses to delete a reservation
+// while a job runs inside it (error 2055); the projector keeps it, the
+// booking says why, its GPUs stay counted, and the next projection after
+// the job ends deletes it.
+func TestBookingCancelWhileJobsRun(t *testing.T) {
+	ctx := context.Background()
+	h := newBookingIT(t, "bkjobs")
+	h.env.Exec(t, "", "sacctmgr", "-i", "add", "user", "erin", "account=bkjobs")
+	t.Cleanup(func() {
+		h.env.Run(ctx, "", nil, "scancel", "-A", "bkjobs")
+		time.Sleep(2 * time.Second)
+		h.env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "erin", "account=bkjobs")
+	})
+	h.ok("-i", "add", "tenant", "bkjobs", "users=erin")
+	var b reserve.Booking
+	if err := json.Unmarshal([]byte(h.ok("-i", "--json", "add", "booking", "tenant=bkjobs", "gpus=h100:1", "start=now", "duration=30m")), &b); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%s%d", h.prefix, b.ID)
+	h.ok("project")
+	out := h.env.Exec(t, "erin", "sbatch", "--parsable", "-o", "/dev/null", "-A", "bkjobs", "-p", "pool", "--reservation="+name,
+		"--gres=gpu:h100:1", "-t", "5", "--wrap", "sleep 300")
+	job := strings.TrimSpace(strings.Split(out, ";")[0])
+	state := func() string {
+		s, _ := h.env.Run(ctx, "", nil, "squeue", "-h", "-j", job, "-o", "%T")
+		return strings.TrimSpace(s)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for state() != "RUNNING" {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s in reservation %s is %q, not running", job, name, state())
+		}
+		time.Sleep(time.Second)
+	}
+	h.ok("-i", "delete", "booking", fmt.Sprint(b.ID))
+	if out := h.ok("project"); !strings.Contains(out, fmt.Sprintf("delete reservation %s (booking %d): booking cancelled waiting", name, b.ID)) || !strings.Contains(out, "2055") {
+		t.Fatalf("cancel while a job runs inside:\n%s", out)
+	}
+	var got []reserve.Booking
+	if err := json.Unmarshal([]byte(h.ok("--json", "show", "bookings", fmt.Sprint(b.ID))), &got); err != nil || len(got) != 1 {
+		t.Fatal(err, got)
+	}
+	if got[0].State != reserve.StateCancelled || got[0].Held.IsZero() || !strings.Contains(got[0].Note, "(error 2055)") {
+		t.Errorf("booking while the job runs: %+v", got[0])
+	}
+	if _, err := h.slurm.GetReservation(ctx, name); err != nil {
+		t.Errorf("reservation %s gone while a job runs inside: %v", name, err)
+	}
+	// What Slurm still holds is not bookable.
+	if _, errs, code := h.cli("-i", "add", "booking", "tenant=bkjobs", "gpus=h100:4", "start=now", "duration=10m"); code != 1 || !strings.Contains(errs, "short 1 h100") {
+		t.Errorf("booking over the held GPUs: exit %d\n%s", code, errs)
+	}
+	h.env.Exec(t, "", "scancel", job)
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		out := h.ok("project")
+		if strings.Contains(out, fmt.Sprintf("delete reservation %s (booking %d): booking cancelled done", name, b.ID)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reservation %s not deleted after the job ended:\n%s", name, out)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	var after []reserve.Booking // a fresh slice: decoding into got would keep its old held and note
+	if err := json.Unmarshal([]byte(h.ok("--json", "show", "bookings", fmt.Sprint(b.ID))), &after); err != nil || len(after) != 1 || !after[0].Held.IsZero() || after[0].Note != "" {
+		t.Errorf("after delete: %v %+v", err, after)
+	}
 }
 
 // TestBookingBadInputOnTestbed: every kind of bad input, with the real
