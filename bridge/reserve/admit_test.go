@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // testbedLike is the testbed's pool: gpu-a with 4 h100, gpu-b with 7
@@ -355,5 +357,45 @@ func TestSettingsBookingID(t *testing.T) {
 	}
 	if n := s.ReservationName(12); n != "gpubridge-12" {
 		t.Error(n)
+	}
+}
+
+// eurCoster prices booked GPU time at 2.00 EUR per GPU-hour.
+type eurCoster struct{}
+
+func (eurCoster) BookedCost(_ string, gpuSeconds int64, _ time.Time) (money.Amount, error) {
+	eur, _ := money.ISO("EUR")
+	return money.New(gpuSeconds*200/3600, eur), nil
+}
+
+func TestPolicyMonthlySpend(t *testing.T) {
+	s, inv := testbedLike()
+	limit := money.MustParse("100.00")
+	p := Policy{MonthlySpendLimit: &limit}
+	day := func(d, h int) time.Time { return time.Date(2026, 12, d, h, 0, 0, 0, time.UTC) }
+	own := []Booking{gpuBooking(1, "acme", "h100", 1, day(1, 0), day(1, 2))} // 2 GPU-hours: 4.00
+	cases := map[string]struct {
+		b    Booking
+		want string
+	}{
+		"at the limit":   {b: gpuBooking(0, "acme", "h100", 2, day(10, 0), day(11, 0))}, // 48 GPU-hours: 96.00, with own 100.00
+		"over the limit": {b: gpuBooking(0, "acme", "h100", 2, day(10, 0), day(11, 1)), want: "tenant acme's bookings would cost 104.00 EUR in 2026-12, over its monthly spend limit of 100.00"},
+		// 30 Dec 12:00 to 2 Jan 12:00, 1 GPU: 36 h in December (72.00 +
+		// 4.00), 36 h in January (72.00): each month within the limit.
+		"split by month": {b: gpuBooking(0, "acme", "h100", 1, day(30, 12), time.Date(2027, 1, 2, 12, 0, 0, 0, time.UTC))},
+	}
+	for name, c := range cases {
+		ps := s.CheckPolicy(p, c.b, own, inv, t0.Add(-48*time.Hour), eurCoster{}, DefaultFields)
+		switch {
+		case c.want == "" && len(ps) > 0:
+			t.Errorf("%s: %v", name, ps)
+		case c.want != "" && (len(ps) != 1 || !strings.Contains(ps[0].Msg, c.want) || ps[0].Field != "gpus"):
+			t.Errorf("%s: %v\nwant %q", name, ps, c.want)
+		}
+	}
+	// Without a booked rate, a spend limit refuses rather than guess.
+	ps := s.CheckPolicy(p, cases["at the limit"].b, own, inv, t0, nil, DefaultFields)
+	if len(ps) != 1 || !strings.Contains(ps[0].Msg, "no booked rate is configured") {
+		t.Errorf("no coster: %v", ps)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Span is a duration that reads and writes as ParseDuration's form ("14d",
@@ -51,10 +51,11 @@ type Policy struct {
 	// MaxHorizon is how far ahead a booking may end (0: no limit).
 	MaxHorizon Span `json:"maxHorizon,omitempty"`
 	// MonthlySpendLimit caps the cost of the tenant's bookings in each
-	// calendar month (UTC), in the currency's minor unit; nil: no limit. It
-	// needs a Coster (the rate card's booked tier): without one a limit
-	// refuses every booking, since the cost cannot be known.
-	MonthlySpendLimit *pricing.Amount `json:"monthlySpendLimit,omitempty"`
+	// calendar month (UTC); nil: no limit. It needs a Coster (the rate
+	// card's booked tier): without one a limit refuses every booking, since
+	// the cost cannot be known; so does a limit the cost's currency cannot
+	// hold exactly.
+	MonthlySpendLimit *money.Amount `json:"monthlySpendLimit,omitempty"`
 }
 
 // Validate reports every problem of the policy; field paths start with
@@ -77,7 +78,7 @@ func (p Policy) Validate(prefix string) Problems {
 	if p.MaxWindow > 0 && p.MaxHorizon > 0 && p.MaxWindow > p.MaxHorizon {
 		ps.add(prefix+".maxWindow", "%s is longer than maxHorizon %s: no booking could use it", FormatDuration(time.Duration(p.MaxWindow)), FormatDuration(time.Duration(p.MaxHorizon)))
 	}
-	if p.MonthlySpendLimit != nil && *p.MonthlySpendLimit < 0 {
+	if p.MonthlySpendLimit != nil && p.MonthlySpendLimit.Sign() < 0 {
 		ps.add(prefix+".monthlySpendLimit", "must not be negative")
 	}
 	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Field, b.Field) })
@@ -85,9 +86,9 @@ func (p Policy) Validate(prefix string) Problems {
 }
 
 // Coster prices booked GPU time: the cost of gpuSeconds of typ booked at
-// at (the booked tier of the rate card, effective-dated), in minor units.
+// at (the booked tier of the rate card, effective-dated).
 type Coster interface {
-	BookedCost(typ string, gpuSeconds int64, at time.Time) (pricing.Amount, error)
+	BookedCost(typ string, gpuSeconds int64, at time.Time) (money.Amount, error)
 }
 
 // Fields names the input fields policy problems are reported against.
@@ -147,7 +148,7 @@ func (s Settings) CheckPolicy(p Policy, b Booking, own []Booking, inv Inventory,
 
 // checkSpend prices the tenant's GPU commitments per calendar month (UTC)
 // touched by b and refuses when one would pass the limit.
-func (s Settings) checkSpend(limit pricing.Amount, b Booking, own []Booking, inv Inventory, coster Coster, f Fields) Problems {
+func (s Settings) checkSpend(limit money.Amount, b Booking, own []Booking, inv Inventory, coster Coster, f Fields) Problems {
 	var ps Problems
 	if coster == nil {
 		ps.add(f.GPUs, "tenant %s has a monthly spend limit, but no booked rate is configured to price bookings with; refusing rather than guessing", b.Tenant)
@@ -165,7 +166,7 @@ func (s Settings) checkSpend(limit pricing.Amount, b Booking, own []Booking, inv
 	}
 	for _, m := range slices.SortedFunc(maps.Keys(months), func(a, b time.Time) int { return a.Compare(b) }) {
 		ms, me := m.Unix(), m.AddDate(0, 1, 0).Unix()
-		var total pricing.Amount
+		var total money.Amount
 		for _, o := range all {
 			for _, c := range s.Commitments(o, inv) {
 				k, typ := c.Resource.Split()
@@ -181,11 +182,19 @@ func (s Settings) checkSpend(limit pricing.Amount, b Booking, own []Booking, inv
 					ps.add(f.GPUs, "cannot price booked %s for tenant %s's monthly spend limit: %v", typ, b.Tenant, err)
 					return ps
 				}
-				total += cost
+				if total, err = total.Add(cost); err != nil {
+					ps.add(f.GPUs, "cannot add up tenant %s's booked cost: %v", b.Tenant, err)
+					return ps
+				}
 			}
 		}
-		if total > limit {
-			ps.add(f.GPUs, "tenant %s's bookings would cost %d (minor units) in %s, over its monthly spend limit of %d", b.Tenant, total, m.Format("2006-01"), limit)
+		lim, err := limit.In(total.Currency())
+		if err != nil && total.Sign() != 0 {
+			ps.add(f.GPUs, "tenant %s's monthly spend limit %s cannot be compared with the booked cost in %s: %v", b.Tenant, limit, total.Currency(), err)
+			return ps
+		}
+		if c, err := total.Cmp(lim); err == nil && c > 0 {
+			ps.add(f.GPUs, "tenant %s's bookings would cost %s %s in %s, over its monthly spend limit of %s", b.Tenant, total, total.Currency(), m.Format("2006-01"), limit)
 		}
 	}
 	return ps
