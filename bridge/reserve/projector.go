@@ -158,7 +158,7 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 	for _, b := range bookings {
 		h := held[b.ID]
 		note := notes[b.ID]
-		state := b.State
+		var state State
 		switch {
 		case b.Cancelled():
 			state = StateCancelled
