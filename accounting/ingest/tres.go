@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // gpuTRES maps slurmdbd's TRES ids to GPU types, as read from tres_table.
@@ -21,13 +22,14 @@ type gpuTRES struct {
 func newGPUTRES(rows map[int64]string) gpuTRES {
 	g := gpuTRES{typed: map[int64]string{}, lo: 1<<63 - 1}
 	for id, name := range rows {
+		typ, ok := slurmstr.GPUOf(name)
 		switch {
-		case name == "gpu":
-			g.untyped = id
-		case strings.HasPrefix(name, "gpu:") && len(name) > 4:
-			g.typed[id] = name[4:]
-		default:
+		case !ok:
 			continue
+		case typ == "":
+			g.untyped = id
+		default:
+			g.typed[id] = typ
 		}
 		g.lo, g.hi = min(g.lo, id), max(g.hi, id)
 	}
@@ -61,38 +63,23 @@ func (g gpuTRES) filter() string {
 const maxCount = 1 << 40
 
 // allocs reads the GPU allocations out of a tres_alloc string such as
-// "1=8,2=16000,4=1,5=8,1001=2,1003=2". Typed entries win; the untyped count
-// is used only when there are none.
+// "1=8,2=16000,4=1,5=8,1001=2,1003=2" (slurmstr.ScanTRESIDs). Typed entries
+// win; the untyped count is used only when there are none. Malformed pairs,
+// counts Slurm marks as unknown (NO_VAL64) and counts above maxCount are
+// skipped.
 func (g gpuTRES) allocs(s []byte, buf []meter.Alloc) []meter.Alloc {
 	out := buf[:0]
 	var untyped int64
-	for i := 0; i < len(s); {
-		var id, n int64
-		ok := true
-		for ; i < len(s) && s[i] != '='; i++ {
-			if s[i] < '0' || s[i] > '9' {
-				ok = false
-			}
-			id = id*10 + int64(s[i]-'0')
+	slurmstr.ScanTRESIDs(s, func(id int, n int64) {
+		if n <= 0 || n > maxCount || int64(id) < g.lo || int64(id) > g.hi {
+			return
 		}
-		i++ // '='
-		for ; i < len(s) && s[i] != ','; i++ {
-			if s[i] < '0' || s[i] > '9' || n > maxCount {
-				ok = false
-				continue
-			}
-			n = n*10 + int64(s[i]-'0')
-		}
-		i++ // ','
-		if !ok || n <= 0 || n > maxCount || id < g.lo || id > g.hi {
-			continue
-		}
-		if id == g.untyped {
+		if int64(id) == g.untyped {
 			untyped += n
-		} else if typ, ok := g.typed[id]; ok {
+		} else if typ, ok := g.typed[int64(id)]; ok {
 			out = addAlloc(out, typ, n)
 		}
-	}
+	})
 	if len(out) == 0 && untyped > 0 {
 		out = append(out, meter.Alloc{Type: meter.UntypedGPU, Count: untyped})
 	}
@@ -120,14 +107,14 @@ func tresAllocs(ts []slurmrest.TRES) []meter.Alloc {
 	var out []meter.Alloc
 	var untyped int64
 	for _, t := range ts {
-		if t.Type != "gres" || t.Count <= 0 || t.Count > maxCount {
+		typ, ok := t.GPU()
+		if !ok || t.Count <= 0 || t.Count > maxCount {
 			continue
 		}
-		switch {
-		case t.Name == "gpu":
+		if typ == "" {
 			untyped += t.Count
-		case strings.HasPrefix(t.Name, "gpu:") && len(t.Name) > 4:
-			out = addAlloc(out, t.Name[4:], t.Count)
+		} else {
+			out = addAlloc(out, typ, t.Count)
 		}
 	}
 	if len(out) == 0 && untyped > 0 {

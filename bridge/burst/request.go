@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // Request is a job's GPU count per type (h100, 1g.10gb, ...), for the whole
@@ -80,17 +82,18 @@ type RequestFields struct {
 func ParseRequest(f RequestFields) (Request, error) {
 	nodes := max(f.Nodes, 1)
 	sources := []struct {
-		name string
-		s    string
-		mult int64
+		name  string
+		s     string
+		mult  int64
+		parse func(string) ([]slurmstr.TRES, error)
 	}{
-		{"tres_req_str", f.TRESRequested, 1},
-		{"tres_per_job", f.TRESPerJob, 1},
-		{"tres_per_node", f.TRESPerNode, nodes},
+		{"tres_req_str", f.TRESRequested, 1, slurmstr.ParseTRES},
+		{"tres_per_job", f.TRESPerJob, 1, slurmstr.ParseTRESPer},
+		{"tres_per_node", f.TRESPerNode, nodes, slurmstr.ParseTRESPer},
 	}
 	var untyped int64
 	for _, src := range sources {
-		r, err := parseTRESList(src.s)
+		r, err := gpuRequest(src.parse, src.s)
 		if err != nil {
 			return nil, fmt.Errorf("%s %q: %w", src.name, src.s, err)
 		}
@@ -111,80 +114,27 @@ func ParseRequest(f RequestFields) (Request, error) {
 	return Request{}, nil
 }
 
-// parseTRESList reads the gres/gpu entries of a comma-separated TRES list in
-// any of Slurm's spellings: gres/gpu:h100=2, gres/gpu:h100:2, gres:gpu:h100:2,
-// gres/gpu:h100 (count 1), gres/gpu=2, gres/gpu:2, gpu:h100:2.
-func parseTRESList(s string) (Request, error) {
+// gpuRequest sums the gres/gpu entries of one of the job's fields, read
+// with parse: tres_req_str is a TRES list (slurmstr.ParseTRES:
+// gres/gpu:h100=2), the tres_per_* fields are per-unit requests
+// (slurmstr.ParseTRESPer: gres/gpu:h100:2, gres:gpu:2, gpu:2). Other entries
+// (cpu, mem, gres/shard, gres/gpumem, licenses) are left out; a GPU count
+// Slurm marks as unknown or unlimited is an error.
+func gpuRequest(parse func(string) ([]slurmstr.TRES, error), s string) (Request, error) {
+	ts, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
 	r := Request{}
-	for _, e := range strings.Split(s, ",") {
-		e = strings.TrimSpace(e)
-		if e == "" {
+	for _, t := range ts {
+		typ, ok := t.GPU()
+		if !ok {
 			continue
 		}
-		typ, n, ok, err := parseGPUEntry(e)
-		if err != nil {
-			return nil, fmt.Errorf("entry %q: %w", e, err)
+		if t.Count < 0 {
+			return nil, fmt.Errorf("%s: the GPU count is not a number", t.Key())
 		}
-		if ok {
-			r[typ] += n
-		}
+		r[typ] += t.Count
 	}
 	return r, nil
-}
-
-// parseGPUEntry reads one entry; ok is false for entries that are not GPUs.
-func parseGPUEntry(e string) (typ string, n int64, ok bool, err error) {
-	name := e
-	switch {
-	case strings.HasPrefix(name, "gres/"):
-		name = strings.TrimPrefix(name, "gres/")
-	case strings.HasPrefix(name, "gres:"):
-		name = strings.TrimPrefix(name, "gres:")
-	case strings.HasPrefix(name, "gpu"):
-	default:
-		return "", 0, false, nil // cpu=, mem=, license/..., billing=
-	}
-	count := ""
-	if k, v, found := strings.Cut(name, "="); found {
-		name, count = k, v
-	}
-	parts := strings.Split(name, ":")
-	if parts[0] != "gpu" {
-		return "", 0, false, nil // gres/shard, gres/gpumem, ...
-	}
-	parts = parts[1:]
-	if count == "" && len(parts) > 0 && isCount(parts[len(parts)-1]) {
-		count, parts = parts[len(parts)-1], parts[:len(parts)-1]
-	}
-	if len(parts) > 1 {
-		return "", 0, false, fmt.Errorf("more than one GPU type")
-	}
-	if len(parts) == 1 {
-		typ = parts[0]
-		if typ == "" {
-			return "", 0, false, fmt.Errorf("empty GPU type")
-		}
-	}
-	if count == "" {
-		return typ, 1, true, nil
-	}
-	// Slurm may print counts with a unit suffix for large numbers; GPUs never
-	// need one, so anything but digits is an error.
-	v, perr := strconv.ParseInt(count, 10, 64)
-	if perr != nil || v < 0 {
-		return "", 0, false, fmt.Errorf("count %q is not a whole number", count)
-	}
-	return typ, v, true, nil
-}
-
-func isCount(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // Import builds tenants from existing Slurm accounts (`gpubridge import`):
@@ -59,8 +60,8 @@ func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, note
 		}
 		if q, ok := qos[n.QOSName(name)]; ok {
 			for k, v := range q.GrpTRES {
-				switch typ, isGPU := tenant.TypeOfTRES(k); {
-				case isGPU:
+				switch typ, isGPU := slurmstr.KeyGPU(k); {
+				case isGPU && typ != "":
 					if t.GPUs == nil {
 						t.GPUs = tenant.Quota{}
 					}

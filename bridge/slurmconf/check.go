@@ -3,7 +3,6 @@ package slurmconf
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
@@ -135,8 +134,8 @@ func same(s Setting, got string) bool {
 		// e.g. GANG,REQUEUE
 		return slices.ContainsFunc(strings.Split(got, ","), func(m string) bool { return strings.EqualFold(m, s.Value) })
 	case s.Key == "Nodes":
-		w, err1 := ExpandHostlist(s.Value)
-		g, err2 := ExpandHostlist(got)
+		w, err1 := slurmstr.ExpandHostlist(s.Value)
+		g, err2 := slurmstr.ExpandHostlist(got)
 		if err1 != nil || err2 != nil {
 			return s.Value == got
 		}
@@ -187,41 +186,4 @@ func ParseShowPartitions(text string) map[string]map[string]string {
 		}
 	}
 	return out
-}
-
-// ExpandHostlist expands a Slurm hostlist: "gpu-[01-03,7],cpu-a" gives
-// gpu-01, gpu-02, gpu-03, gpu-7 and cpu-a.
-func ExpandHostlist(s string) ([]string, error) {
-	var out []string
-	for _, part := range slurmstr.SplitTop(s, '[', ']') {
-		if part == "" {
-			continue
-		}
-		open := strings.IndexByte(part, '[')
-		if open < 0 {
-			out = append(out, part)
-			continue
-		}
-		closing := strings.IndexByte(part, ']')
-		if closing < open {
-			return nil, fmt.Errorf("hostlist %q: unbalanced brackets", s)
-		}
-		prefix, body, suffix := part[:open], part[open+1:closing], part[closing+1:]
-		for r := range strings.SplitSeq(body, ",") {
-			lo, hi, isRange := strings.Cut(r, "-")
-			if !isRange {
-				out = append(out, prefix+lo+suffix)
-				continue
-			}
-			a, err1 := strconv.Atoi(lo)
-			b, err2 := strconv.Atoi(hi)
-			if err1 != nil || err2 != nil || b < a || b-a > 100000 {
-				return nil, fmt.Errorf("hostlist %q: bad range %q", s, r)
-			}
-			for i := a; i <= b; i++ {
-				out = append(out, fmt.Sprintf("%s%0*d%s", prefix, len(lo), i, suffix))
-			}
-		}
-	}
-	return out, nil
 }

@@ -118,29 +118,3 @@ func TestCheckFindsDifferences(t *testing.T) {
 		t.Errorf("without live data: %v", unknown[0])
 	}
 }
-
-func TestExpandHostlist(t *testing.T) {
-	cases := map[string]struct {
-		in      string
-		want    []string
-		wantErr bool
-	}{
-		"plain":      {"gpu-a,gpu-b", []string{"gpu-a", "gpu-b"}, false},
-		"range":      {"node[01-03,7]", []string{"node01", "node02", "node03", "node7"}, false},
-		"mixed":      {"gpu[1-2],cpu-a", []string{"gpu1", "gpu2", "cpu-a"}, false},
-		"suffix":     {"r[1-2]n", []string{"r1n", "r2n"}, false},
-		"bad range":  {"n[3-1]", nil, true},
-		"unbalanced": {"n]1[", nil, true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := ExpandHostlist(tc.in)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got)\n%s", diff)
-			}
-		})
-	}
-}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
@@ -99,10 +98,10 @@ func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
 			MemoryMB: w.RealMemory, AllocMemoryMB: w.AllocMemory,
 		}
 		var err error
-		if n.GRES, err = ParseGRES(w.GRES); err != nil {
+		if n.GRES, err = parseGRES(w.GRES); err != nil {
 			return nil, fmt.Errorf("list nodes: node %s: %w", w.Name, err)
 		}
-		if n.GRESUsed, err = ParseGRES(w.GRESUsed); err != nil {
+		if n.GRESUsed, err = parseGRES(w.GRESUsed); err != nil {
 			return nil, fmt.Errorf("list nodes: node %s: %w", w.Name, err)
 		}
 		out = append(out, n)
@@ -110,44 +109,16 @@ func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
 	return out, nil
 }
 
-// ParseGRES reads a node's gres or gres_used string, such as
-// "gpu:1g.10gb:7(S:0),gpu:3g.40gb:2" or "gpu:h100:2(IDX:0-1)". Parenthesised
-// details (socket or index lists, which may contain commas) are dropped.
-// An entry without a count counts 1. "(null)" and "" give nil.
-func ParseGRES(s string) ([]GRES, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "(null)" {
-		return nil, nil
+// parseGRES reads a node's gres or gres_used string (slurmstr.ParseGRES)
+// into one entry per name and type.
+func parseGRES(s string) ([]GRES, error) {
+	gs, err := slurmstr.ParseGRES(s)
+	if err != nil {
+		return nil, err
 	}
 	var out []GRES
-	for _, item := range slurmstr.SplitTop(s, '(', ')') {
-		if i := strings.IndexByte(item, '('); i >= 0 {
-			item = item[:i]
-		}
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		parts := strings.Split(item, ":")
-		g := GRES{Name: parts[0], Count: 1}
-		rest := parts[1:]
-		if len(rest) > 0 {
-			if n, err := strconv.ParseInt(rest[len(rest)-1], 10, 64); err == nil {
-				g.Count = n
-				rest = rest[:len(rest)-1]
-			}
-		}
-		switch len(rest) {
-		case 0:
-		case 1:
-			g.Type = rest[0]
-		default:
-			return nil, fmt.Errorf("GRES %q: want name[:type][:count]", item)
-		}
-		if g.Name == "" {
-			return nil, fmt.Errorf("GRES %q: empty name", item)
-		}
-		out = append(out, g)
+	for _, g := range gs {
+		out = append(out, GRES{Name: g.Name, Type: g.Type, Count: g.Count})
 	}
 	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 func TestParseGRES(t *testing.T) {
@@ -26,7 +28,7 @@ func TestParseGRES(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseGRES(tc.in)
+			got, err := parseGRES(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +40,7 @@ func TestParseGRES(t *testing.T) {
 }
 
 func TestParseTRES(t *testing.T) {
-	got, err := ParseTRES("cpu=8,mem=16000M,billing=8,gres/gpu=4,gres/gpu:h100=4,mem=2G")
+	got, err := slurmstr.ParseTRES("cpu=8,mem=16000M,billing=8,gres/gpu=4,gres/gpu:h100=4,mem=2G")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestParseTRES(t *testing.T) {
 	if s := FormatTRES([]TRES{GPU("h100", 16), GPU("", 2)}); s != "gres/gpu:h100=16,gres/gpu=2" {
 		t.Errorf("FormatTRES = %q", s)
 	}
-	if _, err := ParseTRES("cpu"); err == nil {
+	if _, err := slurmstr.ParseTRES("cpu"); err == nil {
 		t.Error("ParseTRES(cpu) succeeded")
 	}
 }

@@ -3,6 +3,8 @@ package slurmrest
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // splitList splits Slurm's comma-separated strings; "" gives nil.
@@ -36,7 +38,7 @@ func wireTRESList(set []TRES, clear []string, field string) ([]wTRES, error) {
 		out = append(out, wTRES{Type: t.Type, Name: t.Name, Count: t.Count})
 	}
 	for _, k := range clear {
-		typ, name := ParseTRESKey(k)
+		typ, name := slurmstr.ParseTRESKey(k)
 		if typ == "" {
 			return nil, fmt.Errorf("%w: %s: empty TRES to clear", ErrInvalid, field)
 		}

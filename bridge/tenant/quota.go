@@ -108,10 +108,3 @@ func (c QuotaChange) Apply(q Quota) Quota {
 
 // GPUTRES is the Slurm TRES name of a GPU type: gres/gpu:h100.
 func GPUTRES(typ string) string { return "gres/gpu:" + typ }
-
-// TypeOfTRES returns the GPU type of a typed GPU TRES name
-// (gres/gpu:h100 -> h100), or false.
-func TypeOfTRES(name string) (string, bool) {
-	t, ok := strings.CutPrefix(name, "gres/gpu:")
-	return t, ok && t != ""
-}

@@ -3,8 +3,8 @@ package conf
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
@@ -41,70 +41,35 @@ func (r Result) NodeGres() NodeGres {
 
 // ParseNodeGres reads the GRES string slurmctld reports for a node
 // ("gpu:1g.10gb:7,gpu:3g.40gb:2(S:0)", "gpu:h100:2(S:0-1),shard:8",
-// "gpu:4") and returns its GPU counts. Entries of other GRES (mps, shard)
-// are ignored; the socket or index lists in parentheses too.
+// "gpu:4") with slurmstr.ParseGRES and returns its GPU counts. Entries of
+// other GRES (mps, shard) are left out; entries of one type add up.
 func ParseNodeGres(s string) (NodeGres, error) {
-	g := NodeGres{}
-	s = strings.TrimSpace(s)
-	if s == "" || s == "(null)" {
-		return g, nil
+	gs, err := slurmstr.ParseGRES(s)
+	if err != nil {
+		return nil, err
 	}
-	for _, item := range slurmstr.SplitTop(s, '(', ')') {
-		item = strings.TrimSpace(item)
-		if i := strings.IndexByte(item, '('); i >= 0 {
-			if !strings.HasSuffix(item, ")") {
-				return nil, fmt.Errorf("GRES %q: unbalanced parenthesis in %q", s, item)
-			}
-			item = item[:i]
-		}
-		if item == "" {
-			return nil, fmt.Errorf("GRES %q: empty entry", s)
-		}
-		fields := strings.Split(item, ":")
-		name := fields[0]
-		if strings.Contains(name, "/") { // "gres/gpu" in TRES form
-			_, name, _ = strings.Cut(name, "/")
-		}
-		var typ, count string
-		switch len(fields) {
-		case 1:
-			count = "1"
-		case 2:
-			count = fields[1]
-		default:
-			typ, count = fields[1], fields[len(fields)-1]
-			// "gpu:type:no_consume:2" carries a flag before the count.
-		}
-		if name != "gpu" {
-			continue
-		}
-		n, err := parseCount(count)
-		if err != nil {
-			return nil, fmt.Errorf("GRES %q: entry %q: %w", s, item, err)
-		}
-		if typ == "(null)" {
-			typ = ""
-		}
-		g[typ] += n
-	}
-	return g, nil
+	return NodeGresOf(gs), nil
 }
 
-func parseCount(s string) (int, error) {
-	mult := 1
-	switch {
-	case strings.HasSuffix(s, "K"):
-		mult, s = 1024, strings.TrimSuffix(s, "K")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1024*1024, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1024*1024*1024, strings.TrimSuffix(s, "G")
+// NodeGresOf counts the GPU entries of parsed GRES per type. A count above
+// what an int holds cannot come from a real node; it is clipped to the
+// largest int so that a comparison still reports the difference.
+func NodeGresOf(gs []slurmstr.GRES) NodeGres {
+	g := NodeGres{}
+	for _, e := range gs {
+		if e.Name != "gpu" {
+			continue
+		}
+		g[e.Type] = addClipped(g[e.Type], e.Count)
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("count %q is not a non-negative number", s)
+	return g
+}
+
+func addClipped(a int, b int64) int {
+	if b > int64(math.MaxInt-a) {
+		return math.MaxInt
 	}
-	return n * mult, nil
+	return a + int(b)
 }
 
 // Mismatch is one type whose count differs.

@@ -18,6 +18,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // Client is what the adapter needs from *slurmrest.Client.
@@ -174,7 +175,7 @@ func (a *Adapter) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
 	for _, q := range qs {
 		s := slurmrest.QOSSpec{Name: q.Name, Description: q.Description, ClearGrpTRES: q.ClearTRES}
 		for _, k := range sortedKeys(q.GrpTRES) {
-			typ, name := slurmrest.ParseTRESKey(k)
+			typ, name := slurmstr.ParseTRESKey(k)
 			s.GrpTRES = append(s.GrpTRES, slurmrest.TRES{Type: typ, Name: name, Count: q.GrpTRES[k]})
 		}
 		switch {
@@ -383,10 +384,7 @@ func (a *Adapter) GPUTypes(ctx context.Context) ([]string, error) {
 	}
 	types := []string{}
 	for _, t := range ts {
-		if t.Type != "gres" {
-			continue
-		}
-		if typ, ok := strings.CutPrefix(t.Name, "gpu:"); ok && typ != "" && !slices.Contains(types, typ) {
+		if typ, ok := t.GPU(); ok && typ != "" && !slices.Contains(types, typ) {
 			types = append(types, typ)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
@@ -96,20 +95,18 @@ func (a *Adapter) Inventory(ctx context.Context) (reserve.Inventory, error) {
 // and whether it holds them whole (no GPU in its TRES).
 func reservation(r slurmrest.Reservation) (reserve.Reservation, error) {
 	out := reserve.Reservation{Name: r.Name, Accounts: r.Accounts, Start: r.Start.UTC(), End: r.End.UTC(), Flags: r.Flags, GPUs: map[string]int{}}
-	ts, err := slurmrest.ParseTRES(r.TRES)
+	ts, err := slurmstr.ParseTRES(r.TRES)
 	if err != nil {
 		return out, fmt.Errorf("reservation %s: %w", r.Name, err)
 	}
 	untyped := 0
 	for _, t := range ts {
-		if t.Type != "gres" {
-			continue
-		}
-		switch name := t.Name; {
-		case name == "gpu":
+		switch typ, ok := t.GPU(); {
+		case !ok:
+		case typ == "":
 			untyped += int(t.Count)
-		case strings.HasPrefix(name, "gpu:"):
-			out.GPUs[strings.TrimPrefix(name, "gpu:")] += int(t.Count)
+		default:
+			out.GPUs[typ] += int(t.Count)
 		}
 	}
 	if len(out.GPUs) == 0 {
@@ -184,45 +181,15 @@ func (a *Adapter) DeleteReservation(ctx context.Context, name string) error {
 	return mapErr(err)
 }
 
-// expandHostlist expands Slurm hostlist expressions such as
-// "gpu-a,node[01-03,07],rack[1-2]n" into names. Only one bracket group per
-// name is understood (what slurmctld writes for node lists); others are an
-// error rather than a guess.
+// expandHostlist expands the node list of a reservation
+// (slurmstr.ExpandHostlist): "gpu-a,node[01-03,07],rack[1-2]n". slurmctld
+// writes at most one bracket group per name; more is refused here rather
+// than read as a product.
 func expandHostlist(s string) ([]string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "(null)" {
-		return nil, nil
-	}
-	var out []string
 	for _, item := range slurmstr.SplitTop(s, '[', ']') {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		open := strings.IndexByte(item, '[')
-		if open < 0 {
-			out = append(out, item)
-			continue
-		}
-		closeAt := strings.IndexByte(item, ']')
-		if closeAt < open || strings.Count(item, "[") != 1 || strings.Count(item, "]") != 1 {
+		if strings.Count(item, "[") > 1 {
 			return nil, fmt.Errorf("hostlist %q: want at most one [...] group per name", s)
 		}
-		prefix, body, suffix := item[:open], item[open+1:closeAt], item[closeAt+1:]
-		for _, part := range strings.Split(body, ",") {
-			lo, hi, isRange := strings.Cut(part, "-")
-			if !isRange {
-				hi = lo
-			}
-			a, err1 := strconv.Atoi(lo)
-			b, err2 := strconv.Atoi(hi)
-			if err1 != nil || err2 != nil || b < a || b-a > 100000 {
-				return nil, fmt.Errorf("hostlist %q: bad range %q", s, part)
-			}
-			for i := a; i <= b; i++ {
-				out = append(out, fmt.Sprintf("%s%0*d%s", prefix, len(lo), i, suffix))
-			}
-		}
 	}
-	return out, nil
+	return slurmstr.ExpandHostlist(s)
 }
