@@ -99,8 +99,19 @@ func (g GPU) MIGChangePending() bool {
 func (inv Inventory) Validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	text := func(field, v string, kind textKind) {
+		if why := kind.check(v); why != "" {
+			add("%s: %s", field, why)
+		}
+	}
 	if inv.Version != CurrentVersion {
 		add("version: %d is not supported (this build reads version %d)", inv.Version, CurrentVersion)
+	}
+	text("host", inv.Host, hostName)
+	text("driverVersion", inv.DriverVersion, version)
+	text("nvmlVersion", inv.NVMLVersion, version)
+	if len(inv.GPUs) > MaxGPUs {
+		add("gpus: %d GPUs; a node has at most %d", len(inv.GPUs), MaxGPUs)
 	}
 	seen := map[int]bool{}
 	for i, g := range inv.GPUs {
@@ -109,12 +120,22 @@ func (inv Inventory) Validate() error {
 			add("%s: GPU index %d appears twice", p, g.Index)
 		}
 		seen[g.Index] = true
+		if g.Index < 0 || g.Index >= maxNumber {
+			add("%s: index %d is not from 0 to %d", p, g.Index, maxNumber-1)
+		}
+		text(p+".lost", g.Lost, message)
 		if g.Lost != "" {
 			continue
+		}
+		if g.Minor < 0 || g.Minor >= maxNumber {
+			add("%s: minor %d is not from 0 to %d", p, g.Minor, maxNumber-1)
 		}
 		if g.Name == "" {
 			add("%s: name is empty", p)
 		}
+		text(p+".name", g.Name, productName)
+		text(p+".uuid", g.UUID, uuid)
+		text(p+".pciDeviceId", g.PCIDeviceID, pciID)
 		switch g.MIGCurrent {
 		case MIGEnabled, MIGDisabled, MIGUnsupported:
 		default:
@@ -128,10 +149,23 @@ func (inv Inventory) Validate() error {
 		if !g.MIGActive() && len(g.MIGDevices) > 0 {
 			add("%s: has %d MIG devices but MIG is %s", p, len(g.MIGDevices), g.MIGCurrent)
 		}
+		if len(g.MIGDevices) > maxMIGDevices {
+			add("%s: %d MIG devices; a GPU has at most %d", p, len(g.MIGDevices), maxMIGDevices)
+		}
 		for j, m := range g.MIGDevices {
 			q := fmt.Sprintf("%s.migDevices[%d]", p, j)
 			if m.Profile == "" {
 				add("%s: profile is empty", q)
+			}
+			text(q+".profile", m.Profile, profile)
+			text(q+".uuid", m.UUID, uuid)
+			if m.Index < 0 || m.Index >= maxNumber {
+				add("%s: index %d is not from 0 to %d", q, m.Index, maxNumber-1)
+			}
+			for k, f := range m.Files {
+				if why := CheckDevicePath(f); why != "" {
+					add("%s.files[%d]: %s", q, k, why)
+				}
 			}
 			if m.GPUInstanceSlices <= 0 {
 				add("%s: gpuInstanceSlices must be positive", q)
@@ -164,11 +198,22 @@ func Encode(w io.Writer, inv Inventory) error {
 	return enc.Encode(inv)
 }
 
+// MaxFileSize bounds an inventory's JSON. Eight GPUs with seven MIG
+// devices each take about 20 KiB; a larger file is not an inventory.
+const MaxFileSize = 1 << 20
+
 // Decode reads a fixture; unknown fields are errors, so a typo is not
-// silently ignored.
+// silently ignored, and so is more than MaxFileSize bytes.
 func Decode(r io.Reader) (Inventory, error) {
 	var inv Inventory
-	dec := json.NewDecoder(r)
+	b, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return inv, fmt.Errorf("decode inventory: %w", err)
+	}
+	if len(b) > MaxFileSize {
+		return inv, fmt.Errorf("decode inventory: more than %d KiB; an inventory is far smaller (about 20 KiB for 8 GPUs): is it the right file?", MaxFileSize>>10)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&inv); err != nil {
 		return inv, fmt.Errorf("decode inventory: %w", err)
@@ -182,13 +227,14 @@ func Decode(r io.Reader) (Inventory, error) {
 	return inv, nil
 }
 
-// ReadFile reads a fixture file.
+// ReadFile reads a fixture file (at most MaxFileSize bytes).
 func ReadFile(path string) (Inventory, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Inventory{}, fmt.Errorf("read inventory fixture: %w", err)
 	}
-	inv, err := Decode(bytes.NewReader(b))
+	defer f.Close()
+	inv, err := Decode(f)
 	if err != nil {
 		return inv, fmt.Errorf("%s: %w", path, err)
 	}

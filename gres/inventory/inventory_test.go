@@ -86,3 +86,60 @@ func TestMIGModes(t *testing.T) {
 		t.Errorf("DeviceFile = %s", f)
 	}
 }
+
+// Every text field of an inventory reaches gres.conf or the terminal: a
+// fixture or an NVML answer with a newline, a comment sign, a list
+// separator or a relative device path is refused, naming the field.
+func TestDecodeRefusesUnsafeText(t *testing.T) {
+	gpu := func(fields string) string {
+		return `{"version":1,"gpus":[{"index":0,"minor":0,"name":"NVIDIA H100 80GB HBM3","migCurrent":"enabled",` + fields + `}]}`
+	}
+	mig := func(files string) string {
+		return gpu(`"migDevices":[{"index":0,"profile":"1g.10gb","gpuInstanceSlices":1,"files":` + files + `}]`)
+	}
+	cases := map[string]struct{ in, msg string }{
+		"name injects lines":      {`{"version":1,"gpus":[{"index":0,"name":"H100\nNodeName=x Name=gpu File=/etc/shadow","migCurrent":"disabled"}]}`, `gpus[0].name: "H100\nNodeName=x Name=gpu File=/etc/shadow" has the character '\n'`},
+		"comment in name":         {`{"version":1,"gpus":[{"index":0,"name":"H100 # x","migCurrent":"disabled"}]}`, `gpus[0].name: "H100 # x" has the character '#'`},
+		"comma in name":           {`{"version":1,"gpus":[{"index":0,"name":"H100,gpu","migCurrent":"disabled"}]}`, `gpus[0].name:`},
+		"carriage return in lost": {`{"version":1,"gpus":[{"index":0,"lost":"gone\r\nNodeName=x"}]}`, `gpus[0].lost: "gone\r\nNodeName=x" has the character '\r'`},
+		"uuid with space":         {`{"version":1,"gpus":[{"index":0,"name":"X","uuid":"GPU 1","migCurrent":"disabled"}]}`, `gpus[0].uuid:`},
+		"host with slash":         {`{"version":1,"host":"a/b","gpus":[]}`, `host: "a/b" has the character '/'`},
+		"driver with space":       {`{"version":1,"driverVersion":"550 x","gpus":[]}`, `driverVersion:`},
+		"negative minor":          {`{"version":1,"gpus":[{"index":0,"minor":-1,"name":"X","migCurrent":"disabled"}]}`, `gpus[0]: minor -1 is not from 0 to 4095`},
+		"huge index":              {`{"version":1,"gpus":[{"index":99999,"name":"X","migCurrent":"disabled"}]}`, `gpus[0]: index 99999 is not from 0 to 4095`},
+		"profile with colon":      {gpu(`"migDevices":[{"index":0,"profile":"1g:10gb","gpuInstanceSlices":1,"files":["/dev/nvidia0"]}]`), `gpus[0].migDevices[0].profile:`},
+		"relative file":           {mig(`["dev/nvidia0"]`), `gpus[0].migDevices[0].files[0]: device path "dev/nvidia0" is not absolute`},
+		"dot-dot file":            {mig(`["/dev/../etc/shadow"]`), `device path "/dev/../etc/shadow" is not clean`},
+		"comma in file":           {mig(`["/dev/nvidia0,/etc/shadow"]`), `has the character ','`},
+		"bracket in file":         {mig(`["/dev/nvidia[0-7]"]`), `has the character '['`},
+		"space in file":           {mig(`["/dev/nvidia 0"]`), `has the character ' '`},
+		"newline in file":         {mig(`["/dev/nvidia0\nNodeName=x"]`), `has the character '\n'`},
+		"empty file":              {mig(`[""]`), `empty device path`},
+		"trailing slash":          {mig(`["/dev/nvidia0/"]`), `is not clean`},
+		"too many MIG devices": {gpu(`"migDevices":[` + strings.Repeat(`{"index":0,"profile":"1g.10gb","gpuInstanceSlices":1,"files":["/dev/nvidia0"]},`, 8) +
+			`{"index":0,"profile":"1g.10gb","gpuInstanceSlices":1,"files":["/dev/nvidia0"]}]`), `gpus[0]: 9 MIG devices; a GPU has at most 7`},
+		"too many GPUs": {`{"version":1,"gpus":[` + strings.Repeat(`{"index":0,"lost":"x"},`, 64) + `{"index":0,"lost":"x"}]}`, "gpus: 65 GPUs; a node has at most 64"},
+		"too large":     {`{"version":1,"host":"` + strings.Repeat("a", MaxFileSize) + `","gpus":[]}`, "more than 1024 KiB; an inventory is far smaller"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("error\n%v\nwant one containing %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestCheckDevicePath(t *testing.T) {
+	for _, ok := range []string{"/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap147", "/dev/fakemig0", "/dev/dri/card_1.x"} {
+		if why := CheckDevicePath(ok); why != "" {
+			t.Errorf("%s refused: %s", ok, why)
+		}
+	}
+	for _, bad := range []string{"", "nvidia0", "/dev//nvidia0", "/dev/./nvidia0", "/dev/..", "/dev/x y", "/dev/x#", "/dev/x=1", "/dev/x\t", "/dev/ä"} {
+		if CheckDevicePath(bad) == "" {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
