@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"math"
 	"strconv"
 	"strings"
 
@@ -18,6 +15,8 @@ import (
 	"github.com/gpubridge/gpubridge/gres/device"
 	"github.com/gpubridge/gpubridge/gres/inventory"
 	"github.com/gpubridge/gpubridge/gres/mig"
+	"github.com/gpubridge/gpubridge/gres/slurmcheck"
+	"github.com/gpubridge/gpubridge/internal/atomicfile"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -160,7 +159,7 @@ slurmrestd) and exits non-zero when they differ.
 			if err != nil {
 				return usageError{err}
 			}
-			o := conf.Options{Node: node, AutoDetect: autodetect, DeviceMap: dm, Types: types, SkipLost: skipLost}
+			o := conf.Options{AutoDetect: autodetect, DeviceMap: dm, Types: types, SkipLost: skipLost}
 			if o.GPUWeights, err = parseWeights(weights); err != nil {
 				return err
 			}
@@ -174,11 +173,8 @@ slurmrestd) and exits non-zero when they differ.
 			if err != nil {
 				return err
 			}
-			if o.Node == "" {
-				o.Node, _, _ = strings.Cut(inv.Host, ".")
-				if o.Node == "" {
-					return usagef("the inventory names no host: give the Slurm node name with --node")
-				}
+			if o.Node, err = conf.NodeName(inv, node); err != nil {
+				return usageError{err}
 			}
 			res, err := conf.Render(inv, o)
 			if err != nil {
@@ -189,7 +185,7 @@ slurmrestd) and exits non-zero when they differ.
 			}
 			switch {
 			case write != "":
-				if err := writeFileAtomic(write, []byte(res.GresConf)); err != nil {
+				if _, err := atomicfile.Write(write, []byte(res.GresConf), atomicfile.Options{}); err != nil {
 					return err
 				}
 				a.Logger().Info("gres.conf written", "path", write, "node", o.Node, "gres", res.Gres)
@@ -207,10 +203,17 @@ slurmrestd) and exits non-zero when they differ.
 					return err
 				}
 			}
-			if check {
-				return checkNodeGres(cmd.Context(), a, res)
+			if !check {
+				return nil
 			}
-			return nil
+			ok, err := slurmcheck.Check(cmd.Context(), slurmcheck.ListerFunc(func(ctx context.Context) ([]slurmrest.Node, error) {
+				return listSlurmNodes(ctx, a)
+			}), res)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(a.out, ok)
+			return err
 		},
 	}
 	src.flags(cmd)
@@ -238,117 +241,32 @@ func printRendered(a *App, res conf.Result, text string) error {
 	return err
 }
 
-// checkNodeGres compares the rendered GRES with what slurmctld reports
-// for the node.
-func checkNodeGres(ctx context.Context, a *App, res conf.Result) error {
-	nodes, err := listSlurmNodes(ctx, a)
-	if err != nil {
-		return fmt.Errorf("gres check: %w", err)
-	}
-	var found *slurmrest.Node
-	for i := range nodes {
-		if nodes[i].Name == res.Node {
-			found = &nodes[i]
-		}
-	}
-	if found == nil {
-		return fmt.Errorf("gres check: slurmctld has no node %q", res.Node)
-	}
-	got := conf.NodeGres{}
-	for _, g := range found.GRES {
-		if g.Name == "gpu" {
-			got[g.Type] += int(g.Count)
-		}
-	}
-	want := res.NodeGres()
-	mm := conf.Compare(want, got)
-	if len(mm) == 0 {
-		fmt.Fprintf(a.out, "gres check %s: OK, Slurm and the inventory agree: %s\n", res.Node, res.Gres)
-		return nil
-	}
-	lines := make([]string, len(mm))
-	for i, m := range mm {
-		lines[i] = "  " + m.String()
-	}
-	state := ""
-	if found.Reason != "" {
-		state = fmt.Sprintf(" (node state %s, reason %q)", strings.Join(found.State, "+"), found.Reason)
-	}
-	return fmt.Errorf("gres check %s: Slurm's GRES for the node differs from the inventory%s:\n%s\ninventory: %s\nSlurm:     %s",
-		res.Node, state, strings.Join(lines, "\n"), res.Gres, got)
-}
-
+// parseWeights reads --gpu-weight TYPE=WEIGHT values; conf.Render checks
+// that each type is one of the node's.
 func parseWeights(m map[string]string) (map[string]float64, error) {
 	out := map[string]float64{}
 	for k, v := range m {
 		w, err := strconv.ParseFloat(v, 64)
-		if err != nil || w < 0 {
-			return nil, usagef("--gpu-weight %s=%s: the weight must be a non-negative number", k, v)
+		if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 || w > conf.MaxGPUWeight {
+			return nil, usagef("--gpu-weight %s=%s: the weight must be a non-negative finite number, at most %v", k, v, conf.MaxGPUWeight)
 		}
 		out[k] = w
 	}
 	return out, nil
 }
 
+// parseCores reads --cores GPU=LIST values; the key is a GPU index in
+// digits, the list is checked by conf.Render.
 func parseCores(m map[string]string) (map[int]string, error) {
 	out := map[int]string{}
 	for k, v := range m {
 		i, err := strconv.Atoi(k)
-		if err != nil || i < 0 {
+		if err != nil || i < 0 || strings.TrimLeft(k, "0123456789") != "" {
 			return nil, usagef("--cores %s=%s: the key is a GPU index (0, 1, ...)", k, v)
 		}
 		out[i] = v
 	}
 	return out, nil
-}
-
-// writeFileAtomic replaces path with data so that a reader sees the old
-// file or the new one, never a part: a temporary file in the same
-// directory, fsync, rename, fsync of the directory. The file keeps the
-// mode of the one it replaces (0644 when new). On an error path is as it
-// was.
-func writeFileAtomic(path string, data []byte) (err error) {
-	mode := fs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("write %s: not a regular file", path)
-		}
-		mode = st.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil && !errors.Is(serr, os.ErrInvalid) {
-			return fmt.Errorf("write %s: fsync directory: %w", path, serr)
-		}
-	}
-	return nil
 }
 
 func gresPlanCmd(a *App) *cobra.Command {
@@ -429,6 +347,7 @@ func parseDemand(want []string) (mig.Demand, error) {
 	return d, nil
 }
 
+// planGPUs are the GPUs of --model and --gpus, or of the inventory.
 func planGPUs(a *App, src *inventorySource, model string, count int) ([]mig.GPU, error) {
 	if model != "" || count != 0 {
 		if src.fixture != "" {
@@ -437,35 +356,19 @@ func planGPUs(a *App, src *inventorySource, model string, count int) ([]mig.GPU,
 		if model == "" || count <= 0 {
 			return nil, usagef("--model and --gpus go together (e.g. --model H100-80GB --gpus 2)")
 		}
-		m, err := mig.ModelNamed(model)
+		gpus, err := mig.ModelGPUs(model, count)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usagef("--model %s --gpus %d: %v", model, count, err)
 		}
-		out := make([]mig.GPU, count)
-		for i := range out {
-			out[i] = mig.GPU{Index: i, Model: m}
-		}
-		return out, nil
+		return gpus, nil
 	}
 	inv, err := src.load()
 	if err != nil {
 		return nil, err
 	}
-	var out []mig.GPU
-	for _, g := range inv.Sorted().GPUs {
-		if g.Lost != "" {
-			a.Logger().Warn("gres plan: GPU left out: NVML lost it", "gpu", g.Index)
-			continue
-		}
-		m, ok := mig.Identify(g.Name, g.MemoryMiB, g.PCIDeviceID)
-		if !ok {
-			a.Logger().Warn("gres plan: GPU left out: no MIG catalog for its model", "gpu", g.Index, "name", g.Name)
-			continue
-		}
-		out = append(out, mig.GPU{Index: g.Index, Model: m})
+	gpus, skipped, err := mig.InventoryGPUs(inv)
+	for _, s := range skipped {
+		a.Logger().Warn("gres plan: GPU left out: "+s.Reason, "gpu", s.Index, "name", s.Name)
 	}
-	if len(out) == 0 {
-		return nil, errors.New("the inventory has no MIG-capable GPU of a known model (A100-40GB, A100-80GB, H100-80GB, H200-141GB, B200)")
-	}
-	return out, nil
+	return gpus, err
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -385,10 +384,76 @@ func TestGresPlan(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomicRefusesNonRegular(t *testing.T) {
+// --write never replaces what is not a regular file (internal/atomicfile).
+func TestGresGenerateWriteRefusesNonRegular(t *testing.T) {
 	dir := t.TempDir()
-	if err := writeFileAtomic(dir, []byte("x")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Errorf("writing over a directory: %v", err)
+	code, _, errs := gresRun(t, append(testbedGresArgs, "--write", dir)...)
+	if code != 1 || !strings.Contains(errs, "not a regular file") {
+		t.Errorf("writing over a directory: exit %d, stderr %q", code, errs)
 	}
-	_ = fmt.Sprint()
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Errorf("the directory changed: %v", err)
+	}
+}
+
+// Issue 9, item 7: flags and inventory fields that would reach gres.conf,
+// slurm.conf or the planner are refused, each naming the flag or field and
+// the fix; nothing is printed or written.
+func TestGresRefusesUnsafeInput(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, []byte(`{"version":1,"host":"`+strings.Repeat("a", 2<<20)+`","gpus":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inject := filepath.Join(dir, "inject.json")
+	fx, _ := os.ReadFile(gresFixture("testbed-gpu-b"))
+	if err := os.WriteFile(inject, []byte(strings.Replace(string(fx), `"name": "NVIDIA H100 80GB HBM3"`, `"name": "NVIDIA H100 80GB HBM3\nNodeName=gpu-b Name=gpu File=/etc/shadow"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gen := func(extra ...string) []string {
+		return append([]string{"gres", "generate", "--fixture", gresFixture("testbed-gpu-b")}, extra...)
+	}
+	cases := map[string]struct {
+		args []string
+		code int
+		msg  string
+	}{
+		"--gpus huge":           {[]string{"gres", "plan", "--model", "H100-80GB", "--gpus", "100000", "--want", "1g.10gb=1"}, 2, "--model H100-80GB --gpus 100000: plan for 1 to 64 GPUs, not 100000"},
+		"--gpus 65":             {[]string{"gres", "plan", "--model", "H100-80GB", "--gpus", "65", "--want", "1g.10gb=1"}, 2, "plan for 1 to 64 GPUs"},
+		"--gpu-weight NaN":      {gen("--gpu-weight", "h100=NaN"), 2, "--gpu-weight h100=NaN: the weight must be a non-negative finite number"},
+		"--gpu-weight Inf":      {gen("--gpu-weight", "h100=Inf"), 2, "--gpu-weight h100=Inf: the weight must be a non-negative finite number"},
+		"--gpu-weight 1e309":    {gen("--gpu-weight", "h100=1e309"), 2, "--gpu-weight h100=1e309"},
+		"--gpu-weight unused":   {gen("--gpu-weight", "a100=2"), 1, `--gpu-weight a100: no GPU of this node has the type "a100" (its GPU types: h100)`},
+		"--cores with signs":    {gen("--cores", "0=+0-+3"), 1, "--cores 0=+0-+3: not a Slurm core list such as 0-3"},
+		"--cores key with sign": {gen("--cores", "+0=0-3"), 2, "--cores +0=0-3: the key is a GPU index"},
+		"--type with a comment": {gen("--type", "1g.10gb=1g#x"), 1, `type name "1g#x" contains a character Slurm does not allow`},
+		"--device-map with ..":  {gen("--device-map", "mig=/dev/../etc/fake"), 2, `"/dev/../etc/fake" is not an absolute path prefix`},
+		"--node with a space":   {gen("--node", "gpu b"), 1, `node name "gpu b"`},
+		"inventory too large":   {[]string{"gres", "generate", "--fixture", big}, 1, "more than 1024 KiB; an inventory is far smaller"},
+		"inventory name with a newline": {[]string{"gres", "generate", "--fixture", inject}, 1,
+			`gpus[0].name: "NVIDIA H100 80GB HBM3\nNodeName=gpu-b Name=gpu File=/etc/shadow" has the character '\n'`},
+		"plan from a large inventory": {[]string{"gres", "plan", "--fixture", big, "--want", "1g.10gb=1"}, 1, "more than 1024 KiB"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "gres.conf")
+			args := tc.args
+			if args[1] == "generate" {
+				args = append(args, "--write", out)
+			}
+			code, stdout, errs := gresRun(t, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, tc.code, stdout, errs)
+			}
+			if !strings.Contains(errs, tc.msg) {
+				t.Errorf("stderr %q does not say %q", errs, tc.msg)
+			}
+			if stdout != "" {
+				t.Errorf("printed %q", stdout)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was written", out)
+			}
+		})
+	}
 }

@@ -3,6 +3,8 @@ package conf
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpubridge/gpubridge/gres/inventory"
 )
 
 // DeviceMap replaces the device files of rendered lines: each whole GPU of
@@ -14,6 +16,27 @@ import (
 type DeviceMap struct {
 	GPU string
 	MIG string
+}
+
+// Validate refuses prefixes that would not make a clean absolute device
+// path (inventory.CheckDevicePath) once a number is appended.
+func (d DeviceMap) Validate() error {
+	for _, p := range []string{d.GPU, d.MIG} {
+		if p == "" {
+			continue
+		}
+		if why := checkPrefix(p); why != "" {
+			return fmt.Errorf("device map %q: %s", d.String(), why)
+		}
+	}
+	return nil
+}
+
+func checkPrefix(p string) string {
+	if why := inventory.CheckDevicePath(p + "0"); why != "" {
+		return fmt.Sprintf("%q is not an absolute path prefix that gives a device path such as /dev/fakemig0: %s", p, why)
+	}
+	return ""
 }
 
 // IsZero reports whether the map changes nothing.
@@ -42,8 +65,8 @@ func ParseDeviceMap(s string) (DeviceMap, error) {
 		if !ok || v == "" {
 			return d, fmt.Errorf("device map %q: expected gpu=PREFIX or mig=PREFIX, got %q", s, part)
 		}
-		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \t,[]") {
-			return d, fmt.Errorf("device map %q: %q is not an absolute path prefix without spaces, commas or brackets", s, v)
+		if why := checkPrefix(v); why != "" {
+			return d, fmt.Errorf("device map %q: %s", s, why)
 		}
 		switch strings.ToLower(k) {
 		case "gpu":

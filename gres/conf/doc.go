@@ -12,10 +12,17 @@
 // a MIG slice; https://slurm.schedmd.com/gres.html#MIG_Management). A name
 // that would not match is refused, never rendered.
 //
-// It also parses the node GRES string slurmctld reports
-// ("gpu:1g.10gb:7,gpu:3g.40gb:2(S:0)") and compares it with the rendered
-// one (`gpubridge gres generate --check`).
+// Every input that reaches the files is checked before anything is
+// rendered (inventory.Validate for what NVML reports; the node name, type
+// names, --cores, --gpu-weight and --device-map here), and a refusal names
+// the flag or field.
+//
+// It also counts the GPUs of the node GRES string slurmctld reports
+// ("gpu:1g.10gb:7,gpu:3g.40gb:2(S:0)", read by internal/slurmstr) and
+// compares them with the rendered ones (gres/slurmcheck, for `gpubridge
+// gres generate --check`).
 //
 // The package is pure: it must not import NVML, net/http, database/sql,
-// os/exec or any adapter (internal/archtest enforces it).
+// os/exec or any adapter (internal/archtest enforces it). Importers:
+// cmd/gpubridge and gres/slurmcheck.
 package conf

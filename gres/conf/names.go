@@ -38,13 +38,23 @@ func SlurmMIGSuffix(m inventory.MIGDevice) string {
 	return fmt.Sprintf("%dg.%dgb", m.GPUInstanceSlices, gib)
 }
 
-// checkTypeName refuses what Slurm cannot parse as a GRES type.
+// maxTypeName bounds a GRES type name.
+const maxTypeName = 64
+
+// checkTypeName accepts what Slurm reads as a GRES type and gres.conf can
+// hold: letters, digits and - _ . + (h100, 1g.10gb, nvidia_h100_80gb_hbm3),
+// at most maxTypeName of them.
 func checkTypeName(t string) error {
 	if t == "" {
 		return fmt.Errorf("type name is empty")
 	}
-	if strings.ContainsAny(t, ",:()= \t\n#\"'") {
-		return fmt.Errorf("type name %q contains a character Slurm does not allow in a GRES type (one of , : ( ) = # quotes or space)", t)
+	if len(t) > maxTypeName {
+		return fmt.Errorf("type name %q has %d characters; at most %d", t, len(t), maxTypeName)
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.+", c) >= 0) {
+			return fmt.Errorf("type name %q contains a character Slurm does not allow in a GRES type: %q (letters, digits, - _ . + only)", t, c)
+		}
 	}
 	return nil
 }

@@ -4,17 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gpubridge/gpubridge/gres/inventory"
 	"github.com/gpubridge/gpubridge/gres/mig"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // Options say how to render one node.
 type Options struct {
-	// Node is the Slurm NodeName (required).
+	// Node is the Slurm NodeName (required; NodeName gives the default).
 	Node string
 	// AutoDetect renders the AutoDetect=nvml variant of gres.conf: one
 	// line, slurmd finds the devices itself. Otherwise every device gets an
@@ -28,7 +30,8 @@ type Options struct {
 	Types map[string]string
 	// GPUWeights is the billing weight of one whole GPU per whole-GPU type
 	// (default 1). A MIG type weighs its compute slices / 7 of its parent
-	// GPU's weight.
+	// GPU's weight. Each key must be a whole-GPU type of the node; a weight
+	// is a finite number from 0 to MaxGPUWeight.
 	GPUWeights map[string]float64
 	// SkipLost renders without GPUs NVML lost, instead of refusing.
 	SkipLost bool
@@ -38,6 +41,10 @@ type Options struct {
 	// guessed: give it (see `slurmd -C`) or leave it out.
 	Cores map[int]string
 }
+
+// MaxGPUWeight bounds a GPU's billing weight: Slurm multiplies it into
+// every job's billing TRES.
+const MaxGPUWeight = 1e6
 
 // Device is one GRES unit: a whole GPU, or a MIG device.
 type Device struct {
@@ -82,6 +89,19 @@ type Result struct {
 	SlurmConf  string   `json:"slurmConf"`
 }
 
+// NodeName is the Slurm NodeName to render for: node when given, else the
+// short host name the inventory records.
+func NodeName(inv inventory.Inventory, node string) (string, error) {
+	if node != "" {
+		return node, nil
+	}
+	node, _, _ = strings.Cut(inv.Host, ".")
+	if node == "" {
+		return "", errors.New("the inventory names no host: give the Slurm node name with --node")
+	}
+	return node, nil
+}
+
 // Render derives the node's GPU configuration from inv. It refuses, with
 // every reason at once, an inventory it cannot render faithfully: a lost
 // GPU (unless SkipLost), MIG enabled without MIG devices (slurmd's
@@ -89,7 +109,13 @@ type Result struct {
 // match, or two types slurmd could confuse.
 func Render(inv inventory.Inventory, o Options) (Result, error) {
 	if !validNodeName(o.Node) {
-		return Result{}, fmt.Errorf("node name %q: give the Slurm NodeName of this node (letters, digits, '-', '_', '.')", o.Node)
+		return Result{}, fmt.Errorf("node name %q: give the Slurm NodeName of this node (--node; letters, digits, '-', '_', '.', at most 64)", o.Node)
+	}
+	if err := inv.Validate(); err != nil {
+		return Result{}, fmt.Errorf("the inventory cannot be rendered:\n%w", indentErr(err))
+	}
+	if err := o.DeviceMap.Validate(); err != nil {
+		return Result{}, err
 	}
 	inv = inv.Sorted()
 	var errs []error
@@ -168,7 +194,7 @@ func Render(inv inventory.Inventory, o Options) (Result, error) {
 		case !seenGPU[i]:
 			fail("--cores %d=%s: the inventory has no GPU %d", i, o.Cores[i], i)
 		case !validCores(o.Cores[i]):
-			fail("--cores %d=%s: not a Slurm core list such as 0-3 or 0,2,4-5", i, o.Cores[i])
+			fail("--cores %d=%s: not a Slurm core list such as 0-3 or 0,2,4-5 (digits, '-' and ',' only; core ids up to %d)", i, o.Cores[i], maxCoreID)
 		}
 	}
 	for i := range res.Devices {
@@ -177,6 +203,18 @@ func Render(inv inventory.Inventory, o Options) (Result, error) {
 	for _, k := range slices.Sorted(maps.Keys(o.Types)) {
 		if !usedRename[k] {
 			fail("--type %s=%s: no device of this node has the type or profile %q", k, o.Types[k], k)
+		}
+	}
+	wholeTypes := map[string]bool{}
+	for _, d := range res.Devices {
+		wholeTypes[d.parentType] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.GPUWeights)) {
+		switch w := o.GPUWeights[k]; {
+		case math.IsNaN(w) || math.IsInf(w, 0) || w < 0 || w > MaxGPUWeight:
+			fail("--gpu-weight %s=%v: the weight must be a non-negative finite number, at most %v", k, w, MaxGPUWeight)
+		case !wholeTypes[k]:
+			fail("--gpu-weight %s: no GPU of this node has the type %q (its GPU types: %s); weigh the types the node has", k, k, strings.Join(slices.Sorted(maps.Keys(wholeTypes)), ", "))
 		}
 	}
 	if len(res.Devices) == 0 && len(errs) == 0 {
@@ -297,11 +335,6 @@ func countTypes(devs []Device, gpuWeights map[string]float64) ([]TypeCount, erro
 		}
 		t.Count++
 	}
-	for k := range gpuWeights {
-		if gpuWeights[k] < 0 {
-			return nil, fmt.Errorf("billing weight of %s is negative", k)
-		}
-	}
 	return out, nil
 }
 
@@ -391,7 +424,7 @@ func slurmConf(r Result) string {
 }
 
 func validNodeName(s string) bool {
-	if s == "" {
+	if s == "" || len(s) > 64 {
 		return false
 	}
 	for _, r := range s {
@@ -419,23 +452,12 @@ func plural(n int) string {
 	return "s"
 }
 
-// validCores accepts a Slurm core list: ids and ranges separated by commas.
+// maxCoreID bounds the core ids of --cores.
+const maxCoreID = 65535
+
+// validCores accepts a Slurm core list: ids and ranges separated by commas
+// (slurmstr.ExpandRanges), nothing else.
 func validCores(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, part := range strings.Split(s, ",") {
-		a, b, isRange := strings.Cut(part, "-")
-		x, err1 := strconv.Atoi(a)
-		if err1 != nil || x < 0 {
-			return false
-		}
-		if isRange {
-			y, err2 := strconv.Atoi(b)
-			if err2 != nil || y < x {
-				return false
-			}
-		}
-	}
-	return true
+	_, err := slurmstr.ExpandRanges(s, maxCoreID)
+	return err == nil
 }

@@ -3,6 +3,7 @@ package conf
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,5 +276,69 @@ func TestParseDeviceMap(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Input that would reach gres.conf or slurm.conf is checked before
+// anything is rendered: each refusal names the flag or field and the fix
+// (issue 9, item 7).
+func TestRenderRefusesUnsafeInput(t *testing.T) {
+	mixed := func(t *testing.T) inventory.Inventory { return load(t, "mock-dgxh100-mixed") }
+	cases := map[string]struct {
+		inv  func(t *testing.T) inventory.Inventory
+		opts Options
+		msgs []string
+	}{
+		"weight NaN":      {mixed, Options{Node: "n", GPUWeights: map[string]float64{"h100": math.NaN()}}, []string{"--gpu-weight h100=NaN: the weight must be a non-negative finite number"}},
+		"weight +Inf":     {mixed, Options{Node: "n", GPUWeights: map[string]float64{"h100": math.Inf(1)}}, []string{"--gpu-weight h100=+Inf: the weight must be a non-negative finite number"}},
+		"weight too high": {mixed, Options{Node: "n", GPUWeights: map[string]float64{"h100": 1e300}}, []string{"--gpu-weight h100=1e+300: the weight must be a non-negative finite number, at most 1e+06"}},
+		"weight negative": {mixed, Options{Node: "n", GPUWeights: map[string]float64{"h100": -1}}, []string{"--gpu-weight h100=-1: the weight must be a non-negative"}},
+		"weight of a type the node lacks": {mixed, Options{Node: "n", GPUWeights: map[string]float64{"a100": 2}}, []string{
+			`--gpu-weight a100: no GPU of this node has the type "a100" (its GPU types: h100); weigh the types the node has`}},
+		"weight of a MIG type": {mixed, Options{Node: "n", GPUWeights: map[string]float64{"1g.10gb": 2}}, []string{`--gpu-weight 1g.10gb: no GPU of this node has the type "1g.10gb"`}},
+		"cores with signs":     {mixed, Options{Node: "n", Cores: map[int]string{0: "+0-+3"}}, []string{"--cores 0=+0-+3: not a Slurm core list"}},
+		"cores with a newline": {mixed, Options{Node: "n", Cores: map[int]string{0: "0-3\nNodeName=x"}}, []string{"not a Slurm core list"}},
+		"cores beyond any CPU": {mixed, Options{Node: "n", Cores: map[int]string{0: "0-99999"}}, []string{"core ids up to 65535"}},
+		"type with a newline": {mixed, Options{Node: "n", Types: map[string]string{"h100": "h100\nNodeName=x"}}, []string{
+			`type name "h100\nNodeName=x" contains a character Slurm does not allow`}},
+		"type with a comment": {mixed, Options{Node: "n", Types: map[string]string{"h100": "h100#"}}, []string{`type name "h100#" contains a character`}},
+		"type too long":       {mixed, Options{Node: "n", Types: map[string]string{"h100": strings.Repeat("h", 65)}}, []string{"at most 64"}},
+		"node with a newline": {mixed, Options{Node: "n\nNodeName=x"}, []string{"node name"}},
+		"device map with ..":  {mixed, Options{Node: "n", DeviceMap: DeviceMap{MIG: "/dev/../etc/x"}}, []string{`"/dev/../etc/x" is not an absolute path prefix`}},
+		"inventory name injects a line": {func(t *testing.T) inventory.Inventory {
+			inv := mixed(t)
+			inv.GPUs[0].Name = "NVIDIA H100\nNodeName=x Name=gpu File=/etc/shadow"
+			return inv
+		}, Options{Node: "n"}, []string{`gpus[0].name: "NVIDIA H100\nNodeName=x Name=gpu File=/etc/shadow" has the character '\n'`}},
+		"inventory file with a comma": {func(t *testing.T) inventory.Inventory {
+			inv := load(t, "testbed-gpu-b")
+			inv.GPUs[0].MIGDevices[0].Files[0] = "/dev/nvidia0,/etc/shadow"
+			return inv
+		}, Options{Node: "n"}, []string{`gpus[0].migDevices[0].files[0]: device path "/dev/nvidia0,/etc/shadow" has the character ','`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, err := Render(tc.inv(t), tc.opts)
+			if err == nil {
+				t.Fatalf("Render accepted it:\n%s", res.GresConf)
+			}
+			for _, m := range tc.msgs {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error\n%s\ndoes not say\n%s", err, m)
+				}
+			}
+		})
+	}
+}
+
+func TestNodeName(t *testing.T) {
+	if n, err := NodeName(inventory.Inventory{Host: "gpu-b.example.org"}, ""); n != "gpu-b" || err != nil {
+		t.Errorf("NodeName = %q, %v", n, err)
+	}
+	if n, err := NodeName(inventory.Inventory{Host: "gpu-b"}, "other"); n != "other" || err != nil {
+		t.Errorf("NodeName = %q, %v", n, err)
+	}
+	if _, err := NodeName(inventory.Inventory{}, ""); err == nil || !strings.Contains(err.Error(), "give the Slurm node name with --node") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -18,7 +18,7 @@ const MaxGPUs = inventory.MaxGPUs
 // 1 to MaxGPUs.
 func ModelGPUs(model string, n int) ([]GPU, error) {
 	if n < 1 || n > MaxGPUs {
-		return nil, fmt.Errorf("%d GPUs: plan for 1 to %d GPUs", n, MaxGPUs)
+		return nil, fmt.Errorf("plan for 1 to %d GPUs, not %d", MaxGPUs, n)
 	}
 	m, err := ModelNamed(model)
 	if err != nil {

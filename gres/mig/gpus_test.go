@@ -18,10 +18,10 @@ func TestModelGPUs(t *testing.T) {
 		"two H100":       {model: "H100-80GB", n: 2},
 		"any case":       {model: "h100-80gb", n: 1},
 		"at the bound":   {model: "A100-40GB", n: MaxGPUs},
-		"none":           {model: "H100-80GB", n: 0, wantErr: "plan for 1 to 64 GPUs"},
-		"negative":       {model: "H100-80GB", n: -3, wantErr: "plan for 1 to 64 GPUs"},
-		"over the bound": {model: "H100-80GB", n: MaxGPUs + 1, wantErr: "plan for 1 to 64 GPUs"},
-		"a billion":      {model: "H100-80GB", n: 1_000_000_000, wantErr: "plan for 1 to 64 GPUs"},
+		"none":           {model: "H100-80GB", n: 0, wantErr: "plan for 1 to 64 GPUs, not"},
+		"negative":       {model: "H100-80GB", n: -3, wantErr: "plan for 1 to 64 GPUs, not"},
+		"over the bound": {model: "H100-80GB", n: MaxGPUs + 1, wantErr: "plan for 1 to 64 GPUs, not"},
+		"a billion":      {model: "H100-80GB", n: 1_000_000_000, wantErr: "plan for 1 to 64 GPUs, not"},
 		"unknown model":  {model: "V100", n: 1, wantErr: `unknown GPU model "V100"`},
 	}
 	for name, tc := range cases {

@@ -221,26 +221,6 @@ func checkDetail(d string) string {
 	return ""
 }
 
-// expandRanges expands "0-2,5" to [0 1 2 5]; numbers above max are refused.
-func expandRanges(s string, max int) ([]int, string) {
-	var out []int
-	for r := range strings.SplitSeq(s, ",") {
-		lo, hi, isRange := strings.Cut(r, "-")
-		a, ok1 := parseDigits(lo)
-		b, ok2 := a, true
-		if isRange {
-			b, ok2 = parseDigits(hi)
-		}
-		if !ok1 || !ok2 || b < a || b > uint64(max) {
-			return nil, "bad range " + strconv.Quote(r)
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, int(i))
-		}
-	}
-	return out, ""
-}
-
 // validGRESName: a letter, then letters, digits and _; not "gres", which
 // would read back as the prefix of the older spelling gres:gpu:2.
 func validGRESName(s string) bool {

@@ -370,3 +370,37 @@ func TestCompressHostlist(t *testing.T) {
 		})
 	}
 }
+
+func TestExpandRanges(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		want    []int
+		wantErr string
+	}{
+		"cores":        {in: "0-3", want: []int{0, 1, 2, 3}},
+		"list":         {in: "0,2,4-5", want: []int{0, 2, 4, 5}},
+		"one":          {in: "7", want: []int{7}},
+		"at max":       {in: "65536", want: []int{65536}},
+		"empty":        {in: "", wantErr: "bad range"},
+		"empty item":   {in: "0,,1", wantErr: "bad range"},
+		"sign":         {in: "+1", wantErr: "digits only"},
+		"range signs":  {in: "+0-+3", wantErr: "digits only"},
+		"negative":     {in: "-1", wantErr: "bad range"},
+		"backwards":    {in: "3-1", wantErr: "N <= M"},
+		"above max":    {in: "0-65537", wantErr: "<= 65536"},
+		"space":        {in: "0, 1", wantErr: "bad range"},
+		"letters":      {in: "a-b", wantErr: "bad range"},
+		"gres.conf":    {in: "0-3\nNodeName=x", wantErr: "bad range"},
+		"open range":   {in: "2-", wantErr: "bad range"},
+		"double range": {in: "1-2-3", wantErr: "bad range"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ExpandRanges(tc.in, maxIndex)
+			checkErr(t, err, tc.wantErr)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+}
