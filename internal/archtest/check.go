@@ -1,0 +1,222 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// Layout is a module's dependency rules: every package of the module has
+// an entry, saying whether it is pure and which packages may import it.
+type Layout struct {
+	// Module is the module path, e.g. github.com/gpubridge/gpubridge.
+	Module string
+	// Packages maps a package path relative to the module (bridge/tenant)
+	// to its rule.
+	Packages map[string]Rule
+	// Forbidden are import paths no pure package may depend on, directly
+	// or through others; each also covers the paths below it (net/http
+	// covers net/http/httptrace).
+	Forbidden []string
+	// Domains are the top-level folders whose packages import each other
+	// only where a Rule says why (bridge, accounting, gres).
+	Domains []string
+}
+
+// Rule is one package's entry.
+type Rule struct {
+	// Pure packages hold domain logic without I/O: they depend on nothing
+	// in Forbidden and import only pure packages of the module.
+	Pure bool
+	// Importers are the packages that may import this one (production
+	// code; tests may import anything): a path relative to the module, a
+	// path ending in "/..." for that directory and everything below it, or
+	// "*" for any package of the module.
+	Importers []string
+	// Why says, for an edge that crosses the top-level folders (bridge,
+	// accounting, gres), why it exists.
+	Why string
+}
+
+// Package is what the checker needs of one package: its import path and
+// its direct imports (production files only).
+type Package struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+	Module     *struct{ Path string }
+}
+
+// Load lists the packages of the module in dir and every package they
+// depend on (go list -deps -json ./...).
+func Load(dir string) ([]Package, error) {
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard,Module", "./...")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list in %s: %v: %s", dir, err, stderr.String())
+	}
+	var pkgs []Package
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p Package
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go list in %s: %w", dir, err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
+
+// Check applies l to the packages and returns one line per violation,
+// sorted; none means the layout holds. It checks five rules:
+//   - every package of the module has an entry in l.Packages;
+//   - every entry names a package that exists (a renamed package must not
+//     drop out of the rules unnoticed);
+//   - every import of a module package by another comes from one of its
+//     listed importers;
+//   - a pure package depends on nothing Forbidden and imports only pure
+//     packages of the module;
+//   - a rule that lets a package of another domain folder import its
+//     package says why.
+func Check(l Layout, pkgs []Package) []string {
+	byPath := map[string]Package{}
+	for _, p := range pkgs {
+		byPath[p.ImportPath] = p
+	}
+	rel := func(path string) (string, bool) {
+		if path == l.Module {
+			return ".", true
+		}
+		r, ok := strings.CutPrefix(path, l.Module+"/")
+		return r, ok
+	}
+	var out []string
+	present := map[string]bool{}
+	for _, p := range pkgs {
+		r, ok := rel(p.ImportPath)
+		if !ok || p.Module == nil || p.Module.Path != l.Module {
+			continue
+		}
+		present[r] = true
+		if _, listed := l.Packages[r]; !listed {
+			out = append(out, fmt.Sprintf("%s has no entry in the layout table: add it to internal/archtest/layout.go, saying whether it is pure and who may import it", r))
+		}
+	}
+	for r := range l.Packages {
+		if !present[r] {
+			out = append(out, fmt.Sprintf("%s is in the layout table but no such package exists: it was renamed or removed; update internal/archtest/layout.go", r))
+		}
+	}
+	for _, p := range pkgs {
+		from, ok := rel(p.ImportPath)
+		if !ok || !present[from] {
+			continue
+		}
+		for _, imp := range p.Imports {
+			to, ok := rel(imp)
+			if !ok || !present[to] {
+				continue
+			}
+			rule, listed := l.Packages[to]
+			if listed && !allowed(rule.Importers, from) {
+				out = append(out, fmt.Sprintf("%s imports %s, which only %s may import: move the code, or add %s to the importers of %s in internal/archtest/layout.go if the edge is meant",
+					from, to, describeImporters(rule.Importers), from, to))
+			}
+		}
+	}
+	top := func(p string) string { t, _, _ := strings.Cut(p, "/"); return t }
+	for r, rule := range l.Packages {
+		if !slices.Contains(l.Domains, top(r)) || rule.Why != "" {
+			continue
+		}
+		for _, imp := range rule.Importers {
+			if t := top(imp); t != top(r) && slices.Contains(l.Domains, t) {
+				out = append(out, fmt.Sprintf("%s lets %s import it across the domain folders without saying why: give its rule a Why in internal/archtest/layout.go", r, imp))
+			}
+		}
+	}
+	for r, rule := range l.Packages {
+		if !rule.Pure || !present[r] {
+			continue
+		}
+		if v := impurity(l, byPath, rel, l.Module+"/"+r); v != "" {
+			out = append(out, fmt.Sprintf("%s is pure but %s; move that code to an adapter", r, v))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// impurity walks the imports of a pure package breadth first and describes
+// the first forbidden dependency with the chain that leads to it, or the
+// first impure package of the module it imports; "" when there is none.
+func impurity(l Layout, byPath map[string]Package, rel func(string) (string, bool), start string) string {
+	parent := map[string]string{start: ""}
+	queue := []string{start}
+	chain := func(p string) string {
+		var c []string
+		for ; p != start; p = parent[p] {
+			c = append(c, p)
+		}
+		slices.Reverse(c)
+		for i, x := range c {
+			if r, ok := rel(x); ok {
+				c[i] = r
+			}
+		}
+		return strings.Join(c, " -> ")
+	}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, imp := range byPath[cur].Imports {
+			if _, seen := parent[imp]; seen {
+				continue
+			}
+			parent[imp] = cur
+			for _, f := range l.Forbidden {
+				if imp == f || strings.HasPrefix(imp, f+"/") {
+					return "depends on " + f + " (" + chain(imp) + ")"
+				}
+			}
+			if r, ok := rel(imp); ok {
+				if rule, listed := l.Packages[r]; listed && !rule.Pure {
+					return "imports " + r + ", which is not pure (" + chain(imp) + ")"
+				}
+			}
+			queue = append(queue, imp)
+		}
+	}
+	return ""
+}
+
+func allowed(patterns []string, from string) bool {
+	for _, p := range patterns {
+		switch {
+		case p == "*", p == from:
+			return true
+		case strings.HasSuffix(p, "/..."):
+			dir := strings.TrimSuffix(p, "/...")
+			if from == dir || strings.HasPrefix(from, dir+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func describeImporters(patterns []string) string {
+	if len(patterns) == 0 {
+		return "no package"
+	}
+	return strings.Join(patterns, ", ")
+}

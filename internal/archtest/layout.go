@@ -1,0 +1,95 @@
+package archtest
+
+// Gpubridge is the layout of this module: one entry per package, pure or
+// not, with the packages that may import it. DESIGN.md's rule in code:
+// imports run from the edge (cmd, adapters) to the core (pure domain
+// logic), never back, and across the top-level folders (bridge,
+// accounting, gres) only where an entry says why.
+//
+// A new package needs an entry here (the test fails without one), and a
+// renamed one its entry renamed.
+var Gpubridge = Layout{
+	Module:  "github.com/gpubridge/gpubridge",
+	Domains: []string{"bridge", "accounting", "gres"},
+	Forbidden: []string{
+		"net/http",
+		"database/sql",
+		"os/exec",
+		"github.com/jmoiron/sqlx",
+		"github.com/go-sql-driver/mysql",
+		"github.com/NVIDIA/go-nvml",
+	},
+	Packages: map[string]Rule{
+		"cmd/gpubridge": {}, // the binary: imports the rest, imported by nobody
+
+		// bridge/: everything between tenants and Slurm.
+		"bridge/slurmrest": {Importers: []string{
+			"cmd/gpubridge", "bridge/reconcile/slurmadapter", "bridge/burst/slurmjobs", "bridge/slurmconf/slurmadapter", "bridge/reserve/slurmadapter",
+			"bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck",
+		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES"},
+		"bridge/slurmrest/slurmresttest": {}, // testbed clients for integration tests
+		"bridge/tenant":                  {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantstore", "bridge/burst/...", "test/bench/..."}},
+		"bridge/tenantstore":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service", "test/bench/..."}},
+		"bridge/reconcile":               {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "test/bench/..."}},
+		"bridge/reconcile/slurmadapter":  {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
+		"bridge/reconcile/reconciletest": {}, // fakes for tests
+		"bridge/burst":                   {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/burst/...", "test/bench/..."}},
+		"bridge/burst/metrics":           {Importers: []string{"cmd/gpubridge"}},
+		"bridge/burst/slurmjobs":         {Importers: []string{"cmd/gpubridge", "bridge/burst/service", "test/bench/..."}},
+		"bridge/burst/spend":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service"}},
+		"bridge/burst/store":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service"}},
+		"bridge/burst/service":           {Importers: []string{"cmd/gpubridge"}},
+		"bridge/slurmconf":               {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/slurmconf/..."}},
+		"bridge/slurmconf/slurmadapter":  {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reserve":                 {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reserve/...", "test/bench/..."}},
+		"bridge/reserve/reservetest":     {Pure: true, Importers: []string{"test/bench/..."}}, // and tests
+		"bridge/reserve/slurmadapter":    {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reserve/store":           {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
+		"bridge/reserve/store/storetest": {Importers: []string{"test/bench/..."}}, // and tests
+
+		// accounting/: usage, ledger and money.
+		"accounting/meter": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "test/bench/...", "bridge/burst/spend"},
+			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger"},
+		"accounting/pricing": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
+			Why: "the burst controller prices a tenant's on-demand spend with the rate card (spend) and assembles it (service)"},
+		"accounting/ledger": {Importers: []string{"cmd/gpubridge", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
+			Why: "the burst controller reads a tenant's on-demand usage from the ledger (spend) and opens it (service)"},
+		"accounting/ratecard": {Importers: []string{"cmd/gpubridge", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
+			Why: "the burst controller reads the on-demand rates from the stored rate card"},
+		"accounting/billing":           {Importers: []string{"cmd/gpubridge", "accounting/jobs"}},
+		"accounting/ledger/ledgertest": {}, // the store conformance suite, for tests
+		"accounting/ingest":            {Importers: []string{"cmd/gpubridge", "accounting/jobs", "accounting/billing"}},
+		"accounting/jobs":              {Importers: []string{"cmd/gpubridge"}},
+		"accounting/export":            {Importers: []string{"cmd/gpubridge", "accounting/billing"}}, // writes files (internal/atomicfile)
+		"accounting/internal/acctest":  {},                                                           // shared integration-test setup
+
+		// gres/: GPUs and MIG on a node.
+		"gres/inventory":  {Pure: true, Importers: []string{"cmd/gpubridge", "gres/..."}},
+		"gres/mig":        {Pure: true, Importers: []string{"cmd/gpubridge", "gres/conf", "gres/device"}},
+		"gres/conf":       {Pure: true, Importers: []string{"cmd/gpubridge", "gres/slurmcheck"}},
+		"gres/device":     {Importers: []string{"cmd/gpubridge"}},
+		"gres/slurmcheck": {Importers: []string{"cmd/gpubridge"}},
+
+		// internal/: shared infrastructure.
+		"internal/slurmstr":   {Pure: true, Importers: []string{"*"}},
+		"internal/money":      {Pure: true, Importers: []string{"*"}},
+		"internal/config":     {Pure: true, Importers: []string{"cmd/gpubridge", "internal/daemon", "accounting/billing", "bridge/burst/service"}},
+		"internal/kv":         {Pure: true, Importers: []string{"*"}},
+		"internal/table":      {Pure: true, Importers: []string{"cmd/gpubridge"}},
+		"internal/atomicfile": {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
+		"internal/sqldb":      {Importers: []string{"cmd/gpubridge", "internal/daemon", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore", "bridge/burst/store", "bridge/reserve/store/...", "test/..."}},
+		"internal/daemon":     {Importers: []string{"cmd/gpubridge"}},
+		"internal/testbed":    {Importers: []string{"accounting/internal/acctest", "bridge/slurmrest/slurmresttest", "test/..."}}, // and tests
+		"internal/archtest":   {},                                                                                                 // this test
+
+		// test/: benchmarks and their tools.
+		"test/bench/burstbench":     {},
+		"test/bench/tenantbench":    {},
+		"test/bench/bookingbench":   {},
+		"test/bench/cmd/synthjobs":  {},
+		"test/bench/synth":          {Importers: []string{"test/bench/...", "accounting/internal/acctest"}},
+		"test/fault":                {Importers: []string{"accounting/internal/acctest"}}, // the fault suite's toolbox; and tests
+		"test/fault/proxy":          {Importers: []string{"test/fault/..."}},
+		"test/fault/cmd/faultproxy": {},
+	},
+}

@@ -1,0 +1,3 @@
+module example.com/fakemod
+
+go 1.22

@@ -1,0 +1,5 @@
+// Package shaded is pure and imports nothing.
+package shaded
+
+// Nothing does nothing.
+func Nothing() {}
