@@ -6,9 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,9 +18,8 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func ts(s string) int64 {
 	t, err := time.Parse(time.DateTime, s)
@@ -157,18 +154,7 @@ func TestGolden(t *testing.T) {
 				} else {
 					path = filepath.Join("testdata", "2026-11-"+string(f)+ext)
 				}
-				if *update {
-					if err := os.WriteFile(path, a.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test -update)", err)
-				}
-				if d := cmp.Diff(string(want), a.String()); d != "" {
-					t.Errorf("%s (-want +got)\n%s", path, d)
-				}
+				golden.Check(t, path, a.String())
 			})
 		}
 	}

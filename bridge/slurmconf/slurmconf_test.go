@@ -1,16 +1,15 @@
 package slurmconf
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/gpubridge/gpubridge/internal/golden"
+)
 
 // testbedSpec is the testbed's cluster: gpu-a (4 x h100), gpu-b (7 x
 // 1g.10gb, 2 x 3g.40gb).
@@ -24,19 +23,7 @@ func TestRenderGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "testbed.conf")
-	if *update {
-		if err := os.WriteFile(golden, []byte(f.Text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), f.Text); diff != "" {
-		t.Errorf("(-want +got)\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "testbed.conf"), f.Text)
 }
 
 func TestRenderRefuses(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +14,8 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/gres/device"
 	"github.com/gpubridge/gpubridge/gres/inventory"
+	"github.com/gpubridge/gpubridge/internal/golden"
 )
-
-var updateGres = flag.Bool("update", false, "rewrite golden files")
 
 const gresFixtures = "../../test/fixtures/gres"
 
@@ -34,22 +32,6 @@ func gresRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	var out, errw bytes.Buffer
 	code = run(args, strings.NewReader(""), &out, &errw)
 	return code, out.String(), errw.String()
-}
-
-func gresGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *updateGres {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
 }
 
 func stubInventory(t *testing.T, f func(device.Options) (inventory.Inventory, error)) {
@@ -137,7 +119,7 @@ func TestGresGenerateTestbed(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	gresGolden(t, filepath.Join(gresFixtures, "testbed-gpu-b.gres.conf"), out)
+	golden.Check(t, filepath.Join(gresFixtures, "testbed-gpu-b.gres.conf"), out)
 }
 
 func TestGresGenerateOutputs(t *testing.T) {
@@ -373,7 +355,7 @@ func TestGresPlan(t *testing.T) {
 				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, tc.code, out, errs)
 			}
 			if tc.golden != "" {
-				gresGolden(t, tc.golden, out)
+				golden.Check(t, tc.golden, out)
 			}
 			for _, c := range tc.contains {
 				if !strings.Contains(out+errs, c) {

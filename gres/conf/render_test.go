@@ -1,10 +1,8 @@
 package conf
 
 import (
-	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,9 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/gres/inventory"
+	"github.com/gpubridge/gpubridge/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const fixtures = "../../test/fixtures/gres"
 
@@ -27,24 +24,9 @@ func load(t *testing.T, name string) inventory.Inventory {
 	return inv
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // The golden outputs of every mock layout (the inventories the NVML
@@ -79,7 +61,7 @@ func TestRenderGolden(t *testing.T) {
 				got = res.GresConf + "\n----- slurm.conf\n" + res.SlurmConf
 				checkConsistent(t, res)
 			}
-			golden(t, name+".txt", got)
+			checkGolden(t, name+".txt", got)
 		})
 	}
 }

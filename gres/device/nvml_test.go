@@ -5,7 +5,6 @@ package device
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,9 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/gres/inventory"
+	"github.com/gpubridge/gpubridge/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden inventories in test/fixtures/gres")
 
 // fixtureDir holds the golden inventories; they double as fixtures for
 // gres/conf and the CLI.
@@ -130,19 +128,7 @@ func TestCollectMockLayouts(t *testing.T) {
 			if err := inventory.Encode(&buf, inv); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join(fixtureDir, "mock-"+name+".json")
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-				t.Errorf("inventory differs from %s (-want +got):\n%s", golden, diff)
-			}
+			golden.Check(t, filepath.Join(fixtureDir, "mock-"+name+".json"), buf.String())
 			// The JSON is the fixture format: it reads back to the same value.
 			back, err := inventory.Decode(bytes.NewReader(buf.Bytes()))
 			if err != nil {

@@ -2,17 +2,15 @@ package mig
 
 import (
 	"errors"
-	"flag"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/gpubridge/gpubridge/internal/golden"
+)
 
 func gpus(model string, n int) []GPU {
 	m, err := ModelNamed(model)
@@ -202,22 +200,7 @@ func TestMigPartedConfigGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "migparted-"+name+".yaml")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			golden.Check(t, filepath.Join("testdata", "migparted-"+name+".yaml"), got)
 		})
 	}
 	if _, err := MigPartedConfig("bad name", Plan{}); err == nil {

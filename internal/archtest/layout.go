@@ -81,6 +81,7 @@ var Gpubridge = Layout{
 		"internal/daemon":     {Importers: []string{"cmd/gpubridge"}},
 		"internal/testbed":    {Importers: []string{"accounting/internal/acctest", "bridge/slurmrest/slurmresttest", "test/..."}}, // and tests
 		"internal/archtest":   {},                                                                                                 // this test
+		"internal/golden":     {},                                                                                                 // the golden-file helper; tests import it
 
 		// test/: benchmarks and their tools.
 		"test/bench/burstbench":     {},
