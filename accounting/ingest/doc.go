@@ -43,5 +43,7 @@
 // the records come from ([Clocked], [Ingester.UseHostClock]).
 //
 // This package must not import cmd; it may import the ledger's small
-// interfaces only through [Ledger].
+// interfaces only through [Ledger]. It imports the slurmrest client (the
+// REST source), the one edge from accounting/ into bridge/ besides
+// bridge/burst/spend's; only cmd/gpubridge and accounting/jobs import it.
 package ingest

@@ -5,4 +5,6 @@
 // for late records). Both are types with Run(ctx) error, scheduled by
 // robfig/cron/v3 with SkipIfStillRunning in `gpubridge serve`, and tested
 // by calling Run with an injected clock.
+//
+// It wires ingest and the ledger; only cmd/gpubridge imports it.
 package jobs

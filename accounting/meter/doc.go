@@ -24,5 +24,6 @@
 // (revision, booked period). Money is not computed here (see pricing).
 //
 // This package must not import database, HTTP or adapter packages
-// (internal/archtest enforces it).
+// (internal/archtest enforces it). Importers: the accounting packages,
+// bridge/burst/spend, cmd/gpubridge and test/bench.
 package meter

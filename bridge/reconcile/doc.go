@@ -26,5 +26,6 @@
 // Cluster is the port this package needs; bridge/reconcile/slurmadapter
 // implements it over the slurmrest client and reconciletest holds an
 // in-memory fake. This package must not import net/http, database/sql or
-// the slurmrest client.
+// the slurmrest client (internal/archtest enforces it); cmd/gpubridge, its
+// subpackages and test/bench import it.
 package reconcile

@@ -23,5 +23,8 @@
 // slices so that callers batch their writes.
 //
 // This package may import net/http and the domain packages; it must not
-// import cmd/, the ledger or any other adapter.
+// import cmd/, the ledger or any other adapter. Slurm's strings (TRES, GRES,
+// hostlists) are read by internal/slurmstr. Importers: cmd/gpubridge, the
+// adapters bridge/reconcile/slurmadapter and bridge/burst/slurmjobs,
+// accounting/ingest (its REST source), gres/slurmcheck and test/bench.
 package slurmrest

@@ -12,5 +12,7 @@
 // This package is pure: it does no I/O and must not import net/http,
 // database/sql, sqlx, the slurmrest client or any other adapter
 // (internal/archtest enforces this). The store lives in bridge/tenantstore,
-// the diff against the live cluster in bridge/reconcile.
+// the diff against the live cluster in bridge/reconcile. Importers:
+// cmd/gpubridge, bridge/reconcile and its adapter, bridge/tenantstore,
+// bridge/burst and test/bench.
 package tenant

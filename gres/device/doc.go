@@ -9,5 +9,5 @@
 // NVIDIA driver, Collect fails with ErrNoNVML.
 //
 // Everything else in gres/ works on inventory values and must not import
-// this package (internal/archtest).
+// this package (internal/archtest); only cmd/gpubridge imports it.
 package device

@@ -90,6 +90,10 @@ func TestDependencyDirectionCatchesViolations(t *testing.T) {
 				l.Packages["core"] = r
 			},
 		},
+		"a package without a doc.go": {
+			edit: func(l *Layout) { l.RequireDoc = true },
+			want: []string{"pure/shaded has no doc.go: write one that says what the package owns and who may import it"},
+		},
 		"a package without an entry": {
 			edit: func(l *Layout) { delete(l.Packages, "pure/shaded") },
 			want: []string{"pure/shaded has no entry in the layout table: add it to internal/archtest/layout.go, saying whether it is pure and who may import it"},

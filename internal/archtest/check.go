@@ -25,6 +25,9 @@ type Layout struct {
 	// Domains are the top-level folders whose packages import each other
 	// only where a Rule says why (bridge, accounting, gres).
 	Domains []string
+	// RequireDoc makes a package without a doc.go (saying what it owns and
+	// who may import it) a violation.
+	RequireDoc bool
 }
 
 // Rule is one package's entry.
@@ -47,6 +50,7 @@ type Rule struct {
 type Package struct {
 	ImportPath string
 	Imports    []string
+	GoFiles    []string
 	Standard   bool
 	Module     *struct{ Path string }
 }
@@ -54,7 +58,7 @@ type Package struct {
 // Load lists the packages of the module in dir and every package they
 // depend on (go list -deps -json ./...).
 func Load(dir string) ([]Package, error) {
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard,Module", "./...")
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,GoFiles,Standard,Module", "./...")
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -77,7 +81,7 @@ func Load(dir string) ([]Package, error) {
 }
 
 // Check applies l to the packages and returns one line per violation,
-// sorted; none means the layout holds. It checks five rules:
+// sorted; none means the layout holds. It checks these rules:
 //   - every package of the module has an entry in l.Packages;
 //   - every entry names a package that exists (a renamed package must not
 //     drop out of the rules unnoticed);
@@ -86,7 +90,8 @@ func Load(dir string) ([]Package, error) {
 //   - a pure package depends on nothing Forbidden and imports only pure
 //     packages of the module;
 //   - a rule that lets a package of another domain folder import its
-//     package says why.
+//     package says why;
+//   - with RequireDoc, every package has a doc.go.
 func Check(l Layout, pkgs []Package) []string {
 	byPath := map[string]Package{}
 	for _, p := range pkgs {
@@ -109,6 +114,9 @@ func Check(l Layout, pkgs []Package) []string {
 		present[r] = true
 		if _, listed := l.Packages[r]; !listed {
 			out = append(out, fmt.Sprintf("%s has no entry in the layout table: add it to internal/archtest/layout.go, saying whether it is pure and who may import it", r))
+		}
+		if l.RequireDoc && !slices.Contains(p.GoFiles, "doc.go") {
+			out = append(out, fmt.Sprintf("%s has no doc.go: write one that says what the package owns and who may import it", r))
 		}
 	}
 	for r := range l.Packages {

@@ -9,8 +9,9 @@ package archtest
 // A new package needs an entry here (the test fails without one), and a
 // renamed one its entry renamed.
 var Gpubridge = Layout{
-	Module:  "github.com/gpubridge/gpubridge",
-	Domains: []string{"bridge", "accounting", "gres"},
+	Module:     "github.com/gpubridge/gpubridge",
+	Domains:    []string{"bridge", "accounting", "gres"},
+	RequireDoc: true,
 	Forbidden: []string{
 		"net/http",
 		"database/sql",

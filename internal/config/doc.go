@@ -5,5 +5,6 @@
 // each with its field path, so an admin fixes a file in one pass.
 //
 // This package does no network or database I/O; it must not import
-// net/http, database/sql or any adapter package.
+// net/http, database/sql or any adapter package. Importers: cmd/gpubridge
+// and internal/daemon.
 package config

@@ -11,4 +11,8 @@
 //
 // MariaDB DDL commits implicitly, so each migration must be safe on its own
 // (one statement per migration where possible, IF NOT EXISTS where not).
+//
+// Only the stores (accounting/ledger, bridge/tenantstore, bridge/burst/store),
+// cmd/gpubridge, internal/daemon and test code import it; pure packages
+// never do.
 package sqldb

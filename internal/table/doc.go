@@ -2,5 +2,6 @@
 // table by default, '|'-separated with -P/--parsable2, without the header
 // line with -n/--noheader, or as a JSON array of objects with --json.
 //
-// It is pure formatting; it imports nothing from gpubridge.
+// It is pure formatting; it imports nothing from gpubridge, and only
+// cmd/gpubridge imports it.
 package table

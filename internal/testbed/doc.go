@@ -4,5 +4,6 @@
 // configured or not reachable the test FAILS with instructions, it never
 // skips: a skipped integration test proves nothing.
 //
-// Only _test files and test/ code import this package.
+// Only _test files, test/ code and the test helper
+// accounting/internal/acctest import this package.
 package testbed

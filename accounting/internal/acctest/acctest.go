@@ -1,5 +1,3 @@
-// Package acctest helps the accounting integration tests: scratch copies of
-// gpubridge's database on the testbed's MariaDB. Only tests import it.
 package acctest
 
 import (

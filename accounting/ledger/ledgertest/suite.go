@@ -1,6 +1,3 @@
-// Package ledgertest is the conformance suite every ledger store must pass
-// (the MariaDB store in integration tests, the in-memory one in unit tests).
-// Only tests import it.
 package ledgertest
 
 import (
