@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // MinJobID is the lowest id_job of a synthetic row. The benchmark uses
@@ -65,9 +66,9 @@ func LoadTRES(ctx context.Context, db *sqlx.DB) (TRES, error) {
 		if err := rows.Scan(&id, &name); err != nil {
 			return t, err
 		}
-		if name == "gpu" {
+		if typ, ok := slurmstr.GPUOf(name); ok && typ == "" {
 			t.GPU = id
-		} else if typ, ok := strings.CutPrefix(name, "gpu:"); ok {
+		} else if ok {
 			t.Type[typ] = id
 		}
 	}
