@@ -432,7 +432,7 @@ tb_stop_daemon() {
     local port deadline=$((SECONDS + 10))
     port=$(tb_daemon_port "$name")
     while tb_port_listening "$port" && ((SECONDS < deadline)); do sleep 0.05; done
-    tb_port_listening "$port" && tb_die "$name (pid $pid) is gone but port $port still listens"
+    if tb_port_listening "$port"; then tb_die "$name (pid $pid) is gone but port $port still listens"; fi
   done
 }
 
