@@ -26,8 +26,8 @@ var Gpubridge = Layout{
 		// bridge/: everything between tenants and Slurm.
 		"bridge/slurmrest": {Importers: []string{
 			"cmd/gpubridge", "bridge/reconcile/slurmadapter", "bridge/burst/slurmjobs", "bridge/slurmconf/slurmadapter", "bridge/reserve/slurmadapter",
-			"bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck",
-		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES"},
+			"bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
+		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
 		"bridge/slurmrest/slurmresttest": {}, // testbed clients for integration tests
 		"bridge/tenant":                  {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantstore", "bridge/burst/...", "test/bench/..."}},
 		"bridge/tenantstore":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service", "test/bench/..."}},
@@ -72,17 +72,19 @@ var Gpubridge = Layout{
 		"gres/slurmcheck": {Importers: []string{"cmd/gpubridge"}},
 
 		// internal/: shared infrastructure.
-		"internal/slurmstr":   {Pure: true, Importers: []string{"*"}},
-		"internal/money":      {Pure: true, Importers: []string{"*"}},
-		"internal/config":     {Pure: true, Importers: []string{"cmd/gpubridge", "internal/daemon", "accounting/billing", "bridge/burst/service"}},
-		"internal/kv":         {Pure: true, Importers: []string{"*"}},
-		"internal/table":      {Pure: true, Importers: []string{"cmd/gpubridge"}},
-		"internal/atomicfile": {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
-		"internal/sqldb":      {Importers: []string{"cmd/gpubridge", "internal/daemon", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore", "bridge/burst/store", "bridge/reserve/store/...", "test/..."}},
-		"internal/daemon":     {Importers: []string{"cmd/gpubridge"}},
-		"internal/testbed":    {Importers: []string{"accounting/internal/acctest", "bridge/slurmrest/slurmresttest", "test/..."}}, // and tests
-		"internal/archtest":   {},                                                                                                 // this test
-		"internal/golden":     {},                                                                                                 // the golden-file helper; tests import it
+		"internal/slurmstr":            {Pure: true, Importers: []string{"*"}},
+		"internal/money":               {Pure: true, Importers: []string{"*"}},
+		"internal/config":              {Pure: true, Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "accounting/billing", "bridge/burst/service"}},
+		"internal/kv":                  {Pure: true, Importers: []string{"*"}},
+		"internal/table":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
+		"internal/atomicfile":          {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
+		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore", "bridge/burst/store", "bridge/reserve/store/...", "test/..."}},
+		"internal/daemon":              {Importers: []string{"cmd/gpubridge"}},
+		"internal/clients":             {Importers: []string{"cmd/gpubridge", "internal/daemon"}},                                          // the clients of a configuration, for the CLI and the daemon
+		"internal/clients/clientstest": {},                                                                                                 // fakes of what a clients.Set connects to; tests import it
+		"internal/testbed":             {Importers: []string{"accounting/internal/acctest", "bridge/slurmrest/slurmresttest", "test/..."}}, // and tests
+		"internal/archtest":            {},                                                                                                 // this test
+		"internal/golden":              {},                                                                                                 // the golden-file helper; tests import it
 
 		// test/: benchmarks and their tools.
 		"test/bench/burstbench":     {},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,6 +47,11 @@ type SlurmRest struct {
 	JWTKeyFile string `json:"jwtKeyFile"`
 	// Token is a ready JWT, used when no key file is given. Never logged.
 	Token string `json:"token"`
+	// TokenFile holds a ready JWT (surrounding whitespace ignored), for
+	// when gpubridge may not read the key. It is read when the client is
+	// built and again at every reload (SIGHUP), so a rotated token takes
+	// effect without a restart. Exclusive with jwtKeyFile and token.
+	TokenFile string `json:"tokenFile"`
 	// User is the Slurm user tokens are minted for (the `sun` claim).
 	User string `json:"user"`
 	// APIVersion pins the data_parser version (v0.0.44 or v0.0.43);
@@ -60,6 +66,11 @@ type SlurmRest struct {
 // Database is gpubridge's own MariaDB database (tenants, bookings, ledger).
 type Database struct {
 	DSN string `json:"dsn"`
+	// Init lets `gpubridge serve` create gpubridge's schema in an empty
+	// database (like `serve --init`). Default false: serve refuses an
+	// empty database, so that a wrong DSN never yields a fresh, empty
+	// store whose reconcile would remove every tenant from Slurm.
+	Init bool `json:"init"`
 }
 
 // SlurmDB is slurmdbd's database, read through a read-only user.
@@ -88,9 +99,27 @@ type Tenants struct {
 // SlurmUser.
 const DefaultGuardFile = "/var/lib/gpubridge/guard/tenants.table"
 
-// Server is the daemon's HTTP listener (API and /metrics).
+// Server is the daemon's HTTP listener (API, /metrics, /healthz, /readyz).
 type Server struct {
 	Listen string `json:"listen"`
+	// TLSCertFile and TLSKeyFile (PEM) make the server speak HTTPS; both
+	// or neither. Re-read at every reload.
+	TLSCertFile string `json:"tlsCertFile"`
+	TLSKeyFile  string `json:"tlsKeyFile"`
+	// AllowPlainHTTP lets serve listen without TLS on an address other
+	// than loopback (with a warning); without it that is refused.
+	AllowPlainHTTP bool `json:"allowPlainHTTP"`
+	// Timeouts of each connection: reading a whole request, reading its
+	// headers, writing the response, and keeping an idle keep-alive
+	// connection. ShutdownTimeout bounds a graceful stop.
+	ReadTimeout       Duration `json:"readTimeout"`
+	ReadHeaderTimeout Duration `json:"readHeaderTimeout"`
+	WriteTimeout      Duration `json:"writeTimeout"`
+	IdleTimeout       Duration `json:"idleTimeout"`
+	ShutdownTimeout   Duration `json:"shutdownTimeout"`
+	// MaxHeaderBytes and MaxBodyBytes limit the size of a request.
+	MaxHeaderBytes int   `json:"maxHeaderBytes"`
+	MaxBodyBytes   int64 `json:"maxBodyBytes"`
 }
 
 // Schedules are robfig/cron/v3 specs for the daemon's periodic jobs.
@@ -208,7 +237,16 @@ func Default() Config {
 			OnDemandPartition: "ondemand",
 			OnDemandQOS:       "ondemand",
 		},
-		Server: Server{Listen: "127.0.0.1:9180"},
+		Server: Server{
+			Listen:            "127.0.0.1:9180",
+			ReadTimeout:       Duration{10 * time.Second},
+			ReadHeaderTimeout: Duration{5 * time.Second},
+			WriteTimeout:      Duration{30 * time.Second},
+			IdleTimeout:       Duration{2 * time.Minute},
+			ShutdownTimeout:   Duration{30 * time.Second},
+			MaxHeaderBytes:    64 << 10,
+			MaxBodyBytes:      1 << 20,
+		},
 		Schedules: Schedules{
 			Reconcile:   "@every 5m",
 			Burst:       "@every 10s",
@@ -248,21 +286,24 @@ func Load(path string, optional bool, env func(string) (string, bool)) (Config, 
 // envVars maps each GPUBRIDGE_* variable to the field it sets.
 func (c *Config) envVars() map[string]*string {
 	return map[string]*string{
-		"GPUBRIDGE_CLUSTER":            &c.Cluster,
-		"GPUBRIDGE_SLURMREST_URL":      &c.SlurmRest.URL,
-		"GPUBRIDGE_SLURMREST_JWT_KEY":  &c.SlurmRest.JWTKeyFile,
-		"GPUBRIDGE_SLURMREST_TOKEN":    &c.SlurmRest.Token,
-		"GPUBRIDGE_SLURMREST_USER":     &c.SlurmRest.User,
-		"GPUBRIDGE_SLURMREST_API":      &c.SlurmRest.APIVersion,
-		"GPUBRIDGE_DB_DSN":             &c.Database.DSN,
-		"GPUBRIDGE_SLURMDB_DSN":        &c.SlurmDB.DSN,
-		"GPUBRIDGE_LISTEN":             &c.Server.Listen,
-		"GPUBRIDGE_QOS_PREFIX":         &c.Tenants.QOSPrefix,
-		"GPUBRIDGE_POOL_PARTITION":     &c.Tenants.PoolPartition,
-		"GPUBRIDGE_ONDEMAND_PARTITION": &c.Tenants.OnDemandPartition,
-		"GPUBRIDGE_ONDEMAND_QOS":       &c.Tenants.OnDemandQOS,
-		"GPUBRIDGE_GUARD_FILE":         &c.Tenants.GuardFile,
-		"GPUBRIDGE_BOOKINGS_PREFIX":    &c.Bookings.ReservationPrefix,
+		"GPUBRIDGE_CLUSTER":              &c.Cluster,
+		"GPUBRIDGE_SLURMREST_URL":        &c.SlurmRest.URL,
+		"GPUBRIDGE_SLURMREST_JWT_KEY":    &c.SlurmRest.JWTKeyFile,
+		"GPUBRIDGE_SLURMREST_TOKEN":      &c.SlurmRest.Token,
+		"GPUBRIDGE_SLURMREST_TOKEN_FILE": &c.SlurmRest.TokenFile,
+		"GPUBRIDGE_SLURMREST_USER":       &c.SlurmRest.User,
+		"GPUBRIDGE_SLURMREST_API":        &c.SlurmRest.APIVersion,
+		"GPUBRIDGE_DB_DSN":               &c.Database.DSN,
+		"GPUBRIDGE_SLURMDB_DSN":          &c.SlurmDB.DSN,
+		"GPUBRIDGE_LISTEN":               &c.Server.Listen,
+		"GPUBRIDGE_TLS_CERT_FILE":        &c.Server.TLSCertFile,
+		"GPUBRIDGE_TLS_KEY_FILE":         &c.Server.TLSKeyFile,
+		"GPUBRIDGE_QOS_PREFIX":           &c.Tenants.QOSPrefix,
+		"GPUBRIDGE_POOL_PARTITION":       &c.Tenants.PoolPartition,
+		"GPUBRIDGE_ONDEMAND_PARTITION":   &c.Tenants.OnDemandPartition,
+		"GPUBRIDGE_ONDEMAND_QOS":         &c.Tenants.OnDemandQOS,
+		"GPUBRIDGE_GUARD_FILE":           &c.Tenants.GuardFile,
+		"GPUBRIDGE_BOOKINGS_PREFIX":      &c.Bookings.ReservationPrefix,
 	}
 }
 
@@ -341,6 +382,10 @@ func (c Config) Validate() error {
 	if c.SlurmRest.User == "" {
 		add("slurmrest.user", "must name the Slurm user tokens are minted for (usually root or slurm)")
 	}
+	if c.SlurmRest.TokenFile != "" && (c.SlurmRest.JWTKeyFile != "" || c.SlurmRest.Token != "") {
+		add("slurmrest.tokenFile", "is set together with jwtKeyFile or token; set only one of the three (GPUBRIDGE_SLURMREST_JWT_KEY, GPUBRIDGE_SLURMREST_TOKEN, GPUBRIDGE_SLURMREST_TOKEN_FILE)")
+	}
+	c.Server.validate(add)
 	for field, spec := range map[string]string{
 		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
 		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
@@ -376,7 +421,7 @@ func (c Config) Validate() error {
 
 // RequireSlurmRest checks what a command that talks to slurmrestd needs beyond Validate.
 func (c Config) RequireSlurmRest() error {
-	if c.SlurmRest.JWTKeyFile == "" && c.SlurmRest.Token == "" {
+	if c.SlurmRest.JWTKeyFile == "" && c.SlurmRest.Token == "" && c.SlurmRest.TokenFile == "" {
 		return ValidationError{{"slurmrest.jwtKeyFile", "no JWT key file or token is configured; set GPUBRIDGE_SLURMREST_JWT_KEY (or `source .testbed/env` for the testbed)"}}
 	}
 	return nil
@@ -434,6 +479,33 @@ func (b Bookings) validate(add func(field, format string, a ...any)) {
 	}
 	if p.MaxWindow.Duration > 0 && p.MaxHorizon.Duration > 0 && p.MaxWindow.Duration > p.MaxHorizon.Duration {
 		add("bookings.defaultPolicy.maxWindow", "is longer than maxHorizon: no booking could use it")
+	}
+}
+
+func (s Server) validate(add func(field, format string, a ...any)) {
+	if host, port, err := net.SplitHostPort(s.Listen); err != nil || port == "" || strings.ContainsAny(host, " /") {
+		add("server.listen", "%q is not a host:port address such as 127.0.0.1:9180", s.Listen)
+	}
+	if (s.TLSCertFile == "") != (s.TLSKeyFile == "") {
+		add("server.tlsCertFile", "tlsCertFile and tlsKeyFile go together; set both (HTTPS) or neither")
+	}
+	for field, d := range map[string]Duration{
+		"server.readTimeout": s.ReadTimeout, "server.readHeaderTimeout": s.ReadHeaderTimeout,
+		"server.writeTimeout": s.WriteTimeout, "server.idleTimeout": s.IdleTimeout,
+		"server.shutdownTimeout": s.ShutdownTimeout,
+	} {
+		if d.Duration <= 0 {
+			add(field, "must be a positive duration such as 10s")
+		}
+	}
+	if s.ReadHeaderTimeout.Duration > s.ReadTimeout.Duration && s.ReadTimeout.Duration > 0 {
+		add("server.readHeaderTimeout", "%s is longer than readTimeout (%s), which bounds the headers too", s.ReadHeaderTimeout, s.ReadTimeout)
+	}
+	if s.MaxHeaderBytes < 1<<10 || s.MaxHeaderBytes > 16<<20 {
+		add("server.maxHeaderBytes", "%d is outside 1024..16777216 (default 65536)", s.MaxHeaderBytes)
+	}
+	if s.MaxBodyBytes < 1<<10 || s.MaxBodyBytes > 1<<30 {
+		add("server.maxBodyBytes", "%d is outside 1024..1073741824 (default 1048576)", s.MaxBodyBytes)
 	}
 }
 

@@ -113,3 +113,50 @@ func TestValidateGuardFile(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateServerAndTokenFile(t *testing.T) {
+	cases := map[string]struct {
+		edit  func(*Config)
+		field string // "" = valid
+	}{
+		"defaults":                {func(*Config) {}, ""},
+		"listen without port":     {func(c *Config) { c.Server.Listen = "127.0.0.1" }, "server.listen"},
+		"listen all interfaces":   {func(c *Config) { c.Server.Listen = ":9180" }, ""},
+		"cert without key":        {func(c *Config) { c.Server.TLSCertFile = "/etc/gpubridge/tls.crt" }, "server.tlsCertFile"},
+		"cert and key":            {func(c *Config) { c.Server.TLSCertFile, c.Server.TLSKeyFile = "a.crt", "a.key" }, ""},
+		"zero write timeout":      {func(c *Config) { c.Server.WriteTimeout.Duration = 0 }, "server.writeTimeout"},
+		"header longer than read": {func(c *Config) { c.Server.ReadHeaderTimeout.Duration = time.Minute }, "server.readHeaderTimeout"},
+		"tiny header limit":       {func(c *Config) { c.Server.MaxHeaderBytes = 10 }, "server.maxHeaderBytes"},
+		"huge body limit":         {func(c *Config) { c.Server.MaxBodyBytes = 1 << 40 }, "server.maxBodyBytes"},
+		"token file alone":        {func(c *Config) { c.SlurmRest.TokenFile = "/run/gpubridge/jwt" }, ""},
+		"token file and key":      {func(c *Config) { c.SlurmRest.TokenFile, c.SlurmRest.JWTKeyFile = "/run/t", "/etc/k" }, "slurmrest.tokenFile"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := Default()
+			tc.edit(&c)
+			err := c.Validate()
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("want valid, got %v", err)
+				}
+				return
+			}
+			var ve ValidationError
+			if !errors.As(err, &ve) || len(ve) != 1 || ve[0].Field != tc.field {
+				t.Fatalf("want one problem at %s, got %v", tc.field, err)
+			}
+		})
+	}
+}
+
+func TestRequireSlurmRestAcceptsTokenFile(t *testing.T) {
+	c := Default()
+	if err := c.RequireSlurmRest(); err == nil {
+		t.Fatal("no credentials: want an error")
+	}
+	c.ApplyEnv(envOf(map[string]string{"GPUBRIDGE_SLURMREST_TOKEN_FILE": "/run/gpubridge/jwt"}))
+	if err := c.RequireSlurmRest(); err != nil {
+		t.Fatalf("token file: %v", err)
+	}
+}

@@ -1,0 +1,131 @@
+package clientstest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+)
+
+// ErrDown is what a fake that is down answers.
+var ErrDown = errors.New("connection refused (fake)")
+
+// DB fakes MariaDB: Open returns pools whose connections answer Ping and
+// refuse everything else.
+type DB struct {
+	down   atomic.Bool
+	opened atomic.Int32
+	closed atomic.Int32
+	mu     sync.Mutex
+	dsns   []string
+}
+
+// SetDown makes Open and every Ping fail (true) or succeed (false).
+func (f *DB) SetDown(down bool) { f.down.Store(down) }
+
+// Opened counts the pools Open returned.
+func (f *DB) Opened() int { return int(f.opened.Load()) }
+
+// ConnsClosed counts the connections database/sql closed.
+func (f *DB) ConnsClosed() int { return int(f.closed.Load()) }
+
+// DSNs lists the DSNs Open was called with, in order.
+func (f *DB) DSNs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.dsns...)
+}
+
+// Open is a clients.Options.OpenDB.
+func (f *DB) Open(ctx context.Context, dsn string) (*sqlx.DB, error) {
+	f.mu.Lock()
+	f.dsns = append(f.dsns, dsn)
+	f.mu.Unlock()
+	if f.down.Load() {
+		return nil, fmt.Errorf("connect to database: %w", ErrDown)
+	}
+	f.opened.Add(1)
+	return sqlx.NewDb(sql.OpenDB(connector{f}), "mysql"), nil
+}
+
+// Prepare is a clients.Options.PrepareDB that finds a current schema.
+func Prepare(context.Context, *sqlx.DB, sqldb.Policy) (sqldb.Schema, error) {
+	return sqldb.Schema{Kind: sqldb.Gpubridge, Database: "fake"}, nil
+}
+
+type connector struct{ f *DB }
+
+func (c connector) Connect(context.Context) (driver.Conn, error) {
+	if c.f.down.Load() {
+		return nil, ErrDown
+	}
+	return conn{c.f}, nil
+}
+func (c connector) Driver() driver.Driver { return drv{} }
+
+type drv struct{}
+
+func (drv) Open(string) (driver.Conn, error) { return nil, errors.New("use the connector") }
+
+type conn struct{ f *DB }
+
+func (c conn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("fake database: no SQL") }
+func (c conn) Close() error                        { c.f.closed.Add(1); return nil }
+func (c conn) Begin() (driver.Tx, error)           { return nil, errors.New("fake database: no transactions") }
+func (c conn) Ping(context.Context) error {
+	if c.f.down.Load() {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
+// Slurm is an httptest slurmrestd serving v0.0.44's ping for one token.
+type Slurm struct {
+	*httptest.Server
+	token atomic.Pointer[string]
+	down  atomic.Bool
+	pings atomic.Int32
+}
+
+// NewSlurm starts a fake slurmrestd of cluster that accepts token.
+func NewSlurm(cluster, token string) *Slurm {
+	s := &Slurm{}
+	s.SetToken(token)
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.down.Load() {
+			http.Error(w, `{"errors":[{"error":"down"}]}`, http.StatusServiceUnavailable)
+			return
+		}
+		if r.Header.Get("X-SLURM-USER-TOKEN") != *s.token.Load() {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"errors":[{"error":"Authentication failure","error_number":1007}]}`)
+			return
+		}
+		if r.URL.Path != "/slurm/v0.0.44/ping/" {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"errors":[{"error":"not found"}]}`)
+			return
+		}
+		s.pings.Add(1)
+		fmt.Fprintf(w, `{"meta":{"slurm":{"cluster":%q,"release":"26.05.5"}},"pings":[{"hostname":"ctl","pinged":"UP","responding":true,"latency":10,"mode":"primary","primary":true}],"errors":[],"warnings":[]}`, cluster)
+	}))
+	return s
+}
+
+// SetToken changes the token the server accepts (the old one is revoked).
+func (s *Slurm) SetToken(t string) { s.token.Store(&t) }
+
+// SetDown makes every request fail with 503 (true) or be served (false).
+func (s *Slurm) SetDown(down bool) { s.down.Store(down) }
+
+// Pings counts the pings answered.
+func (s *Slurm) Pings() int { return int(s.pings.Load()) }

@@ -1,0 +1,159 @@
+package sqldb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// versionTable is goose's history table (goose.DefaultTablename).
+const versionTable = "goose_db_version"
+
+// Kind says what a database holds, as far as gpubridge is concerned.
+type Kind int
+
+const (
+	// Empty: no tables at all (or only goose's history table with no
+	// migration applied: a first migration that failed). gpubridge may
+	// create its schema here, when told to.
+	Empty Kind = iota
+	// Gpubridge: goose's history table with at least one of gpubridge's
+	// migrations applied. Pending migrations may be applied.
+	Gpubridge
+	// Foreign: tables, but not gpubridge's. Never migrated.
+	Foreign
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Empty:
+		return "empty"
+	case Gpubridge:
+		return "gpubridge"
+	case Foreign:
+		return "foreign"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Schema is what Inspect found in a database.
+type Schema struct {
+	Kind     Kind
+	Database string   // the database's name (DATABASE())
+	Tables   []string // sorted
+	Applied  int      // gpubridge migrations applied
+	Pending  int      // gpubridge migrations not applied yet
+}
+
+// ErrNoSchema is returned by Prepare for an empty database when it may not
+// create gpubridge's schema there.
+var ErrNoSchema = errors.New("the database has no gpubridge schema")
+
+// ErrForeignSchema is returned by Prepare for a database that holds tables
+// but not gpubridge's: it is never migrated.
+var ErrForeignSchema = errors.New("the database holds tables that are not gpubridge's")
+
+// Inspect reads the database's table list and goose's history and says
+// what the database is. It changes nothing.
+func Inspect(ctx context.Context, db *sqlx.DB) (Schema, error) {
+	var s Schema
+	if err := db.GetContext(ctx, &s.Database, "SELECT IFNULL(DATABASE(), '')"); err != nil {
+		return s, fmt.Errorf("inspect schema: %w", err)
+	}
+	if s.Database == "" {
+		return s, fmt.Errorf("inspect schema: the DSN names no database (add /gpubridge before the ?)")
+	}
+	if err := db.SelectContext(ctx, &s.Tables, `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = DATABASE() ORDER BY table_name`); err != nil {
+		return s, fmt.Errorf("inspect schema: list tables: %w", err)
+	}
+	var applied []int64
+	if slices.Contains(s.Tables, versionTable) {
+		if err := db.SelectContext(ctx, &applied, "SELECT DISTINCT version_id FROM "+versionTable+" WHERE is_applied"); err != nil {
+			return s, fmt.Errorf("inspect schema: read %s: %w", versionTable, err)
+		}
+	}
+	ours, err := versions()
+	if err != nil {
+		return s, err
+	}
+	s.Kind, s.Applied, s.Pending = classify(s.Tables, applied, ours)
+	return s, nil
+}
+
+// classify is Inspect's rule, pure: tables of the database, versions goose
+// recorded as applied, and the versions this build embeds.
+func classify(tables []string, applied, ours []int64) (kind Kind, nApplied, nPending int) {
+	for _, v := range ours {
+		if slices.Contains(applied, v) {
+			nApplied++
+		}
+	}
+	nPending = len(ours) - nApplied
+	// goose records version 0 when it creates its table.
+	anyApplied := slices.ContainsFunc(applied, func(v int64) bool { return v != 0 })
+	switch {
+	case nApplied > 0:
+		return Gpubridge, nApplied, nPending
+	case len(tables) == 0, len(tables) == 1 && tables[0] == versionTable && !anyApplied:
+		return Empty, 0, len(ours)
+	}
+	return Foreign, nApplied, nPending
+}
+
+// versions lists the migration versions this build embeds, ascending.
+func versions() ([]int64, error) {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var vs []int64
+	for _, n := range names {
+		base := strings.TrimPrefix(n, "migrations/")
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with its number", base)
+		}
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return vs, nil
+}
+
+// Policy says what Prepare may do to an empty database.
+type Policy struct {
+	// InitEmpty lets Prepare create gpubridge's schema in an empty
+	// database. Without it an empty database is refused with ErrNoSchema.
+	InitEmpty bool
+}
+
+// Prepare makes db usable by gpubridge: a gpubridge schema gets its
+// pending migrations; an empty database gets the whole schema only when
+// p.InitEmpty; a foreign one is refused. It returns what it found before
+// it migrated.
+func Prepare(ctx context.Context, db *sqlx.DB, p Policy) (Schema, error) {
+	s, err := Inspect(ctx, db)
+	if err != nil {
+		return s, err
+	}
+	switch s.Kind {
+	case Foreign:
+		return s, fmt.Errorf("database %q: %w (%d tables, e.g. %s); point database.dsn at gpubridge's database or at an empty one",
+			s.Database, ErrForeignSchema, len(s.Tables), strings.Join(s.Tables[:min(3, len(s.Tables))], ", "))
+	case Empty:
+		if !p.InitEmpty {
+			return s, fmt.Errorf("database %q: %w; refusing to create it: run `gpubridge migrate` (or `gpubridge serve --init`, or set database.init: true) once if this is the right database", s.Database, ErrNoSchema)
+		}
+	}
+	if s.Pending == 0 {
+		return s, nil
+	}
+	return s, Migrate(ctx, db)
+}
