@@ -112,7 +112,7 @@ func (a *App) serve(ctx context.Context) error {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = daemon.RunWhileLeader(runCtx, daemon.NewLeader(db.DB, daemon.LockName), sched, metrics, 5*time.Second, log)
+			_ = daemon.RunWhileLeader(runCtx, daemon.NewLeader(db.DB, daemon.LockName(c.Cluster)), sched, metrics, 5*time.Second, log)
 		}()
 		next, quit := a.waitReload(ctx, hup, log)
 		stop()

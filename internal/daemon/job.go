@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,11 +21,24 @@ type Job interface {
 }
 
 // Scheduled pairs a job with its cron spec ("@every 5m", "0 3 2 * *").
-// An empty spec disables the job.
+// An empty spec disables the job. A job on an interval ("@every ...")
+// also runs once as soon as the scheduler starts (when this replica
+// becomes the leader); a job on a calendar spec waits for its time.
 type Scheduled struct {
 	Spec string
 	Job  Job
 }
+
+// Func is a Job made of a name and a function.
+func Func(name string, run func(ctx context.Context) error) Job { return funcJob{name, run} }
+
+type funcJob struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+func (f funcJob) Name() string                  { return f.name }
+func (f funcJob) Run(ctx context.Context) error { return f.run(ctx) }
 
 // Metrics are the scheduler's Prometheus collectors.
 type Metrics struct {
@@ -31,13 +46,18 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	last     *prometheus.GaugeVec
 	leader   prometheus.Gauge
+
+	dependencyUp  *prometheus.GaugeVec
+	schemaRefused prometheus.Gauge
+	reloads       *prometheus.CounterVec
+	lastReload    prometheus.Gauge
 }
 
 // NewMetrics registers the scheduler's collectors on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gpubridge_job_runs_total", Help: "Periodic job runs by job and result (ok, error).",
+			Name: "gpubridge_job_runs_total", Help: "Periodic job runs by job and result (ok, error, interrupted: stopped by a shutdown, reload or lost leadership).",
 		}, []string{"job", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gpubridge_job_duration_seconds", Help: "Wall time of periodic job runs.",
@@ -49,8 +69,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gpubridge_leader", Help: "1 while this replica holds the leader lock and runs jobs.",
 		}),
+		dependencyUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "gpubridge_dependency_up", Help: "1 when the last readiness probe of a dependency (database, slurmrestd, slurmdb) succeeded.",
+		}, []string{"dependency"}),
+		schemaRefused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gpubridge_database_schema_refused",
+			Help: "1 while gpubridge's database has no gpubridge schema (and serve may not create it) or holds foreign tables.",
+		}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gpubridge_config_reloads_total", Help: "Configuration reloads (SIGHUP) by result (ok, refused).",
+		}, []string{"result"}),
+		lastReload: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gpubridge_config_last_reload_success_timestamp_seconds", Help: "Unix time the running configuration was loaded.",
+		}),
 	}
-	reg.MustRegister(m.runs, m.duration, m.last, m.leader)
+	reg.MustRegister(m.runs, m.duration, m.last, m.leader, m.dependencyUp, m.schemaRefused, m.reloads, m.lastReload)
 	return m
 }
 
@@ -61,14 +94,19 @@ type Scheduler struct {
 	metrics *Metrics
 	now     func() time.Time
 
-	mu     sync.Mutex
-	ctx    context.Context
-	cancel context.CancelFunc
+	kickoff []cron.EntryID // interval jobs, run once at Start
+
+	mu      sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running map[string]int
+	active  int           // runs in progress, kick-offs included
+	changed chan struct{} // closed and replaced when a run ends
 }
 
 // NewScheduler validates every spec and returns a stopped scheduler.
 func NewScheduler(jobs []Scheduled, logger *slog.Logger, m *Metrics) (*Scheduler, error) {
-	s := &Scheduler{logger: logger, metrics: m, now: time.Now}
+	s := &Scheduler{logger: logger, metrics: m, now: time.Now, running: map[string]int{}, changed: make(chan struct{})}
 	s.cron = cron.New(cron.WithLocation(time.UTC), cron.WithChain(cron.Recover(cronLogger{logger}), cron.SkipIfStillRunning(cronLogger{logger})))
 	for _, j := range jobs {
 		if j.Spec == "" {
@@ -76,29 +114,76 @@ func NewScheduler(jobs []Scheduled, logger *slog.Logger, m *Metrics) (*Scheduler
 			continue
 		}
 		job := j.Job
-		if _, err := s.cron.AddFunc(j.Spec, func() { s.RunOnce(job) }); err != nil {
+		id, err := s.cron.AddFunc(j.Spec, func() { s.RunOnce(job) })
+		if err != nil {
 			return nil, fmt.Errorf("schedule job %s (%q): %w", job.Name(), j.Spec, err)
+		}
+		if strings.HasPrefix(j.Spec, "@every ") {
+			s.kickoff = append(s.kickoff, id)
 		}
 	}
 	return s, nil
 }
 
-// Start begins running jobs; ctx bounds every run.
+// Start begins running jobs; ctx bounds every run. Interval jobs run once
+// at once, through the same SkipIfStillRunning wrapper as their ticks.
 func (s *Scheduler) Start(ctx context.Context) {
 	s.mu.Lock()
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.mu.Unlock()
 	s.cron.Start()
+	for _, id := range s.kickoff {
+		if e := s.cron.Entry(id); e.Valid() {
+			go e.WrappedJob.Run()
+		}
+	}
 }
 
 // Stop stops scheduling, cancels running jobs and waits for them.
-func (s *Scheduler) Stop() {
+func (s *Scheduler) Stop() { _ = s.StopWithin(context.Background()) }
+
+// StopWithin stops scheduling and cancels running jobs, then waits for
+// them until ctx ends; the error names the jobs still running then.
+func (s *Scheduler) StopWithin(ctx context.Context) error {
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.cancel()
 	}
 	s.mu.Unlock()
-	<-s.cron.Stop().Done()
+	stopped := s.cron.Stop().Done()
+	for {
+		s.mu.Lock()
+		active, changed := s.active, s.changed
+		s.mu.Unlock()
+		if active == 0 {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("jobs still running: %s: %w", strings.Join(s.Running(), ", "), ctx.Err())
+		}
+	}
+	select {
+	case <-stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("jobs still running: %s: %w", strings.Join(s.Running(), ", "), ctx.Err())
+	}
+}
+
+// Running lists the jobs running now, sorted.
+func (s *Scheduler) Running() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for n, k := range s.running {
+		if k > 0 {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // RunOnce runs one job now, recording its metrics and logging its outcome.
@@ -109,14 +194,29 @@ func (s *Scheduler) RunOnce(j Job) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	s.mu.Lock()
+	s.running[j.Name()]++
+	s.active++
+	s.mu.Unlock()
 	start := s.now()
 	err := j.Run(ctx)
 	d := s.now().Sub(start)
+	s.mu.Lock()
+	s.running[j.Name()]--
+	s.active--
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
 	result := "ok"
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopped by a shutdown, a reload or a lost leadership.
+		result = "interrupted"
+		s.logger.Info("job interrupted", "job", j.Name(), "duration", d, "err", err)
+	case err != nil:
 		result = "error"
 		s.logger.Error("job failed", "job", j.Name(), "duration", d, "err", err)
-	} else {
+	default:
 		s.logger.Debug("job done", "job", j.Name(), "duration", d)
 		if s.metrics != nil {
 			s.metrics.last.WithLabelValues(j.Name()).SetToCurrentTime()

@@ -34,7 +34,12 @@ func (j *countJob) Run(ctx context.Context) error {
 	return j.err
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger {
+	if os.Getenv("DAEMON_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
 
 func TestRunOnceMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()

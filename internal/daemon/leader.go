@@ -2,38 +2,72 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"time"
 )
 
-// LockName is the MariaDB user lock that elects the one writing replica.
-const LockName = "gpubridge.leader"
+// lockPrefix starts the name of the MariaDB user lock that elects the one
+// writing replica of a cluster.
+const lockPrefix = "gpubridge.leader."
+
+// maxLockName is MariaDB's limit on a user lock's name.
+const maxLockName = 64
+
+// LockName is the leader lock of cluster: "gpubridge.leader.<cluster>".
+// User locks are server-wide, so the cluster in the name lets the daemons
+// of several clusters share one MariaDB server, each electing its own
+// leader. A name over MariaDB's 64 characters keeps a prefix of the
+// cluster and ends in a hash of the whole.
+func LockName(cluster string) string {
+	name := lockPrefix + cluster
+	if len(name) <= maxLockName {
+		return name
+	}
+	h := sha256.Sum256([]byte(cluster))
+	sum := hex.EncodeToString(h[:8])
+	return name[:maxLockName-len(sum)-1] + "." + sum
+}
 
 // Leader holds a MariaDB GET_LOCK on a pinned connection. The lock lives
 // exactly as long as that connection: if the database drops it, leadership
 // is lost, which Held notices.
 type Leader struct {
-	db   *sql.DB
+	open func(ctx context.Context) (*sql.DB, string, error)
 	conn *sql.Conn
 	name string
 }
 
 // NewLeader prepares an election on db under name.
-func NewLeader(db *sql.DB, name string) *Leader { return &Leader{db: db, name: name} }
+func NewLeader(db *sql.DB, name string) *Leader {
+	return &Leader{open: func(context.Context) (*sql.DB, string, error) { return db, name, nil }}
+}
+
+// NewLazyLeader prepares an election whose database and lock name are
+// found at the first campaign (and again after a failed one): the
+// daemon starts while the database, or the slurmrestd that names the
+// cluster, is down.
+func NewLazyLeader(open func(ctx context.Context) (db *sql.DB, lockName string, err error)) *Leader {
+	return &Leader{open: open}
+}
 
 // TryAcquire takes the lock if it is free. It returns false, nil when
 // another replica holds it.
 func (l *Leader) TryAcquire(ctx context.Context) (bool, error) {
 	if l.conn == nil {
-		c, err := l.db.Conn(ctx)
+		db, name, err := l.open(ctx)
+		if err != nil {
+			return false, fmt.Errorf("leader lock: %w", err)
+		}
+		c, err := db.Conn(ctx)
 		if err != nil {
 			return false, fmt.Errorf("leader lock: connect: %w", err)
 		}
-		l.conn = c
+		l.conn, l.name = c, name
 	}
 	var got sql.NullInt64
 	if err := l.conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", l.name).Scan(&got); err != nil {
@@ -102,15 +136,23 @@ func RunWhileLeader(ctx context.Context, l *Leader, s *Scheduler, m *Metrics, in
 	}()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var failing string // the last election error logged, to log each change once
 	for {
 		switch {
 		case !leading:
 			ok, err := l.TryAcquire(ctx)
-			if err != nil && !errors.Is(err, context.Canceled) {
-				logger.Warn("leader election failed", "err", err)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				if msg := err.Error(); msg != failing {
+					logger.Warn("leader election failed; trying again", "every", interval, "err", err)
+					failing = msg
+				}
+			case err == nil && failing != "":
+				logger.Info("leader election works again")
+				failing = ""
 			}
 			if ok {
-				logger.Info("became leader; running periodic jobs")
+				logger.Info("became leader; running periodic jobs", "lock", l.name)
 				setLeading(true)
 				s.Start(ctx)
 			}

@@ -6,8 +6,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -20,7 +22,8 @@ import (
 var ErrDown = errors.New("connection refused (fake)")
 
 // DB fakes MariaDB: Open returns pools whose connections answer Ping and
-// refuse everything else.
+// the leader lock's queries (GET_LOCK, IS_USED_LOCK and RELEASE_LOCK,
+// always granted), and refuse everything else.
 type DB struct {
 	down   atomic.Bool
 	opened atomic.Int32
@@ -85,6 +88,37 @@ func (c conn) Ping(context.Context) error {
 	if c.f.down.Load() {
 		return driver.ErrBadConn
 	}
+	return nil
+}
+
+func (c conn) QueryContext(_ context.Context, query string, _ []driver.NamedValue) (driver.Rows, error) {
+	if c.f.down.Load() {
+		return nil, driver.ErrBadConn
+	}
+	if !strings.Contains(query, "_LOCK(") {
+		return nil, errors.New("fake database: no SQL but the leader lock's")
+	}
+	return &one{}, nil
+}
+
+func (c conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if _, err := c.QueryContext(ctx, query, args); err != nil {
+		return nil, err
+	}
+	return driver.RowsAffected(0), nil
+}
+
+// one is a result of one row holding 1.
+type one struct{ done bool }
+
+func (r *one) Columns() []string { return []string{"v"} }
+func (r *one) Close() error      { return nil }
+func (r *one) Next(dest []driver.Value) error {
+	if r.done {
+		return io.EOF
+	}
+	r.done = true
+	dest[0] = int64(1)
 	return nil
 }
 

@@ -1,0 +1,167 @@
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gpubridge/gpubridge/internal/clients"
+	"github.com/gpubridge/gpubridge/internal/config"
+)
+
+// ErrPlainHTTP refuses plain HTTP on an address other than loopback.
+var ErrPlainHTTP = errors.New("plain HTTP on a non-loopback address")
+
+// CheckListen says whether s may be served: a loopback address, or TLS,
+// or plain HTTP explicitly allowed (then with a warning).
+func CheckListen(s config.Server) (warning string, err error) {
+	host, _, err := net.SplitHostPort(s.Listen)
+	if err != nil {
+		return "", fmt.Errorf("server.listen %q: %w", s.Listen, err)
+	}
+	if s.TLSCertFile != "" || clients.IsLoopback(host) {
+		return "", nil
+	}
+	if !s.AllowPlainHTTP {
+		return "", fmt.Errorf("server.listen %q: %w: /metrics and the API would be readable, and tokens sent to it would travel unencrypted; set server.tlsCertFile and server.tlsKeyFile, listen on 127.0.0.1, or set server.allowPlainHTTP: true", s.Listen, ErrPlainHTTP)
+	}
+	return "serving plain HTTP on a non-loopback address (server.allowPlainHTTP): anyone on the network can read /metrics, and tokens sent to it travel unencrypted", nil
+}
+
+// Listener is a bound, configured HTTP server not yet serving.
+type Listener struct {
+	srv *http.Server
+	ln  net.Listener
+	fp  string
+	tls bool
+}
+
+// Addr is the bound address.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// Listen checks s (CheckListen), loads its TLS certificate, binds its
+// address and returns the server for h with s's timeouts and limits.
+// Nothing is served before Serve.
+func Listen(s config.Server, h http.Handler, log *slog.Logger) (*Listener, error) {
+	warn, err := CheckListen(s)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		log.Warn(warn, "listen", s.Listen)
+	}
+	fp, err := serverFingerprint(s)
+	if err != nil {
+		return nil, err
+	}
+	var tlsCfg *tls.Config
+	if s.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(s.TLSCertFile, s.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("server.tlsCertFile/tlsKeyFile: %w", err)
+		}
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	}
+	ln, err := net.Listen("tcp", s.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (server.listen): %w", s.Listen, err)
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	srv := &http.Server{
+		Handler:           http.MaxBytesHandler(h, s.MaxBodyBytes),
+		TLSConfig:         tlsCfg,
+		ReadTimeout:       s.ReadTimeout.Duration,
+		ReadHeaderTimeout: s.ReadHeaderTimeout.Duration,
+		WriteTimeout:      s.WriteTimeout.Duration,
+		IdleTimeout:       s.IdleTimeout.Duration,
+		MaxHeaderBytes:    s.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return &Listener{srv: srv, ln: ln, fp: fp, tls: tlsCfg != nil}, nil
+}
+
+// Serve serves until Shutdown; it logs a failure of the listener.
+func (l *Listener) Serve(log *slog.Logger) {
+	if err := l.srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("http server", "err", err)
+	}
+}
+
+// Shutdown stops accepting and waits for open requests until ctx ends,
+// then closes what is left.
+func (l *Listener) Shutdown(ctx context.Context) error {
+	err := l.srv.Shutdown(ctx)
+	if err != nil {
+		_ = l.srv.Close()
+	}
+	return err
+}
+
+// Close closes the listener of a server that never served.
+func (l *Listener) Close() error { return l.ln.Close() }
+
+// serverFingerprint hashes what a running server depends on: a reload
+// that changes it rebinds the server.
+func serverFingerprint(s config.Server) (string, error) {
+	parts := []string{fmt.Sprintf("%+v", s)}
+	for _, f := range []string{s.TLSCertFile, s.TLSKeyFile} {
+		if f == "" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("server TLS file: %w", err)
+		}
+		parts = append(parts, string(b))
+	}
+	return hashParts(parts...), nil
+}
+
+// Probes are what the HTTP endpoints ask the daemon.
+type Probes struct {
+	// Live reports liveness: false once shutdown began.
+	Live func() bool
+	// Ready reports readiness (the Checker of the running configuration).
+	Ready func(ctx context.Context) bool
+}
+
+// Handler serves /metrics from reg, /healthz (liveness) and /readyz
+// (readiness). The probes answer a generic word; why a dependency is not
+// ready is in the log, never in a response. Only GET and HEAD are served.
+func Handler(reg *prometheus.Registry, p Probes) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !p.Live() {
+			status(w, http.StatusServiceUnavailable, "stopping")
+			return
+		}
+		status(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !p.Live() || !p.Ready(r.Context()) {
+			status(w, http.StatusServiceUnavailable, "not ready")
+			return
+		}
+		status(w, http.StatusOK, "ready")
+	})
+	return mux
+}
+
+func status(w http.ResponseWriter, code int, word string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, word)
+}
