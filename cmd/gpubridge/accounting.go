@@ -5,24 +5,19 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/ingest"
-	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
-	"github.com/gpubridge/gpubridge/internal/config"
-	"github.com/gpubridge/gpubridge/internal/daemon"
-	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
 // registerAccounting adds the metering and chargeback commands (ingest,
-// show usage, close, export chargeback, rate card commands) and the
-// daemon's periodic ingest and period close.
+// show usage, close, export chargeback, rate card commands). The daemon's
+// ingest and period close are wired in jobs.go.
 func registerAccounting(a *App, root *cobra.Command) {
 	verbs := map[string]*cobra.Command{}
 	for _, c := range root.Commands() {
@@ -43,26 +38,6 @@ func registerAccounting(a *App, root *cobra.Command) {
 	need("add", "Add entities").AddCommand(addRateCmd(a), addGPUTypeCmd(a))
 	need("delete", "Delete entities").AddCommand(deleteRateCmd(a))
 	need("load", "Load entities from a file").AddCommand(loadRateCardCmd(a))
-
-	a.addJob(func(ctx context.Context, a *App, c config.Config) (daemon.Scheduled, error) {
-		in, err := a.acctIngester(ctx, "")
-		if err != nil {
-			return daemon.Scheduled{}, err
-		}
-		return daemon.Scheduled{Spec: c.Schedules.Ingest, Job: &jobs.Ingest{Ingester: in}}, nil
-	})
-	a.addJob(func(ctx context.Context, a *App, c config.Config) (daemon.Scheduled, error) {
-		cl, err := a.closer(ctx)
-		if err != nil {
-			return daemon.Scheduled{}, err
-		}
-		if cl.Reader, err = a.acctIngester(ctx, ""); err != nil {
-			return daemon.Scheduled{}, err
-		}
-		return daemon.Scheduled{Spec: c.Schedules.ClosePeriod, Job: &jobs.ClosePeriod{
-			Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period"),
-		}}, nil
-	})
 }
 
 // The accounting's wiring: stores and use cases on the App's connections.
@@ -142,7 +117,7 @@ func (a *App) acctIngester(ctx context.Context, source string) (*ingest.Ingester
 	}
 	in, err := billing.IngestSetup{
 		Config: c, Ledger: st, Log: a.Logger(),
-		SlurmDB: func(ctx context.Context) (*sqlx.DB, error) { return sqldb.Open(ctx, c.SlurmDB.DSN) },
+		SlurmDB: a.acctSlurmDB,
 		Slurm:   func(ctx context.Context) (ingest.DBJobLister, error) { return a.Slurm(ctx) },
 	}.Ingester(ctx, source)
 	if errors.Is(err, billing.ErrUnknownSource) {

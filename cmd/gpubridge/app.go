@@ -10,17 +10,17 @@ import (
 	"os"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // App is what every command shares: streams, global flags, the lazily loaded
-// configuration and the logger.
+// configuration, the logger and the clients (built on first use).
 type App struct {
 	in       io.Reader
 	out, err io.Writer
@@ -32,10 +32,9 @@ type App struct {
 
 	cfg    *config.Config
 	logger *slog.Logger
-	db     *sqlx.DB
-	slurm  *slurmrest.Client
+	conns  *clients.Set      // nil until the first client is asked for
+	slurm  *slurmrest.Client // the slurmrestd client once built (request counters)
 
-	jobs     []jobFactory
 	registry *prometheus.Registry
 }
 
@@ -45,6 +44,17 @@ func (a *App) Config() (config.Config, error) {
 	if a.cfg != nil {
 		return *a.cfg, nil
 	}
+	c, err := a.loadConfig()
+	if err != nil {
+		return c, err
+	}
+	a.cfg = &c
+	return c, nil
+}
+
+// loadConfig reads and validates the configuration afresh (serve reads it
+// again at every SIGHUP).
+func (a *App) loadConfig() (config.Config, error) {
 	path, optional := a.configPath, false
 	if path == "" {
 		if p, ok := os.LookupEnv("GPUBRIDGE_CONFIG"); ok && p != "" {
@@ -60,7 +70,6 @@ func (a *App) Config() (config.Config, error) {
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
-	a.cfg = &c
 	return c, nil
 }
 
@@ -104,14 +113,20 @@ type usageError struct{ error }
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func run(args []string, in io.Reader, out, errw io.Writer) int {
+	ctx, stop := signalContext(context.Background())
+	defer stop()
+	return runContext(ctx, args, in, out, errw)
+}
+
+// runContext is run within ctx (tests stop an in-process serve with it).
+func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
 	a := &App{in: in, out: out, err: errw}
+	defer a.closeClients()
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errw)
-	ctx, stop := signalContext(context.Background())
-	defer stop()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

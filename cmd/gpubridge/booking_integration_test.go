@@ -97,9 +97,7 @@ func (h *bookingIT) cli(args ...string) (string, string, int) {
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	err := root.ExecuteContext(context.Background())
-	if a.db != nil {
-		a.db.Close()
-	}
+	a.closeClients()
 	if err == nil {
 		return out.String(), errb.String(), 0
 	}

@@ -4,82 +4,24 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
-	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
 	"github.com/gpubridge/gpubridge/bridge/burst/service"
 	"github.com/gpubridge/gpubridge/internal/config"
-	"github.com/gpubridge/gpubridge/internal/daemon"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// registerBurst adds `burst run-once`, `show burst`, `config render`,
-// `config check` and the daemon's burst job (schedules.burst).
+// registerBurst adds `burst run-once`, `show burst`, `config render` and
+// `config check`. The daemon's burst job is wired in jobs.go.
 func registerBurst(a *App, root, show *cobra.Command) {
 	root.AddCommand(burstCmd(a))
 	show.AddCommand(showBurstCmd(a))
 	cfg := subcommand(root, "config", "Render gpubridge's Slurm configuration and check the cluster against it")
 	cfg.AddCommand(configRenderCmd(a), configCheckCmd(a))
-	a.addJob(func(_ context.Context, a *App, c config.Config) (daemon.Scheduled, error) {
-		rec := burstRecorder(a)
-		return daemon.Scheduled{Spec: c.Schedules.Burst, Job: &lazyJob{name: "burst", build: func(ctx context.Context) (daemon.Job, error) {
-			ctrl, err := a.burstController(ctx, c, "", "")
-			if err != nil {
-				return nil, err
-			}
-			ctrl.Recorder = rec
-			return ctrl, nil
-		}}}, nil
-	})
-}
-
-var (
-	recordersMu sync.Mutex
-	recorders   = map[*App]*metrics.Recorder{}
-)
-
-// burstRecorder registers the burst metrics once per process (the
-// scheduler is rebuilt on every SIGHUP).
-func burstRecorder(a *App) *metrics.Recorder {
-	recordersMu.Lock()
-	defer recordersMu.Unlock()
-	if r, ok := recorders[a]; ok {
-		return r
-	}
-	r := metrics.New(a.Registry())
-	recorders[a] = r
-	return r
-}
-
-// lazyJob builds its job at the first run, so that the daemon starts (and
-// retries) while slurmrestd or the database are not reachable yet.
-type lazyJob struct {
-	name  string
-	build func(ctx context.Context) (daemon.Job, error)
-	mu    sync.Mutex
-	job   daemon.Job
-}
-
-func (l *lazyJob) Name() string { return l.name }
-
-func (l *lazyJob) Run(ctx context.Context) error {
-	l.mu.Lock()
-	if l.job == nil {
-		j, err := l.build(ctx)
-		if err != nil {
-			l.mu.Unlock()
-			return err
-		}
-		l.job = j
-	}
-	j := l.job
-	l.mu.Unlock()
-	return j.Run(ctx)
 }
 
 // burstController wires the burst use cases (bridge/burst/service) to

@@ -2,28 +2,62 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
-// DB opens gpubridge's own database, migrated, once per process.
+// DB is gpubridge's own database, opened once per process. A CLI command
+// (run by a person) creates gpubridge's schema in an empty database and
+// applies pending migrations; it refuses a database that holds other
+// tables. `serve` creates a schema only with --init (internal/daemon).
 func (a *App) DB(ctx context.Context) (*sqlx.DB, error) {
-	if a.db != nil {
-		return a.db, nil
-	}
-	c, err := a.Config()
+	set, err := a.clients()
 	if err != nil {
 		return nil, err
 	}
-	if err := c.RequireDatabase(); err != nil {
-		return nil, err
+	return set.DB(ctx)
+}
+
+func migrateCmd(a *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create gpubridge's schema in an empty database, or apply pending migrations",
+		Long: `migrate checks gpubridge's database (database.dsn) and brings its schema up to
+this version: in an empty database it creates the schema, in a gpubridge
+database it applies the migrations not applied yet, and a database holding
+tables that are not gpubridge's is refused. It prints what it found and did.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.Config()
+			if err != nil {
+				return err
+			}
+			if err := c.RequireDatabase(); err != nil {
+				return err
+			}
+			db, err := sqldb.Open(cmd.Context(), c.Database.DSN)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			s, err := sqldb.Prepare(cmd.Context(), db, sqldb.Policy{InitEmpty: true})
+			if err != nil {
+				return err
+			}
+			total := s.Applied + s.Pending
+			switch {
+			case s.Kind == sqldb.Empty:
+				_, err = fmt.Fprintf(a.out, "database %s: was empty; created gpubridge's schema (%d migrations)\n", s.Database, total)
+			case s.Pending > 0:
+				_, err = fmt.Fprintf(a.out, "database %s: applied %d pending migrations (%d in all)\n", s.Database, s.Pending, total)
+			default:
+				_, err = fmt.Fprintf(a.out, "database %s: schema is current (%d migrations)\n", s.Database, total)
+			}
+			return err
+		},
 	}
-	db, err := sqldb.OpenMigrated(ctx, c.Database.DSN)
-	if err != nil {
-		return nil, err
-	}
-	a.db = db
-	return db, nil
 }

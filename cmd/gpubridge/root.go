@@ -31,7 +31,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	modify := verb("modify", "Modify entities", "update")
 	del := verb("delete", "Delete entities", "remove")
 
-	root.AddCommand(versionCmd(), serveCmd(a), show, add, modify, del)
+	root.AddCommand(versionCmd(), serveCmd(a), migrateCmd(a), show, add, modify, del)
 
 	// Each feature registers its commands here, one line per constructor.
 	registerSlurm(a, root, show)

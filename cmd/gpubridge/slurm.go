@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -18,38 +17,6 @@ import (
 func registerSlurm(a *App, root, show *cobra.Command) {
 	root.AddCommand(pingCmd(a))
 	show.AddCommand(showNodesCmd(a))
-}
-
-// Slurm builds the slurmrestd client once per process from the
-// configuration, negotiating the API version.
-func (a *App) Slurm(ctx context.Context) (*slurmrest.Client, error) {
-	if a.slurm != nil {
-		return a.slurm, nil
-	}
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.RequireSlurmRest(); err != nil {
-		return nil, err
-	}
-	sc := c.SlurmRest
-	cl, err := slurmrest.New(ctx, slurmrest.Options{
-		URL:          sc.URL,
-		APIVersion:   sc.APIVersion,
-		JWTKeyFile:   sc.JWTKeyFile,
-		Token:        sc.Token,
-		User:         sc.User,
-		Cluster:      c.Cluster,
-		Timeout:      sc.Timeout.Duration,
-		MaxBodyBytes: sc.MaxBodyBytes,
-		Logger:       a.Logger(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	a.slurm = cl
-	return cl, nil
 }
 
 func pingCmd(a *App) *cobra.Command {

@@ -10,60 +10,25 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
-	"github.com/gpubridge/gpubridge/internal/config"
-	"github.com/gpubridge/gpubridge/internal/daemon"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerTenants adds the tenant commands: add/modify/delete/show tenant,
-// add/delete user, show audit, plan, apply, import; and the daemon's
-// periodic reconcile.
+// add/delete user, show audit, plan, apply, import. The daemon's periodic
+// reconcile is wired in jobs.go.
 func registerTenants(a *App, root, show, add, modify, del *cobra.Command) {
 	show.AddCommand(showTenantsCmd(a), showAuditCmd(a))
 	add.AddCommand(addTenantCmd(a), addUserCmd(a))
 	modify.AddCommand(modifyTenantCmd(a))
 	del.AddCommand(deleteTenantCmd(a), deleteUserCmd(a))
 	root.AddCommand(planCmd(a), applyCmd(a), importCmd(a))
-	a.addJob(func(_ context.Context, a *App, c config.Config) (daemon.Scheduled, error) {
-		n := tenant.Naming{QOSPrefix: c.Tenants.QOSPrefix, OnDemandQOS: c.Tenants.OnDemandQOS}
-		return daemon.Scheduled{Spec: c.Schedules.Reconcile, Job: &reconcileJob{a: a, naming: n}}, nil
-	})
-}
-
-// reconcileJob is the daemon's periodic reconcile. It connects at its first
-// run (and again after a failed one), so that the daemon starts while
-// slurmrestd or the database are not reachable yet.
-type reconcileJob struct {
-	a      *App
-	naming tenant.Naming
-	mu     sync.Mutex
-	r      *reconcile.Reconciler
-}
-
-func (j *reconcileJob) Name() string { return "reconcile" }
-
-func (j *reconcileJob) Run(ctx context.Context) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.r == nil {
-		r, err := j.a.reconciler(ctx, j.a.guardPath())
-		if err != nil {
-			return err
-		}
-		r.Naming = j.naming
-		r.Logger = j.a.Logger().With("component", "reconcile")
-		j.r = r
-	}
-	return j.r.Run(ctx)
 }
 
 // tenantStore opens the tenant store on gpubridge's database.

@@ -32,7 +32,8 @@ const (
 // clients and refuses to create a schema in an empty database.
 type Options struct {
 	Logger *slog.Logger
-	// DB is what may be done to an empty gpubridge database.
+	// DB is what may be done to an empty gpubridge database; the
+	// configuration's database.init also allows creating the schema.
 	DB sqldb.Policy
 
 	// Test seams; nil uses the real constructors.
@@ -175,15 +176,16 @@ func (s *Set) newSlurm(fp string) *lazy[slurmConn] {
 		}
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		cl, err := s.opts.NewSlurm(ctx, slurmrest.Options{
-			URL:        sc.URL,
-			APIVersion: sc.APIVersion,
-			JWTKeyFile: sc.JWTKeyFile,
-			Token:      token,
-			User:       sc.User,
-			Cluster:    c.Cluster,
-			Timeout:    sc.Timeout.Duration,
-			Logger:     s.log,
-			HTTPClient: &http.Client{Transport: tr},
+			URL:          sc.URL,
+			APIVersion:   sc.APIVersion,
+			JWTKeyFile:   sc.JWTKeyFile,
+			Token:        token,
+			User:         sc.User,
+			Cluster:      c.Cluster,
+			Timeout:      sc.Timeout.Duration,
+			MaxBodyBytes: sc.MaxBodyBytes,
+			Logger:       s.log,
+			HTTPClient:   &http.Client{Transport: tr},
 		})
 		if err != nil {
 			tr.CloseIdleConnections()
@@ -203,7 +205,9 @@ func (s *Set) newDB(fp string) *lazy[*sqlx.DB] {
 		if err != nil {
 			return nil, err
 		}
-		sch, err := s.opts.PrepareDB(ctx, db, s.opts.DB)
+		policy := s.opts.DB
+		policy.InitEmpty = policy.InitEmpty || c.Database.Init
+		sch, err := s.opts.PrepareDB(ctx, db, policy)
 		if err != nil {
 			db.Close()
 			return nil, err
@@ -257,7 +261,7 @@ func fingerprints(c config.Config, o Options) (map[string]string, error) {
 	}
 	sc := c.SlurmRest
 	fp := map[string]string{
-		NameSlurmRest: hash(sc.URL, sc.APIVersion, sc.User, c.Cluster, sc.Timeout.String(),
+		NameSlurmRest: hash(sc.URL, sc.APIVersion, sc.User, c.Cluster, sc.Timeout.String(), fmt.Sprint(sc.MaxBodyBytes),
 			sc.JWTKeyFile, file("slurmrest.jwtKeyFile", sc.JWTKeyFile), hash(sc.Token),
 			sc.TokenFile, file("slurmrest.tokenFile", sc.TokenFile)),
 		NameDatabase: hash(dsn("database.dsn", c.Database.DSN), fmt.Sprint(o.DB.InitEmpty || c.Database.Init)),

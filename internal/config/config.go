@@ -243,7 +243,7 @@ func Default() Config {
 			ReadHeaderTimeout: Duration{5 * time.Second},
 			WriteTimeout:      Duration{30 * time.Second},
 			IdleTimeout:       Duration{2 * time.Minute},
-			ShutdownTimeout:   Duration{30 * time.Second},
+			ShutdownTimeout:   Duration{20 * time.Second},
 			MaxHeaderBytes:    64 << 10,
 			MaxBodyBytes:      1 << 20,
 		},

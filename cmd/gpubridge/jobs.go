@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+
+	"github.com/gpubridge/gpubridge/accounting/billing"
+	"github.com/gpubridge/gpubridge/accounting/jobs"
+	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
+	"github.com/gpubridge/gpubridge/internal/clients"
+	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/daemon"
+)
+
+// daemonJobs is the one place where the daemon's periodic jobs and its
+// readiness checks are wired. It is made once per `serve`; Jobs and Checks
+// are called for each configuration (at start and at every reload).
+type daemonJobs struct {
+	a     *App
+	burst *metrics.Recorder // registered once per process
+}
+
+func newDaemonJobs(a *App) *daemonJobs {
+	return &daemonJobs{a: a, burst: metrics.New(a.Registry())}
+}
+
+// Jobs makes the jobs of configuration c on its clients. Nothing connects
+// here: each job builds its clients at its first run (daemon.Lazy).
+func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled, error) {
+	a := d.a.withClients(c, set)
+	return []daemon.Scheduled{
+		{Spec: c.Schedules.Reconcile, Job: daemon.Lazy("reconcile", func(ctx context.Context) (daemon.Job, error) {
+			r, err := a.reconciler(ctx, a.guardPath())
+			if err != nil {
+				return nil, err
+			}
+			r.Logger = a.Logger().With("component", "reconcile")
+			return r, nil
+		})},
+		{Spec: c.Schedules.Burst, Job: daemon.Lazy("burst", func(ctx context.Context) (daemon.Job, error) {
+			ctrl, err := a.burstController(ctx, c, "", "")
+			if err != nil {
+				return nil, err
+			}
+			ctrl.Recorder = d.burst
+			return ctrl, nil
+		})},
+		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
+			in, err := a.acctIngester(ctx, "")
+			if err != nil {
+				return nil, err
+			}
+			return &jobs.Ingest{Ingester: in}, nil
+		})},
+		{Spec: c.Schedules.ClosePeriod, Job: daemon.Lazy("close-period", func(ctx context.Context) (daemon.Job, error) {
+			cl, err := a.closer(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if cl.Reader, err = a.acctIngester(ctx, ""); err != nil {
+				return nil, err
+			}
+			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period")}, nil
+		})},
+	}, nil
+}
+
+// Checks are the readiness probes of c: gpubridge's database always (the
+// leader lock lives there); slurmrestd when a job needs it or it must
+// name the cluster; slurm_acct_db when ingest reads it.
+func (d *daemonJobs) Checks(c config.Config, set *clients.Set) []daemon.Check {
+	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
+	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
+	source, _ := billing.IngestSetup{Config: c}.Source("")
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
+		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
+	}
+	if acct && source == billing.SourceSlurmDB {
+		checks = append(checks, daemon.Check{Name: clients.NameSlurmDB, Run: set.CheckSlurmDB})
+	}
+	return checks
+}
