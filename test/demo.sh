@@ -18,6 +18,8 @@ gpubridge ping
 step "gpubridge show nodes"
 gpubridge show nodes
 
+step "gpubridge migrate (serve never creates a schema in an empty database by itself)"
+gpubridge migrate
 step "start the daemon: gpubridge serve (log in .testbed/serve.log)"
 gpubridge serve >.testbed/serve.log 2>&1 &
 serve_pid=$!
@@ -27,7 +29,13 @@ for _ in $(seq 50); do
   kill -0 $serve_pid 2>/dev/null || { echo "demo: gpubridge serve exited:" >&2; cat .testbed/serve.log >&2; exit 1; }
   sleep 0.2
 done
-echo "daemon healthy on http://$GPUBRIDGE_LISTEN (/metrics, /healthz)"
+ready=no
+for _ in $(seq 100); do
+  curl -fsS "http://$GPUBRIDGE_LISTEN/readyz" >/dev/null 2>&1 && { ready=yes; break; }
+  sleep 0.2
+done
+[ $ready = yes ] || { echo "demo: gpubridge serve is not ready after 20 s:" >&2; tail -20 .testbed/serve.log >&2; exit 1; }
+echo "daemon ready on http://$GPUBRIDGE_LISTEN (/metrics, /healthz, /readyz)"
 
 for s in test/demo.d/*.sh; do
   [ -e "$s" ] || continue

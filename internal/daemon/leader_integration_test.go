@@ -4,7 +4,11 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
@@ -44,5 +48,37 @@ func TestLeaderElection(t *testing.T) {
 	b.Release(ctx)
 	if b.Held(ctx) {
 		t.Fatal("b still holds after Release")
+	}
+}
+
+// The leader lock is per cluster: on one MariaDB server the daemons of two
+// clusters both lead, while two replicas of one cluster still exclude
+// each other.
+func TestLeaderPerCluster(t *testing.T) {
+	env := testbed.Require(t)
+	ctx := context.Background()
+	open := func() *sqlx.DB {
+		db, err := sqldb.Open(ctx, env.DBDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	suffix := fmt.Sprintf("%06d", rand.IntN(1e6))
+	a1 := NewLeader(open().DB, LockName("it-a-"+suffix))
+	a2 := NewLeader(open().DB, LockName("it-a-"+suffix))
+	b := NewLeader(open().DB, LockName("it-b-"+suffix))
+	defer a1.Release(ctx)
+	defer a2.Release(ctx)
+	defer b.Release(ctx)
+	if ok, err := a1.TryAcquire(ctx); err != nil || !ok {
+		t.Fatalf("cluster a, replica 1: %v, %v; want leader", ok, err)
+	}
+	if ok, err := b.TryAcquire(ctx); err != nil || !ok {
+		t.Fatalf("cluster b while a leads: %v, %v; want leader (its own lock)", ok, err)
+	}
+	if ok, err := a2.TryAcquire(ctx); err != nil || ok {
+		t.Fatalf("cluster a, replica 2: %v, %v; want refused", ok, err)
 	}
 }
