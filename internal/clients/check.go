@@ -23,7 +23,7 @@ func (s *Set) CheckSlurm(ctx context.Context) error {
 		return err
 	}
 	if !p.Up() {
-		return fmt.Errorf("slurmrestd at %s: no primary slurmctld responds", p.URL)
+		return fmt.Errorf("slurmrestd at %s: no primary slurmctld responds (slurmctld is down, or refuses the token)", p.URL)
 	}
 	return nil
 }
