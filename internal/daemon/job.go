@@ -110,7 +110,7 @@ func NewScheduler(jobs []Scheduled, logger *slog.Logger, m *Metrics) (*Scheduler
 	s.cron = cron.New(cron.WithLocation(time.UTC), cron.WithChain(cron.Recover(cronLogger{logger}), cron.SkipIfStillRunning(cronLogger{logger})))
 	for _, j := range jobs {
 		if j.Spec == "" {
-			logger.Info("job disabled", "job", j.Job.Name())
+			logger.Debug("job disabled", "job", j.Job.Name())
 			continue
 		}
 		job := j.Job
