@@ -1,8 +1,20 @@
-// Package daemon runs gpubridge's periodic jobs inside `gpubridge serve`:
-// each Job is scheduled by robfig/cron/v3 with SkipIfStillRunning, only
-// while this replica holds the MariaDB leader lock (GET_LOCK on a pinned
-// connection), with per-job Prometheus metrics. It also serves /metrics and
-// /healthz and tells systemd when it is ready (sd_notify).
+// Package daemon is the lifecycle of `gpubridge serve`: Run owns the
+// process's signals (SIGINT/SIGTERM stop, SIGHUP reloads), the HTTP server
+// (/metrics, /healthz liveness, /readyz readiness; timeouts, size limits,
+// TLS, no plain HTTP off loopback unless allowed), the cluster's leader
+// lock (a MariaDB GET_LOCK named after the cluster, on a pinned
+// connection), the cron scheduler (robfig/cron/v3, SkipIfStillRunning,
+// per-job Prometheus metrics) and the graceful stop with a deadline. It
+// tells systemd when it is ready, reloading and stopping (sd_notify).
 //
-// Feature packages provide jobs; this package knows none of them.
+// Each configuration runs as one generation: its clients (a clients.Set,
+// built lazily), its jobs (Lazy: each connects at its first run, retrying
+// with Backoff), its readiness Checker (cached, time-bounded probes) and
+// its leader campaign. A reload prepares the next generation and checks
+// everything it needs before it stops the running one; the clients whose
+// settings did not change are shared, the others closed.
+//
+// Jobs come from the command through Options.Jobs: this package knows no
+// feature. It imports the configuration, the clients and the adapters they
+// return, and is imported by cmd/gpubridge only.
 package daemon

@@ -2,6 +2,12 @@
 // go-sql-driver/mysql, applies its embedded numbered migrations (goose), and
 // offers the one transaction helper, WithTx.
 //
+// Inspect says what a database holds (empty, gpubridge's schema, or
+// someone else's tables) and Prepare acts on it by a Policy: pending
+// migrations are applied to a gpubridge schema, the schema is created in
+// an empty database only when the policy allows it (ErrNoSchema
+// otherwise), and a foreign database is never touched (ErrForeignSchema).
+//
 // Migrations live in migrations/ as NNNNN_name.sql, one version range per
 // feature so parallel work never collides:
 //
