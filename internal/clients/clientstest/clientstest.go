@@ -71,7 +71,7 @@ func (c connector) Connect(context.Context) (driver.Conn, error) {
 	if c.f.down.Load() {
 		return nil, ErrDown
 	}
-	return conn{c.f}, nil
+	return conn(c), nil
 }
 func (c connector) Driver() driver.Driver { return drv{} }
 
