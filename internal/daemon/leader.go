@@ -112,6 +112,21 @@ func (l *Leader) drop() {
 	}
 }
 
+// A campaign may have to connect first (up to sqldb.Open's 10 s ping);
+// the other lock queries are quick or the database is in trouble, and a
+// check that does not answer counts as a lost lock (jobs stop: the safe
+// side).
+const (
+	campaignTimeout  = 15 * time.Second
+	lockQueryTimeout = 5 * time.Second
+)
+
+func held(ctx context.Context, l *Leader) bool {
+	ctx, cancel := context.WithTimeout(ctx, lockQueryTimeout)
+	defer cancel()
+	return l.Held(ctx)
+}
+
 // RunWhileLeader campaigns every interval and runs the scheduler only while
 // the lock is held; it returns when ctx ends, after stopping the scheduler
 // and releasing the lock.
@@ -131,7 +146,9 @@ func RunWhileLeader(ctx context.Context, l *Leader, s *Scheduler, m *Metrics, in
 		if leading {
 			s.Stop()
 		}
-		l.Release(context.Background())
+		rctx, cancel := context.WithTimeout(context.Background(), lockQueryTimeout)
+		l.Release(rctx)
+		cancel()
 		setLeading(false)
 	}()
 	t := time.NewTicker(interval)
@@ -140,7 +157,9 @@ func RunWhileLeader(ctx context.Context, l *Leader, s *Scheduler, m *Metrics, in
 	for {
 		switch {
 		case !leading:
-			ok, err := l.TryAcquire(ctx)
+			actx, cancel := context.WithTimeout(ctx, campaignTimeout)
+			ok, err := l.TryAcquire(actx)
+			cancel()
 			switch {
 			case err != nil && ctx.Err() == nil:
 				if msg := err.Error(); msg != failing {
@@ -156,7 +175,10 @@ func RunWhileLeader(ctx context.Context, l *Leader, s *Scheduler, m *Metrics, in
 				setLeading(true)
 				s.Start(ctx)
 			}
-		case !l.Held(ctx):
+		case !held(ctx, l):
+			if ctx.Err() != nil {
+				return nil // stopping, not lost
+			}
 			logger.Warn("lost leader lock; stopping periodic jobs")
 			s.Stop()
 			setLeading(false)
