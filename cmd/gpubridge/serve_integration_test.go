@@ -345,8 +345,8 @@ func TestServeSurvivesDependencies(t *testing.T) {
 	}
 	down := stopDaemons(t, "slurmrestd", "mariadb")
 	h.start()
-	if code, body := h.get("/healthz"); code != 200 || body != "ok\n" {
-		t.Fatalf("/healthz with slurmrestd and MariaDB down = %d %q; want 200 ok (liveness)", code, body)
+	if code, body := h.get("/healthz"); code != 200 || body != "degraded\n" {
+		t.Fatalf("/healthz with slurmrestd and MariaDB down = %d %q; want 200 degraded (alive, database down)", code, body)
 	}
 	for deadline := time.Now().Add(2 * schedule); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
 		h.running()
@@ -374,6 +374,9 @@ func TestServeSurvivesDependencies(t *testing.T) {
 		time.Since(back).Seconds(), ready.Seconds(), back.Sub(restart).Seconds(), schedule)
 	if c, _ := h.get("/readyz"); c != 200 {
 		t.Fatalf("/readyz = %d after recovery", c)
+	}
+	if code, body := h.get("/healthz"); code != 200 || body != "ok\n" {
+		t.Fatalf("/healthz after recovery = %d %q; want 200 ok", code, body)
 	}
 }
 

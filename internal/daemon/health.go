@@ -59,6 +59,13 @@ func (c *Checker) Ready(ctx context.Context) bool {
 	return true
 }
 
+// Up reports whether the dependency name answered its last probe (cached
+// like Ready). A name the checker does not probe counts as up.
+func (c *Checker) Up(ctx context.Context, name string) bool {
+	res, ok := c.Results(ctx)
+	return ok && res[name] == nil
+}
+
 // Results returns the last probe's result per dependency (nil error =
 // up), probing first when it is older than TTL (a caller that finds a
 // probe running waits for it); ok is false when ctx ended before a

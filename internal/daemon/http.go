@@ -131,22 +131,33 @@ func serverFingerprint(s config.Server) (string, error) {
 type Probes struct {
 	// Live reports liveness: false once shutdown began.
 	Live func() bool
+	// Database reports whether gpubridge's database answered its last
+	// (cached, time-bounded) probe.
+	Database func(ctx context.Context) bool
 	// Ready reports readiness (the Checker of the running configuration).
 	Ready func(ctx context.Context) bool
 }
 
 // Handler serves /metrics from reg, /healthz (liveness) and /readyz
-// (readiness). The probes answer a generic word; why a dependency is not
-// ready is in the log, never in a response. Only GET and HEAD are served.
+// (readiness). /healthz is 200 while the process lives, saying "ok", or
+// "degraded" while gpubridge's database does not answer (from the
+// readiness probe's cache: a request never makes a probe of its own
+// within the cache's time), and 503 "stopping" once a stop began: a
+// database outage never gets the daemon restarted. /readyz is 200 "ready"
+// or 503 "not ready". The answers are one generic word; why is in the
+// log, never in a response. Only GET and HEAD are served.
 func Handler(reg *prometheus.Registry, p Probes) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if !p.Live() {
+		switch {
+		case !p.Live():
 			status(w, http.StatusServiceUnavailable, "stopping")
-			return
+		case p.Database != nil && !p.Database(r.Context()):
+			status(w, http.StatusOK, "degraded")
+		default:
+			status(w, http.StatusOK, "ok")
 		}
-		status(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !p.Live() || !p.Ready(r.Context()) {

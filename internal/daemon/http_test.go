@@ -18,11 +18,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
 )
 
@@ -257,4 +259,56 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
+}
+
+// /healthz reports the database from the readiness probe's cache: fifty
+// requests make one database ping, a hung database is answered within the
+// probe's timeout, and the answer stays 200 (alive) with a generic word.
+func TestHealthzUsesCachedDatabasePing(t *testing.T) {
+	var pings atomic.Int32
+	var down atomic.Bool
+	hang := make(chan struct{})
+	defer close(hang)
+	clk := &clock{t: time.Unix(1e9, 0)}
+	checker := NewChecker([]Check{{Name: clients.NameDatabase, Run: func(ctx context.Context) error {
+		pings.Add(1)
+		if down.Load() {
+			<-hang // a database that does not answer
+		}
+		return nil
+	}}}, 5*time.Second, 50*time.Millisecond, quiet(), nil)
+	checker.now = clk.now
+	s := config.Default().Server
+	s.Listen = "127.0.0.1:0"
+	addr := serveOn(t, s, Handler(prometheus.NewRegistry(), Probes{
+		Live:     func() bool { return true },
+		Database: func(ctx context.Context) bool { return checker.Up(ctx, clients.NameDatabase) },
+		Ready:    checker.Ready,
+	}))
+	get := func() (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for range 50 {
+		if code, body := get(); code != 200 || body != "ok\n" {
+			t.Fatalf("/healthz = %d %q; want 200 ok", code, body)
+		}
+	}
+	if n := pings.Load(); n != 1 {
+		t.Fatalf("%d database pings for 50 requests; want 1 (cached)", n)
+	}
+	down.Store(true)
+	clk.add(6 * time.Second)
+	if code, body := get(); code != 200 || body != "degraded\n" {
+		t.Fatalf("/healthz with a hung database = %d %q; want 200 degraded", code, body)
+	}
+	if n := pings.Load(); n != 2 {
+		t.Fatalf("%d pings; want 2", n)
+	}
 }

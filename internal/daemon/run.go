@@ -222,6 +222,10 @@ func (d *daemon) serve(ln *Listener) {
 func (d *daemon) handler() http.Handler {
 	return Handler(d.o.Registry, Probes{
 		Live: d.live.Load,
+		Database: func(ctx context.Context) bool {
+			g := d.cur.Load()
+			return g != nil && g.checker.Up(ctx, clients.NameDatabase)
+		},
 		Ready: func(ctx context.Context) bool {
 			g := d.cur.Load()
 			return g != nil && g.checker.Ready(ctx)

@@ -210,8 +210,8 @@ func TestRunSurvivesDeadDependencies(t *testing.T) {
 	h.db.SetDown(true)
 	h.slurm.SetDown(true)
 	h.start()
-	if code, body := h.get("/healthz"); code != 200 || body != "ok\n" {
-		t.Fatalf("/healthz = %d %q; want 200 ok", code, body)
+	if code, body := h.get("/healthz"); code != 200 || body != "degraded\n" {
+		t.Fatalf("/healthz with the database down = %d %q; want 200 degraded (alive)", code, body)
 	}
 	if code, body := h.get("/readyz"); code != 503 || body != "not ready\n" {
 		t.Fatalf("/readyz with dependencies down = %d %q; want 503 and a generic body", code, body)
@@ -229,6 +229,9 @@ func TestRunSurvivesDeadDependencies(t *testing.T) {
 	h.slurm.SetDown(false)
 	h.eventually("/readyz 200", func() bool { c, _ := h.get("/readyz"); return c == 200 })
 	h.eventually("a successful job run", func() bool { return h.jobRuns.Load() > 0 })
+	if code, body := h.get("/healthz"); code != 200 || body != "ok\n" {
+		t.Fatalf("/healthz after recovery = %d %q; want 200 ok", code, body)
+	}
 	if code, body := h.get("/metrics"); code != 200 || !strings.Contains(body, `gpubridge_dependency_up{dependency="slurmrestd"} 1`) {
 		t.Fatalf("/metrics = %d, dependency gauge missing:\n%s", code, body)
 	}
