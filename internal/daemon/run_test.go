@@ -43,12 +43,14 @@ type harness struct {
 	jobRuns atomic.Int32
 	cancel  context.CancelFunc
 	done    chan error
+	client  *http.Client
 }
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{
 		t: t, db: &clientstest.DB{}, slurm: clientstest.NewSlurm("fake", "tok-1"),
 		dir: t.TempDir(), reg: prometheus.NewRegistry(), reload: make(chan struct{}),
+		client: &http.Client{Transport: &http.Transport{}, Timeout: 20 * time.Second},
 	}
 	t.Cleanup(h.slurm.Close)
 	h.writeToken("tok-1")
@@ -59,7 +61,10 @@ func newHarness(t *testing.T) *harness {
 	c.SlurmRest.Timeout.Duration = 2 * time.Second
 	c.Database.DSN = "gpubridge:pw@tcp(127.0.0.1:3306)/gpubridge"
 	c.Server.Listen = "127.0.0.1:0"
-	c.Server.ShutdownTimeout.Duration = 5 * time.Second
+	// Above the 5 s for which http.Server.Shutdown waits on a connection
+	// that never sent a request (the client's transport may dial one
+	// spare).
+	c.Server.ShutdownTimeout.Duration = 15 * time.Second
 	h.cfg = c
 	return h
 }
@@ -155,6 +160,7 @@ func (h *harness) stop() {
 	if h.cancel == nil {
 		return
 	}
+	h.client.CloseIdleConnections()
 	h.cancel()
 	h.cancel = nil
 	select {
@@ -171,7 +177,7 @@ func (h *harness) get(path string) (int, string) {
 	h.mu.Lock()
 	addr := h.addr
 	h.mu.Unlock()
-	resp, err := http.Get("http://" + addr + path)
+	resp, err := h.client.Get("http://" + addr + path)
 	if err != nil {
 		return 0, err.Error()
 	}
