@@ -46,13 +46,21 @@ func NewSynth(t testing.TB, env testbed.Env, lo, n uint32, users []string, accou
 	if s.TRES, err = synth.LoadTRES(ctx, s.RW); err != nil {
 		t.Fatal(err)
 	}
-	if s.QOS, err = synth.QOSIDs(ctx, s.RW, "normal", "ondemand"); err != nil {
-		t.Fatal(err)
-	}
 	if len(accounts) > 0 {
+		// EnsureAccounts creates the ondemand QOS when it is missing (a fresh
+		// testbed): read the QOS ids after it, or rows meant for ondemand
+		// carry id 0 and meter as reserved.
 		s.Assoc = EnsureAccounts(t, env, s.RO, users, accounts...)
 		for _, u := range users {
 			s.UID[u] = UID(t, env, u)
+		}
+	}
+	if s.QOS, err = synth.QOSIDs(ctx, s.RW, "normal", "ondemand"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"normal", "ondemand"} {
+		if s.QOS[q] == 0 && len(accounts) > 0 {
+			t.Fatalf("QOS %s does not exist on the testbed after EnsureAccounts", q)
 		}
 	}
 	return s
