@@ -2,8 +2,10 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
@@ -32,6 +34,11 @@ type Books struct {
 	Ledger  LedgerReader
 	Cards   CardReader
 	Labels  LabelSource
+	// Parties name the site in the FOCUS export (config chargeback.*).
+	Parties export.Parties
+	// Clock stamps an open period's FOCUS metadata (CreationDate);
+	// default time.Now. A closed period's is its close time.
+	Clock func() time.Time
 }
 
 // View returns what reports need of period p: its meta (the card and
@@ -39,7 +46,11 @@ type Books struct {
 // empty card, for an open one) and its lines (with the accruals of running
 // jobs while open). account, when not empty, keeps one account's lines.
 func (b Books) View(ctx context.Context, p meter.Period, account string) (export.Meta, export.Lines, error) {
-	m := export.Meta{Cluster: b.Cluster, Period: p}
+	clock := b.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	m := export.Meta{Cluster: b.Cluster, Period: p, Parties: b.Parties, Now: clock()}
 	rec, closed, err := b.Ledger.Period(ctx, b.Cluster, p)
 	if err != nil {
 		return m, nil, err
@@ -84,19 +95,51 @@ func (b Books) Summary(ctx context.Context, p meter.Period, account string) (exp
 	return export.Summarize(ctx, m, lines, true)
 }
 
-// Export writes period p's chargeback to the file at path (replaced only
-// once complete: export.WriteFile) or, when path is empty, to w.
-func (b Books) Export(ctx context.Context, p meter.Period, account string, o export.Options, path string, w io.Writer) error {
-	m, lines, err := b.View(ctx, p, account)
+// ExportRequest asks for one period's chargeback.
+type ExportRequest struct {
+	Period meter.Period
+	// Account, when not empty, keeps one account's lines.
+	Account string
+	Options export.Options
+	// Path is the file to write (replaced only once complete:
+	// export.WriteFile); empty writes to the Export's writer.
+	Path string
+	// MetadataPath is where the FOCUS metadata goes (format=focus only);
+	// empty is Path + export.MetadataSuffix when Path is set, else none.
+	MetadataPath string
+}
+
+// ErrMetadataFormat refuses metadata for an export that is not FOCUS.
+var ErrMetadataFormat = errors.New("metadata is published with format=focus only")
+
+// Export writes the chargeback of r.Period to r.Path or, when it is empty,
+// to w; a FOCUS export written to a file gets its metadata beside it
+// (after the data: a failure leaves the new data with the previous
+// metadata, and the error says so).
+func (b Books) Export(ctx context.Context, r ExportRequest, w io.Writer) error {
+	mdPath := r.MetadataPath
+	if r.Options.Format != export.FOCUS {
+		if mdPath != "" {
+			return fmt.Errorf("export chargeback %s: %w", r.Period, ErrMetadataFormat)
+		}
+	} else if mdPath == "" && r.Path != "" {
+		mdPath = r.Path + export.MetadataSuffix
+	}
+	m, lines, err := b.View(ctx, r.Period, r.Account)
 	if err == nil {
-		if path != "" {
-			err = export.WriteFile(ctx, path, m, lines, o)
+		if r.Path != "" {
+			err = export.WriteFile(ctx, r.Path, m, lines, r.Options)
 		} else {
-			err = export.Write(ctx, w, m, lines, o)
+			err = export.Write(ctx, w, m, lines, r.Options)
+		}
+	}
+	if err == nil && mdPath != "" {
+		if err = export.WriteMetadataFile(ctx, mdPath, m); err != nil {
+			err = fmt.Errorf("the data is written, its metadata is not: %w", err)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("export chargeback %s: %w", p, err)
+		return fmt.Errorf("export chargeback %s: %w", r.Period, err)
 	}
 	return nil
 }

@@ -34,9 +34,32 @@ type Meta struct {
 	ClosedAt time.Time
 	Card     pricing.Card
 	Tenants  Labeler
-	// Issuer names who bills (FOCUS InvoiceIssuerName, ProviderName);
-	// default "gpubridge".
-	Issuer string
+	// Parties name who provides, publishes and invoices the GPU time
+	// (FOCUS ProviderName, PublisherName, InvoiceIssuerName).
+	Parties Parties
+	// Now is when the export is made: the FOCUS metadata's CreationDate
+	// of an open period (a closed period's is its close time). The data
+	// never holds it.
+	Now time.Time
+}
+
+// Parties name the site that bills, for FOCUS. An empty Provider is the
+// cluster's name; an empty Publisher or InvoiceIssuer is the Provider.
+type Parties struct {
+	Provider, Publisher, InvoiceIssuer string
+}
+
+func (p Parties) resolve(cluster string) Parties {
+	if p.Provider == "" {
+		p.Provider = cluster
+	}
+	if p.Publisher == "" {
+		p.Publisher = p.Provider
+	}
+	if p.InvoiceIssuer == "" {
+		p.InvoiceIssuer = p.Provider
+	}
+	return p
 }
 
 // NoTenant is shown in place of a tenant for an account that has none.
@@ -62,9 +85,10 @@ type Key struct {
 	// period for adjustments).
 	Usage meter.Period
 	// Rate is the effective price per GPU-hour; a rate change within the
-	// period gives a row per rate.
+	// period gives a row per rate (From is the day the rate took effect).
 	Rate  pricing.Price
 	Basis string
+	From  pricing.Date
 }
 
 // Row is one summary row.
@@ -133,9 +157,9 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 			return err
 		}
 		k := Key{Tenant: it.Tenant, Account: l.Account, Type: l.Type, Tier: l.Tier, Kind: l.Kind(), Usage: l.Period,
-			Rate: it.Quote.UnitPrice(), Basis: it.Quote.Basis}
+			Rate: it.Quote.UnitPrice(), Basis: it.Quote.Basis, From: it.Quote.From}
 		if !priced {
-			k.Rate, k.Basis = -1, ""
+			k.Rate, k.Basis, k.From = -1, "", pricing.Date{}
 		}
 		r, ok := rows[k]
 		if !ok {
@@ -171,7 +195,7 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Account, b.Account), cmp.Compare(a.Type, b.Type),
 		cmp.Compare(a.Tier, b.Tier), cmp.Compare(kindOrder(a.Kind), kindOrder(b.Kind)), cmp.Compare(a.Usage, b.Usage),
-		cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Basis, b.Basis))
+		cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Basis, b.Basis), cmp.Compare(a.From.Unix(), b.From.Unix()))
 }
 
 func b2i(b bool) int {
@@ -223,7 +247,7 @@ func GPUHours(sec int64) string {
 	if neg {
 		sec = -sec
 	}
-	micro := (sec*1_000_000 + 1800) / 3600 // 1e6 * sec / 3600, rounded half up
+	micro := microHours(sec)
 	s := fmt.Sprintf("%d.%06d", micro/1_000_000, micro%1_000_000)
 	if neg && micro != 0 {
 		s = "-" + s

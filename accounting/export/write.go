@@ -23,11 +23,15 @@ const (
 	FOCUS Format = "focus"
 )
 
-// ParseFormat accepts csv, json or focus.
+// ParseFormat accepts csv, json or focus (FOCUS 1.2).
 func ParseFormat(s string) (Format, error) {
 	switch Format(s) {
 	case CSV, JSON, FOCUS:
 		return Format(s), nil
+	case "focus-1.2":
+		return FOCUS, nil
+	case "focus-1.0":
+		return "", fmt.Errorf("format %q: format=focus is FOCUS %s (the FOCUS 1.0 shape is no longer written: it broke the ListCost rule)", s, FocusVersion)
 	}
 	return "", fmt.Errorf("format %q: want csv, json or focus", s)
 }
@@ -45,9 +49,6 @@ type Options struct {
 // with Detail, once more in export order, streamed: memory does not grow
 // with the number of lines.
 func Write(ctx context.Context, w io.Writer, m Meta, lines Lines, o Options) error {
-	if m.Issuer == "" {
-		m.Issuer = "gpubridge"
-	}
 	s, err := Summarize(ctx, m, lines, false)
 	if err != nil {
 		return err

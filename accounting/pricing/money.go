@@ -146,3 +146,46 @@ func mulDivRound(b int64, a, c uint64, d uint64, minor int) (int64, error) {
 	}
 	return q.Int64(), nil
 }
+
+// Times returns p × q exactly, where q is a decimal of scale fractional
+// digits held as an integer (2.5 with scale 1 is 25): the product has the
+// price's nine fractional digits plus q's, written without trailing zeros
+// beyond minDigits fractional digits ("0.14875", "4.20"). Nothing is
+// rounded, so the result times nothing else is the product of the two
+// decimals as written (FOCUS: ListCost = ListUnitPrice × PricingQuantity).
+func (p Price) Times(q int64, scale, minDigits int) string {
+	neg := (p < 0) != (q < 0) && p != 0 && q != 0
+	up, uq := absU(int64(p)), absU(q)
+	hi, lo := bits.Mul64(up, uq)
+	var digits string
+	if hi == 0 {
+		digits = strconv.FormatUint(lo, 10)
+	} else {
+		n := new(big.Int).SetUint64(hi)
+		n.Lsh(n, 64).Or(n, new(big.Int).SetUint64(lo))
+		digits = n.String()
+	}
+	frac := PriceScale + scale
+	if len(digits) <= frac {
+		digits = strings.Repeat("0", frac-len(digits)+1) + digits
+	}
+	whole, fr := digits[:len(digits)-frac], strings.TrimRight(digits[len(digits)-frac:], "0")
+	for len(fr) < minDigits {
+		fr += "0"
+	}
+	s := whole
+	if fr != "" {
+		s += "." + fr
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func absU(v int64) uint64 {
+	if v < 0 {
+		return uint64(-(v + 1)) + 1 // MinInt64 too
+	}
+	return uint64(v)
+}

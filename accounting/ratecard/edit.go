@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
@@ -149,9 +151,10 @@ func AddGPUType(ctx context.Context, st Store, t pricing.GPUType, actor string, 
 	return next, st.Save(ctx, next, actor, at)
 }
 
-// Row is one line of the rates listing.
+// Row is one line of the rates listing. SkuPriceID is the FOCUS
+// SkuPriceId the rate prices (both tiers' for a rate of both tiers).
 type Row struct {
-	Type, Tier, PerGPUHour, Currency, From, Basis string
+	Type, Tier, PerGPUHour, Currency, From, Basis, SkuPriceID string
 }
 
 // Rows lists card's own rates, then each MIG profile priced from its
@@ -160,11 +163,11 @@ type Row struct {
 func Rows(card pricing.Card, now time.Time) []Row {
 	var out []Row
 	for _, r := range card.Rates {
-		tier := string(r.Tier)
+		tier, ids := string(r.Tier), pricing.SkuPriceID(r.Type, r.Tier)
 		if tier == "" {
-			tier = "*"
+			tier, ids = "*", pricing.SkuPriceID(r.Type, meter.Reserved)+","+pricing.SkuPriceID(r.Type, meter.OnDemand)
 		}
-		out = append(out, Row{r.Type, tier, r.PerGPUHour.String(), card.Currency, r.From.String(), "own rate"})
+		out = append(out, Row{r.Type, tier, r.PerGPUHour.String(), card.Currency, r.From.String(), "own rate", ids})
 	}
 	for _, ty := range card.Types {
 		if ty.Parent == "" {
@@ -173,14 +176,33 @@ func Rows(card pricing.Card, now time.Time) []Row {
 		for _, tier := range meter.Tiers {
 			q, err := card.Quote(ty.Name, tier, now.Unix())
 			if err != nil {
-				out = append(out, Row{ty.Name, string(tier), "no rate", card.Currency, "", "parent " + ty.Parent + " has no rate today"})
+				out = append(out, Row{ty.Name, string(tier), "no rate", card.Currency, "", "parent " + ty.Parent + " has no rate today", ""})
 				continue
 			}
 			if q.Basis == ty.Name {
 				continue // has its own rate, listed above
 			}
-			out = append(out, Row{ty.Name, string(tier), q.UnitPrice().String(), card.Currency, q.From.String(), q.Basis})
+			out = append(out, Row{ty.Name, string(tier), q.UnitPrice().String(), card.Currency, q.From.String(), q.Basis,
+				pricing.SkuPriceID(ty.Name, tier)})
 		}
 	}
 	return out
+}
+
+// PriceListComment is the card's FOCUS price list (pricing.Card.PriceList)
+// as YAML comments, for `show ratecard`: each SkuPriceId with its SkuId
+// and its price per GPU-hour from each date. A FOCUS row's ListUnitPrice is
+// the price of its SkuPriceId on its x_RateFrom date. Being comments, it
+// leaves the YAML as load ratecard reads it.
+func PriceListComment(card pricing.Card) string {
+	var b strings.Builder
+	b.WriteString("# FOCUS price list: a row's ListUnitPrice is its SkuPriceId's price per GPU-hour (" + card.Currency + ")\n")
+	b.WriteString("# on its x_RateFrom date.\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSkuPriceId\tSkuId\tFrom\tPerGPUHour\tBasis")
+	for _, p := range card.PriceList() {
+		fmt.Fprintf(tw, "#\t%s\t%s\t%s\t%s\t%s\n", p.SkuPriceID, p.SkuID, p.From, p.UnitPrice, p.Basis)
+	}
+	tw.Flush()
+	return b.String()
 }

@@ -62,12 +62,30 @@ func TestEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Row{
-		{"h100", "reserved", "2.10", "JPY", "2026-01-01", "own rate"},
-		{"1g.10gb", "reserved", "0.30", "JPY", "2026-01-01", "h100 x 1/7"},
-		{"1g.10gb", "ondemand", "no rate", "JPY", "", "parent h100 has no rate today"},
+		{"h100", "reserved", "2.10", "JPY", "2026-01-01", "own rate", "gpu-h100-reserved"},
+		{"1g.10gb", "reserved", "0.30", "JPY", "2026-01-01", "h100 x 1/7", "gpu-1g.10gb-reserved"},
+		{"1g.10gb", "ondemand", "no rate", "JPY", "", "parent h100 has no rate today", ""},
 	}
 	if d := cmp.Diff(want, Rows(card, now)); d != "" {
 		t.Errorf("Rows (-want +got)\n%s", d)
+	}
+	wantList := `# FOCUS price list: a row's ListUnitPrice is its SkuPriceId's price per GPU-hour (JPY)
+# on its x_RateFrom date.
+#  SkuPriceId            SkuId        From        PerGPUHour  Basis
+#  gpu-1g.10gb-reserved  gpu-1g.10gb  2026-01-01  0.30        h100 x 1/7
+#  gpu-h100-reserved     gpu-h100     2026-01-01  2.10        h100
+`
+	if d := cmp.Diff(wantList, PriceListComment(card)); d != "" {
+		t.Errorf("PriceListComment (-want +got)\n%s", d)
+	}
+	// show ratecard prints both; it loads back as the same card.
+	y, err := card.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := pricing.ParseYAML(append(y, PriceListComment(card)...))
+	if err != nil || !cmp.Equal(back, card, cmp.AllowUnexported(pricing.Date{})) {
+		t.Errorf("show ratecard's output does not load back as the card: %v", err)
 	}
 	if err := DeleteRate(ctx, st, "h100", meter.OnDemand, date(t, "2026-01-01"), "test", now, nil); err == nil || !strings.Contains(err.Error(), "no rate for type h100") {
 		t.Errorf("delete of a missing rate: %v", err)

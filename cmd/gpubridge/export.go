@@ -3,26 +3,31 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 func exportChargebackCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [file=PATH]",
+		Use:   "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [file=PATH] [metadata=PATH]",
 		Short: "Export a period's chargeback: summary per tenant, GPU type and tier, or job line items",
 		Long: `Writes the chargeback of one billing period to stdout (or file=):
   format=csv    summary rows per tenant, GPU type, tier (and rate), with
                 GPU-seconds, GPU-hours, rate per GPU-hour and amount
   format=json   the summary, per-tenant totals and the grand total
-  format=focus  a FinOps FOCUS (1.0 columns) CSV for finance tools
+  format=focus  a FinOps FOCUS 1.2 dataset (CSV) for finance tools, with
+                its FOCUS metadata (JSON) beside file= as PATH.metadata.json,
+                or at metadata=PATH
 detail=jobs adds the job line items (CSV and FOCUS then hold one row per
 ledger line). Amounts are in the rate card's currency, each line rounded
 once; totals are sums of lines. A closed period is exported with the rate
-card and tenant labels stored when it was closed: the same bytes every time.
-An open period (month to date) includes the accrued use of running jobs.`,
+card and tenant labels stored when it was closed: the same bytes every time,
+its metadata included. An open period (month to date) includes the accrued
+use of running jobs. The FOCUS provider and issuer names are the
+configuration's chargeback.* names.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file"}})
+			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file", "metadata"}})
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -51,11 +56,21 @@ An open period (month to date) includes the accrued use of running jobs.`,
 			default:
 				return usagef("detail=%s: want jobs", ka.Where["detail"])
 			}
+			if ka.Where["metadata"] != "" && f != export.FOCUS {
+				return usagef("metadata=%s: %v", ka.Where["metadata"], billing.ErrMetadataFormat)
+			}
+			c, err := a.Config()
+			if err != nil {
+				return err
+			}
 			books, err := a.books(cmd.Context())
 			if err != nil {
 				return err
 			}
-			return books.Export(cmd.Context(), p, accountArg(ka.Where), opts, ka.Where["file"], a.out)
+			cb := c.Chargeback
+			books.Parties = export.Parties{Provider: cb.ProviderName, Publisher: cb.PublisherName, InvoiceIssuer: cb.InvoiceIssuerName}
+			return books.Export(cmd.Context(), billing.ExportRequest{Period: p, Account: accountArg(ka.Where), Options: opts,
+				Path: ka.Where["file"], MetadataPath: ka.Where["metadata"]}, a.out)
 		},
 	}
 }

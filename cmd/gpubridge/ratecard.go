@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -37,11 +38,11 @@ func showRatesCmd(a *App) *cobra.Command {
 				return err
 			}
 			t := table.Table{
-				Header: []string{"GPUType", "Tier", "PerGPUHour", "Currency", "From", "Basis"},
-				Keys:   []string{"gpuType", "tier", "perGPUHour", "currency", "from", "basis"},
+				Header: []string{"GPUType", "Tier", "PerGPUHour", "Currency", "From", "Basis", "SkuPriceId"},
+				Keys:   []string{"gpuType", "tier", "perGPUHour", "currency", "from", "basis", "skuPriceId"},
 			}
 			for _, r := range ratecard.Rows(card, time.Now()) {
-				t.Rows = append(t.Rows, []string{r.Type, r.Tier, r.PerGPUHour, r.Currency, r.From, r.Basis})
+				t.Rows = append(t.Rows, []string{r.Type, r.Tier, r.PerGPUHour, r.Currency, r.From, r.Basis, r.SkuPriceID})
 			}
 			return a.Print(t)
 		},
@@ -51,8 +52,12 @@ func showRatesCmd(a *App) *cobra.Command {
 func showRateCardCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ratecard",
-		Short: "Print the current rate card as YAML (the form load ratecard reads)",
-		Args:  cobra.NoArgs,
+		Short: "Print the current rate card as YAML (the form load ratecard reads), with its FOCUS price list",
+		Long: `Prints the rate card as YAML, the form "load ratecard" reads, followed by
+its FOCUS price list as comments: each SkuPriceId (gpu-TYPE-TIER, the same
+in every month and in summary and detail exports), its SkuId and its price
+per GPU-hour from each date.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.cardStore(cmd.Context())
 			if err != nil {
@@ -66,7 +71,10 @@ func showRateCardCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = a.out.Write(y)
+			if _, err = a.out.Write(y); err != nil {
+				return err
+			}
+			_, err = io.WriteString(a.out, ratecard.PriceListComment(card))
 			return err
 		},
 	}

@@ -61,8 +61,10 @@ var Gpubridge = Layout{
 		"accounting/ledger/ledgertest": {}, // the store conformance suite, for tests
 		"accounting/ingest":            {Importers: []string{"cmd/gpubridge", "accounting/jobs", "accounting/billing"}},
 		"accounting/jobs":              {Importers: []string{"cmd/gpubridge"}},
-		"accounting/export":            {Importers: []string{"cmd/gpubridge", "accounting/billing"}}, // writes files (internal/atomicfile)
-		"accounting/internal/acctest":  {},                                                           // shared integration-test setup
+		"accounting/export":            {Importers: []string{"cmd/gpubridge", "accounting/billing"}},      // writes files (internal/atomicfile)
+		"accounting/export/focuscheck": {Pure: true, Importers: []string{"accounting/export/exporttest"}}, // FOCUS 1.2's rules as checks; and tests
+		"accounting/export/exporttest": {Pure: true},                                                      // focuscheck over gpubridge's exports, for tests
+		"accounting/internal/acctest":  {},                                                                // shared integration-test setup
 
 		// gres/: GPUs and MIG on a node.
 		"gres/inventory":  {Pure: true, Importers: []string{"cmd/gpubridge", "gres/..."}},

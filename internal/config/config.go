@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
 	"sigs.k8s.io/yaml"
@@ -37,7 +39,23 @@ type Config struct {
 	Server    Server    `json:"server"`
 	Schedules Schedules `json:"schedules"`
 	Bookings  Bookings  `json:"bookings"`
+	// Chargeback names the site that bills, in the FOCUS export.
+	Chargeback Chargeback `json:"chargeback"`
 }
+
+// Chargeback names who provides, publishes and invoices the GPU time in
+// the FOCUS export (ProviderName, PublisherName, InvoiceIssuerName). An
+// empty ProviderName is the cluster's name; an empty PublisherName or
+// InvoiceIssuerName is the ProviderName.
+type Chargeback struct {
+	ProviderName      string `json:"providerName"`
+	PublisherName     string `json:"publisherName"`
+	InvoiceIssuerName string `json:"invoiceIssuerName"`
+}
+
+// MaxNameLen bounds the chargeback names (bytes): the FOCUS metadata
+// declares at most 256 for them.
+const MaxNameLen = 255
 
 // SlurmRest says how to reach slurmrestd and authenticate to it.
 type SlurmRest struct {
@@ -304,6 +322,9 @@ func (c *Config) envVars() map[string]*string {
 		"GPUBRIDGE_ONDEMAND_QOS":         &c.Tenants.OnDemandQOS,
 		"GPUBRIDGE_GUARD_FILE":           &c.Tenants.GuardFile,
 		"GPUBRIDGE_BOOKINGS_PREFIX":      &c.Bookings.ReservationPrefix,
+		"GPUBRIDGE_PROVIDER_NAME":        &c.Chargeback.ProviderName,
+		"GPUBRIDGE_PUBLISHER_NAME":       &c.Chargeback.PublisherName,
+		"GPUBRIDGE_INVOICE_ISSUER":       &c.Chargeback.InvoiceIssuerName,
 	}
 }
 
@@ -412,6 +433,14 @@ func (c Config) Validate() error {
 		add("tenants.guardFile", "%q is not a clean absolute file path; use e.g. %s (the path contrib/job_submit.lua reads by default)", g, DefaultGuardFile)
 	}
 	c.Bookings.validate(add)
+	for field, v := range map[string]string{
+		"chargeback.providerName": c.Chargeback.ProviderName, "chargeback.publisherName": c.Chargeback.PublisherName,
+		"chargeback.invoiceIssuerName": c.Chargeback.InvoiceIssuerName,
+	} {
+		if msg := checkDisplayName(v); msg != "" {
+			add(field, "%q %s", v, msg)
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}
@@ -507,6 +536,24 @@ func (s Server) validate(add func(field, format string, a ...any)) {
 	if s.MaxBodyBytes < 1<<10 || s.MaxBodyBytes > 1<<30 {
 		add("server.maxBodyBytes", "%d is outside 1024..1073741824 (default 1048576)", s.MaxBodyBytes)
 	}
+}
+
+// checkDisplayName says what is wrong with a name finance reads (empty:
+// nothing; an empty name is allowed and means the default).
+func checkDisplayName(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case len(s) > MaxNameLen:
+		return fmt.Sprintf("is %d bytes; at most %d", len(s), MaxNameLen)
+	case !utf8.ValidString(s):
+		return "is not UTF-8 text"
+	case strings.TrimSpace(s) != s:
+		return "has leading or trailing spaces; remove them"
+	case strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return "holds a control character (tab, newline, ...); use plain text"
+	}
+	return ""
 }
 
 func validName(s string) bool {
