@@ -17,6 +17,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/export/focuscheck"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/golden"
 )
 
 var closedAt = time.Date(2026, 12, 2, 3, 0, 7, 123456000, time.UTC)
@@ -343,4 +344,19 @@ func TestFOCUSMetadata(t *testing.T) {
 	if j.Schema.SchemaID == a.Schema.SchemaID {
 		t.Error("JPY amounts (scale 0) have the schema id of EUR amounts (scale 2)")
 	}
+}
+
+// TestGoldenMetadata: the FOCUS metadata of the closed fixture month.
+func TestGoldenMetadata(t *testing.T) {
+	m := meta(t)
+	m.Closed, m.ClosedAt = true, closedAt
+	md, err := FOCUSMetadata(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MarshalMetadata(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "2026-11-focus.metadata.json"), string(got))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/accounting/export/exporttest"
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/internal/acctest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
@@ -199,6 +200,15 @@ func TestSyntheticLedger(t *testing.T) {
 					t.Fatal(err)
 				}
 				out[string(f)+map[bool]string{true: "-detail"}[d]] = b.Bytes()
+				if f == export.FOCUS { // FOCUS 1.2's rules, with its metadata and the invoice total
+					md, err := export.FOCUSMetadata(m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					mb, _ := export.MarshalMetadata(md)
+					exporttest.Conforms(t, "2031-02 "+string(f), b.Bytes(), exporttest.Options(m.Card, mb,
+						map[string]string{export.InvoiceID(env.Cluster, m.Period): rec.Amount.String()}))
+				}
 			}
 		}
 		return out

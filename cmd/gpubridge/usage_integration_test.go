@@ -5,13 +5,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/accounting/export/exporttest"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
@@ -103,7 +111,7 @@ func TestChargebackCLI(t *testing.T) {
 	}
 	ok("add", "rate", "type=h100", "tier=reserved", "price=2.10", "from=2020-01-01", "currency=EUR")
 	ok("add", "gputype", "name=1g.10gb", "parent=h100")
-	if out := ok("show", "rates", "-P"); !strings.Contains(out, "1g.10gb|reserved|0.30|EUR|2020-01-01|h100 x 1/7") {
+	if out := ok("show", "rates", "-P"); !strings.Contains(out, "1g.10gb|reserved|0.30|EUR|2020-01-01|h100 x 1/7|gpu-1g.10gb-reserved") {
 		t.Errorf("show rates:\n%s", out)
 	}
 	if out := ok("ingest", "from=2025-03-01", "to=2025-04-01"); !strings.Contains(out, "ledger lines written") {
@@ -128,10 +136,10 @@ func TestChargebackCLI(t *testing.T) {
 	if out := ok("-i", "close", "period=2025-03"); !strings.Contains(out, "closed 2025-03") {
 		t.Errorf("close: %s", out)
 	}
-	export := func() string {
+	csvExport := func() string {
 		return ok("export", "chargeback", "period=2025-03", "format=csv", "tenant=m4syn-cli")
 	}
-	before := export()
+	before := csvExport()
 	for _, want := range []string{
 		"2025-03,closed,testbed,(no tenant),m4syn-cli,1g.10gb,reserved,usage,2025-03,7200,2.000000,0.30,h100 x 1/7,EUR,0.60,1",
 		"2025-03,closed,testbed,(no tenant),m4syn-cli,gpu,reserved,usage,2025-03,14400,4.000000,1.00,gpu,EUR,4.00,1",
@@ -141,9 +149,43 @@ func TestChargebackCLI(t *testing.T) {
 			t.Errorf("export lacks %q:\n%s", want, before)
 		}
 	}
+	// The FOCUS file of the closed month, with its metadata beside it and
+	// the site's names: it conforms to FOCUS 1.2, its SkuPriceIds are in
+	// the price list `show ratecard` prints, its BilledCost sums to the
+	// JSON total.
+	t.Setenv("GPUBRIDGE_PROVIDER_NAME", "Research Computing (test)")
+	card, err := pricing.ParseYAML([]byte(ok("show", "ratecard")))
+	if err != nil {
+		t.Fatalf("show ratecard does not load back: %v", err)
+	}
+	dir := t.TempDir()
+	focusFile := filepath.Join(dir, "2025-03.csv")
+	ok("export", "chargeback", "period=2025-03", "format=focus", "file="+focusFile)
+	var total struct {
+		Total struct{ Amount string } `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(ok("export", "chargeback", "period=2025-03", "format=json")), &total); err != nil {
+		t.Fatal(err)
+	}
+	focusData, err := os.ReadFile(focusFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(focusFile + export.MetadataSuffix)
+	if err != nil {
+		t.Fatalf("no metadata beside the FOCUS file: %v", err)
+	}
+	exporttest.Conforms(t, "2025-03 FOCUS", focusData, exporttest.Options(card, md, map[string]string{export.InvoiceID(env.Cluster, per("2025-03")): total.Total.Amount}))
+	if !strings.Contains(string(focusData), ",Research Computing (test),Research Computing (test),") {
+		t.Errorf("FOCUS file without the configured provider name:\n%s", focusData)
+	}
+	if code, _, errs := runCode("export", "chargeback", "period=2025-03", "format=csv", "metadata="+filepath.Join(dir, "x.json")); code != 2 || !strings.Contains(errs, "format=focus only") {
+		t.Errorf("metadata= of a CSV export: exit %d: %s", code, errs)
+	}
+
 	// The rate card changes; the closed month's export does not.
 	ok("add", "rate", "type=h100", "tier=reserved", "price=9.99", "from=2020-01-01")
-	if after := export(); after != before {
+	if after := csvExport(); after != before {
 		t.Errorf("closed export changed:\n%s\n---\n%s", before, after)
 	}
 	if code, _, errs := runCode("-i", "close", "period=2025-03"); code != 1 || !strings.Contains(errs, "already closed") {
@@ -154,4 +196,19 @@ func TestChargebackCLI(t *testing.T) {
 			t.Errorf("export %s:\n%s", f, out)
 		}
 	}
+	ok("export", "chargeback", "period=2025-03", "format=focus", "file="+focusFile)
+	if after, _ := os.ReadFile(focusFile); string(after) != string(focusData) {
+		t.Error("the closed month's FOCUS file changed with the rate card")
+	}
+	if after, _ := os.ReadFile(focusFile + export.MetadataSuffix); string(after) != string(md) {
+		t.Error("the closed month's FOCUS metadata changed")
+	}
+}
+
+func per(s string) meter.Period {
+	p, err := meter.ParsePeriod(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
