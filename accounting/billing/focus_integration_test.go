@@ -108,7 +108,7 @@ func TestFOCUSExportsConform(t *testing.T) {
 	}
 	var now time.Time
 	clock := func() time.Time { return now }
-	in := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: store, Clock: clock,
+	in := &ingest.Ingester{Cluster: env.Cluster, Source: src, Ledger: store, Clock: clock, UseHostClock: true,
 		Rules: meter.TierRules{OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}}
 	ingestFrom := func(from string) {
 		t.Helper()
