@@ -6,6 +6,8 @@
 //     period is shown with the rate card and tenant labels stored when it
 //     was closed (its export is the same bytes forever); an open one with
 //     the current card and labels, its accruals included.
+//   - [Books.Export]: one period's chargeback to a file or a writer; a
+//     FOCUS file gets its metadata beside it (or at the path asked for).
 //   - [Closer.Close]: closing a period, the same steps for `gpubridge
 //     close` and the daemon's close job (checks, optional re-read, card
 //     and labels, ledger.Close).

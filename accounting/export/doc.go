@@ -1,14 +1,26 @@
 // Package export prices a period's ledger lines and writes the chargeback:
 // a summary per tenant, GPU type and tier (GPU-seconds, GPU-hours, rate,
-// amount), optional job line items, as CSV, JSON, or a CSV that follows
-// the FinOps FOCUS specification (1.0 columns) so finance tools can load it.
+// amount), optional job line items, as CSV, JSON, or a FinOps FOCUS 1.2
+// dataset (a CSV) with its FOCUS metadata (JSON) so finance tools can load
+// it (docs/chargeback.md describes every column; focuscheck holds it to
+// the specification's rules).
+//
+// In the FOCUS dataset BilledCost and EffectiveCost are the invoice
+// amounts (lines rounded once, as everywhere), while ListCost and
+// ContractedCost are exactly ListUnitPrice × PricingQuantity as written,
+// unrounded ([pricing.Price.Times]), as FOCUS requires. SkuId, SkuPriceId,
+// SkuMeter and SkuPriceDetails come from the rate card
+// ([pricing.SkuPriceID], [pricing.Card.PriceList]); InvoiceId is set once
+// the period is closed ([InvoiceID]). [FOCUSMetadata] dates a closed
+// period's metadata at its close, so both files stay the same bytes.
 //
 // Every line is priced once ([pricing.Card.PriceLine], rounded half away
 // from zero to the minor unit); summary and totals are sums of line
 // amounts, so they always add up. A line with no rate fails the export
 // with one error listing every unpriced type: nothing is priced at zero.
 //
-// Output is deterministic (sorted, no timestamps of its own): the export of
+// Output is deterministic (sorted, no timestamps of its own; the open
+// period's metadata takes Meta.Now): the export of
 // a closed period, priced with the rate card and tenant labels stored at
 // close, is the same bytes every time.
 //

@@ -36,6 +36,15 @@
 //
 // A type with no rate is an error ([MissingRatesError]), never priced at 0.
 //
+// # The price list
+//
+// For FOCUS, a GPU type is a SKU ([SkuID], "gpu-h100") and a type in a tier
+// a SKU price ([SkuPriceID], "gpu-h100-reserved"), an identifier without
+// price, currency or date that stays the same when the price changes.
+// [Card.PriceList] lists each SKU price's price per GPU-hour from each
+// date it changes; [Card.SkuMeter] and [Card.SkuPriceDetails] describe it
+// (a MIG profile's parent and slices).
+//
 // A card file is read strictly ([ParseYAML]): unknown fields, files over
 // [MaxCardBytes], and unquoted numbers that YAML would round (more than 15
 // significant digits, exponents, .inf) are refused with the field and the

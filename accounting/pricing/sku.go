@@ -35,8 +35,9 @@ func (c Card) SkuMeter(typ string) string {
 }
 
 // MIG returns the MIG declaration of typ: the card's GPUType with a
-// parent, or, for an undeclared profile name, its slices read from the
-// name (no parent). mig is false for a whole GPU.
+// parent (Slices and ParentSlices filled in), or, for an undeclared
+// profile name, its slices read from the name (no parent). mig is false
+// for a whole GPU.
 func (c Card) MIG(typ string) (t GPUType, mig bool) {
 	for _, d := range c.Types {
 		if d.Name == typ && d.Parent != "" {

@@ -154,7 +154,9 @@ func TestChargebackCLI(t *testing.T) {
 	// the price list `show ratecard` prints, its BilledCost sums to the
 	// JSON total.
 	t.Setenv("GPUBRIDGE_PROVIDER_NAME", "Research Computing (test)")
-	card, err := pricing.ParseYAML([]byte(ok("show", "ratecard")))
+	shown := ok("show", "ratecard")
+	t.Logf("$ gpubridge show ratecard\n%s", shown)
+	card, err := pricing.ParseYAML([]byte(shown))
 	if err != nil {
 		t.Fatalf("show ratecard does not load back: %v", err)
 	}
@@ -175,6 +177,7 @@ func TestChargebackCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no metadata beside the FOCUS file: %v", err)
 	}
+	t.Logf("FOCUS file (%d bytes), first rows:\n%s\nmetadata:\n%s", len(focusData), strings.Join(strings.SplitN(string(focusData), "\n", 4)[:3], "\n"), md)
 	exporttest.Conforms(t, "2025-03 FOCUS", focusData, exporttest.Options(card, md, map[string]string{export.InvoiceID(env.Cluster, per("2025-03")): total.Total.Amount}))
 	if !strings.Contains(string(focusData), ",Research Computing (test),Research Computing (test),") {
 		t.Errorf("FOCUS file without the configured provider name:\n%s", focusData)
