@@ -12,19 +12,33 @@ import (
 var ErrConflict = errors.New("conflict with Slurm objects not managed by gpubridge")
 
 // Compute reads the cluster (three bulk reads, plus one read of jobs when
-// something is to be removed) and returns the plan for tenants.
+// something is to be removed) and returns the plan for tenants, without a
+// delete policy (see ComputeWith).
 func Compute(ctx context.Context, r Reader, tenants []tenant.Tenant, n tenant.Naming) (*Plan, error) {
-	return ComputeScoped(ctx, r, tenants, n, nil)
+	return ComputeWith(ctx, r, tenants, n, Options{})
 }
 
 // ComputeScoped is Compute limited to removing the tenants scope accepts
 // (see Input.Scope).
 func ComputeScoped(ctx context.Context, r Reader, tenants []tenant.Tenant, n tenant.Naming, scope func(string) bool) (*Plan, error) {
+	return ComputeWith(ctx, r, tenants, n, Options{Scope: scope})
+}
+
+// Options are what a plan is computed with besides the tenants.
+type Options struct {
+	// Scope limits removals (see Input.Scope); nil: all.
+	Scope func(tenant string) bool
+	// Deletes is the delete policy (see Input.Deletes).
+	Deletes *DeletePolicy
+}
+
+// ComputeWith is Compute with options.
+func ComputeWith(ctx context.Context, r Reader, tenants []tenant.Tenant, n tenant.Naming, o Options) (*Plan, error) {
 	st, err := r.ReadState(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read cluster state: %w", err)
 	}
-	in := Input{Tenants: tenants, Naming: n, State: st, Scope: scope}
+	in := Input{Tenants: tenants, Naming: n, State: st, Scope: o.Scope, Deletes: o.Deletes}
 	if accts := NeedJobs(in); len(accts) > 0 {
 		jobs, err := r.ActiveJobs(ctx, accts)
 		if err != nil {
@@ -40,7 +54,8 @@ func ComputeScoped(ctx context.Context, r Reader, tenants []tenant.Tenant, n ten
 // associations and coordinators, then removals (accounts with their associations first, so that a
 // user's default association goes last). It
 // stops at the first failed batch; what was done stays done, and the next
-// plan shows what is left. A plan with conflicts is refused whole.
+// plan shows what is left. A plan with conflicts, or refused by its delete
+// policy, is refused whole.
 func Apply(ctx context.Context, w Writer, p *Plan) error {
 	if err := p.Err(); err != nil {
 		return err

@@ -72,27 +72,55 @@ type Reader interface {
 	ActiveJobs(ctx context.Context, accounts []string) ([]JobCount, error)
 }
 
-// Writer makes the changes Apply needs. Each method takes a batch and
-// should send as few requests as the API allows; an empty batch sends
-// nothing.
-type Writer interface {
+// The writers below are split by the kind of Slurm object they change;
+// Apply needs them all (Writer), a future caller that changes one kind
+// takes only its interface. Each method takes a batch and should send as
+// few requests as the API allows; an empty batch sends nothing.
+
+// QOSWriter creates, modifies and deletes QOS.
+type QOSWriter interface {
 	PutQOS(ctx context.Context, qos []QOSWrite) error
+	DeleteQOS(ctx context.Context, names []string) error
+}
+
+// AccountWriter creates, modifies and deletes accounts.
+type AccountWriter interface {
 	// CreateAccounts creates accounts under root with their cluster
 	// association (or adds the association to an existing account).
 	CreateAccounts(ctx context.Context, accounts []tenant.Account) error
 	// ModifyAccounts sets description and organization.
 	ModifyAccounts(ctx context.Context, accounts []tenant.Account) error
+	DeleteAccounts(ctx context.Context, names []string) error
+}
+
+// UserWriter creates user records and changes their default account.
+type UserWriter interface {
 	// CreateUsers creates user records with a default account.
 	CreateUsers(ctx context.Context, users []tenant.User) error
 	// SetDefaultAccounts changes existing users' default account.
 	SetDefaultAccounts(ctx context.Context, users []tenant.User) error
+}
+
+// AssocWriter creates, modifies and deletes user associations.
+type AssocWriter interface {
 	// PutAssocs creates or modifies user associations (QOS list, default QOS).
 	PutAssocs(ctx context.Context, assocs []tenant.Assoc) error
+	DeleteAssocs(ctx context.Context, assocs []AssocKey) error
+}
+
+// CoordinatorWriter adds and removes account coordinators.
+type CoordinatorWriter interface {
 	AddCoordinators(ctx context.Context, coords []tenant.Coord) error
 	RemoveCoordinators(ctx context.Context, coords []tenant.Coord) error
-	DeleteAssocs(ctx context.Context, assocs []AssocKey) error
-	DeleteAccounts(ctx context.Context, names []string) error
-	DeleteQOS(ctx context.Context, names []string) error
+}
+
+// Writer is every change Apply makes.
+type Writer interface {
+	QOSWriter
+	AccountWriter
+	UserWriter
+	AssocWriter
+	CoordinatorWriter
 }
 
 // Cluster is Reader and Writer.

@@ -93,6 +93,9 @@ type Plan struct {
 	// removes (or that are already gone): once applied, drop them from
 	// the store.
 	Removed []string `json:"removedTenants,omitempty"`
+	// MassDelete is set when the plan deletes more than the delete policy
+	// allows (see DeletePolicy): refused unless Allowed.
+	MassDelete *MassDelete `json:"massDelete,omitempty"`
 
 	w writes
 }
@@ -100,9 +103,16 @@ type Plan struct {
 // Empty reports whether applying the plan would change nothing in Slurm.
 func (p *Plan) Empty() bool { return len(p.Changes) == 0 }
 
-// Err returns an error listing the conflicts, or nil.
+// Refused reports whether the delete policy refused the plan.
+func (p *Plan) Refused() bool { return p.MassDelete != nil && !p.MassDelete.Allowed }
+
+// Err returns an error listing the conflicts, or the delete policy's
+// refusal, or nil.
 func (p *Plan) Err() error {
 	if len(p.Conflicts) == 0 {
+		if p.Refused() {
+			return fmt.Errorf("%w: %s", ErrMassDelete, p.MassDelete.Message)
+		}
 		return nil
 	}
 	var b strings.Builder
@@ -143,6 +153,9 @@ type Input struct {
 	// (by tenant name) this plan may remove: a scratch store (a benchmark,
 	// a test) must not remove the tenants of the real one. Nil: all.
 	Scope func(tenant string) bool
+	// Deletes, when set, is the delete policy the plan is checked
+	// against (every front end sets it; nil only in tests of the diff).
+	Deletes *DeletePolicy
 }
 
 type jobTally struct{ running, pending int }
@@ -315,6 +328,24 @@ func plan(in Input, p *Plan) []string {
 			p.w.modifyAccts = append(p.w.modifyAccts, a)
 		}
 	}
+	// What the delete policy counts: tenants with objects in Slurm, and
+	// the ones this plan deletes.
+	del := deletions{live: map[string]bool{}, gone: map[string]bool{}}
+	for _, a := range in.State.Accounts {
+		if (tenant.IsMarked(a.Description) || adopted[a.Name]) && (in.Scope == nil || in.Scope(a.Name)) {
+			del.live[a.Name] = true
+		}
+	}
+	for _, q := range in.State.QOS {
+		if (!tenant.IsMarked(q.Description) && !adopted[KindQOS+"/"+q.Name]) || q.Name == in.Naming.OnDemandQOS {
+			continue
+		}
+		owner, ok := strings.CutPrefix(q.Name, in.Naming.QOSPrefix)
+		if in.Scope == nil || ok && in.Scope(owner) {
+			del.live[qosOwner(in.Naming, q.Name)] = true
+		}
+	}
+
 	// gpubridge's accounts that no tenant wants any more.
 	var goneAccts []string
 	removingAcct := map[string]bool{}
@@ -417,6 +448,12 @@ func plan(in Input, p *Plan) []string {
 			p.w.deleteAssocs = append(p.w.deleteAssocs, k) // an account's removal takes its associations along
 		}
 	}
+	for _, a := range in.State.Assocs {
+		if ours[a.Account] && !removingAcct[a.Account] {
+			del.assocsAll++
+		}
+	}
+	del.assocs = len(p.w.deleteAssocs)
 	// A user losing their default account gets another of their
 	// associations as default (Slurm refuses to remove a default
 	// association while others remain).
@@ -462,6 +499,7 @@ func plan(in Input, p *Plan) []string {
 	for _, n := range goneAccts {
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n})
 		p.w.deleteAccts = append(p.w.deleteAccts, n)
+		del.gone[n] = true
 	}
 
 	// gpubridge's QOS that no tenant wants (a tenant QOS waits for its
@@ -476,10 +514,14 @@ func plan(in Input, p *Plan) []string {
 		}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindQOS, Name: q.Name})
 		p.w.deleteQOS = append(p.w.deleteQOS, q.Name)
+		del.gone[qosOwner(in.Naming, q.Name)] = true
 	}
 	slices.Sort(p.Removed)
-	if len(p.Conflicts) > 0 {
-		p.w = writes{} // a plan with conflicts is not applied
+	if in.Deletes != nil {
+		p.MassDelete = in.Deletes.check(del, in.Tenants)
+	}
+	if len(p.Conflicts) > 0 || p.Refused() {
+		p.w = writes{} // a plan with conflicts, or refused, is not applied
 	}
 	return slices.Sorted(maps.Keys(consulted))
 }

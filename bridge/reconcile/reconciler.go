@@ -30,8 +30,11 @@ type Reconciler struct {
 	Actor string
 	// Scope limits removals to these tenants' objects (see Input.Scope);
 	// nil for the real store.
-	Scope  func(tenant string) bool
-	Logger *slog.Logger
+	Scope func(tenant string) bool
+	// Deletes is the delete policy plans are checked against (see
+	// DeletePolicy); nil checks nothing (tests of the reconciler itself).
+	Deletes *DeletePolicy
+	Logger  *slog.Logger
 }
 
 // Plan reads the store and the cluster and returns the plan and the
@@ -41,11 +44,17 @@ func (r *Reconciler) Plan(ctx context.Context) (*Plan, []tenant.Tenant, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := ComputeScoped(ctx, r.Cluster, ts, r.Naming, r.Scope)
+	p, err := r.PlanFor(ctx, ts)
 	if err != nil {
 		return nil, nil, err
 	}
 	return p, ts, nil
+}
+
+// PlanFor reads the cluster and returns the plan for ts (the store's
+// tenants, with a tenants file merged in).
+func (r *Reconciler) PlanFor(ctx context.Context, ts []tenant.Tenant) (*Plan, error) {
+	return ComputeWith(ctx, r.Cluster, ts, r.Naming, Options{Scope: r.Scope, Deletes: r.Deletes})
 }
 
 // Result is what Apply did besides the plan's changes.
