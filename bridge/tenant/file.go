@@ -50,11 +50,16 @@ var (
 func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 	var f File
 	var ps Problems
+	if len(b) > MaxFileBytes {
+		ps.add("file", "is %d bytes; at most %d (4 MiB): split it into several files", len(b), MaxFileBytes)
+		return f, ps
+	}
 	j, err := yaml.YAMLToJSONStrict(b)
 	if err != nil {
 		ps.add("file", "is not valid YAML: %v", err)
 		return f, ps
 	}
+	kinds := readYAMLKinds(b)
 	var top map[string]json.RawMessage
 	if err := decode(j, &top); err != nil || top == nil {
 		ps.add("file", "must be a YAML mapping with a tenants: list")
@@ -77,7 +82,7 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 			ps.add("tenants", "must be a list of tenants")
 		}
 		for i, item := range items {
-			t, tp := parseTenant(item)
+			t, tp := parseTenant(item, kinds.get("tenants").item(i))
 			label := fmt.Sprintf("tenants[%d]", i)
 			if t.Name != "" {
 				label += " (" + t.Name + ")"
@@ -92,7 +97,9 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 			ps.add("delete", "%s", msg)
 		}
 		for i, n := range names {
-			if m := CheckName(n); m != "" {
+			if m := kindProblem(kinds.get("delete").item(i), wantName, n); m != "" {
+				ps.add(fmt.Sprintf("delete[%d]", i), "%s", m)
+			} else if m := CheckName(n); m != "" {
 				ps.add(fmt.Sprintf("delete[%d]", i), "%s", m)
 			}
 			for _, t := range f.Tenants {
@@ -132,7 +139,9 @@ func (f File) Marshal() ([]byte, error) {
 	return yaml.Marshal(out)
 }
 
-func parseTenant(raw json.RawMessage) (Tenant, Problems) {
+// parseTenant reads one tenant of a file; kinds is its YAML node (nil
+// when not known), for the checks of kindProblem.
+func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 	var ps Problems
 	t := Tenant{State: Active}
 	var m map[string]json.RawMessage
@@ -142,14 +151,21 @@ func parseTenant(raw json.RawMessage) (Tenant, Problems) {
 	}
 	for _, k := range sortedKeys(m) {
 		v := m[k]
+		kn := kinds.get(k)
 		switch k {
 		case "name":
 			s, _ := scalar(v)
 			t.Name = s
+			if msg := kindProblem(kn, wantName, s); msg != "" {
+				ps.add("name", "%s", msg)
+				t.Name = kn.raw // as written, so that problems name it so
+			}
 		case "description", "organization":
 			s, ok := scalar(v)
 			if !ok {
 				ps.add(k, "must be text")
+			} else if msg := kindProblem(kn, wantText, s); msg != "" {
+				ps.add(k, "%s", msg)
 			}
 			if k == "description" {
 				t.Description = s
@@ -161,18 +177,27 @@ func parseTenant(raw json.RawMessage) (Tenant, Problems) {
 			if msg != "" {
 				ps.add(k, "%s", msg)
 			}
+			for i, u := range l {
+				if m := kindProblem(kn.item(i), wantName, u); m != "" {
+					ps.add(fmt.Sprintf("%s[%d]", k, i), "%s", m)
+					l[i] = kn.item(i).raw
+				}
+			}
 			if k == "users" {
 				t.Users = l
 			} else {
 				t.Admins = l
 			}
 		case "gpus":
-			q, qp := parseQuotaValue(v)
+			q, qp := parseQuotaValue(v, kn)
 			ps = append(ps, qp...)
 			t.GPUs = q
 		case "cpus":
 			s, _ := scalar(v)
 			n, msg := ParseCount(s, MaxCPUs)
+			if km := kindProblem(kn, wantCount, s); km != "" {
+				msg = km
+			}
 			if msg != "" {
 				ps.add("cpus", "%s", msg)
 			} else {
@@ -181,13 +206,16 @@ func parseTenant(raw json.RawMessage) (Tenant, Problems) {
 		case "memory":
 			s, _ := scalar(v)
 			mb, msg := ParseMemory(s)
+			if km := kindProblem(kn, wantCount, s); km != "" {
+				msg = km
+			}
 			if msg != "" {
 				ps.add("memory", "%s", msg)
 			} else {
 				t.Memory = &mb
 			}
 		case "burst":
-			ps = append(ps, parseBurst(v, &t.Burst)...)
+			ps = append(ps, parseBurst(v, &t.Burst, kn)...)
 		default:
 			ps.add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
 		}
@@ -195,7 +223,7 @@ func parseTenant(raw json.RawMessage) (Tenant, Problems) {
 	return t, ps
 }
 
-func parseQuotaValue(v json.RawMessage) (Quota, Problems) {
+func parseQuotaValue(v json.RawMessage, kinds *yamlNode) (Quota, Problems) {
 	var ps Problems
 	if s, ok := scalar(v); ok {
 		// Also accept the command-line form: gpus: "h100:16,1g.10gb:14".
@@ -219,6 +247,9 @@ func parseQuotaValue(v json.RawMessage) (Quota, Problems) {
 			continue
 		}
 		n, msg := ParseCount(s, MaxGPUs)
+		if km := kindProblem(kinds.get(typ), wantCount, s); km != "" {
+			msg = km
+		}
 		if msg != "" {
 			ps.add("gpus."+typ, "%s", msg)
 			continue
@@ -231,7 +262,7 @@ func parseQuotaValue(v json.RawMessage) (Quota, Problems) {
 	return q, ps
 }
 
-func parseBurst(v json.RawMessage, b *Burst) Problems {
+func parseBurst(v json.RawMessage, b *Burst, kinds *yamlNode) Problems {
 	var ps Problems
 	var m map[string]json.RawMessage
 	if err := decode(v, &m); err != nil || m == nil {
@@ -250,12 +281,18 @@ func parseBurst(v json.RawMessage, b *Burst) Problems {
 			b.Enabled = on
 		case "maxOnDemandGPUs":
 			n, msg := ParseCount(s, MaxGPUs)
+			if km := kindProblem(kinds.get(k), wantCount, s); km != "" {
+				msg = km
+			}
 			if msg != "" {
 				ps.add(f, "%s", msg)
 			}
 			b.MaxOnDemandGPUs = n
 		case "monthlyBudget":
 			mo, msg := ParseMoney(s)
+			if km := kindProblem(kinds.get(k), wantAmount, s); km != "" {
+				msg = km
+			}
 			if msg != "" {
 				ps.add(f, "%s", msg)
 			} else {

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -134,5 +135,86 @@ func TestFileRoundTrip(t *testing.T) {
 	in.Version = FileVersion
 	if diff := cmp.Diff(in, out); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s\nfile:\n%s", diff, b)
+	}
+}
+
+// TestParseFileRefusesWhatYAMLChanges: values that YAML reads as something
+// else than what was written (booleans for names, floats and octal for
+// counts, rounded unquoted amounts) are refused, each naming its field;
+// quoted, the same values are what they say.
+func TestParseFileRefusesWhatYAMLChanges(t *testing.T) {
+	cases := map[string]struct {
+		yaml string
+		want Problems
+	}{
+		"boolean name and users": {
+			yaml: "tenants:\n  - name: yes\n    users: [alice, on]\n    admins: [alice]\n",
+			want: Problems{
+				{"tenants[0] (yes).name", `yes is read by YAML as the boolean true, not as text; write it in quotes: "yes"`},
+				{"tenants[0] (yes).users[1]", `on is read by YAML as the boolean true, not as text; write it in quotes: "on"`},
+			},
+		},
+		"boolean in delete": {
+			yaml: "delete: [n]\n",
+			want: Problems{{"delete[0]", `n is read by YAML as the boolean false, not as text; write it in quotes: "n"`}},
+		},
+		"boolean description": {
+			yaml: "tenants:\n  - name: acme\n    description: no\n",
+			want: Problems{{"tenants[0] (acme).description", `no is read by YAML as the boolean false, not as text; write it in quotes: "no"`}},
+		},
+		"decimal and octal counts": {
+			yaml: "tenants:\n  - name: acme\n    gpus: {h100: 16.0, 1g.10gb: 010}\n    cpus: 0x10\n    memory: 2.0\n    burst: {maxOnDemandGPUs: 1_000}\n",
+			want: Problems{
+				{"tenants[0] (acme).gpus.h100", "16.0 is a decimal number; give a whole number without a decimal point, such as 16"},
+				{"tenants[0] (acme).gpus.1g.10gb", "010 is read by YAML as the number 8 (octal, hexadecimal or with '_'); write plain decimal digits"},
+				{"tenants[0] (acme).cpus", "0x10 is read by YAML as the number 16 (octal, hexadecimal or with '_'); write plain decimal digits"},
+				{"tenants[0] (acme).memory", "2.0 is a decimal number; give a whole number without a decimal point, such as 2"},
+				{"tenants[0] (acme).burst.maxOnDemandGPUs", "1_000 is read by YAML as the number 1000 (octal, hexadecimal or with '_'); write plain decimal digits"},
+			},
+		},
+		"boolean count": {
+			yaml: "tenants:\n  - name: acme\n    gpus: {h100: yes}\n",
+			want: Problems{{"tenants[0] (acme).gpus.h100", "yes is read by YAML as a boolean; give a whole number such as 4"}},
+		},
+		"long unquoted amount": {
+			yaml: "tenants:\n  - name: acme\n    burst: {monthlyBudget: 0.10000000000000000555}\n",
+			want: Problems{{"tenants[0] (acme).burst.monthlyBudget", `"0.10000000000000000555" must have one or two decimals, such as 2500.00`}},
+		},
+		"keyword names": {
+			yaml: "tenants:\n  - name: set\n    users: [where]\n",
+			want: Problems{
+				{"tenants[0] (set).name", "\"set\" is a keyword of gpubridge's commands (as in `modify tenant NAME set key=value`); choose another name"},
+				{"tenants[0] (set).users[0]", "\"where\" is a keyword of gpubridge's commands (as in `modify tenant NAME set key=value`); choose another name"},
+			},
+		},
+		"quoted, the same values are fine": {
+			yaml: "tenants:\n  - name: \"yes\"\n    users: [alice, \"on\"]\n    description: \"no\"\n    gpus: {h100: \"16\", 1g.10gb: 8}\n    cpus: 16\n    burst: {monthlyBudget: \"1234567.89\", maxOnDemandGPUs: 1000}\n",
+		},
+		"short unquoted amounts are exact": {
+			yaml: "tenants:\n  - name: acme\n    burst: {monthlyBudget: 2500.50}\n  - name: globex\n    burst: {monthlyBudget: 2500}\n",
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			f, ps := ParseFile([]byte(c.yaml), nil, testRules)
+			got := append(Problems(nil), ps...)
+			sortProblems(got)
+			want := append(Problems(nil), c.want...)
+			sortProblems(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if len(c.want) == 0 && len(f.Tenants) == 0 {
+				t.Error("no tenants parsed")
+			}
+		})
+	}
+}
+
+func TestParseFileSizeLimit(t *testing.T) {
+	b := []byte("tenants:\n  - name: acme\n    description: \"" + strings.Repeat("x", MaxFileBytes) + "\"\n")
+	_, ps := ParseFile(b, nil, testRules)
+	if len(ps) != 1 || ps[0].Field != "file" || !strings.Contains(ps[0].Msg, "at most 4194304 (4 MiB): split it") {
+		t.Errorf("problems = %v", ps)
 	}
 }

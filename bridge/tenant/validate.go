@@ -87,6 +87,16 @@ type Rules struct {
 // reservedNames may not be tenant names.
 var reservedNames = []string{"root"}
 
+// Keywords are words gpubridge's commands read as syntax, not as names
+// (internal/kv's `set` and `where`, and the values `none` and `all`): a
+// tenant or user named so could not be named on the command line
+// (`modify tenant set set gpus=...`). They are refused as names.
+var Keywords = []string{"set", "where", "none", "all"}
+
+func keywordMsg(name string) string {
+	return fmt.Sprintf("%q is a keyword of gpubridge's commands (as in `modify tenant NAME set key=value`); choose another name", name)
+}
+
 // CheckName reports what is wrong with a tenant (account) name, or "".
 func CheckName(name string) string {
 	switch {
@@ -106,6 +116,9 @@ func CheckName(name string) string {
 	}
 	if slices.Contains(reservedNames, name) {
 		return fmt.Sprintf("%q is reserved by Slurm; choose another name", name)
+	}
+	if slices.Contains(Keywords, name) {
+		return keywordMsg(name)
 	}
 	return ""
 }
@@ -129,6 +142,9 @@ func CheckUser(name string) string {
 	}
 	if name == "root" {
 		return "root may not be a tenant user"
+	}
+	if slices.Contains(Keywords, name) {
+		return keywordMsg(name)
 	}
 	return ""
 }

@@ -34,6 +34,11 @@ func TestCheckName(t *testing.T) {
 		"unicode":            {name: "café", want: "bad character"},
 		"newline":            {name: "a\nb", want: "bad character"},
 		"max length allowed": {name: strings.Repeat("a", MaxNameLen), want: ""},
+		"keyword set":        {name: "set", want: "is a keyword of gpubridge's commands"},
+		"keyword where":      {name: "where", want: "is a keyword of gpubridge's commands"},
+		"keyword Set":        {name: "Set", want: "bad character 'S'"},
+		"keyword none":       {name: "none", want: "choose another name"},
+		"settings is a name": {name: "settings", want: ""},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -281,5 +286,16 @@ func TestParseMemoryAndMoney(t *testing.T) {
 				t.Errorf("ParseMoney(%q) = %s, %q", c.in, got, msg)
 			}
 		})
+	}
+}
+
+func TestCheckUserKeywords(t *testing.T) {
+	for _, k := range Keywords {
+		if msg := CheckUser(k); !strings.Contains(msg, "is a keyword of gpubridge's commands") {
+			t.Errorf("CheckUser(%q) = %q; want the keyword refusal", k, msg)
+		}
+	}
+	if msg := CheckUser("setup"); msg != "" {
+		t.Errorf("CheckUser(setup) = %q", msg)
 	}
 }
