@@ -178,7 +178,7 @@ func TestParseFileRefusesWhatYAMLChanges(t *testing.T) {
 		},
 		"long unquoted amount": {
 			yaml: "tenants:\n  - name: acme\n    burst: {monthlyBudget: 0.10000000000000000555}\n",
-			want: Problems{{"tenants[0] (acme).burst.monthlyBudget", `"0.10000000000000000555" must have one or two decimals, such as 2500.00`}},
+			want: Problems{{"tenants[0] (acme).burst.monthlyBudget", `"0.10000000000000000555" is not an amount such as 2500.00 (digits, at most 6 decimals)`}},
 		},
 		"keyword names": {
 			yaml: "tenants:\n  - name: set\n    users: [where]\n",

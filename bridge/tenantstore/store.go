@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
@@ -17,8 +18,9 @@ import (
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
-// ErrNotFound: no tenant of that name.
-var ErrNotFound = errors.New("no such tenant")
+// ErrNotFound: no tenant of that name (the same error as
+// tenant.ErrNotFound).
+var ErrNotFound = tenant.ErrNotFound
 
 // AuditKind is the audit log's object_kind for tenants.
 const AuditKind = "tenant"
@@ -54,6 +56,7 @@ type tenantRow struct {
 	BurstBudget  sql.NullString `db:"burst_budget"` // DECIMAL(24,6): the budget exactly as written
 	State        string         `db:"state"`
 	Adopted      bool           `db:"adopted"`
+	Version      int64          `db:"version"`
 	CreatedAt    time.Time      `db:"created_at"`
 	UpdatedAt    time.Time      `db:"updated_at"`
 }
@@ -70,7 +73,7 @@ type gpuRow struct {
 	Quota  int64  `db:"quota"`
 }
 
-const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, created_at, updated_at`
+const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, version, created_at, updated_at`
 
 // queryer is *sqlx.DB or *sqlx.Tx.
 type queryer interface {
@@ -79,19 +82,42 @@ type queryer interface {
 
 // List returns every tenant, sorted by name (three queries).
 func (s *Store) List(ctx context.Context) ([]tenant.Tenant, error) {
+	ss, err := load(ctx, s.db, nil, false)
+	return tenantsOf(ss), err
+}
+
+// ListStored is List with each tenant's version.
+func (s *Store) ListStored(ctx context.Context) ([]tenant.Stored, error) {
 	return load(ctx, s.db, nil, false)
 }
 
 // Get returns one tenant or ErrNotFound.
 func (s *Store) Get(ctx context.Context, name string) (tenant.Tenant, error) {
+	st, err := s.GetStored(ctx, name)
+	return st.Tenant, err
+}
+
+// GetStored is Get with the tenant's version.
+func (s *Store) GetStored(ctx context.Context, name string) (tenant.Stored, error) {
 	ts, err := load(ctx, s.db, []string{name}, false)
 	if err != nil {
-		return tenant.Tenant{}, err
+		return tenant.Stored{}, err
 	}
 	if len(ts) == 0 {
-		return tenant.Tenant{}, fmt.Errorf("tenant %q: %w", name, ErrNotFound)
+		return tenant.Stored{}, fmt.Errorf("tenant %q: %w", name, ErrNotFound)
 	}
 	return ts[0], nil
+}
+
+func tenantsOf(ss []tenant.Stored) []tenant.Tenant {
+	if ss == nil {
+		return nil
+	}
+	out := make([]tenant.Tenant, len(ss))
+	for i, s := range ss {
+		out[i] = s.Tenant
+	}
+	return out
 }
 
 // Names returns every tenant name, sorted.
@@ -104,7 +130,7 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 }
 
 // load reads tenants (all when names is nil); forUpdate locks their rows.
-func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]tenant.Tenant, error) {
+func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]tenant.Stored, error) {
 	where, args := "", []any{}
 	if names != nil {
 		if len(names) == 0 {
@@ -133,8 +159,8 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 	if err := q.SelectContext(ctx, &gpus, `SELECT tenant, gpu_type, quota FROM tenant_gpus`+twhere+` ORDER BY tenant, gpu_type`+lock, args...); err != nil {
 		return nil, fmt.Errorf("read tenant quotas: %w", err)
 	}
-	byName := map[string]*tenant.Tenant{}
-	out := make([]tenant.Tenant, len(rows))
+	byName := map[string]*tenant.Stored{}
+	out := make([]tenant.Stored, len(rows))
 	for i, r := range rows {
 		t := tenant.Tenant{
 			Name: r.Name, Description: r.Description, Organization: r.Organization,
@@ -156,7 +182,7 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 			}
 			t.Burst.MonthlyBudget = &v
 		}
-		out[i] = t
+		out[i] = tenant.Stored{Tenant: t, Version: r.Version}
 		byName[strings.ToLower(r.Name)] = &out[i]
 	}
 	for _, u := range users {
@@ -185,6 +211,15 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 	return out, nil
 }
 
+// byFold indexes stored tenants by lower-cased name.
+func byFold(ss []tenant.Stored) map[string]tenant.Stored {
+	m := make(map[string]tenant.Stored, len(ss))
+	for _, t := range ss {
+		m[strings.ToLower(t.Name)] = t
+	}
+	return m
+}
+
 // Change is what Put did to one tenant.
 type Change struct {
 	Name   string
@@ -209,34 +244,16 @@ func (s *Store) Put(ctx context.Context, actor string, ts []tenant.Tenant) ([]Ch
 		if err != nil {
 			return err
 		}
-		before := map[string]tenant.Tenant{}
-		for _, t := range old {
-			before[strings.ToLower(t.Name)] = t
-		}
+		before := byFold(old)
 		now := s.now().UTC()
 		for _, t := range ts {
-			t = t.Clone()
-			t.Normalize()
-			prev, exists := before[strings.ToLower(t.Name)]
-			if exists && prev.Name != t.Name {
-				return fmt.Errorf("tenant %q: collides with the existing tenant %q (Slurm lower-cases account names)", t.Name, prev.Name)
-			}
-			if exists && reflect.DeepEqual(prev, t) {
-				continue
-			}
-			if err := write(ctx, tx, t, exists, now); err != nil {
+			c, err := put(ctx, tx, actor, now, t, before)
+			if err != nil {
 				return err
 			}
-			c := Change{Name: t.Name, Action: ActionCreate, After: t}
-			var b any
-			if exists {
-				p := prev
-				c.Action, c.Before, b = ActionModify, &p, p
+			if c != nil {
+				changes = append(changes, *c)
 			}
-			if err := sqldb.Audit(ctx, tx, now, actor, c.Action, AuditKind, t.Name, b, t); err != nil {
-				return err
-			}
-			changes = append(changes, c)
 		}
 		return nil
 	})
@@ -246,11 +263,112 @@ func (s *Store) Put(ctx context.Context, actor string, ts []tenant.Tenant) ([]Ch
 	return changes, nil
 }
 
-func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, now time.Time) error {
+// put writes t (create or replace) with its audit row inside tx; nil when
+// t equals the stored tenant. before holds the stored tenants by folded
+// name, and is updated.
+func put(ctx context.Context, tx *sqlx.Tx, actor string, now time.Time, t tenant.Tenant, before map[string]tenant.Stored) (*Change, error) {
+	t = t.Clone()
+	t.Normalize()
+	prev, exists := before[strings.ToLower(t.Name)]
+	if exists && prev.Name != t.Name {
+		return nil, fmt.Errorf("tenant %q: collides with the existing tenant %q (Slurm lower-cases account names)", t.Name, prev.Name)
+	}
+	if exists && reflect.DeepEqual(prev.Tenant, t) {
+		return nil, nil
+	}
+	version := int64(1)
+	if exists {
+		version = prev.Version + 1
+	}
+	if err := write(ctx, tx, t, exists, version, now); err != nil {
+		return nil, err
+	}
+	c := Change{Name: t.Name, Action: ActionCreate, After: t}
+	var b any
+	if exists {
+		p := prev.Tenant
+		c.Action, c.Before, b = ActionModify, &p, p
+	}
+	if err := sqldb.Audit(ctx, tx, now, actor, c.Action, AuditKind, t.Name, b, t); err != nil {
+		return nil, err
+	}
+	before[strings.ToLower(t.Name)] = tenant.Stored{Tenant: t, Version: version}
+	return &c, nil
+}
+
+// Commit writes an edit in one transaction, or nothing: each tenant of
+// e.Put is created (Version 0: it must not exist) or replaced (Version n:
+// the stored record must still be at version n), each of e.Delete is
+// marked deleting (at its version, unless 0), with an audit row per
+// change. A version that does not match refuses the whole edit with
+// tenant.ErrChanged; an unknown tenant to delete with ErrNotFound.
+func (s *Store) Commit(ctx context.Context, actor string, e tenant.Edit) error {
+	if e.Empty() {
+		return nil
+	}
+	err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		var names []string
+		for _, t := range append(slices.Clone(e.Put), e.Delete...) {
+			names = append(names, t.Name)
+		}
+		old, err := load(ctx, tx, names, true)
+		if err != nil {
+			return err
+		}
+		before := byFold(old)
+		if err := CheckVersions(e, before); err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		for _, t := range e.Put {
+			if _, err := put(ctx, tx, actor, now, t.Tenant, before); err != nil {
+				return err
+			}
+		}
+		for _, t := range e.Delete {
+			if err := markDeleting(ctx, tx, actor, now, before[strings.ToLower(t.Name)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store tenants: %w", err)
+	}
+	return nil
+}
+
+// CheckVersions checks an edit's versions against the stored tenants (by
+// folded name): the rule Commit applies, shared by the in-memory store.
+func CheckVersions(e tenant.Edit, stored map[string]tenant.Stored) error {
+	for _, t := range e.Put {
+		prev, exists := stored[strings.ToLower(t.Name)]
+		switch {
+		case t.Version == 0 && exists && prev.Name == t.Name:
+			return fmt.Errorf("tenant %q was created by someone else since you read the store: %w", t.Name, tenant.ErrChanged)
+		case t.Version != 0 && !exists:
+			return fmt.Errorf("tenant %q was removed since you read it: %w", t.Name, tenant.ErrChanged)
+		case t.Version != 0 && prev.Version != t.Version:
+			return fmt.Errorf("tenant %q %w (version %d, now %d); nothing was changed: run the command again", t.Name, tenant.ErrChanged, t.Version, prev.Version)
+		}
+	}
+	for _, t := range e.Delete {
+		prev, exists := stored[strings.ToLower(t.Name)]
+		switch {
+		case !exists:
+			return fmt.Errorf("tenant(s) %s: %w", t.Name, ErrNotFound)
+		case t.Version != 0 && prev.Version != t.Version:
+			return fmt.Errorf("tenant %q %w (version %d, now %d); nothing was changed: run the command again", t.Name, tenant.ErrChanged, t.Version, prev.Version)
+		}
+	}
+	return nil
+}
+
+func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, version int64, now time.Time) error {
 	r := tenantRow{
 		Name: t.Name, Description: t.Description, Organization: t.Organization,
 		BurstEnabled: t.Burst.Enabled, BurstMaxGPUs: t.Burst.MaxOnDemandGPUs,
-		State: string(t.State), Adopted: t.Adopted, CreatedAt: now, UpdatedAt: now,
+		State: string(t.State), Adopted: t.Adopted, Version: version, CreatedAt: now, UpdatedAt: now,
 	}
 	if t.CPUs != nil {
 		r.CPUs = sql.NullInt64{Int64: *t.CPUs, Valid: true}
@@ -262,13 +380,16 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, now t
 		r.BurstBudget = sql.NullString{String: t.Burst.MonthlyBudget.String(), Valid: true}
 	}
 	q := `INSERT INTO tenants (` + tenantCols + `) VALUES (:name, :description, :organization, :cpus, :memory_mb,
-		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :created_at, :updated_at)`
+		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :version, :created_at, :updated_at)`
 	if exists {
 		q = `UPDATE tenants SET description = :description, organization = :organization, cpus = :cpus, memory_mb = :memory_mb,
 			burst_enabled = :burst_enabled, burst_max_gpus = :burst_max_gpus, burst_budget = :burst_budget,
-			state = :state, adopted = :adopted, updated_at = :updated_at WHERE name = :name`
+			state = :state, adopted = :adopted, version = :version, updated_at = :updated_at WHERE name = :name`
 	}
 	if _, err := tx.NamedExecContext(ctx, q, r); err != nil {
+		if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == 1062 { // duplicate key: inserted meanwhile
+			return fmt.Errorf("tenant %q was created by someone else since you read the store: %w", t.Name, tenant.ErrChanged)
+		}
 		return fmt.Errorf("write tenant %q: %w", t.Name, err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM tenant_users WHERE tenant = ?`, t.Name); err != nil {
@@ -317,15 +438,12 @@ func (s *Store) MarkDeleting(ctx context.Context, actor string, names []string) 
 			if t.IsDeleting() {
 				continue
 			}
-			after := t.Clone()
-			after.State = tenant.Deleting
-			if _, err := tx.ExecContext(ctx, `UPDATE tenants SET state = ?, updated_at = ? WHERE name = ?`, string(tenant.Deleting), now, t.Name); err != nil {
-				return fmt.Errorf("mark %q deleting: %w", t.Name, err)
-			}
-			if err := sqldb.Audit(ctx, tx, now, actor, ActionDelete, AuditKind, t.Name, t, after); err != nil {
+			if err := markDeleting(ctx, tx, actor, now, t); err != nil {
 				return err
 			}
-			b := t
+			b := t.Tenant
+			after := t.Clone()
+			after.State = tenant.Deleting
 			changes = append(changes, Change{Name: t.Name, Action: ActionDelete, Before: &b, After: after})
 		}
 		return nil
@@ -334,6 +452,20 @@ func (s *Store) MarkDeleting(ctx context.Context, actor string, names []string) 
 		return nil, fmt.Errorf("delete tenants: %w", err)
 	}
 	return changes, nil
+}
+
+// markDeleting sets t deleting (a new version) with its audit row; a
+// tenant already deleting is left alone.
+func markDeleting(ctx context.Context, tx *sqlx.Tx, actor string, now time.Time, t tenant.Stored) error {
+	if t.IsDeleting() {
+		return nil
+	}
+	after := t.Clone()
+	after.State = tenant.Deleting
+	if _, err := tx.ExecContext(ctx, `UPDATE tenants SET state = ?, version = ?, updated_at = ? WHERE name = ?`, string(tenant.Deleting), t.Version+1, now, t.Name); err != nil {
+		return fmt.Errorf("mark %q deleting: %w", t.Name, err)
+	}
+	return sqldb.Audit(ctx, tx, now, actor, ActionDelete, AuditKind, t.Name, t.Tenant, after)
 }
 
 // Remove drops tenants that are being deleted and whose Slurm objects are
@@ -353,7 +485,7 @@ func (s *Store) Remove(ctx context.Context, actor string, names []string) error 
 			if _, err := tx.ExecContext(ctx, `DELETE FROM tenants WHERE name = ?`, t.Name); err != nil {
 				return fmt.Errorf("remove %q: %w", t.Name, err)
 			}
-			if err := sqldb.Audit(ctx, tx, now, actor, ActionRemove, AuditKind, t.Name, t, nil); err != nil {
+			if err := sqldb.Audit(ctx, tx, now, actor, ActionRemove, AuditKind, t.Name, t.Tenant, nil); err != nil {
 				return err
 			}
 		}
@@ -365,10 +497,10 @@ func (s *Store) Remove(ctx context.Context, actor string, names []string) error 
 	return nil
 }
 
-func missingNames(names []string, have []tenant.Tenant) []string {
+func missingNames(names []string, have []tenant.Stored) []string {
 	var out []string
 	for _, n := range names {
-		if !slices.ContainsFunc(have, func(t tenant.Tenant) bool { return strings.EqualFold(t.Name, n) }) {
+		if !slices.ContainsFunc(have, func(t tenant.Stored) bool { return strings.EqualFold(t.Name, n) }) {
 			out = append(out, n)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/bridge/tenantstore/tenantstoretest"
 	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
@@ -157,4 +158,10 @@ func TestStoreRefusesCaseCollisionAtomically(t *testing.T) {
 	if len(after) != len(before) {
 		t.Errorf("audit rows %d -> %d after a refused batch", len(before), len(after))
 	}
+}
+
+// TestStoreConformance runs the conformance suite (the same tests as the
+// in-memory store's) on the MariaDB store.
+func TestStoreConformance(t *testing.T) {
+	tenantstoretest.Run(t, func(t *testing.T) tenantstoretest.Store { return scratchStore(t) })
 }
