@@ -100,11 +100,11 @@ func TestDeletePolicy(t *testing.T) {
 		},
 		"one user leaves": {
 			applied: three, store: []tenant.Tenant{with(team("acme"), func(t *tenant.Tenant) { t.Users = t.Users[:1] }), team("globex"), team("hooli")},
-			share:   0.10,
+			share: 0.10,
 		},
 		"every user leaves (stale store)": {
 			applied: three, store: []tenant.Tenant{{Name: "acme", State: tenant.Active}, {Name: "globex", State: tenant.Active}, {Name: "hooli", State: tenant.Active}},
-			share:   0.10, reason: reconcile.ReasonShare,
+			share: 0.10, reason: reconcile.ReasonShare,
 		},
 		"nothing deleted": {applied: three, store: three, share: 0},
 	}
