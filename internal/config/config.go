@@ -41,6 +41,21 @@ type Config struct {
 	Bookings  Bookings  `json:"bookings"`
 	// Chargeback names the site that bills, in the FOCUS export.
 	Chargeback Chargeback `json:"chargeback"`
+	Reconcile Reconcile `json:"reconcile"`
+}
+
+// Reconcile bounds what one writer may do (bridge/reconcile.DeletePolicy,
+// internal/writerlock).
+type Reconcile struct {
+	// MaxDeleteShare is the largest share (0 to 1) of the tenants, or of
+	// their user associations, that one plan may delete; a plan deleting
+	// more, or every tenant, or objects the store has no record of, is
+	// refused unless a person runs apply --allow-mass-delete.
+	MaxDeleteShare float64 `json:"maxDeleteShare"`
+	// WriterLockTimeout bounds how long a writer (apply, modify, delete,
+	// burst run-once, the daemon's reconcile and burst jobs) waits for the
+	// cluster's one-writer lock.
+	WriterLockTimeout Duration `json:"writerLockTimeout"`
 }
 
 // Chargeback names who provides, publishes and invoices the GPU time in
@@ -276,6 +291,7 @@ func Default() Config {
 			LeadTime:          Span{24 * time.Hour},
 			DefaultPolicy:     BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
 		},
+		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}},
 	}
 }
 
@@ -425,6 +441,12 @@ func (c Config) Validate() error {
 		if !validName(v) {
 			add(field, "%q is not a valid Slurm name (letters, digits, '-' and '_')", v)
 		}
+	}
+	if r := c.Reconcile.MaxDeleteShare; !(r >= 0 && r <= 1) {
+		add("reconcile.maxDeleteShare", "%v is not a share from 0 to 1 (0.10 means at most 10 %% of the tenants per run)", r)
+	}
+	if c.Reconcile.WriterLockTimeout.Duration <= 0 {
+		add("reconcile.writerLockTimeout", "must be a positive duration such as 30s")
 	}
 	if c.Tenants.QOSPrefix != "" && !validName(c.Tenants.QOSPrefix) {
 		add("tenants.qosPrefix", "%q may hold only letters, digits, '-' and '_'", c.Tenants.QOSPrefix)

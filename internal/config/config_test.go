@@ -160,3 +160,18 @@ func TestRequireSlurmRestAcceptsTokenFile(t *testing.T) {
 		t.Fatalf("token file: %v", err)
 	}
 }
+
+func TestReconcileKeys(t *testing.T) {
+	c := Default()
+	if c.Reconcile.MaxDeleteShare != 0.10 || c.Reconcile.WriterLockTimeout.Duration != 30*time.Second {
+		t.Fatalf("defaults: %+v", c.Reconcile)
+	}
+	c.Reconcile.MaxDeleteShare = 1.5
+	c.Reconcile.WriterLockTimeout.Duration = 0
+	err := c.Validate()
+	for _, f := range []string{"reconcile.maxDeleteShare: 1.5 is not a share from 0 to 1", "reconcile.writerLockTimeout: must be a positive duration"} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Errorf("Validate() = %v; want %q", err, f)
+		}
+	}
+}
