@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
-	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
-	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -26,27 +23,6 @@ func (a *App) guardPath() string {
 		return ""
 	}
 	return c.Tenants.GuardFile
-}
-
-// reconciler wires the store, the slurmrestd adapter and the guard file.
-func (a *App) reconciler(ctx context.Context, guardPath string) (*reconcile.Reconciler, error) {
-	st, err := a.tenantStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := a.tenantCluster(ctx)
-	if err != nil {
-		return nil, err
-	}
-	n, err := a.naming()
-	if err != nil {
-		return nil, err
-	}
-	r := &reconcile.Reconciler{Store: st, Cluster: cl, Naming: n, Actor: actor(), Logger: a.Logger()}
-	if guardPath != "" {
-		r.WriteGuard = slurmadapter.GuardFile{Path: guardPath, Logger: a.Logger()}.Write
-	}
-	return r, nil
 }
 
 // requests returns slurmrestd's request counters so far.
@@ -67,15 +43,12 @@ type planOutput struct {
 	GuardWritten bool          `json:"guardWritten,omitempty"`
 }
 
-type storeChange struct {
-	Action  string               `json:"action"`
-	Tenant  string               `json:"tenant"`
-	Changes []tenant.FieldChange `json:"changes,omitempty"`
-}
+// storeChange is what a tenants file changes in the store for one tenant.
+type storeChange = tenantadmin.StoreChange
 
 func (a *App) printPlan(w io.Writer, p *reconcile.Plan, sc []storeChange) {
 	for _, c := range sc {
-		fmt.Fprintf(w, "%s tenant %s", map[string]string{tenantstore.ActionCreate: "+", tenantstore.ActionModify: "~", tenantstore.ActionDelete: "-"}[c.Action], c.Tenant)
+		fmt.Fprintf(w, "%s tenant %s", map[string]string{tenantadmin.ActionCreate: "+", tenantadmin.ActionModify: "~", tenantadmin.ActionDelete: "-"}[c.Action], c.Tenant)
 		var parts []string
 		for _, fc := range c.Changes {
 			parts = append(parts, fmt.Sprintf("%s %s -> %s", fc.Title, orNone(fc.Old), orNone(fc.New)))
@@ -97,6 +70,9 @@ func (a *App) printPlan(w io.Writer, p *reconcile.Plan, sc []storeChange) {
 	for _, c := range p.Conflicts {
 		fmt.Fprintf(w, "! conflict: %s\n", c)
 	}
+	if p.MassDelete != nil {
+		fmt.Fprintf(w, "! mass deletion %s\n", p.MassDelete)
+	}
 	var cr, mo, de int
 	for _, c := range p.Changes {
 		switch c.Action {
@@ -110,6 +86,10 @@ func (a *App) printPlan(w io.Writer, p *reconcile.Plan, sc []storeChange) {
 	}
 	if len(p.Conflicts) > 0 {
 		fmt.Fprintf(w, "Nothing can be applied until the %d conflict(s) are resolved.\n", len(p.Conflicts))
+		return
+	}
+	if p.Refused() {
+		fmt.Fprintf(w, "Nothing can be applied: the plan deletes more than a store may (%s; see docs/tenants.md, \"Mass deletions\").\n", p.MassDelete.Reason)
 		return
 	}
 	if p.Empty() && len(p.Removed) == 0 && len(sc) == 0 {
@@ -143,12 +123,12 @@ changes (like terraform plan).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			r, err := a.reconciler(ctx, "")
+			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
 			r0, w0 := a.requests()
-			p, _, err := r.Plan(ctx)
+			p, err := svc.Plan(ctx)
 			if err != nil {
 				return err
 			}
@@ -175,6 +155,7 @@ changes (like terraform plan).`,
 
 func applyCmd(a *App) *cobra.Command {
 	var file, guardPath string
+	var allowMassDelete bool
 	cmd := &cobra.Command{
 		Use:   "apply [-f tenants.yaml]",
 		Short: "Make Slurm match the tenants (idempotent: a second apply makes no writes)",
@@ -185,7 +166,17 @@ nothing to do and writes nothing.
 With -f FILE it first takes the tenants of a YAML file (see docs/tenants.md):
 each listed tenant is created or replaced whole, names under delete: are
 deleted, and the file is refused whole, with every problem listed, if any
-tenant in it is invalid.
+tenant in it is invalid. The file's store changes are written in one
+transaction, refused if a tenant changed since it was read.
+
+apply holds the cluster's writer lock while it plans and writes (it waits
+reconcile.writerLockTimeout for another writer). After a confirmation it
+plans again and refuses if the plan changed meanwhile.
+
+A plan that deletes the Slurm objects of tenants the store has no record of
+(an empty or wrong database), of every tenant, or of more than
+reconcile.maxDeleteShare of them is refused unless --allow-mass-delete is
+given (see docs/tenants.md, "Mass deletions").
 
 After Slurm accepted the changes, apply writes the job_submit guard's data
 file (--guard-file, default config tenants.guardFile or $GPUBRIDGE_GUARD_FILE;
@@ -196,56 +187,31 @@ see contrib/job_submit.lua).`,
 			if guardPath == "" {
 				guardPath = a.guardPath()
 			}
-			var fileTenants []tenant.Tenant
-			var fileDeletes []string
-			var sc []storeChange
+			req := tenantadmin.ApplyRequest{AllowMassDelete: allowMassDelete}
 			if file != "" {
-				var err error
-				if fileTenants, fileDeletes, err = a.readTenantsFile(ctx, file); err != nil {
+				b, err := a.readTenantsFile(file)
+				if err != nil {
 					return err
 				}
+				req.File = b
 			}
-			r, err := a.reconciler(ctx, guardPath)
-			if err != nil {
-				return err
-			}
-			st := r.Store.(*tenantstore.Store)
-			r0, w0 := a.requests()
-			stored, err := st.List(ctx)
-			if err != nil {
-				return err
-			}
-			ts := stored
-			if file != "" {
-				ts, sc = mergeFile(stored, fileTenants, fileDeletes)
-			}
-			p, err := reconcile.Compute(ctx, r.Cluster, ts, r.Naming)
-			if err != nil {
-				return err
-			}
-			out := planOutput{Plan: p}
 			if !a.output.JSON {
-				a.printPlan(a.out, p, sc)
+				req.Show = func(pv tenantadmin.Preview) { a.printPlan(a.out, pv.Plan, pv.StoreChanges) }
 			}
-			if err := p.Err(); err != nil {
-				return err
+			if !a.immediate {
+				req.Confirm = func(tenantadmin.Preview) error { return a.Confirm("") }
 			}
-			if !p.Empty() || len(p.Removed) > 0 || len(sc) > 0 {
-				if err := a.Confirm(""); err != nil {
-					return err
-				}
-			}
-			if len(sc) > 0 {
-				if err := storeFile(ctx, st, ts, sc); err != nil {
-					return err
-				}
-			}
-			res, err := r.Apply(ctx, p, ts)
-			r1, w1 := a.requests()
-			out.Reads, out.Writes, out.Applied, out.GuardWritten = r1-r0, w1-w0, err == nil, res.GuardWritten
+			svc, err := a.tenantService(cmd, guardPath)
 			if err != nil {
 				return err
 			}
+			r0, w0 := a.requests()
+			res, err := svc.Apply(ctx, req)
+			if err != nil {
+				return tenantErr(err)
+			}
+			r1, w1 := a.requests()
+			out := planOutput{Plan: res.Plan, StoreChanges: res.StoreChanges, Reads: r1 - r0, Writes: w1 - w0, Applied: res.Applied, GuardWritten: res.GuardWritten}
 			if a.output.JSON {
 				return a.printTenantJSON(out)
 			}
@@ -255,129 +221,34 @@ see contrib/job_submit.lua).`,
 			case res.GuardWritten:
 				fmt.Fprintf(a.out, "Guard file %s updated.\n", guardPath)
 			}
-			fmt.Fprintf(a.out, "Apply complete: %d change(s) in Slurm; slurmrestd requests: %d read(s), %d write(s).\n", len(p.Changes), out.Reads, out.Writes)
+			fmt.Fprintf(a.out, "Apply complete: %d change(s) in Slurm; slurmrestd requests: %d read(s), %d write(s).\n", len(res.Plan.Changes), out.Reads, out.Writes)
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML file of tenants to create, replace or delete first")
 	cmd.Flags().StringVar(&guardPath, "guard-file", "", "where to write the job_submit guard's data file (default $GPUBRIDGE_GUARD_FILE)")
+	cmd.Flags().BoolVar(&allowMassDelete, "allow-mass-delete", false, "apply a plan that deletes the objects of tenants the store has no record of, of every tenant, or of more than reconcile.maxDeleteShare of them")
 	return cmd
 }
 
-// readTenantsFile parses and validates a tenants file against the cluster's
-// GPU types and the store; the whole file is refused if anything is wrong.
-func (a *App) readTenantsFile(ctx context.Context, path string) ([]tenant.Tenant, []string, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(a.in)
-	} else {
-		b, err = os.ReadFile(path)
+// readTenantsFile reads a tenants file ("-": standard input), at most
+// tenant.MaxFileBytes and one byte more, so that a larger one is refused
+// without being read whole.
+func (a *App) readTenantsFile(path string) ([]byte, error) {
+	r := a.in
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("tenants file: %w", err)}
+		}
+		defer f.Close()
+		r = f
 	}
+	b, err := io.ReadAll(io.LimitReader(r, tenant.MaxFileBytes+1))
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("tenants file: %w", err)}
+		return nil, usageError{fmt.Errorf("tenants file: %w", err)}
 	}
-	n, err := a.naming()
-	if err != nil {
-		return nil, nil, err
-	}
-	f, ps := tenant.ParseFile(b, nil, tenant.Rules{Naming: n})
-	var notes []string
-	cl, terr := a.tenantCluster(ctx)
-	var types []string
-	if terr == nil {
-		types, terr = cl.GPUTypes(ctx)
-	}
-	if terr != nil {
-		notes = append(notes, "GPU types not checked: "+terr.Error())
-	}
-	st, serr := a.tenantStore(ctx)
-	var existing []string
-	if serr == nil {
-		existing, serr = st.Names(ctx)
-	}
-	if serr != nil {
-		notes = append(notes, "names not checked against the store: "+serr.Error())
-	}
-	if terr == nil && serr == nil {
-		f, ps = tenant.ParseFile(b, existing, tenant.Rules{GPUTypes: types, Naming: n})
-		for i, d := range f.Delete {
-			if !slices.Contains(existing, d) {
-				ps = append(ps, tenant.Problem{Field: fmt.Sprintf("delete[%d]", i), Msg: fmt.Sprintf("%q is not a tenant", d)})
-			}
-		}
-	}
-	if len(ps) > 0 {
-		return nil, nil, problemsError(ps, notes...)
-	}
-	if terr != nil {
-		return nil, nil, terr
-	}
-	if serr != nil {
-		return nil, nil, serr
-	}
-	return f.Tenants, f.Delete, nil
-}
-
-// mergeFile returns the stored tenants with the file's applied, and what
-// changes in the store. A file tenant keeps the adopted mark of the stored
-// one and is active (declaring a tenant being deleted takes it back).
-func mergeFile(stored, file []tenant.Tenant, deletes []string) ([]tenant.Tenant, []storeChange) {
-	out := slices.Clone(stored)
-	var sc []storeChange
-	for _, ft := range file {
-		ft = ft.Clone()
-		ft.State = tenant.Active
-		i := slices.IndexFunc(out, func(t tenant.Tenant) bool { return t.Name == ft.Name })
-		if i < 0 {
-			out = append(out, ft)
-			sc = append(sc, storeChange{Action: tenantstore.ActionCreate, Tenant: ft.Name})
-			continue
-		}
-		ft.Adopted = out[i].Adopted
-		if cs := tenant.Changes(out[i], ft); len(cs) > 0 {
-			sc = append(sc, storeChange{Action: tenantstore.ActionModify, Tenant: ft.Name, Changes: cs})
-		}
-		out[i] = ft
-	}
-	for _, d := range deletes {
-		i := slices.IndexFunc(out, func(t tenant.Tenant) bool { return t.Name == d })
-		if i >= 0 && !out[i].IsDeleting() {
-			out[i] = out[i].Clone()
-			out[i].State = tenant.Deleting
-			sc = append(sc, storeChange{Action: tenantstore.ActionDelete, Tenant: d})
-		}
-	}
-	return out, sc
-}
-
-// storeFile writes the merged tenants that changed (one transaction for the
-// creates and modifies, one for the deletes).
-func storeFile(ctx context.Context, st *tenantstore.Store, ts []tenant.Tenant, sc []storeChange) error {
-	var put []tenant.Tenant
-	var del []string
-	for _, c := range sc {
-		if c.Action == tenantstore.ActionDelete {
-			del = append(del, c.Tenant)
-			continue
-		}
-		for _, t := range ts {
-			if t.Name == c.Tenant {
-				put = append(put, t)
-			}
-		}
-	}
-	if len(put) > 0 {
-		if _, err := st.Put(ctx, actor(), put); err != nil {
-			return err
-		}
-	}
-	if len(del) > 0 {
-		if _, err := st.MarkDeleting(ctx, actor(), del); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b, nil
 }
 
 // printTenantJSON writes v as indented JSON (for --json).

@@ -86,6 +86,11 @@ running it again moves nothing twice.`,
 				return a.Print(cycleTable(burst.Result{Plan: p}, true))
 			}
 			ctrl.AfterMove = afterMove
+			release, err := a.writerLockFor(ctx, cmd.CommandPath())
+			if err != nil {
+				return err
+			}
+			defer release()
 			res, err := ctrl.Cycle(ctx)
 			if perr := a.Print(cycleTable(res, false)); perr != nil && err == nil {
 				err = perr

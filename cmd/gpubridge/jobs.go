@@ -6,6 +6,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
+	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/daemon"
@@ -15,12 +16,13 @@ import (
 // readiness checks are wired. It is made once per `serve`; Jobs and Checks
 // are called for each configuration (at start and at every reload).
 type daemonJobs struct {
-	a     *App
-	burst *metrics.Recorder // registered once per process
+	a         *App
+	burst     *metrics.Recorder  // registered once per process
+	reconcile *rmetrics.Recorder // likewise
 }
 
 func newDaemonJobs(a *App) *daemonJobs {
-	return &daemonJobs{a: a, burst: metrics.New(a.Registry())}
+	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry())}
 }
 
 // Jobs makes the jobs of configuration c on its clients. Nothing connects
@@ -29,12 +31,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 	a := d.a.withClients(c, set)
 	return []daemon.Scheduled{
 		{Spec: c.Schedules.Reconcile, Job: daemon.Lazy("reconcile", func(ctx context.Context) (daemon.Job, error) {
-			r, err := a.reconciler(ctx, a.guardPath())
-			if err != nil {
-				return nil, err
-			}
-			r.Logger = a.Logger().With("component", "reconcile")
-			return r, nil
+			return a.reconcileJob(c, d.reconcile), nil
 		})},
 		{Spec: c.Schedules.Burst, Job: daemon.Lazy("burst", func(ctx context.Context) (daemon.Job, error) {
 			ctrl, err := a.burstController(ctx, c, "", "")
@@ -42,7 +39,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 				return nil, err
 			}
 			ctrl.Recorder = d.burst
-			return ctrl, nil
+			return lockedJob{a: a, what: "gpubridge serve (burst)", job: ctrl}, nil
 		})},
 		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
 			in, err := a.acctIngester(ctx, "")

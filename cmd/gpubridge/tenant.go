@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/user"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/kv"
@@ -29,98 +24,6 @@ func registerTenants(a *App, root, show, add, modify, del *cobra.Command) {
 	modify.AddCommand(modifyTenantCmd(a))
 	del.AddCommand(deleteTenantCmd(a), deleteUserCmd(a))
 	root.AddCommand(planCmd(a), applyCmd(a), importCmd(a))
-}
-
-// tenantStore opens the tenant store on gpubridge's database.
-func (a *App) tenantStore(ctx context.Context) (*tenantstore.Store, error) {
-	db, err := a.DB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return tenantstore.New(db), nil
-}
-
-// tenantCluster is the reconcile adapter over the slurmrestd client.
-func (a *App) tenantCluster(ctx context.Context) (*slurmadapter.Adapter, error) {
-	cl, err := a.Slurm(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return slurmadapter.New(cl), nil
-}
-
-func (a *App) naming() (tenant.Naming, error) {
-	c, err := a.Config()
-	if err != nil {
-		return tenant.Naming{}, err
-	}
-	return tenant.Naming{QOSPrefix: c.Tenants.QOSPrefix, OnDemandQOS: c.Tenants.OnDemandQOS}, nil
-}
-
-// actor is who the audit log names: the invoking user (the sudo user when
-// run through sudo).
-func actor() string {
-	if s := os.Getenv("SUDO_USER"); s != "" {
-		return s
-	}
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return "unknown"
-}
-
-// problemsError turns validation problems into a usage error (exit 2).
-func problemsError(ps tenant.Problems, notes ...string) error {
-	err := error(ps)
-	if len(notes) > 0 {
-		err = fmt.Errorf("%w\n  (%s)", ps, strings.Join(notes, "; "))
-	}
-	return usageError{err}
-}
-
-// checkTenants validates tenants about to be stored: their fields, the GPU
-// types the cluster tracks (one read from slurmrestd) and name collisions
-// with the store. It reports every problem at once; when Slurm or the
-// store cannot be reached, the problems found without them are still
-// reported.
-func (a *App) checkTenants(ctx context.Context, ts []tenant.Tenant, early tenant.Problems, prefix bool) (*tenantstore.Store, error) {
-	n, err := a.naming()
-	if err != nil {
-		return nil, err
-	}
-	ps := append(early, tenant.ValidateSet(ts, nil, tenant.Rules{Naming: n}, prefix)...)
-	var notes []string
-	types, terr := func() ([]string, error) {
-		cl, err := a.tenantCluster(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return cl.GPUTypes(ctx)
-	}()
-	if terr != nil {
-		notes = append(notes, "GPU types not checked: "+terr.Error())
-	}
-	st, serr := a.tenantStore(ctx)
-	var existing []string
-	if serr == nil {
-		existing, serr = st.Names(ctx)
-	}
-	if serr != nil {
-		notes = append(notes, "names not checked against the store: "+serr.Error())
-	}
-	if terr == nil && serr == nil {
-		ps = append(early, tenant.ValidateSet(ts, existing, tenant.Rules{GPUTypes: types, Naming: n}, prefix)...)
-	}
-	if len(ps) > 0 {
-		return nil, problemsError(ps, notes...)
-	}
-	if terr != nil {
-		return nil, terr
-	}
-	if serr != nil {
-		return nil, serr
-	}
-	return st, nil
 }
 
 const tenantArgsHelp = `Options (key=value):
@@ -153,21 +56,12 @@ Example:
 				return usagef("add tenant takes one name, then key=value options (got %q)", p.Names)
 			}
 			t, early := tenant.FromArgs(p.Names[0], p.Where)
-			st, err := a.checkTenants(ctx, []tenant.Tenant{t}, early, false)
+			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
-			if _, err := st.Get(ctx, t.Name); err == nil {
-				return usagef("tenant %q already exists; change it with `gpubridge modify tenant %s set ...`", t.Name, t.Name)
-			} else if !errors.Is(err, tenantstore.ErrNotFound) {
-				return err
-			}
-			t.Normalize()
-			if err := a.Confirm(describeTenant(" Adding tenant", t)); err != nil {
-				return err
-			}
-			if _, err := st.Put(ctx, actor(), []tenant.Tenant{t}); err != nil {
-				return err
+			if err := svc.Add(ctx, t, early, func(t tenant.Tenant) error { return a.Confirm(describeTenant(" Adding tenant", t)) }); err != nil {
+				return tenantErr(err)
 			}
 			fmt.Fprintf(a.out, "Tenant %s added. `gpubridge plan` shows the Slurm changes; `gpubridge apply` makes them.\n", t.Name)
 			return nil
@@ -227,41 +121,27 @@ Example:
 			if len(p.Names) != 1 || len(p.Set) == 0 {
 				return usagef("usage: gpubridge modify tenant NAME set key=value ...")
 			}
-			st, err := a.tenantStore(ctx)
+			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
-			old, err := st.Get(ctx, p.Names[0])
+			changed, err := svc.Modify(ctx, p.Names[0], p.Set, a.confirmChanges)
 			if err != nil {
-				return notFound(err)
+				return tenantErr(err)
 			}
-			t, early := tenant.Update(old, p.Set)
-			if _, err := a.checkTenants(ctx, []tenant.Tenant{t}, early, false); err != nil {
-				return err
-			}
-			t.Normalize()
-			cs := tenant.Changes(old, t)
-			if len(cs) == 0 {
-				fmt.Fprintf(a.out, "Tenant %s: nothing to change.\n", t.Name)
+			if !changed {
+				fmt.Fprintf(a.out, "Tenant %s: nothing to change.\n", p.Names[0])
 				return nil
 			}
-			if err := a.Confirm(describeChanges(" Modifying tenant", t.Name, cs)); err != nil {
-				return err
-			}
-			if _, err := st.Put(ctx, actor(), []tenant.Tenant{t}); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "Tenant %s modified. `gpubridge apply` makes the change in Slurm.\n", t.Name)
+			fmt.Fprintf(a.out, "Tenant %s modified. `gpubridge apply` makes the change in Slurm.\n", p.Names[0])
 			return nil
 		},
 	}
 }
 
-func notFound(err error) error {
-	if errors.Is(err, tenantstore.ErrNotFound) {
-		return usageError{fmt.Errorf("%w (see `gpubridge show tenants`)", err)}
-	}
-	return err
+// confirmChanges asks before a tenant's fields change.
+func (a *App) confirmChanges(name string, cs []tenant.FieldChange) error {
+	return a.Confirm(describeChanges(" Modifying tenant", name, cs))
 }
 
 func deleteTenantCmd(a *App) *cobra.Command {
@@ -280,20 +160,14 @@ Cancel the jobs with scancel to finish sooner.`,
 			if _, err := kv.Parse(args, kv.Spec{}); err != nil {
 				return usageError{err}
 			}
-			st, err := a.tenantStore(ctx)
+			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
-			for _, n := range args {
-				if _, err := st.Get(ctx, n); err != nil {
-					return notFound(err)
-				}
-			}
-			if err := a.Confirm(" Deleting tenant(s)\n  " + namesList(args, "\n  ") + "\n (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)"); err != nil {
-				return err
-			}
-			if _, err := st.MarkDeleting(ctx, actor(), args); err != nil {
-				return err
+			if err := svc.Delete(ctx, args, func(names []string) error {
+				return a.Confirm(" Deleting tenant(s)\n  " + namesList(names, "\n  ") + "\n (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)")
+			}); err != nil {
+				return tenantErr(err)
 			}
 			fmt.Fprintf(a.out, "Tenant(s) %s marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n", namesList(args, ", "))
 			return nil
@@ -334,28 +208,17 @@ func addUserCmd(a *App) *cobra.Command {
 					return usagef("admin: %s", msg)
 				}
 			}
-			if msg := tenant.CheckUser(name); msg != "" {
-				return problemsError(tenant.Problems{{Field: "user", Msg: msg}})
-			}
-			st, err := a.tenantStore(ctx)
+			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
-			old, err := st.Get(ctx, tn)
+			changed, err := svc.AddUser(ctx, tn, name, admin, a.confirmChanges)
 			if err != nil {
-				return notFound(err)
+				return tenantErr(err)
 			}
-			t := tenant.AddUser(old, name, admin)
-			cs := tenant.Changes(old, t)
-			if len(cs) == 0 {
+			if !changed {
 				fmt.Fprintf(a.out, "User %s is already in tenant %s.\n", name, tn)
 				return nil
-			}
-			if err := a.Confirm(describeChanges(" Modifying tenant", tn, cs)); err != nil {
-				return err
-			}
-			if _, err := st.Put(ctx, actor(), []tenant.Tenant{t}); err != nil {
-				return err
 			}
 			fmt.Fprintf(a.out, "User %s added to tenant %s. `gpubridge apply` creates the association.\n", name, tn)
 			return nil
@@ -374,23 +237,12 @@ func deleteUserCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := a.tenantStore(ctx)
+			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
-			old, err := st.Get(ctx, tn)
-			if err != nil {
-				return notFound(err)
-			}
-			if !slices.Contains(old.Users, name) {
-				return usagef("user %s is not in tenant %s (users: %s)", name, tn, orNone(strings.Join(old.Users, ",")))
-			}
-			t := tenant.RemoveUser(old, name)
-			if err := a.Confirm(describeChanges(" Modifying tenant", tn, tenant.Changes(old, t))); err != nil {
-				return err
-			}
-			if _, err := st.Put(ctx, actor(), []tenant.Tenant{t}); err != nil {
-				return err
+			if err := svc.RemoveUser(ctx, tn, name, a.confirmChanges); err != nil {
+				return tenantErr(err)
 			}
 			fmt.Fprintf(a.out, "User %s removed from tenant %s. `gpubridge apply` removes the association once their jobs there have ended.\n", name, tn)
 			return nil
@@ -421,23 +273,13 @@ With --json the full tenant records are printed.`,
 					cols = append(cols, c)
 				}
 			}
-			st, err := a.tenantStore(ctx)
+			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
-			var ts []tenant.Tenant
-			if len(p.Names) == 0 {
-				if ts, err = st.List(ctx); err != nil {
-					return err
-				}
-			} else {
-				for _, n := range p.Names {
-					t, err := st.Get(ctx, n)
-					if err != nil {
-						return notFound(err)
-					}
-					ts = append(ts, t)
-				}
+			ts, err := svc.Show(ctx, p.Names)
+			if err != nil {
+				return tenantErr(err)
 			}
 			t := table.Table{Raw: ts}
 			if ts == nil {

@@ -62,38 +62,6 @@ func TestBadTenantInputOffline(t *testing.T) {
 	}
 }
 
-func TestMergeFile(t *testing.T) {
-	stored := []tenant.Tenant{
-		{Name: "acme", Users: []string{"alice"}, GPUs: tenant.Quota{"h100": 2}, State: tenant.Active, Adopted: true},
-		{Name: "globex", Users: []string{"carol"}, State: tenant.Deleting},
-		{Name: "initech", State: tenant.Active},
-	}
-	file := []tenant.Tenant{
-		{Name: "acme", Users: []string{"alice"}, GPUs: tenant.Quota{"h100": 4}, State: tenant.Active},
-		{Name: "globex", Users: []string{"carol"}, State: tenant.Active},
-		{Name: "hooli", Users: []string{"dave"}, State: tenant.Active},
-	}
-	got, sc := mergeFile(stored, file, []string{"initech"})
-	want := []storeChange{
-		{Action: tenantstore.ActionModify, Tenant: "acme", Changes: []tenant.FieldChange{{Title: "GPUs", Old: "h100:2", New: "h100:4"}}},
-		{Action: tenantstore.ActionModify, Tenant: "globex", Changes: []tenant.FieldChange{{Title: "State", Old: "deleting", New: "active"}}},
-		{Action: tenantstore.ActionCreate, Tenant: "hooli"},
-		{Action: tenantstore.ActionDelete, Tenant: "initech"},
-	}
-	if diff := cmp.Diff(want, sc); diff != "" {
-		t.Errorf("store changes (-want +got):\n%s", diff)
-	}
-	if !got[0].Adopted {
-		t.Error("a file tenant lost the adopted mark of the stored one")
-	}
-	if got[2].State != tenant.Deleting || len(got) != 4 {
-		t.Errorf("merged: %+v", got)
-	}
-	if stored[0].GPUs["h100"] != 2 {
-		t.Error("mergeFile modified the stored tenants")
-	}
-}
-
 func TestPrintPlan(t *testing.T) {
 	p := &reconcile.Plan{
 		Changes: []reconcile.Change{
