@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -25,8 +26,11 @@ func (a *App) guardPath() string {
 	return c.Tenants.GuardFile
 }
 
-// requests returns slurmrestd's request counters so far.
-func (a *App) requests() (reads, writes int64) {
+// requests returns slurmrestd's request counters so far. It connects
+// first (an error is left for the command to meet), so that the counts a
+// command reports do not include the version negotiation.
+func (a *App) requests(ctx context.Context) (reads, writes int64) {
+	_, _ = a.Slurm(ctx)
 	if a.slurm == nil {
 		return 0, 0
 	}
@@ -127,12 +131,12 @@ changes (like terraform plan).`,
 			if err != nil {
 				return err
 			}
-			r0, w0 := a.requests()
+			r0, w0 := a.requests(ctx)
 			p, err := svc.Plan(ctx)
 			if err != nil {
 				return err
 			}
-			r1, w1 := a.requests()
+			r1, w1 := a.requests(ctx)
 			if a.output.JSON {
 				if err := a.printTenantJSON(planOutput{Plan: p, Reads: r1 - r0, Writes: w1 - w0}); err != nil {
 					return err
@@ -205,12 +209,12 @@ see contrib/job_submit.lua).`,
 			if err != nil {
 				return err
 			}
-			r0, w0 := a.requests()
+			r0, w0 := a.requests(ctx)
 			res, err := svc.Apply(ctx, req)
 			if err != nil {
 				return tenantErr(err)
 			}
-			r1, w1 := a.requests()
+			r1, w1 := a.requests(ctx)
 			out := planOutput{Plan: res.Plan, StoreChanges: res.StoreChanges, Reads: r1 - r0, Writes: w1 - w0, Applied: res.Applied, GuardWritten: res.GuardWritten}
 			if a.output.JSON {
 				return a.printTenantJSON(out)

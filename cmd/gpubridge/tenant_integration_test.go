@@ -61,12 +61,14 @@ func (h *tenantIT) ok(args ...string) string {
 }
 
 type applyJSON struct {
-	Changes      []reconcile.Change `json:"changes"`
-	Waiting      []reconcile.Wait   `json:"waiting"`
-	Removed      []string           `json:"removedTenants"`
-	Reads        int64              `json:"reads"`
-	Writes       int64              `json:"writes"`
-	GuardWritten bool               `json:"guardWritten"`
+	Changes      []reconcile.Change    `json:"changes"`
+	Waiting      []reconcile.Wait      `json:"waiting"`
+	Removed      []string              `json:"removedTenants"`
+	Reads        int64                 `json:"reads"`
+	Writes       int64                 `json:"writes"`
+	GuardWritten bool                  `json:"guardWritten"`
+	MassDelete   *reconcile.MassDelete `json:"massDelete"`
+	StoreChanges []storeChange         `json:"storeChanges"`
 }
 
 // apply runs `gpubridge -i --json apply` and decodes its report.
@@ -122,7 +124,10 @@ func (h *tenantIT) remove(tenants ...string) {
 		h.cli("", append([]string{"-i", "delete", "tenant"}, known...)...)
 	}
 	for i := 0; i < 20; i++ {
-		_, errs, code := h.cli("", "-i", "apply")
+		// The test's tenants may be the only ones in Slurm: deleting them
+		// is deleting every tenant, which the delete policy refuses
+		// without the flag.
+		_, errs, code := h.cli("", "-i", "apply", "--allow-mass-delete")
 		left := false
 		for _, t := range known {
 			if _, _, c := h.cli("", "show", "tenant", t); c == 0 {
@@ -415,7 +420,10 @@ func TestTenantDeleteWaitsForJobs(t *testing.T) {
 
 	h.env.Exec(t, "", "scancel", strconv.FormatInt(running, 10), strconv.FormatInt(pending, 10))
 	h.waitCount([]int64{running, pending}, map[string]int{"RUNNING": 0, "PENDING": 0}, 60*time.Second)
-	r = h.apply()
+	r = h.apply("--allow-mass-delete") // t3del may be the only tenant in Slurm
+	if r.MassDelete != nil && r.MassDelete.Reason != reconcile.ReasonAll {
+		t.Errorf("deleting t3del: mass delete %+v", r.MassDelete)
+	}
 	if len(r.Removed) != 1 || r.Removed[0] != "t3del" {
 		t.Errorf("apply after the jobs ended: removed %v", r.Removed)
 	}
