@@ -420,7 +420,18 @@ func TestTenantDeleteWaitsForJobs(t *testing.T) {
 
 	h.env.Exec(t, "", "scancel", strconv.FormatInt(running, 10), strconv.FormatInt(pending, 10))
 	h.waitCount([]int64{running, pending}, map[string]int{"RUNNING": 0, "PENDING": 0}, 60*time.Second)
-	r = h.apply("--allow-mass-delete") // t3del may be the only tenant in Slurm
+	// A cancelled job may still be completing for a moment (squeue shows
+	// CG, slurmctld still counts it): apply waits for it, then removes.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		r = h.apply("--allow-mass-delete") // t3del may be the only tenant in Slurm
+		if len(r.Removed) > 0 || time.Now().After(deadline) {
+			break
+		}
+		if len(r.Waiting) != 1 || r.Waiting[0].Name != "t3del" {
+			t.Errorf("apply while the cancelled jobs end: waiting %+v, changes %v", r.Waiting, mine(r.Changes, "t3del"))
+			break
+		}
+	}
 	if r.MassDelete != nil && r.MassDelete.Reason != reconcile.ReasonAll {
 		t.Errorf("deleting t3del: mass delete %+v", r.MassDelete)
 	}
