@@ -348,7 +348,7 @@ tenants:
 		}
 		if res[3].code == 0 && (c.CPUs == nil || strconv.FormatInt(*c.CPUs, 10) != cpus) {
 			lost++
-			t.Errorf("round %d: `modify set cpus=%s` succeeded but the store has %v", round, cpus, c.CPUs)
+			t.Errorf("round %d: `modify set cpus=%s` succeeded but the store has %s", round, cpus, tenant.Fields(c)[6].Value)
 		}
 		if res[2].code != 0 && res[3].code != 0 {
 			t.Errorf("round %d: both modifies were refused; the first to commit must win", round)
