@@ -65,8 +65,10 @@ const DefaultMaxDeleteShare = 0.10
 // MassDelete is what the delete policy found in a plan that it refused
 // (or that Allow let through).
 type MassDelete struct {
-	Reason  string `json:"reason"`
+	Reason string `json:"reason"`
+	// Message says what the plan deletes; Hint what to do about it.
 	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
 	// Allowed: --allow-mass-delete let the plan through.
 	Allowed bool `json:"allowed,omitempty"`
 	// Tenants whose Slurm objects this plan deletes, of TenantsInSlurm.
@@ -81,11 +83,14 @@ type MassDelete struct {
 }
 
 func (m MassDelete) String() string {
-	s := "refused: " + m.Message
 	if m.Allowed {
-		s = "allowed by --allow-mass-delete: " + m.Message
+		return "allowed by --allow-mass-delete: " + m.Message
 	}
-	return s
+	return m.refusal()
+}
+
+func (m MassDelete) refusal() string {
+	return "refused: " + m.Message + "; nothing was changed. " + m.Hint
 }
 
 // allowance is how many of n one plan may delete: MaxShare of them, and
@@ -137,23 +142,22 @@ func (d DeletePolicy) check(del deletions, ts []tenant.Tenant) *MassDelete {
 	switch {
 	case len(m.Unrecorded) > 0:
 		m.Reason = ReasonUnrecorded
-		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of %d tenant(s) that gpubridge's store has no record of (%s); nothing was changed. "+
-			"Is the database empty, restored from an old backup, or another site's? "+
-			"Recover them with `gpubridge import --marked`, or delete them with `gpubridge apply --allow-mass-delete`", len(m.Unrecorded), namesOf(m.Unrecorded))
+		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of %d tenant(s) that gpubridge's store has no record of (%s)", len(m.Unrecorded), namesOf(m.Unrecorded))
+		m.Hint = "Is the database empty, restored from an old backup, or another site's? Recover them with `gpubridge import --marked`, or delete them with `gpubridge apply --allow-mass-delete`"
 	case len(m.Tenants) > 0 && len(m.Tenants) >= len(del.live):
 		m.Reason = ReasonAll
-		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of every tenant (%s); nothing was changed. "+
-			"If that is what you want, run `gpubridge apply --allow-mass-delete`", namesOf(m.Tenants))
+		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of every tenant (%s)", namesOf(m.Tenants))
+		m.Hint = "If that is what you want, run `gpubridge apply --allow-mass-delete`"
 	case len(m.Tenants) > d.allowance(len(del.live)):
 		m.Reason = ReasonShare
-		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of %d of %d tenants (%s), more than reconcile.maxDeleteShare=%g allows in one run (%d); "+
-			"nothing was changed. Run `gpubridge apply --allow-mass-delete` to delete them at once",
+		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of %d of %d tenants (%s), more than reconcile.maxDeleteShare=%g allows in one run (%d)",
 			len(m.Tenants), len(del.live), namesOf(m.Tenants), d.MaxShare, d.allowance(len(del.live)))
+		m.Hint = "Run `gpubridge apply --allow-mass-delete` to delete them at once"
 	case del.assocs > d.allowance(del.assocsAll):
 		m.Reason = ReasonShare
-		m.Message = fmt.Sprintf("the plan deletes %d of %d user associations of tenants that stay, more than reconcile.maxDeleteShare=%g allows in one run (%d); "+
-			"nothing was changed. Run `gpubridge apply --allow-mass-delete` to remove those users at once",
+		m.Message = fmt.Sprintf("the plan deletes %d of %d user associations of tenants that stay, more than reconcile.maxDeleteShare=%g allows in one run (%d)",
 			del.assocs, del.assocsAll, d.MaxShare, d.allowance(del.assocsAll))
+		m.Hint = "Run `gpubridge apply --allow-mass-delete` to remove those users at once"
 	default:
 		return nil
 	}

@@ -111,7 +111,7 @@ func (p *Plan) Refused() bool { return p.MassDelete != nil && !p.MassDelete.Allo
 func (p *Plan) Err() error {
 	if len(p.Conflicts) == 0 {
 		if p.Refused() {
-			return fmt.Errorf("%w (%s): %s", ErrMassDelete, p.MassDelete.Reason, p.MassDelete.Message)
+			return fmt.Errorf("%w (%s): %s; nothing was changed. %s", ErrMassDelete, p.MassDelete.Reason, p.MassDelete.Message, p.MassDelete.Hint)
 		}
 		return nil
 	}

@@ -139,7 +139,7 @@ func (s *Service) noteRefusal(p *reconcile.Plan) {
 		return
 	}
 	s.log().Warn("plan refused: it deletes too much", "reason", m.Reason, "tenants", m.Tenants, "unrecorded", m.Unrecorded,
-		"tenants_in_slurm", m.TenantsInSlurm, "assocs", m.Assocs, "assocs_in_slurm", m.AssocsInSlurm, "message", m.Message)
+		"tenants_in_slurm", m.TenantsInSlurm, "assocs", m.Assocs, "assocs_in_slurm", m.AssocsInSlurm, "message", m.Message, "hint", m.Hint)
 	if s.Refusals != nil {
 		s.Refusals.Refused(m.Reason)
 	}

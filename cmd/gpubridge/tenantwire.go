@@ -46,9 +46,9 @@ func (a *App) tenantService(cmd *cobra.Command, guardPath string) (*tenantadmin.
 	if err != nil {
 		return nil, err
 	}
-	s := a.tenantServiceFor(c, cmd.CommandPath(), guardPath)
-	s.Logger = a.Logger()
-	return s, nil
+	// No logger: a command prints what the service would log (the plan
+	// and its refusal), and its error.
+	return a.tenantServiceFor(c, cmd.CommandPath(), guardPath), nil
 }
 
 func (a *App) tenantServiceFor(c config.Config, what, guardPath string) *tenantadmin.Service {
