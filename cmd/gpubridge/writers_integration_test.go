@@ -420,4 +420,3 @@ func (h *tenantIT) converged(t *testing.T, round int, lock *writerlock.Lock, st 
 		time.Sleep(300 * time.Millisecond)
 	}
 }
-
