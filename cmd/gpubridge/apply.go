@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -26,11 +25,8 @@ func (a *App) guardPath() string {
 	return c.Tenants.GuardFile
 }
 
-// requests returns slurmrestd's request counters so far. It connects
-// first (an error is left for the command to meet), so that the counts a
-// command reports do not include the version negotiation.
-func (a *App) requests(ctx context.Context) (reads, writes int64) {
-	_, _ = a.Slurm(ctx)
+// requests returns slurmrestd's request counters so far.
+func (a *App) requests() (reads, writes int64) {
 	if a.slurm == nil {
 		return 0, 0
 	}
@@ -131,12 +127,15 @@ changes (like terraform plan).`,
 			if err != nil {
 				return err
 			}
-			r0, w0 := a.requests(ctx)
+			// Connect first (an error is left for the use case to meet), so that
+			// the counts do not include the version negotiation.
+			_, _ = a.Slurm(ctx)
+			r0, w0 := a.requests()
 			p, err := svc.Plan(ctx)
 			if err != nil {
 				return err
 			}
-			r1, w1 := a.requests(ctx)
+			r1, w1 := a.requests()
 			if a.output.JSON {
 				if err := a.printTenantJSON(planOutput{Plan: p, Reads: r1 - r0, Writes: w1 - w0}); err != nil {
 					return err
@@ -209,12 +208,15 @@ see contrib/job_submit.lua).`,
 			if err != nil {
 				return err
 			}
-			r0, w0 := a.requests(ctx)
+			// Connect first (an error is left for the use case to meet), so that
+			// the counts do not include the version negotiation.
+			_, _ = a.Slurm(ctx)
+			r0, w0 := a.requests()
 			res, err := svc.Apply(ctx, req)
 			if err != nil {
 				return tenantErr(err)
 			}
-			r1, w1 := a.requests(ctx)
+			r1, w1 := a.requests()
 			out := planOutput{Plan: res.Plan, StoreChanges: res.StoreChanges, Reads: r1 - r0, Writes: w1 - w0, Applied: res.Applied, GuardWritten: res.GuardWritten}
 			if a.output.JSON {
 				return a.printTenantJSON(out)
