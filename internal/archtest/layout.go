@@ -28,25 +28,28 @@ var Gpubridge = Layout{
 			"cmd/gpubridge", "bridge/reconcile/slurmadapter", "bridge/burst/slurmjobs", "bridge/slurmconf/slurmadapter", "bridge/reserve/slurmadapter",
 			"bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
 		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
-		"bridge/slurmrest/slurmresttest": {}, // testbed clients for integration tests
-		"bridge/tenant":                  {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantstore", "bridge/burst/...", "test/bench/..."}},
-		"bridge/tenantstore":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service", "test/bench/..."}},
-		"bridge/reconcile":               {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "test/bench/..."}},
-		"bridge/reconcile/slurmadapter":  {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
-		"bridge/reconcile/reconciletest": {}, // fakes for tests
-		"bridge/burst":                   {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/burst/...", "test/bench/..."}},
-		"bridge/burst/metrics":           {Importers: []string{"cmd/gpubridge"}},
-		"bridge/burst/slurmjobs":         {Importers: []string{"cmd/gpubridge", "bridge/burst/service", "test/bench/..."}},
-		"bridge/burst/spend":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service"}},
-		"bridge/burst/store":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service"}},
-		"bridge/burst/service":           {Importers: []string{"cmd/gpubridge"}},
-		"bridge/slurmconf":               {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/slurmconf/..."}},
-		"bridge/slurmconf/slurmadapter":  {Importers: []string{"cmd/gpubridge"}},
-		"bridge/reserve":                 {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reserve/...", "test/bench/..."}},
-		"bridge/reserve/reservetest":     {Pure: true, Importers: []string{"test/bench/..."}}, // and tests
-		"bridge/reserve/slurmadapter":    {Importers: []string{"cmd/gpubridge"}},
-		"bridge/reserve/store":           {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
-		"bridge/reserve/store/storetest": {Importers: []string{"test/bench/..."}}, // and tests
+		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
+		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "test/bench/..."}},
+		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/gpubridge"}}, // the tenant use cases; I/O through its ports
+		"bridge/tenantstore":                 {Importers: []string{"cmd/gpubridge", "bridge/tenantstore/tenantstoretest", "bridge/burst/service", "test/bench/..."}},
+		"bridge/tenantstore/tenantstoretest": {}, // the store conformance suite, for tests
+		"bridge/reconcile":                   {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "test/bench/..."}},
+		"bridge/reconcile/metrics":           {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reconcile/slurmadapter":      {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
+		"bridge/reconcile/reconciletest":     {}, // fakes for tests
+		"bridge/burst":                       {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/burst/...", "test/bench/..."}},
+		"bridge/burst/metrics":               {Importers: []string{"cmd/gpubridge"}},
+		"bridge/burst/slurmjobs":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service", "test/bench/..."}},
+		"bridge/burst/spend":                 {Importers: []string{"cmd/gpubridge", "bridge/burst/service"}},
+		"bridge/burst/store":                 {Importers: []string{"cmd/gpubridge", "bridge/burst/service"}},
+		"bridge/burst/service":               {Importers: []string{"cmd/gpubridge"}},
+		"bridge/slurmconf":                   {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/slurmconf/..."}},
+		"bridge/slurmconf/slurmadapter":      {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reserve/...", "test/bench/..."}},
+		"bridge/reserve/reservetest":         {Pure: true, Importers: []string{"test/bench/..."}}, // and tests
+		"bridge/reserve/slurmadapter":        {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reserve/store":               {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
+		"bridge/reserve/store/storetest":     {Importers: []string{"test/bench/..."}}, // and tests
 
 		// accounting/: usage, ledger and money.
 		"accounting/meter": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "test/bench/...", "bridge/burst/spend"},
@@ -80,8 +83,9 @@ var Gpubridge = Layout{
 		"internal/kv":                  {Pure: true, Importers: []string{"*"}},
 		"internal/table":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
 		"internal/atomicfile":          {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
-		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore", "bridge/burst/store", "bridge/reserve/store/...", "test/..."}},
+		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "test/..."}},
 		"internal/daemon":              {Importers: []string{"cmd/gpubridge"}},
+		"internal/writerlock":          {Importers: []string{"cmd/gpubridge"}},                                                             // the one-writer lock; and tests
 		"internal/clients":             {Importers: []string{"cmd/gpubridge", "internal/daemon"}},                                          // the clients of a configuration, for the CLI and the daemon
 		"internal/clients/clientstest": {},                                                                                                 // fakes of what a clients.Set connects to; tests import it
 		"internal/testbed":             {Importers: []string{"accounting/internal/acctest", "bridge/slurmrest/slurmresttest", "test/..."}}, // and tests
