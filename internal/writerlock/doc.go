@@ -8,7 +8,7 @@
 //
 // A writer waits a bounded time (config reconcile.writerLockTimeout) and
 // then fails with ErrBusy naming the holder (written by the holder, on
-// its pinned connection, into writer_lock_holders, migration 00900). The
+// its pinned connection, into writer_lock_holders, migration 00190). The
 // lock lives exactly as long as its connection: a writer that dies frees
 // it. Released, the connection is discarded, never returned to the pool
 // still holding the lock (like the leader lock in internal/daemon).
