@@ -23,9 +23,19 @@
 // account have ended. Shrinking a quota changes GrpTRES only, which gates
 // the start of jobs and never stops running ones.
 //
-// Cluster is the port this package needs; bridge/reconcile/slurmadapter
+// Deleting only what a store means (DeletePolicy, massdelete.go): every
+// front end computes its plans with a delete policy, and a plan that
+// deletes the objects of tenants the store has no record of, of every
+// tenant, or of more than a share of them, is refused whole (Plan.Err,
+// ErrMassDelete) unless a person allowed it.
+//
+// Cluster is the port this package needs (Reader, and Writer split by the
+// kind of object written: QOSWriter, AccountWriter, UserWriter,
+// AssocWriter, CoordinatorWriter); bridge/reconcile/slurmadapter
 // implements it over the slurmrest client and reconciletest holds an
-// in-memory fake. This package must not import net/http, database/sql or
-// the slurmrest client (internal/archtest enforces it); cmd/gpubridge, its
-// subpackages and test/bench import it.
+// in-memory fake. The use cases that plan and apply for the CLI and the
+// daemon are in bridge/tenantadmin; metrics exports the refusal counter.
+// This package must not import net/http, database/sql or the slurmrest
+// client (internal/archtest enforces it); cmd/gpubridge, bridge/tenantadmin,
+// its subpackages and test/bench import it.
 package reconcile

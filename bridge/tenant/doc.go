@@ -7,12 +7,22 @@
 // coordinators — plus the data file read by contrib/job_submit.lua (Guard).
 //
 // Validation reports every problem at once, each naming its field and the
-// fix; nothing is written anywhere when any problem is found.
+// fix; nothing is written anywhere when any problem is found. A tenants
+// file is also checked for what YAML would silently change (yamlkind.go:
+// `name: yes` read as a boolean, `h100: 16.0` or `010` as other numbers)
+// and bounded in size (MaxFileBytes); names that are command keywords
+// (Keywords) are refused.
+//
+// Stored and Edit carry the store's versions between the use cases
+// (bridge/tenantadmin) and the store (bridge/tenantstore): a write names
+// the version it was computed from and is refused (ErrChanged) when the
+// record has moved on.
 //
 // This package is pure: it does no I/O and must not import net/http,
 // database/sql, sqlx, the slurmrest client or any other adapter
 // (internal/archtest enforces this). The store lives in bridge/tenantstore,
-// the diff against the live cluster in bridge/reconcile. Importers:
-// cmd/gpubridge, bridge/reconcile and its adapter, bridge/tenantstore,
-// bridge/burst and test/bench.
+// the diff against the live cluster in bridge/reconcile, the use cases in
+// bridge/tenantadmin. Importers: cmd/gpubridge, bridge/tenantadmin,
+// bridge/reconcile and its adapter, bridge/tenantstore, bridge/burst and
+// test/bench.
 package tenant
