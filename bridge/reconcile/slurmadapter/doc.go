@@ -4,7 +4,8 @@
 // cluster tracks (for tenant validation) and writes the job_submit guard's
 // data file.
 //
-// This is an adapter: it may import the slurmrest client and the domain
-// packages; nothing in the domain imports it: only cmd/gpubridge and
+// It is also the Cluster of bridge/tenantadmin (reconcile.Cluster plus
+// GPUTypes). This is an adapter: it may import the slurmrest client and the
+// domain packages; nothing in the domain imports it: only cmd/gpubridge and
 // test/bench do.
 package slurmadapter
