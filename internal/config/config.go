@@ -41,7 +41,7 @@ type Config struct {
 	Bookings  Bookings  `json:"bookings"`
 	// Chargeback names the site that bills, in the FOCUS export.
 	Chargeback Chargeback `json:"chargeback"`
-	Reconcile Reconcile `json:"reconcile"`
+	Reconcile  Reconcile  `json:"reconcile"`
 }
 
 // Reconcile bounds what one writer may do (bridge/reconcile.DeletePolicy,
