@@ -1,0 +1,306 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Request is a check triggered on one node by a tenant or an admin.
+type Request struct {
+	Node string
+	// Checks to run; empty takes Settings.TriggerChecks.
+	Checks []string
+	// Tenant that asks; empty for a site admin. A tenant may check only the
+	// nodes that run its jobs or are booked for it, at most
+	// TenantChecksPerHour times an hour, and only nodes in service.
+	Tenant string
+	Actor  string
+}
+
+// Trigger submits a run for a request and returns it. The run is judged
+// like any other (a failing check drains the node) once its job ends: the
+// next cycle, or Harvest, finishes it. Its job runs under the health
+// service account: nothing of it is billed to the tenant.
+func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.managed(q.Node) {
+		return Run{}, fmt.Errorf("%w: %s is not under gpubridge's health management (health.nodes: %s)", ErrUnknownNode, q.Node, strings.Join(s.Settings.Nodes, ","))
+	}
+	names := q.Checks
+	if len(names) == 0 {
+		names = s.Settings.TriggerChecks
+	}
+	checks, err := s.Catalog.Resolve(names)
+	if err != nil {
+		return Run{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	for _, c := range checks {
+		if c.Nodes > 1 {
+			return Run{}, fmt.Errorf("%w: %s spans %d nodes; a check triggered on one node runs single-node checks", ErrInvalid, c.Name, c.Nodes)
+		}
+	}
+	now := s.now()
+	if q.Tenant != "" {
+		if err := s.mayCheck(ctx, q.Tenant, q.Node, now); err != nil {
+			return Run{}, err
+		}
+	}
+	st, err := s.load(ctx)
+	if err != nil {
+		return Run{}, err
+	}
+	sn, ok := st.slurm[q.Node]
+	if !ok {
+		return Run{}, fmt.Errorf("%w: slurmctld does not know node %s", ErrUnknownNode, q.Node)
+	}
+	rec, ok := st.recs[q.Node]
+	switch {
+	case !ok:
+		return Run{}, fmt.Errorf("%w: %s is new to gpubridge and not admitted yet (its burn-in starts at the next health cycle)", ErrBusy, q.Node)
+	case rec.State == External:
+		return Run{}, fmt.Errorf("%w: %s is %s; gpubridge does not check a node it does not hold", ErrNotAllowed, q.Node, rec.Reason)
+	case rec.State.Held() && q.Tenant != "":
+		return Run{}, fmt.Errorf("%w: %s is held by gpubridge (%s): it serves no tenant until it requalifies", ErrNotAllowed, q.Node, DrainReason(rec))
+	}
+	if r, busy := st.runOn(q.Node); busy {
+		return Run{}, fmt.Errorf("%w: run %d (%s) is in flight on %s; see `gpubridge show checks run=%d`", ErrBusy, r.ID, strings.Join(r.Checks, ","), q.Node, r.ID)
+	}
+	if st.activeRuns() >= s.Settings.MaxConcurrent {
+		return Run{}, fmt.Errorf("%w: %d check jobs are in flight, the cap (health.maxConcurrent); try again later", ErrBusy, st.activeRuns())
+	}
+	purpose := PurposeAdmin
+	if q.Tenant != "" {
+		purpose = PurposeTenant
+	}
+	held := rec.State.Held() // an admin's acceptance run on a held node counts toward its passes
+	if held {
+		names = union(names, rec.Checks)
+	}
+	var rep Report
+	if held {
+		s.reconcile(ctx, st, &rep, []string{q.Node}) // its reservation first
+	}
+	r, err := s.submit(ctx, st, sn, names, purpose, "", held, q.Tenant, q.Actor)
+	if err != nil {
+		return Run{}, err
+	}
+	if held {
+		s.settle(ctx, st, &rep)
+	}
+	if len(rep.Errors) > 0 {
+		return r, fmt.Errorf("run %d submitted, but: %s", r.ID, strings.Join(rep.Errors, "; "))
+	}
+	return r, nil
+}
+
+// mayCheck authorizes a tenant's check: the node runs its jobs or is booked
+// for it, and it is within its rate.
+func (s *Service) mayCheck(ctx context.Context, tenant, node string, now time.Time) error {
+	nodes, err := s.TenantNodes(ctx, tenant, now)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(nodes, node) {
+		return fmt.Errorf("%w: tenant %s has no job running on %s and no booking of it; a tenant may check only the nodes it uses", ErrNotAllowed, tenant, node)
+	}
+	n, err := s.Store.TenantRuns(ctx, tenant, now.Add(-time.Hour))
+	if err != nil {
+		return err
+	}
+	if n >= s.Settings.TenantChecksPerHour {
+		return fmt.Errorf("%w: tenant %s triggered %d checks in the last hour, the limit (health.tenantChecksPerHour=%d)", ErrRateLimited, tenant, n, s.Settings.TenantChecksPerHour)
+	}
+	return nil
+}
+
+// TenantNodes are the managed nodes a tenant uses now: running its jobs or
+// booked for it.
+func (s *Service) TenantNodes(ctx context.Context, tenant string, at time.Time) ([]string, error) {
+	var nodes []string
+	if s.Usage != nil {
+		used, err := s.Usage.TenantNodes(ctx, tenant)
+		if err != nil {
+			return nil, fmt.Errorf("nodes of tenant %s: %w", tenant, err)
+		}
+		nodes = append(nodes, used...)
+	}
+	booked, err := s.Bookings.BookedNodes(ctx, tenant, at)
+	if err != nil {
+		return nil, fmt.Errorf("bookings of tenant %s: %w", tenant, err)
+	}
+	nodes = union(nodes, booked)
+	out := nodes[:0]
+	for _, n := range nodes {
+		if s.managed(n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Wait polls a run's job until it ends (or ctx is done), then harvests. It
+// returns the run as stored and its results.
+func (s *Service) Wait(ctx context.Context, id int64) (Run, []StoredResult, error) {
+	for {
+		r, err := s.Store.Run(ctx, id)
+		if err != nil {
+			return Run{}, nil, err
+		}
+		if r.State == RunDone || r.State == RunAborted {
+			res, err := s.Store.Results(ctx, ResultFilter{RunID: id})
+			return r, res, err
+		}
+		ended := r.JobID == 0
+		if r.JobID > 0 {
+			js, err := s.Jobs.States(ctx, []int64{r.JobID})
+			if err != nil {
+				return r, nil, err
+			}
+			j, known := js[r.JobID]
+			ended = !known || !j.Active()
+		}
+		if ended {
+			if _, err := s.Harvest(ctx); err != nil {
+				s.Logger.Warn("health: harvest", "error", err)
+			}
+			if r2, err := s.Store.Run(ctx, id); err == nil && (r2.State == RunDone || r2.State == RunAborted) {
+				continue
+			}
+		}
+		if err := s.sleep(ctx, pollEvery); err != nil {
+			return r, nil, fmt.Errorf("run %d (job %d) still running: %w", id, r.JobID, err)
+		}
+	}
+}
+
+// ResumeNode is the admin override: a node gpubridge holds serves again at
+// once, without its requalify runs. It is audited. A node drained outside
+// gpubridge is refused: gpubridge resumes only its own drains.
+func (s *Service) ResumeNode(ctx context.Context, node, actor, why string) (Node, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.managed(node) {
+		return Node{}, fmt.Errorf("%w: %s is not under gpubridge's health management", ErrUnknownNode, node)
+	}
+	st, err := s.load(ctx)
+	if err != nil {
+		return Node{}, err
+	}
+	rec, ok := st.recs[node]
+	switch {
+	case !ok:
+		return Node{}, fmt.Errorf("%w: gpubridge holds no record of %s yet", ErrInvalid, node)
+	case rec.State == External:
+		return Node{}, fmt.Errorf("%w: %s was %s; gpubridge never resumes another's drain (use scontrol if you mean to)", ErrNotAllowed, node, rec.Reason)
+	case !rec.State.Held():
+		return rec, fmt.Errorf("%w: %s is %s, not held by gpubridge", ErrInvalid, node, rec.State)
+	}
+	now := s.now()
+	why = strings.TrimSpace(why)
+	if why == "" {
+		why = "admin override"
+	}
+	next := Node{Name: node, State: Serving, Since: now, Reason: fmt.Sprintf("resumed by %s: %s", actor, why), Version: rec.Version}
+	ev := Event{Node: node, At: now, From: rec.State, To: Serving, Reason: next.Reason, Actor: actor}
+	stored, err := s.Store.Override(ctx, Override{Node: next, Event: ev, Actor: actor, Action: "resume", Before: rec, After: next})
+	if err != nil {
+		return Node{}, err
+	}
+	st.recs[node] = stored
+	var rep Report
+	s.reconcile(ctx, st, &rep, []string{node})
+	if len(rep.Errors) > 0 {
+		return stored, fmt.Errorf("%s is serving in gpubridge's records, but Slurm was not updated (the next cycle retries): %s", node, strings.Join(rep.Errors, "; "))
+	}
+	return stored, nil
+}
+
+// NodeView is one line of `show health`.
+type NodeView struct {
+	Node
+	Managed     bool          `json:"managed"`
+	SlurmState  string        `json:"slurmState"`
+	SlurmReason string        `json:"slurmReason,omitempty"`
+	Fenced      bool          `json:"fenced"`
+	Running     *Run          `json:"running,omitempty"`
+	Last        *StoredResult `json:"last,omitempty"`
+}
+
+// HealthFilter selects the nodes of `show health`.
+type HealthFilter struct {
+	Node   string
+	Tenant string // the nodes the tenant uses now
+}
+
+// Health lists the managed nodes with their lifecycle and Slurm states.
+func (s *Service) Health(ctx context.Context, f HealthFilter) ([]NodeView, error) {
+	st, err := s.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes := s.Settings.Nodes
+	if f.Tenant != "" {
+		if nodes, err = s.TenantNodes(ctx, f.Tenant, s.now()); err != nil {
+			return nil, err
+		}
+	}
+	var out []NodeView
+	for _, name := range nodes {
+		if f.Node != "" && name != f.Node {
+			continue
+		}
+		v := NodeView{Node: Node{Name: name}, Managed: true}
+		if rec, ok := st.recs[name]; ok {
+			v.Node = rec
+		}
+		if sn, ok := st.slurm[name]; ok {
+			v.SlurmState, v.SlurmReason = slurmState(sn), sn.Reason
+		} else {
+			v.SlurmState = "UNKNOWN (not in slurmctld)"
+		}
+		v.Fenced = st.fences[name]
+		if r, ok := st.runOn(name); ok {
+			rr := r
+			v.Running = &rr
+		}
+		last, err := s.Store.Results(ctx, ResultFilter{Node: name, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(last) > 0 {
+			v.Last = &last[0]
+		}
+		out = append(out, v)
+	}
+	if f.Node != "" && len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s is not under gpubridge's health management (or not used by tenant %s)", ErrUnknownNode, f.Node, f.Tenant)
+	}
+	return out, nil
+}
+
+func slurmState(n SlurmNode) string {
+	var p []string
+	switch {
+	case n.Down:
+		p = append(p, "DOWN")
+	case n.AllocCPUs > 0 || n.AllocGPUs > 0:
+		p = append(p, "MIXED")
+	default:
+		p = append(p, "IDLE")
+	}
+	if n.Drain {
+		p = append(p, "DRAIN")
+	}
+	return strings.Join(p, "+")
+}
+
+// Results lists stored check results, newest first. A tenant's filter
+// shows only the runs that tenant triggered.
+func (s *Service) Results(ctx context.Context, f ResultFilter) ([]StoredResult, error) {
+	return s.Store.Results(ctx, f)
+}
