@@ -26,6 +26,9 @@ var (
 	ErrInvalid = errors.New("invalid request")
 	// ErrNotFound: no such run.
 	ErrNotFound = errors.New("not found")
+	// ErrNoOutput: a run's output file does not exist (its job never
+	// started, or the output directory is not shared with gpubridge).
+	ErrNoOutput = errors.New("no output file")
 )
 
 // NodeControl reads and changes nodes in Slurm.
@@ -103,8 +106,7 @@ type JobRunner interface {
 type Outputs interface {
 	// Path is the output file of run key as the node sees it.
 	Path(key string) string
-	// Read returns up to max bytes of the run's output; a missing file
-	// gives no bytes and no error.
+	// Read returns up to max bytes of the run's output, or ErrNoOutput.
 	Read(ctx context.Context, key string, max int64) ([]byte, error)
 	Remove(ctx context.Context, key string) error
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -481,6 +482,20 @@ func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Repo
 		return s.abort(ctx, r, "its checks are no longer defined: "+err.Error(), rep)
 	}
 	out, err := s.Outputs.Read(ctx, r.Key, s.Settings.MaxOutput)
+	if errors.Is(err, ErrNoOutput) {
+		// Without the file there is no verdict: a job cancelled before it
+		// started, or an output directory gpubridge cannot see (which would
+		// otherwise drain every node).
+		if known && js.State == "CANCELLED" {
+			return s.abort(ctx, r, fmt.Sprintf("its job %d was cancelled before it started", r.JobID), rep)
+		}
+		state := "forgotten by slurmctld"
+		if known {
+			state = js.State
+		}
+		rep.Errors = append(rep.Errors, fmt.Sprintf("run %d on %s: no output file %s (job %d %s)", r.ID, r.Node, s.Outputs.Path(r.Key), r.JobID, state))
+		return s.abort(ctx, r, fmt.Sprintf("no output file %s (job %s): is health.outputDir shared with gpubridge?", s.Outputs.Path(r.Key), state), rep)
+	}
 	if err != nil {
 		return false, fmt.Errorf("read output: %w", err)
 	}

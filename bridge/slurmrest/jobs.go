@@ -175,6 +175,8 @@ type JobSpec struct {
 	CPUsPerTask     int
 	MemoryPerNodeMB int64
 	StdOut, StdErr  string
+	// RequiredNodes: the job runs on exactly these nodes (--nodelist).
+	RequiredNodes []string
 }
 
 func (s JobSpec) validate() error {
@@ -205,6 +207,7 @@ type wJobDesc struct {
 	BeginTime    *wNoVal  `json:"begin_time,omitempty"`
 	Hold         *bool    `json:"hold,omitempty"`
 	Nodes        string   `json:"nodes,omitempty"`
+	NodeList     []string `json:"required_nodes,omitempty"`
 	CPUsPerTask  int      `json:"cpus_per_task,omitempty"`
 	MemPerNode   *wNoVal  `json:"memory_per_node,omitempty"`
 	StdOut       string   `json:"standard_output,omitempty"`
@@ -234,7 +237,7 @@ func (c *Client) SubmitJob(ctx context.Context, s JobSpec) (SubmitResult, error)
 	d := wJobDesc{
 		Name: s.Name, Account: s.Account, Partition: s.Partition, QOS: s.QOS, Reservation: s.Reservation,
 		TRESPerNode: s.TRESPerNode, Script: s.Script, Environment: s.Environment, CWD: s.WorkDir,
-		CPUsPerTask: s.CPUsPerTask, StdOut: s.StdOut, StdErr: s.StdErr,
+		CPUsPerTask: s.CPUsPerTask, StdOut: s.StdOut, StdErr: s.StdErr, NodeList: s.RequiredNodes,
 	}
 	if len(d.Environment) == 0 {
 		d.Environment = []string{"PATH=/bin:/usr/bin"}

@@ -351,7 +351,10 @@ func (c *Cluster) Path(key string) string { return "/fake/" + key + ".out" }
 func (c *Cluster) Read(_ context.Context, key string, max int64) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	b := c.out[key]
+	b, ok := c.out[key]
+	if !ok {
+		return nil, health.ErrNoOutput
+	}
 	if int64(len(b)) > max {
 		b = b[:max]
 	}
