@@ -40,6 +40,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerTenants(a, root, show, add, modify, del)
 	registerAccounting(a, root)
 	registerBookings(a, root, show, add, modify, del)
+	registerHealth(a, root, show)
 	return root
 }
 

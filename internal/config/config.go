@@ -42,6 +42,7 @@ type Config struct {
 	// Chargeback names the site that bills, in the FOCUS export.
 	Chargeback Chargeback `json:"chargeback"`
 	Reconcile  Reconcile  `json:"reconcile"`
+	Health     Health     `json:"health"`
 }
 
 // Reconcile bounds what one writer may do (bridge/reconcile.DeletePolicy,
@@ -292,6 +293,7 @@ func Default() Config {
 			DefaultPolicy:     BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
 		},
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}},
+		Health:    defaultHealth(),
 	}
 }
 
@@ -463,6 +465,7 @@ func (c Config) Validate() error {
 			add(field, "%q %s", v, msg)
 		}
 	}
+	c.validateHealth(add)
 	if len(errs) == 0 {
 		return nil
 	}
