@@ -635,3 +635,26 @@ func TestServiceValidates(t *testing.T) {
 		t.Errorf("Scheduled (-want +got)\n%s", diff)
 	}
 }
+
+// TestMissingOutputIsNoVerdict: a check job that ended without an output
+// file gpubridge can read (an output directory not shared with gpubridge)
+// gives no verdict and an error, and drains nothing.
+func TestMissingOutputIsNoVerdict(t *testing.T) {
+	e := newEnv(t, nil)
+	e.serving("gpu-a")
+	rep := e.cycle("quick")
+	e.c.States(context.Background(), nil)
+	_ = e.c.Remove(context.Background(), rep.Submitted[0].Key)
+	e.advance(interval)
+	_, err := e.svc.Cycle(context.Background(), "quick")
+	if err == nil || !strings.Contains(err.Error(), "no output file /fake/") {
+		t.Fatalf("cycle err = %v", err)
+	}
+	run, _ := e.st.Run(context.Background(), rep.Submitted[0].ID)
+	if run.State != health.RunAborted || !strings.Contains(run.Note, "is health.outputDir shared with gpubridge?") {
+		t.Errorf("run %+v", run)
+	}
+	if r := e.rec("gpu-a"); r.State != health.Serving {
+		t.Errorf("state %s after a run without output", r.State)
+	}
+}

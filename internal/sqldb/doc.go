@@ -14,6 +14,7 @@
 //	00001-00099 shared (audit log)
 //	00100-00199 tenants          00200-00299 ledger and pricing
 //	00300-00399 burst            00400-00499 reservations
+//	00500-00599 node health
 //
 // MariaDB DDL commits implicitly, so each migration must be safe on its own
 // (one statement per migration where possible, IF NOT EXISTS where not).
