@@ -15,10 +15,10 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/health/check"
 	"github.com/gpubridge/gpubridge/bridge/health/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/health/store"
-	"github.com/gpubridge/gpubridge/bridge/slurmconf"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -43,7 +43,7 @@ func (a *App) healthService(ctx context.Context) (*health.Service, error) {
 	}
 	var nodes []string
 	for _, expr := range h.Nodes {
-		names, err := slurmconf.ExpandHostlist(expr)
+		names, err := slurmstr.ExpandHostlist(expr)
 		if err != nil {
 			return nil, config.ValidationError{{Field: "health.nodes", Msg: fmt.Sprintf("%q: %v", expr, err)}}
 		}

@@ -26,7 +26,7 @@ var Gpubridge = Layout{
 		// bridge/: everything between tenants and Slurm.
 		"bridge/slurmrest": {Importers: []string{
 			"cmd/gpubridge", "bridge/reconcile/slurmadapter", "bridge/burst/slurmjobs", "bridge/slurmconf/slurmadapter", "bridge/reserve/slurmadapter",
-			"bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
+			"bridge/health/slurmadapter", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
 		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
 		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
 		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "test/bench/..."}},
@@ -50,6 +50,13 @@ var Gpubridge = Layout{
 		"bridge/reserve/slurmadapter":        {Importers: []string{"cmd/gpubridge"}},
 		"bridge/reserve/store":               {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
 		"bridge/reserve/store/storetest":     {Importers: []string{"test/bench/..."}}, // and tests
+		"bridge/health":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
+		"bridge/health/check":                {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
+		"bridge/health/credit":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
+		"bridge/health/healthtest":           {Pure: true}, // the fake Slurm of the health tests
+		"bridge/health/metrics":              {Importers: []string{"cmd/gpubridge"}},
+		"bridge/health/slurmadapter":         {Importers: []string{"cmd/gpubridge"}},
+		"bridge/health/store":                {Importers: []string{"cmd/gpubridge"}},
 
 		// accounting/: usage, ledger and money.
 		"accounting/meter": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "test/bench/...", "bridge/burst/spend"},
@@ -83,7 +90,7 @@ var Gpubridge = Layout{
 		"internal/kv":                  {Pure: true, Importers: []string{"*"}},
 		"internal/table":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
 		"internal/atomicfile":          {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
-		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "test/..."}},
+		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "bridge/health/store", "test/..."}},
 		"internal/daemon":              {Importers: []string{"cmd/gpubridge"}},
 		"internal/writerlock":          {Importers: []string{"cmd/gpubridge"}},                                                             // the one-writer lock; and tests
 		"internal/clients":             {Importers: []string{"cmd/gpubridge", "internal/daemon"}},                                          // the clients of a configuration, for the CLI and the daemon

@@ -3,18 +3,21 @@ package credit
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Policy is when a loss is credited (config health.credits, next stage).
 type Policy struct {
 	Enabled bool
-	// MinAmount: a loss below this many minor units yields no credit.
-	MinAmount int64
+	// MinUnits: a loss below this many minor units (of the loss's
+	// currency) yields no credit.
+	MinUnits int64
 	// KillWindow: a job that ended other than COMPLETED within this after
 	// gpubridge stopped its node (a fatal check's DOWN) was killed by it.
 	KillWindow time.Duration
@@ -23,17 +26,16 @@ type Policy struct {
 // JobRun is a tenant's job run that ended, with what the ledger charged
 // for it. (Cluster, JobID, Submit) is the run, as in the ledger.
 type JobRun struct {
-	Cluster  string
-	JobID    int64
-	Submit   time.Time
-	Tenant   string
-	Account  string
-	State    string // slurmdbd's: COMPLETED, NODE_FAIL, CANCELLED, FAILED, TIMEOUT, ...
-	Nodes    []string
-	Start    time.Time
-	End      time.Time
-	Charged  int64 // every ledger line of the run, minor units
-	Currency string
+	Cluster string
+	JobID   int64
+	Submit  time.Time
+	Tenant  string
+	Account string
+	State   string // slurmdbd's: COMPLETED, NODE_FAIL, CANCELLED, FAILED, TIMEOUT, ...
+	Nodes   []string
+	Start   time.Time
+	End     time.Time
+	Charged money.Amount // every ledger line of the run
 }
 
 // Booking is a tenant's booked GPUs on one node for a window, at the rate
@@ -45,9 +47,8 @@ type Booking struct {
 	GPUs   int
 	Start  time.Time
 	End    time.Time
-	// RatePerGPUHour is the booked rate, minor units per GPU-hour.
-	RatePerGPUHour int64
-	Currency       string
+	// RatePerGPUHour is the booked rate.
+	RatePerGPUHour money.Amount
 }
 
 // Drain is a node held by gpubridge: from the health event that drained it
@@ -100,12 +101,11 @@ const (
 type Credit struct {
 	// Key is the idempotency key: the ledger writes each key once, so
 	// computing and writing again adds nothing.
-	Key      string
-	Kind     Kind
-	Tenant   string
-	Account  string
-	Amount   int64 // negative, minor units
-	Currency string
+	Key     string
+	Kind    Kind
+	Tenant  string
+	Account string
+	Amount  money.Amount // negative
 	// EventID is the health event the loss links to; 0 for a NODE_FAIL
 	// that no gpubridge drain explains.
 	EventID    int64
@@ -131,18 +131,18 @@ func Compute(p Policy, now time.Time, jobs []JobRun, bookings []Booking, drains 
 	var out []Credit
 	seen := map[string]bool{}
 	add := func(c Credit) {
-		if -c.Amount < max(p.MinAmount, 1) || seen[c.Key] {
+		if -c.Amount.Units() < max(p.MinUnits, 1) || seen[c.Key] {
 			return
 		}
 		seen[c.Key] = true
 		out = append(out, c)
 	}
 	for _, j := range jobs {
-		if j.Tenant == "" || j.Charged <= 0 {
+		if j.Tenant == "" || j.Charged.Sign() <= 0 {
 			continue
 		}
 		c := Credit{Key: fmt.Sprintf("health-credit:job:%s:%d:%d", j.Cluster, j.JobID, j.Submit.Unix()), Tenant: j.Tenant,
-			Account: j.Account, Amount: -j.Charged, Currency: j.Currency, JobID: j.JobID, Submit: j.Submit}
+			Account: j.Account, Amount: money.New(-j.Charged.Units(), j.Charged.Currency()), JobID: j.JobID, Submit: j.Submit}
 		d, found := cause(j, drains, p.KillWindow)
 		switch {
 		case j.State == "NODE_FAIL":
@@ -175,8 +175,12 @@ func Compute(p Policy, now time.Time, jobs []JobRun, bookings []Booking, drains 
 				continue
 			}
 			lost := int64(to.Sub(from)/time.Second) * int64(b.GPUs)
+			units, ok := lostUnits(lost, b.RatePerGPUHour.Units())
+			if !ok {
+				continue // beyond int64: no credit rather than a wrong one
+			}
 			add(Credit{Key: fmt.Sprintf("health-credit:booking:%d:event:%d", b.ID, d.EventID), Kind: BookingLost, Tenant: b.Tenant,
-				Amount: -(lost * b.RatePerGPUHour / 3600), Currency: b.Currency, EventID: d.EventID, Node: b.Node, BookingID: b.ID,
+				Amount: money.New(-units, b.RatePerGPUHour.Currency()), EventID: d.EventID, Node: b.Node, BookingID: b.ID,
 				GPUSeconds: lost, Reason: "booked GPUs lost while gpubridge held the node: " + d.Reason})
 		}
 	}
@@ -198,6 +202,17 @@ func cause(j JobRun, drains []Drain, window time.Duration) (Drain, bool) {
 		}
 	}
 	return best, found
+}
+
+// lostUnits is gpuSeconds x rate per GPU-hour / 3600, rounded down, in
+// minor units; false when it does not fit an int64.
+func lostUnits(gpuSeconds, rate int64) (int64, bool) {
+	v := new(big.Int).Mul(big.NewInt(gpuSeconds), big.NewInt(rate))
+	v.Quo(v, big.NewInt(3600))
+	if !v.IsInt64() {
+		return 0, false
+	}
+	return v.Int64(), true
 }
 
 func later(a, b time.Time) time.Time {

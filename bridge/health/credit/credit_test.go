@@ -10,11 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 var (
 	t0     = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
-	policy = Policy{Enabled: true, MinAmount: 1, KillWindow: 2 * time.Minute}
+	policy = Policy{Enabled: true, MinUnits: 1, KillWindow: 2 * time.Minute}
+	eur, _ = money.ISO("EUR")
 )
 
 func h(n float64) time.Time { return t0.Add(time.Duration(n * float64(time.Hour))) }
@@ -47,39 +49,39 @@ func TestCompute(t *testing.T) {
 	drains := []Drain{fatal, soft, open}
 	run := func(id int64, state string, nodes []string, start, end float64, charged int64) JobRun {
 		return JobRun{Cluster: "testbed", JobID: id, Submit: h(start - 0.1), Tenant: "acme", Account: "acme", State: state, Nodes: nodes,
-			Start: h(start), End: h(end), Charged: charged, Currency: "EUR"}
+			Start: h(start), End: h(end), Charged: money.New(charged, eur)}
 	}
 	jobs := []JobRun{
-		run(10, "NODE_FAIL", []string{"gpu-a"}, 1, 2.01, 420),                                                              // failed at the fatal stop: linked
-		run(11, "NODE_FAIL", []string{"gpu-x"}, 1, 2, 300),                                                                 // NODE_FAIL no drain explains
-		run(12, "CANCELLED", []string{"gpu-a", "gpu-b"}, 1.5, 2.02, 250),                                                   // killed by the stop (within 2m)
-		run(13, "COMPLETED", []string{"gpu-a"}, 1, 3, 999),                                                                 // finished: nothing owed
-		run(14, "FAILED", []string{"gpu-b"}, 4, 6, 500),                                                                    // ended while drained softly: its own failure
-		run(15, "NODE_FAIL", []string{"gpu-a"}, 1, 2.01, 0),                                                                // charged nothing
-		{Cluster: "testbed", JobID: 16, State: "NODE_FAIL", Nodes: []string{"gpu-a"}, Charged: 80, Start: h(1), End: h(2)}, // no tenant
-		run(17, "CANCELLED", []string{"gpu-a"}, 1.5, 2.5, 250),                                                             // ended 30m after the stop: not killed by it
+		run(10, "NODE_FAIL", []string{"gpu-a"}, 1, 2.01, 420),                                                                              // failed at the fatal stop: linked
+		run(11, "NODE_FAIL", []string{"gpu-x"}, 1, 2, 300),                                                                                 // NODE_FAIL no drain explains
+		run(12, "CANCELLED", []string{"gpu-a", "gpu-b"}, 1.5, 2.02, 250),                                                                   // killed by the stop (within 2m)
+		run(13, "COMPLETED", []string{"gpu-a"}, 1, 3, 999),                                                                                 // finished: nothing owed
+		run(14, "FAILED", []string{"gpu-b"}, 4, 6, 500),                                                                                    // ended while drained softly: its own failure
+		run(15, "NODE_FAIL", []string{"gpu-a"}, 1, 2.01, 0),                                                                                // charged nothing
+		{Cluster: "testbed", JobID: 16, State: "NODE_FAIL", Nodes: []string{"gpu-a"}, Charged: money.New(80, eur), Start: h(1), End: h(2)}, // no tenant
+		run(17, "CANCELLED", []string{"gpu-a"}, 1.5, 2.5, 250),                                                                             // ended 30m after the stop: not killed by it
 	}
 	jobs = append(jobs, jobs[0]) // the same run twice (two reads): one credit
 	bookings := []Booking{
-		{ID: 100, Tenant: "beta", Node: "gpu-b", GPUs: 4, Start: h(0), End: h(6), RatePerGPUHour: 250, Currency: "EUR"},    // 1 h of the drain: 4 GPU-h
-		{ID: 101, Tenant: "beta", Node: "gpu-a", GPUs: 2, Start: h(3.5), End: h(10), RatePerGPUHour: 333, Currency: "EUR"}, // 30 m: 1 GPU-h
-		{ID: 102, Tenant: "beta", Node: "gpu-c", GPUs: 1, Start: h(0), End: h(20), RatePerGPUHour: 100, Currency: "EUR"},   // still held, still booked
-		{ID: 103, Tenant: "beta", Node: "gpu-c", GPUs: 1, Start: h(4), End: h(6), RatePerGPUHour: 100, Currency: "EUR"},    // booking over: final
-		{ID: 104, Tenant: "beta", Node: "gpu-b", GPUs: 1, Start: h(8), End: h(9), RatePerGPUHour: 100, Currency: "EUR"},    // after the drain
+		{ID: 100, Tenant: "beta", Node: "gpu-b", GPUs: 4, Start: h(0), End: h(6), RatePerGPUHour: money.New(250, eur)},    // 1 h of the drain: 4 GPU-h
+		{ID: 101, Tenant: "beta", Node: "gpu-a", GPUs: 2, Start: h(3.5), End: h(10), RatePerGPUHour: money.New(333, eur)}, // 30 m: 1 GPU-h
+		{ID: 102, Tenant: "beta", Node: "gpu-c", GPUs: 1, Start: h(0), End: h(20), RatePerGPUHour: money.New(100, eur)},   // still held, still booked
+		{ID: 103, Tenant: "beta", Node: "gpu-c", GPUs: 1, Start: h(4), End: h(6), RatePerGPUHour: money.New(100, eur)},    // booking over: final
+		{ID: 104, Tenant: "beta", Node: "gpu-b", GPUs: 1, Start: h(8), End: h(9), RatePerGPUHour: money.New(100, eur)},    // after the drain
 	}
 	got := Compute(policy, h(8), jobs, bookings, drains)
 	want := []Credit{
-		{Key: fmt.Sprintf("health-credit:job:testbed:10:%d", h(0.9).Unix()), Kind: NodeFail, Tenant: "acme", Account: "acme", Amount: -420, Currency: "EUR",
+		{Key: fmt.Sprintf("health-credit:job:testbed:10:%d", h(0.9).Unix()), Kind: NodeFail, Tenant: "acme", Account: "acme", Amount: money.New(-420, eur),
 			EventID: 3, Node: "gpu-a", JobID: 10, Submit: h(0.9), Reason: "job ended NODE_FAIL: xid failed: Xid 79"},
-		{Key: fmt.Sprintf("health-credit:job:testbed:11:%d", h(0.9).Unix()), Kind: NodeFail, Tenant: "acme", Account: "acme", Amount: -300, Currency: "EUR",
+		{Key: fmt.Sprintf("health-credit:job:testbed:11:%d", h(0.9).Unix()), Kind: NodeFail, Tenant: "acme", Account: "acme", Amount: money.New(-300, eur),
 			JobID: 11, Submit: h(0.9), Reason: "job ended NODE_FAIL"},
-		{Key: fmt.Sprintf("health-credit:job:testbed:12:%d", h(1.4).Unix()), Kind: Killed, Tenant: "acme", Account: "acme", Amount: -250, Currency: "EUR",
+		{Key: fmt.Sprintf("health-credit:job:testbed:12:%d", h(1.4).Unix()), Kind: Killed, Tenant: "acme", Account: "acme", Amount: money.New(-250, eur),
 			EventID: 3, Node: "gpu-a", JobID: 12, Submit: h(1.4), Reason: "killed when gpubridge stopped the node: xid failed: Xid 79"},
-		{Key: "health-credit:booking:100:event:6", Kind: BookingLost, Tenant: "beta", Amount: -1000, Currency: "EUR", EventID: 6, Node: "gpu-b",
+		{Key: "health-credit:booking:100:event:6", Kind: BookingLost, Tenant: "beta", Amount: money.New(-1000, eur), EventID: 6, Node: "gpu-b",
 			BookingID: 100, GPUSeconds: 4 * 3600, Reason: "booked GPUs lost while gpubridge held the node: probe failed"},
-		{Key: "health-credit:booking:101:event:3", Kind: BookingLost, Tenant: "beta", Amount: -333, Currency: "EUR", EventID: 3, Node: "gpu-a",
+		{Key: "health-credit:booking:101:event:3", Kind: BookingLost, Tenant: "beta", Amount: money.New(-333, eur), EventID: 3, Node: "gpu-a",
 			BookingID: 101, GPUSeconds: 3600, Reason: "booked GPUs lost while gpubridge held the node: xid failed: Xid 79"},
-		{Key: "health-credit:booking:103:event:9", Kind: BookingLost, Tenant: "beta", Amount: -100, Currency: "EUR", EventID: 9, Node: "gpu-c",
+		{Key: "health-credit:booking:103:event:9", Kind: BookingLost, Tenant: "beta", Amount: money.New(-100, eur), EventID: 9, Node: "gpu-c",
 			BookingID: 103, GPUSeconds: 3600, Reason: "booked GPUs lost while gpubridge held the node: nccl failed"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -88,7 +90,7 @@ func TestCompute(t *testing.T) {
 	if len(Compute(Policy{}, h(8), jobs, bookings, drains)) != 0 {
 		t.Error("credits with the policy off")
 	}
-	if got := Compute(Policy{Enabled: true, MinAmount: 400, KillWindow: time.Minute}, h(8), jobs, bookings, drains); len(got) != 2 {
+	if got := Compute(Policy{Enabled: true, MinUnits: 400, KillWindow: time.Minute}, h(8), jobs, bookings, drains); len(got) != 2 {
 		t.Errorf("MinAmount 400: %d credits, want 2 (the 420 job and the 1000 booking loss)", len(got))
 	}
 }
@@ -127,8 +129,8 @@ func TestJobRerunAddsNothing(t *testing.T) {
 	l := &memLedger{keys: map[string]Credit{}}
 	j := &Job{Ledger: l, Policy: policy, Now: func() time.Time { return h(8) }, Source: src{
 		runs: []JobRun{
-			{Cluster: "testbed", JobID: 1, Submit: h(0), Tenant: "acme", State: "NODE_FAIL", Nodes: []string{"gpu-a"}, Start: h(1), End: h(2), Charged: 210},
-			{Cluster: "testbed", JobID: 2, Submit: h(0), Tenant: "acme", State: "NODE_FAIL", Nodes: []string{"gpu-a"}, Start: h(1), End: h(2), Charged: 90},
+			{Cluster: "testbed", JobID: 1, Submit: h(0), Tenant: "acme", State: "NODE_FAIL", Nodes: []string{"gpu-a"}, Start: h(1), End: h(2), Charged: money.New(210, eur)},
+			{Cluster: "testbed", JobID: 2, Submit: h(0), Tenant: "acme", State: "NODE_FAIL", Nodes: []string{"gpu-a"}, Start: h(1), End: h(2), Charged: money.New(90, eur)},
 		},
 		evs: []health.Event{{ID: 4, Node: "gpu-a", At: h(2), From: health.Serving, To: health.Drained, Fatal: true}},
 	}}
@@ -140,12 +142,21 @@ func TestJobRerunAddsNothing(t *testing.T) {
 	}
 	sum := int64(0)
 	for _, c := range l.keys {
-		sum += c.Amount
+		sum += c.Amount.Units()
 		if c.EventID != 4 {
 			t.Errorf("credit %s not linked to the drain: %+v", c.Key, c)
 		}
 	}
 	if sum != -300 {
 		t.Errorf("credited %d, want -300 (the charged amounts)", sum)
+	}
+}
+
+func TestLostUnitsRoundsDownAndRefusesOverflow(t *testing.T) {
+	if v, ok := lostUnits(3599, 100); !ok || v != 99 {
+		t.Errorf("lostUnits(3599 GPU-s, 1.00/h) = %d %v, want 99 (rounded down)", v, ok)
+	}
+	if _, ok := lostUnits(1<<62, 1<<20); ok {
+		t.Error("an overflowing loss was accepted")
 	}
 }

@@ -3,13 +3,14 @@
 // credited exactly its charged amount, and booked GPU-hours lost while
 // gpubridge held a booked node are credited at the booked rate; each
 // credit links to the health event (drain) behind it and carries an
-// idempotency key, so computing again adds nothing. Amounts are integer
-// minor units.
+// idempotency key, so computing again adds nothing. Amounts are
+// internal/money amounts; a booking's loss is rounded down (never more than
+// was charged) and refused when it would overflow.
 //
 // It is pure (Compute, Drains). The ledger write is a port (Ledger) and so
 // are the inputs (Source): the ledger and bridge/reserve implement them in
 // the next stage; Job is the periodic job over them.
 //
-// It imports bridge/health only; it must not import database, HTTP or
+// It imports bridge/health and internal/money only; it must not import database, HTTP or
 // adapter packages.
 package credit

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
-	"github.com/gpubridge/gpubridge/bridge/slurmconf"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
 // Adapter is the health service's Slurm, through slurmrestd: nodes,
@@ -255,7 +255,7 @@ func (a *Adapter) TenantNodes(ctx context.Context, tenant string) ([]string, err
 	}
 	var out []string
 	for _, j := range jobs {
-		names, err := slurmconf.ExpandHostlist(j.Nodes)
+		names, err := slurmstr.ExpandHostlist(j.Nodes)
 		if err != nil {
 			return nil, fmt.Errorf("job %d nodes %q: %w", j.ID, j.Nodes, err)
 		}
@@ -285,7 +285,7 @@ func (a *Adapter) BookedNodes(ctx context.Context, tenant string, at time.Time) 
 		if !bookingName.MatchString(r.Name) || !slices.Contains(r.Accounts, tenant) || at.Before(r.Start) || !at.Before(r.End) {
 			continue
 		}
-		names, err := slurmconf.ExpandHostlist(r.Nodes)
+		names, err := slurmstr.ExpandHostlist(r.Nodes)
 		if err != nil {
 			return nil, fmt.Errorf("reservation %s nodes %q: %w", r.Name, r.Nodes, err)
 		}

@@ -1,0 +1,33 @@
+// Package health is gpubridge's node health: acceptance checks before a
+// node serves tenants, drains and resumes, scheduled and triggered checks,
+// all run as Slurm jobs.
+//
+// It owns:
+//   - the lifecycle of a node (State): new, burn-in, serving, suspect,
+//     drained, requalify, and external for a node drained or down for a
+//     reason not gpubridge's. Observe (what slurmctld reports), Apply (a
+//     finished run's results) and Reconcile (the actions that make Slurm
+//     match a record) are pure and level-triggered. gpubridge owns exactly
+//     the node reasons that start with "gpubridge:" and never resumes
+//     another's drain;
+//   - how checks run on a node tenants must not use: the node's health
+//     reservation (FenceName: whole node, MAINT, IGNORE_JOBS, for the health
+//     service user only) keeps tenants off while gpubridge holds it; the
+//     node is resumed behind it only until an acceptance run's job starts,
+//     and drained again at once;
+//   - the service (Service, over the small ports in ports.go: NodeControl,
+//     JobRunner, Outputs, Store, TenantUsage, Bookings, Observer): one job
+//     per schedule for the daemon (Scheduled), each Cycle harvesting the
+//     runs whose jobs ended, moving the lifecycle, submitting the
+//     schedule's checks within a cap; tenants' and admins' checks
+//     (Trigger: a tenant only on the nodes it uses, rate-limited); the
+//     admin override (ResumeNode, audited); the views of show health and
+//     show checks.
+//
+// Check definitions and parsers live in check, credits in credit, the
+// MariaDB store in store, the Slurm adapter in slurmadapter, Prometheus
+// collectors in metrics, a fake Slurm for tests in healthtest.
+//
+// This package is pure: it must not import net/http, database/sql, sqlx,
+// os/exec, the slurmrest client or any adapter (internal/archtest).
+package health
