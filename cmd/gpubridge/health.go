@@ -84,6 +84,7 @@ func (a *App) healthService(ctx context.Context) (*health.Service, error) {
 		cluster = cl.Cluster()
 	}
 	ad := slurmadapter.New(cl, h.User)
+	ad.BookingPrefix = c.Bookings.ReservationPrefix
 	sched := func(s config.HealthSchedule) health.Schedule {
 		return health.Schedule{Name: s.Name, Spec: s.Spec, Checks: s.Checks, WhenIdle: s.WhenIdle}
 	}

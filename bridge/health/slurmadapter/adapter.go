@@ -28,6 +28,9 @@ type Adapter struct {
 	FenceFor time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// BookingPrefix names the bookings' reservations, prefix + booking id
+	// (bookings.reservationPrefix); default gpubridge-.
+	BookingPrefix string
 }
 
 var (
@@ -269,12 +272,21 @@ func (a *Adapter) TenantNodes(ctx context.Context, tenant string) ([]string, err
 	return out, nil
 }
 
-// bookingName is a booking's reservation: gpubridge-<id> (bridge/reserve).
-var bookingName = regexp.MustCompile(`^gpubridge-[0-9]+$`)
+// bookingID is what follows the prefix in a booking's reservation name.
+var bookingID = regexp.MustCompile(`^[0-9]+$`)
 
-// BookedNodes returns the nodes of the bookings' reservations
-// (gpubridge-<id>) open to the tenant's account at a time. It stands in
-// until bridge/reserve's store answers it.
+func (a *Adapter) isBooking(name string) bool {
+	p := a.BookingPrefix
+	if p == "" {
+		p = "gpubridge-"
+	}
+	id, ok := strings.CutPrefix(name, p)
+	return ok && bookingID.MatchString(id)
+}
+
+// BookedNodes returns the nodes of the bookings' reservations (prefix +
+// booking id, projected by bridge/reserve) open to the tenant's account at
+// a time: Slurm's node lists are where the bookings landed.
 func (a *Adapter) BookedNodes(ctx context.Context, tenant string, at time.Time) ([]string, error) {
 	rs, err := a.cl.ListReservations(ctx)
 	if err != nil {
@@ -282,7 +294,7 @@ func (a *Adapter) BookedNodes(ctx context.Context, tenant string, at time.Time) 
 	}
 	var out []string
 	for _, r := range rs {
-		if !bookingName.MatchString(r.Name) || !slices.Contains(r.Accounts, tenant) || at.Before(r.Start) || !at.Before(r.End) {
+		if !a.isBooking(r.Name) || !slices.Contains(r.Accounts, tenant) || at.Before(r.Start) || !at.Before(r.End) {
 			continue
 		}
 		names, err := slurmstr.ExpandHostlist(r.Nodes)
