@@ -662,7 +662,7 @@ func (s *Service) reconcile(ctx context.Context, st *snapshot, rep *Report, only
 }
 
 func (s *Service) act(ctx context.Context, a Action) error {
-	s.Logger.Info("health: slurm", "action", a.Kind, "node", a.Node, "reason", a.Reason)
+	s.Logger.Debug("health: slurm", "action", a.Kind, "node", a.Node, "reason", a.Reason)
 	switch a.Kind {
 	case ActFence:
 		return s.Nodes.Fence(ctx, a.Node)
@@ -777,7 +777,7 @@ func (s *Service) submit(ctx context.Context, st *snapshot, sn SlurmNode, names 
 	r.JobID, r.State = id, RunSubmitted
 	st.inflight = append(st.inflight, r)
 	st.jobs[id] = JobState{State: "PENDING"}
-	s.Logger.Info("health: run submitted", "run", r.ID, "node", r.Node, "checks", strings.Join(names, ","), "job", id, "purpose", p)
+	s.Logger.Debug("health: run submitted", "run", r.ID, "node", r.Node, "checks", strings.Join(names, ","), "job", id, "purpose", p)
 	return r, nil
 }
 

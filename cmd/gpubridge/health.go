@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,12 +100,21 @@ func (a *App) healthService(ctx context.Context) (*health.Service, error) {
 	}
 	svc, err := health.New(health.Params{
 		Nodes: ad, Jobs: ad, Outputs: slurmadapter.Files{NodeDir: h.OutputDir, LocalDir: h.LocalOutputDir}, Store: store.New(db, cluster),
-		Usage: ad, Bookings: ad, Catalog: cat, Settings: settings, Logger: a.Logger().With("component", "health"),
+		Usage: ad, Bookings: ad, Catalog: cat, Settings: settings, Logger: a.healthLogger(),
 	})
 	if err != nil {
 		return nil, usageError{err}
 	}
 	return svc, nil
+}
+
+// healthLogger: the commands print what a cycle did, so its log shows
+// only warnings unless -v (the daemon logs state changes at info).
+func (a *App) healthLogger() *slog.Logger {
+	if a.verbose {
+		return a.Logger().With("component", "health")
+	}
+	return slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: slog.LevelWarn})).With("component", "health")
 }
 
 // speakFor checks that the invoking user may act for a tenant: root, or
