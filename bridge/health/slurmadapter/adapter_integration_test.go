@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/check"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 )
 
 // TestAdapterOnTestbed walks the adapter through what the service does to
@@ -104,5 +105,34 @@ func TestAdapterOnTestbed(t *testing.T) {
 	states, err := b.a.States(ctx, []int64{id, plain, 999999})
 	if err != nil || states[plain].State != "RUNNING" || states[id].State != "COMPLETED" {
 		t.Errorf("States = %+v, %v", states, err)
+	}
+}
+
+// TestFenceOverABookingOnTestbed: the health reservation (MAINT) is created
+// on a node that a booking's reservation holds, and the booking's tenant
+// sees the node as booked.
+func TestFenceOverABookingOnTestbed(t *testing.T) {
+	b := newBed(t)
+	ctx := context.Background()
+	tenant := b.tag + "ten"
+	b.addAccount(tenant, "alice")
+	booking := "gpubridge-9" + b.tag[3:]
+	now := time.Now().UTC().Truncate(time.Second)
+	if _, err := b.cl.CreateReservation(ctx, slurmrest.ReservationSpec{Name: booking, Accounts: []string{tenant}, Nodes: []string{node},
+		Start: now, Duration: 30 * time.Minute, Flags: []string{"IGNORE_JOBS"}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.cl.DeleteReservation(context.Background(), booking) })
+	if nodes, err := b.a.BookedNodes(ctx, tenant, now.Add(time.Minute)); err != nil || !slices.Equal(nodes, []string{node}) {
+		t.Errorf("BookedNodes = %v, %v", nodes, err)
+	}
+	if nodes, _ := b.a.BookedNodes(ctx, tenant, now.Add(time.Hour)); len(nodes) != 0 {
+		t.Errorf("booked after the booking ended: %v", nodes)
+	}
+	if err := b.a.Fence(ctx, node); err != nil {
+		t.Fatalf("fence over a booking: %v", err)
+	}
+	if fences, _ := b.a.Fences(ctx); !fences[node] {
+		t.Fatal("not fenced")
 	}
 }
