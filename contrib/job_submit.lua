@@ -14,15 +14,24 @@ of gpubridge tenants:
     favour);
   * any new job of a tenant being deleted (`gpubridge delete tenant`);
   * jobs of a user who is no longer a member of the tenant (their
-    association is removed once their jobs have ended).
+    association is removed once their jobs have ended);
+  * a user's own request of the on-demand tier (the on-demand QOS, or a
+    partition list that names the on-demand partition): users'
+    associations allow the on-demand QOS only so that gpubridge's burst
+    controller can move their quota-held jobs there within the tenant's
+    burst cap and budget; asked for directly, it would skip both. The
+    submit-time route (job_submit_burst.lua) runs after the checks and may
+    put a job there; a job the controller moved keeps its account,
+    partition and GPU request (it may leave the on-demand QOS).
 It checks new jobs (slurm_job_submit) and updates of pending jobs
 (slurm_job_modify: `scontrol update`, slurmrestd's POST /job/{id}) alike:
 an update is checked on the job as it will be after the update (the job
 record merged with the fields the update sets), so moving a pending
 untyped-GPU job into a tenant's account, moving a job into a tenant being
 deleted, or adding an untyped request to a tenant's job are refused.
-Accounts that are not gpubridge tenants are never touched; root (uid 0)
-may update any job.
+Accounts that are not gpubridge tenants are never touched. root and
+SlurmUser (the uid slurmctld runs as; the burst controller's slurmrestd
+token is SlurmUser's) may update any job and submit to the on-demand tier.
 
 The tenants are not in this file: `gpubridge apply` and the daemon's
 reconcile write them to a tenant table (M.path below), a text file that is
@@ -43,7 +52,15 @@ JobSubmitPlugins=lua. gpubridge writes the table to tenants.guardFile
 (default in contrib/gpubridge.yaml.example:
 /var/lib/gpubridge/guard/tenants.table, the path below); slurmctld's
 environment may point GPUBRIDGE_GUARD_FILE elsewhere. The directory must be
-writable by gpubridge only and readable by SlurmUser.
+writable by gpubridge only and readable by SlurmUser. The on-demand QOS and
+partition are gpubridge's defaults (tenants.onDemandQOS and
+tenants.onDemandPartition: ondemand); a site that renames them sets
+GPUBRIDGE_ONDEMAND_QOS and GPUBRIDGE_ONDEMAND_PARTITION in slurmctld's
+environment to the same values as gpubridge's configuration.
+
+To keep a site's own job_submit.lua, include this file from it instead of
+replacing it, and call gpubridge_guard.job_submit and
+gpubridge_guard.job_modify at the end of the site's hooks (docs/install.md).
 ]]
 
 gpubridge_guard = gpubridge_guard or {}
@@ -52,6 +69,24 @@ local M = gpubridge_guard
 M.path = os.getenv("GPUBRIDGE_GUARD_FILE") or "/var/lib/gpubridge/guard/tenants.table"
 M.version = 2
 M.max_bytes = 64 * 1024 * 1024 -- as tenant.GuardMaxBytes
+
+-- setting returns the environment variable k, or def when it is unset or
+-- empty (an empty name would switch a check off).
+local function setting(k, def)
+	local v = os.getenv(k)
+	if v == nil or v == "" then
+		return def
+	end
+	return v
+end
+
+-- The on-demand tier, as gpubridge's tenants.onDemandQOS and
+-- tenants.onDemandPartition (config defaults: ondemand).
+M.ondemand_qos = setting("GPUBRIDGE_ONDEMAND_QOS", "ondemand")
+M.ondemand_partition = setting("GPUBRIDGE_ONDEMAND_PARTITION", "ondemand")
+
+-- Where the uid slurmctld runs as (SlurmUser) is read from.
+M.status_path = "/proc/self/status"
 
 -- The last good table and what was said about the file (each message is
 -- logged once, until another one replaces it).
@@ -559,6 +594,117 @@ function M.check_gpus(account, t, tres)
 	return nil
 end
 
+---------------------------------------------------------------------------
+-- The on-demand tier and who may put jobs there.
+---------------------------------------------------------------------------
+
+-- ondemand_named returns what of the on-demand tier a QOS and a partition
+-- list name ("QOS ondemand", "partition ondemand"), or nil. Names are
+-- compared without case (Slurm stores QOS names lower-cased; a partition
+-- name in another case is refused rather than guessed in the user's
+-- favour).
+function M.ondemand_named(qos, partition)
+	if qos ~= nil and string.lower(trim(qos)) == string.lower(M.ondemand_qos) then
+		return "QOS " .. M.ondemand_qos
+	end
+	if partition ~= nil then
+		for p in string.gmatch(partition, "[^,]+") do
+			if string.lower(trim(p)) == string.lower(M.ondemand_partition) then
+				return "partition " .. M.ondemand_partition
+			end
+		end
+	end
+	return nil
+end
+
+-- read_uid returns the effective uid in a /proc/<pid>/status file, or nil.
+function M.read_uid(path)
+	local f = io.open(path, "r")
+	if f == nil then
+		return nil
+	end
+	local data = f:read(8192) or ""
+	f:close()
+	local _, eff = string.match(data, "\nUid:%s+(%d+)%s+(%d+)")
+	if eff == nil then
+		_, eff = string.match(data, "^Uid:%s+(%d+)%s+(%d+)")
+	end
+	return tonumber(eff)
+end
+
+-- slurm_uid returns SlurmUser's uid: slurmctld, which runs this script,
+-- runs as SlurmUser. It is read once; nil when it cannot be read (then only
+-- root is privileged).
+function M.slurm_uid()
+	if M.slurm_user_uid == nil then
+		M.slurm_user_uid = M.read_uid(M.status_path) or false
+		if M.slurm_user_uid == false then
+			say("error", "cannot read SlurmUser's uid from " .. M.status_path .. "; only root may put tenants' jobs on the on-demand tier")
+		end
+	end
+	return M.slurm_user_uid or nil
+end
+
+-- privileged reports whether uid is root or SlurmUser, whom Slurm treats as
+-- root too (gpubridge's burst controller moves jobs with SlurmUser's token).
+function M.privileged(uid)
+	if uid == 0 then
+		return true
+	end
+	local su = M.slurm_uid()
+	return su ~= nil and uid == su
+end
+
+local function burst_hint(account)
+	return string.format("gpubridge's burst controller moves tenant %s's jobs there when its quota holds them, within its burst cap and budget. " ..
+		"Submit to the pool with the tenant's QOS (or none) and let it burst (docs/burst.md)", account)
+end
+
+-- check_ondemand_submit returns why a new job is refused for asking for the
+-- on-demand tier, or nil.
+function M.check_ondemand_submit(account, v)
+	local named = M.ondemand_named(v.qos, v.partition)
+	if named == nil then
+		return nil
+	end
+	return string.format("tenant %s may not request the on-demand %s: %s.", account, named, burst_hint(account))
+end
+
+-- check_ondemand_modify returns why an update is refused for what it does
+-- with the on-demand tier, or nil. d is what the update sets, v the job as
+-- it will be.
+function M.check_ondemand_modify(account, d, v, moved, job)
+	local named = M.ondemand_named(d.qos, d.partition)
+	if named ~= nil then
+		return string.format("job %s: tenant %s may not request the on-demand %s: %s.", job, account, named, burst_hint(account))
+	end
+	if v.qos ~= nil and M.ondemand_named(v.qos, nil) ~= nil then
+		local changes = {}
+		if moved then
+			changes[#changes + 1] = "account"
+		end
+		if d.partition ~= nil then
+			changes[#changes + 1] = "partition"
+		end
+		for _, k in ipairs(M.fields) do
+			if d[k] ~= nil then
+				changes[#changes + 1] = "GPU request"
+				break
+			end
+		end
+		if #changes > 0 then
+			return string.format("job %s is in the on-demand QOS %s, where only gpubridge's burst controller puts tenants' jobs, within each tenant's burst cap and budget; " ..
+				"its %s may not change there (tenant %s). It may leave the on-demand tier: scontrol update jobid=%s qos=<the tenant's QOS> partition=<the pool>",
+				job, M.ondemand_qos, table.concat(changes, " and "), account, job)
+		end
+	end
+	if moved and M.ondemand_named(nil, v.partition) ~= nil then
+		return string.format("job %s may run in the on-demand partition %s; it may not move into tenant %s's account: %s.",
+			job, M.ondemand_partition, account, burst_hint(account))
+	end
+	return nil
+end
+
 -- refuse tells the user why (log_user), logs it in slurmctld.log and
 -- returns Slurm's error code: an invalid GRES specification for GPU
 -- requests, access denied otherwise.
@@ -583,6 +729,12 @@ function M.guard_submit(job_desc, submit_uid)
 	if submit_uid ~= 0 and v.user ~= nil and not t.users[v.user] then
 		return refuse(string.format("gpubridge: user %s is not a member of tenant %s", v.user, account), slurm.ESLURM_ACCESS_DENIED, what)
 	end
+	if not M.privileged(submit_uid) then
+		local why = M.check_ondemand_submit(account, v)
+		if why ~= nil then
+			return refuse("gpubridge: " .. why, slurm.ESLURM_ACCESS_DENIED, what)
+		end
+	end
 	local msg = M.check_gpus(account, t, v.tres)
 	if msg ~= nil then
 		return refuse("gpubridge: " .. msg, slurm.ESLURM_INVALID_GRES, what)
@@ -590,7 +742,8 @@ function M.guard_submit(job_desc, submit_uid)
 	return slurm.SUCCESS
 end
 
--- guard_modify checks an update of a job by a user other than root.
+-- guard_modify checks an update of a job by a user other than root and
+-- SlurmUser.
 function M.guard_modify(job_desc, job_rec)
 	local v, touched, moved = M.modify_view(job_desc, job_rec)
 	if not touched then
@@ -609,6 +762,10 @@ function M.guard_modify(job_desc, job_rec)
 	if moved and v.user ~= nil and not t.users[v.user] then
 		return refuse(string.format("gpubridge: job %s: user %s is not a member of tenant %s", job, v.user, account),
 			slurm.ESLURM_ACCESS_DENIED, what)
+	end
+	local why = M.check_ondemand_modify(account, job_desc, v, moved, job)
+	if why ~= nil then
+		return refuse("gpubridge: " .. why, slurm.ESLURM_ACCESS_DENIED, what)
 	end
 	local msg = M.check_gpus(account, t, v.tres)
 	if msg ~= nil then
@@ -634,7 +791,10 @@ function M.route_submit(job_desc, part_list, submit_uid)
 	end
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
+-- job_submit and job_modify are the whole of gpubridge's hooks: a site's
+-- own job_submit.lua that includes this file calls them at the end of its
+-- slurm_job_submit and slurm_job_modify (docs/install.md).
+function M.job_submit(job_desc, part_list, submit_uid)
 	local rc = M.guard_submit(job_desc, submit_uid)
 	if rc == slurm.SUCCESS then
 		M.route_submit(job_desc, part_list, submit_uid)
@@ -642,12 +802,15 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	return rc
 end
 
-function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-	if modify_uid == 0 then
-		return slurm.SUCCESS -- root and gpubridge's controllers
+function M.job_modify(job_desc, job_rec, part_list, modify_uid)
+	if M.privileged(modify_uid) then
+		return slurm.SUCCESS -- root, SlurmUser and gpubridge's controllers
 	end
 	return M.guard_modify(job_desc, job_rec)
 end
+
+slurm_job_submit = M.job_submit
+slurm_job_modify = M.job_modify
 
 slurm.log_info("gpubridge guard loaded; tenants from %s", M.path)
 return slurm.SUCCESS

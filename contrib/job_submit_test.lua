@@ -28,6 +28,18 @@ dofile(dir .. "/job_submit.lua")
 os.getenv = saved_getenv
 local M = gpubridge_guard
 
+-- SlurmUser is the uid in the status file slurmctld would have: 64030 here
+-- (the test runs as whoever runs it, root included).
+local status = os.tmpname()
+local function write_status(content)
+	local f = assert(io.open(status, "wb"))
+	f:write(content)
+	f:close()
+	M.slurm_user_uid = nil
+end
+M.status_path = status
+write_status("Name:\tslurmctld\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t64030\t64030\t64030\t64030\nGid:\t64030\t64030\t64030\t64030\n")
+
 local failures = 0
 local function fail(name, msg)
 	failures = failures + 1
@@ -396,14 +408,13 @@ local modifies = {
 		{ job_id = 41, account = "acme", tres_per_job = "gres/gpu:1" }, UNTYPED },
 	{ "an update that sets nothing checked", { user_name = "alice", comment = "x" }, legacy_acme, "ok" },
 	{ "a QOS change checks the job", { user_name = "alice", qos = "normal" }, legacy_acme, UNTYPED },
-	{ "a partition change checks the job", { user_name = "alice", partition = "ondemand" }, legacy_acme, UNTYPED },
-	{ "burst-like move of a typed job", { user_name = "alice", partition = "ondemand", qos = "ondemand" }, typed_acme, "ok" },
-	{ "update of a deleting tenant's job in place", { user_name = "carol", partition = "ondemand" },
+	{ "a partition change checks the job", { user_name = "alice", partition = "cpu" }, legacy_acme, UNTYPED },
+	{ "update of a deleting tenant's job in place", { user_name = "carol", partition = "pool" },
 		{ job_id = 42, account = "globex", tres_per_node = "gres/gpu:h100:1" }, "ok" },
 	{ "not a tenant", { account = "physics2", user_name = "alice" }, untyped_elsewhere, "ok" },
 }
 for _, c in ipairs(modifies) do
-	local got = modify(c[2], c[3], c[4])
+	local got = modify(c[2], c[3], c[5])
 	if c[4] == "ok" then
 		check("modify " .. c[1], got, "ok")
 	else
@@ -411,6 +422,141 @@ for _, c in ipairs(modifies) do
 	end
 end
 check("root may update anything", modify({ account = "acme" }, untyped_elsewhere, 0), "ok")
+
+-- The on-demand tier: a tenant's user may not ask for it (submit or
+-- update); root, SlurmUser (the burst controller's token) and the
+-- submit-time route may put jobs there.
+local SELF_QOS = "2002 gpubridge: tenant acme may not request the on-demand QOS ondemand: gpubridge's burst controller moves tenant acme's jobs there when its quota holds them, within its burst cap and budget."
+local SELF_PART = "2002 gpubridge: tenant acme may not request the on-demand partition ondemand"
+local h100 = "gres/gpu:h100:1"
+local ondemand_submits = {
+	{ "--qos=ondemand -p ondemand", { account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand", tres_per_node = h100 }, SELF_QOS },
+	{ "--qos=ondemand", { account = "acme", user_name = "alice", qos = "ondemand", tres_per_node = h100 }, SELF_QOS },
+	{ "-p ondemand", { account = "acme", user_name = "alice", partition = "ondemand", tres_per_node = h100 }, SELF_PART },
+	{ "-p pool,ondemand", { account = "acme", user_name = "alice", partition = "pool,ondemand", tres_per_node = h100 }, SELF_PART },
+	{ "-p ondemand,pool", { account = "acme", user_name = "alice", partition = "ondemand,pool", tres_per_node = h100 }, SELF_PART },
+	{ "-p 'pool, ondemand'", { account = "acme", user_name = "alice", partition = "pool, ondemand", tres_per_node = h100 }, SELF_PART },
+	{ "--qos=OnDemand", { account = "acme", user_name = "alice", qos = "OnDemand", tres_per_node = h100 }, SELF_QOS },
+	{ "-p ONDEMAND", { account = "acme", user_name = "alice", partition = "ONDEMAND", tres_per_node = h100 }, SELF_PART },
+	{ "a CPU-only job too", { account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand" }, SELF_QOS },
+	{ "by the default account", { default_account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand" }, SELF_QOS },
+	{ "upper-case account", { account = "ACME", user_name = "alice", partition = "ondemand" }, SELF_PART },
+	{ "a cpu-only tenant", { account = "cpuonly", user_name = "dave", partition = "ondemand" }, "tenant cpuonly may not request the on-demand partition ondemand" },
+	{ "the pool", { account = "acme", user_name = "alice", partition = "pool", tres_per_node = h100 }, "ok" },
+	{ "the tenant's QOS", { account = "acme", user_name = "alice", qos = "acme", partition = "pool", tres_per_node = h100 }, "ok" },
+	{ "a partition whose name contains ondemand", { account = "acme", user_name = "alice", partition = "ondemand2,xondemand", tres_per_node = h100 }, "ok" },
+	{ "a QOS whose name contains ondemand", { account = "acme", user_name = "alice", qos = "ondemand-x", tres_per_node = h100 }, "ok" },
+	{ "not a tenant", { account = "physics", user_name = "alice", qos = "ondemand", partition = "ondemand", tres_per_node = "gres/gpu:1" }, "ok" },
+	{ "root", { account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand", tres_per_node = h100 }, "ok", 0 },
+	{ "SlurmUser", { account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand", tres_per_node = h100 }, "ok", 64030 },
+	{ "another uid", { account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand", tres_per_node = h100 }, SELF_QOS, 64031 },
+	{ "root's GPU request still checked", { account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand", tres_per_node = "gres/gpu:1" }, UNTYPED, 0 },
+}
+for _, c in ipairs(ondemand_submits) do
+	local got = submit(c[2], c[4])
+	if c[3] == "ok" then
+		check("on-demand submit " .. c[1], got, "ok")
+	else
+		contains("on-demand submit " .. c[1], got, c[3])
+	end
+end
+logs = {}
+submit({ account = "acme", user_name = "alice", qos = "ondemand", partition = "ondemand", tres_per_node = h100 })
+check("an on-demand refusal is logged", log_count("gpubridge guard: refused job of user alice in account acme: gpubridge: tenant acme may not request the on-demand QOS ondemand"), 1)
+
+-- gpubridge's own submit-time route (contrib/job_submit_burst.lua) puts the
+-- job there after the checks: accepted.
+do
+	local conf = os.tmpname()
+	local f = assert(io.open(conf, "wb"))
+	f:write("pool=pool\nondemand=ondemand\naccount=acme\n")
+	f:close()
+	dofile(dir .. "/job_submit_burst.lua")
+	gpubridge_burst.conf_path = conf
+	local j = { account = "acme", user_name = "alice", tres_per_node = h100 }
+	check("routed by job_submit_burst.lua: accepted", submit(j), "ok")
+	check("routed by job_submit_burst.lua: to pool,ondemand", j.partition, "pool,ondemand")
+	local k = { account = "acme", user_name = "alice", partition = "pool,ondemand", tres_per_node = h100 }
+	contains("the route's partitions asked for by the user", submit(k), SELF_PART)
+	gpubridge_burst_route = nil
+	os.remove(conf)
+end
+
+local moved_acme = { job_id = 50, account = "acme", qos = "ondemand", partition = "ondemand", tres_per_node = h100 }
+local routed_acme = { job_id = 51, account = "acme", qos = "acme", partition = "pool,ondemand", tres_per_node = h100 }
+local ondemand_elsewhere = { job_id = 52, account = "physics", qos = "ondemand", partition = "ondemand", tres_per_node = h100 }
+local IN_OD = "is in the on-demand QOS ondemand, where only gpubridge's burst controller puts tenants' jobs, within each tenant's burst cap and budget"
+local ondemand_modifies = {
+	{ "qos=ondemand partition=ondemand", { user_name = "alice", qos = "ondemand", partition = "ondemand" }, typed_acme, "2002 gpubridge: job 38: tenant acme may not request the on-demand QOS ondemand" },
+	{ "qos=ondemand", { user_name = "alice", qos = "ondemand" }, typed_acme, "job 38: tenant acme may not request the on-demand QOS ondemand" },
+	{ "partition=ondemand", { user_name = "alice", partition = "ondemand" }, typed_acme, "job 38: tenant acme may not request the on-demand partition ondemand" },
+	{ "partition=pool,ondemand", { user_name = "alice", partition = "pool,ondemand" }, typed_acme, "the on-demand partition ondemand" },
+	{ "a moved job's GPUs", { user_name = "alice", tres_per_node = "gres/gpu:h100:4" }, moved_acme, "2002 gpubridge: job 50 " .. IN_OD .. "; its GPU request may not change there" },
+	{ "a moved job's partition", { user_name = "alice", partition = "pool" }, moved_acme, "job 50 " .. IN_OD .. "; its partition may not change there" },
+	{ "a moved job's account", { user_name = "dave", account = "cpuonly" }, moved_acme, "2002 gpubridge: job 50 " .. IN_OD .. "; its account may not change there (tenant cpuonly)" },
+	{ "moved into a tenant from the on-demand QOS", { user_name = "alice", account = "acme" }, ondemand_elsewhere, "job 52 " .. IN_OD .. "; its account may not change there" },
+	{ "moved into a tenant from the on-demand partition", { user_name = "alice", account = "acme" },
+		{ job_id = 53, account = "physics", qos = "normal", partition = "pool,ondemand", tres_per_node = h100 }, "job 53 may run in the on-demand partition ondemand; it may not move into tenant acme's account" },
+	{ "a moved job leaves the on-demand tier", { user_name = "alice", qos = "acme", partition = "pool" }, moved_acme, "ok" },
+	{ "a moved job's time limit", { user_name = "alice", time_limit = 10 }, moved_acme, "ok" },
+	{ "a moved job's comment", { user_name = "alice", comment = "x" }, moved_acme, "ok" },
+	{ "a routed job's GPUs", { user_name = "alice", tres_per_node = "gres/gpu:1g.10gb:1" }, routed_acme, "ok" },
+	{ "a routed job to the pool only", { user_name = "alice", partition = "pool" }, routed_acme, "ok" },
+	{ "a routed job asked back to the on-demand partition", { user_name = "alice", partition = "pool,ondemand" }, routed_acme, "the on-demand partition ondemand" },
+	{ "a routed job's account", { user_name = "dave", account = "cpuonly" }, routed_acme, "job 51 may run in the on-demand partition ondemand; it may not move into tenant cpuonly's account" },
+	{ "a routed job out of the tenants", { user_name = "alice", account = "physics" }, routed_acme, "ok" },
+	{ "not a tenant", { user_name = "alice", qos = "ondemand", partition = "ondemand" }, typed_elsewhere, "ok" },
+	{ "root", { user_name = "alice", qos = "ondemand", partition = "ondemand" }, typed_acme, "ok", 0 },
+	{ "SlurmUser (the burst controller)", { user_name = "alice", qos = "ondemand", partition = "ondemand", admin_comment = "gpubridge:burst" }, typed_acme, "ok", 64030 },
+	{ "SlurmUser may change a moved job", { user_name = "alice", tres_per_node = "gres/gpu:1" }, moved_acme, "ok", 64030 },
+	{ "another uid", { user_name = "alice", qos = "ondemand", partition = "ondemand" }, typed_acme, "may not request the on-demand QOS", 64031 },
+}
+for _, c in ipairs(ondemand_modifies) do
+	local got = modify(c[2], c[3], c[5])
+	if c[4] == "ok" then
+		check("on-demand modify " .. c[1], got, "ok")
+	else
+		contains("on-demand modify " .. c[1], got, c[4])
+	end
+end
+
+-- SlurmUser's uid comes from slurmctld's status file; unreadable: only root.
+check("SlurmUser's uid", M.slurm_uid(), 64030)
+check("read_uid: effective uid", M.read_uid(status), 64030)
+write_status("Name:\tx\nUid:\t100\t200\t200\t200\n")
+check("read_uid: the effective of real and effective", M.slurm_uid(), 200)
+write_status("Uid:\t300\t301\t301\t301\n")
+check("read_uid: first line", M.slurm_uid(), 301)
+check("uid 200 no longer privileged", M.privileged(200), false)
+write_status("no uid here\n")
+logs = {}
+check("no uid: nobody but root", M.slurm_uid(), nil)
+check("no uid: root", M.privileged(0), true)
+check("no uid: 64030", M.privileged(64030), false)
+check("no uid logged", log_count("cannot read SlurmUser's uid from " .. status), 1)
+M.status_path = status .. ".missing"
+M.slurm_user_uid = nil
+check("missing status file: nil", M.slurm_uid(), nil)
+contains("missing status file: the controller's uid refused", modify({ user_name = "alice", qos = "ondemand" }, typed_acme, 64030), "may not request the on-demand QOS")
+M.status_path = status
+write_status("Uid:\t64030\t64030\t64030\t64030\n")
+
+-- A site that renames the tier sets the variables in slurmctld's environment.
+do
+	local env = { GPUBRIDGE_GUARD_FILE = path, GPUBRIDGE_ONDEMAND_QOS = "b5burst", GPUBRIDGE_ONDEMAND_PARTITION = "b5od" }
+	os.getenv = function(k) return env[k] end
+	dofile(dir .. "/job_submit.lua")
+	check("GPUBRIDGE_ONDEMAND_QOS", M.ondemand_qos, "b5burst")
+	check("GPUBRIDGE_ONDEMAND_PARTITION", M.ondemand_partition, "b5od")
+	contains("renamed QOS refused", submit({ account = "acme", user_name = "alice", qos = "b5burst" }), "may not request the on-demand QOS b5burst")
+	contains("renamed partition refused", submit({ account = "acme", user_name = "alice", partition = "pool,b5od" }), "may not request the on-demand partition b5od")
+	check("the old names are other QOS now", submit({ account = "acme", user_name = "alice", qos = "ondemand" }), "ok")
+	env.GPUBRIDGE_ONDEMAND_QOS, env.GPUBRIDGE_ONDEMAND_PARTITION = "", nil
+	dofile(dir .. "/job_submit.lua")
+	check("an empty variable is the default", M.ondemand_qos, "ondemand")
+	check("an unset variable is the default", M.ondemand_partition, "ondemand")
+	os.getenv = saved_getenv
+end
 logs = {}
 modify({ account = "acme", user_name = "alice" }, untyped_elsewhere)
 check("an update's refusal is logged with the job", log_count("gpubridge guard: refused update of job 37 (user alice, account acme): "), 1)
@@ -430,6 +576,7 @@ contains("code table: still refused", submit({ account = "acme", user_name = "al
 contains("code table: modify still refused", modify({ account = "acme", user_name = "alice" }, untyped_elsewhere), UNTYPED)
 
 os.remove(path)
+os.remove(status)
 if failures > 0 then
 	os.exit(1)
 end

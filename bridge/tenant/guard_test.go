@@ -429,7 +429,7 @@ func TestGuardLua(t *testing.T) {
 		"update: add an untyped TresPerJob":    {job: `{user_name="alice", tres_per_job="gpu:2"}`, rec: typedAcme, want: "without a type"},
 		"update: add a shard":                  {job: `{user_name="alice", tres_per_node="gres/shard:1"}`, rec: typedAcme, want: "no shard quota"},
 		"update: typed change":                 {job: `{user_name="alice", tres_per_node="gres/gpu:1g.10gb:1"}`, rec: typedAcme, want: "ok"},
-		"update: burst-like move":              {job: `{user_name="alice", partition="ondemand", qos="ondemand"}`, rec: typedAcme, want: "ok"},
+		"update: self-burst refused":           {job: `{user_name="alice", partition="ondemand", qos="ondemand"}`, rec: typedAcme, want: "tenant acme may not request the on-demand QOS ondemand"},
 		"update: move out of the tenant":       {job: `{account="physics", user_name="alice"}`, rec: typedAcme, want: "ok"},
 		"update: root moves anything anywhere": {job: `{account="acme"}`, rec: untypedElsewhere, uid: 0, want: "ok"},
 	}
