@@ -41,6 +41,9 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerAccounting(a, root)
 	registerBookings(a, root, show, add, modify, del)
 	registerHealth(a, root, show)
+	registerInitDB(a, root)
+	registerCompletion(a, root)
+	registerMan(a, root)
 	return root
 }
 
