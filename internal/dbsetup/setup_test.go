@@ -99,7 +99,7 @@ func TestCheck(t *testing.T) {
 			want: []string{`name the same database "slurm_acct_db"`}},
 		"same user": {edit: func(p *Params) { p.ReadOnlyUser = "gpubridge" }, placeholders: true,
 			want: []string{`slurmdb.dsn: user "gpubridge" is database.dsn's user too`}},
-		"bad host": {edit: func(p *Params) { p.Hosts = []string{"a'b"} }, placeholders: true, want: []string{`hosts: "a'b" is not`}},
+		"bad host":      {edit: func(p *Params) { p.Hosts = []string{"a'b"} }, placeholders: true, want: []string{`hosts: "a'b" is not`}},
 		"wildcard host": {edit: func(p *Params) { p.Hosts = []string{"10.0.%"} }, placeholders: true},
 	}
 	for name, c := range cases {
