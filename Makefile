@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/gpubridge
 GO_PKGS := ./...
 
-.PHONY: help build test test-unit test-integration lint check-deps bench demo testbed-up testbed-down deps tidy clean
+.PHONY: help build test test-unit test-integration lint check-deps bench demo testbed-up testbed-down deps tidy clean man deb
 
 help: ## Show this help
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -58,6 +58,13 @@ testbed-up: ## Bring up the local Slurm testbed (idempotent)
 
 testbed-down: ## Stop what testbed-up started
 	test/testbed/down.sh
+
+man: build ## Man pages from the command tree (bin/man/*.1)
+	rm -rf bin/man
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) $(BIN) man bin/man
+
+deb: build man ## Debian package of bin/gpubridge (bin/gpubridge_VERSION_ARCH.deb; docs/install.md)
+	packaging/deb/build.sh $(BIN) bin/man bin $(VERSION)
 
 tidy: ## go mod tidy
 	go mod tidy
