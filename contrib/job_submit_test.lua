@@ -575,6 +575,38 @@ write("return { version = 2, accounts = {} }\n")
 contains("code table: still refused", submit({ account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }), UNTYPED)
 contains("code table: modify still refused", modify({ account = "acme", user_name = "alice" }, untyped_elsewhere), UNTYPED)
 
+-- A site's own job_submit.lua that includes the guard
+-- (contrib/job_submit_site.lua.example, with the package's path pointed at
+-- this directory): the site's rules run, then the guard.
+do
+	reset()
+	write(mk(good))
+	local f = assert(io.open(dir .. "/job_submit_site.lua.example", "rb"))
+	local src = f:read("*a")
+	f:close()
+	local n
+	src, n = string.gsub(src, '"/usr/share/gpubridge/slurm/job_submit.lua"', string.format("%q", dir .. "/job_submit.lua"))
+	check("the example includes the package's guard", n, 1)
+	slurm.NO_VAL = 4294967294
+	os.getenv = function(k)
+		if k == "GPUBRIDGE_GUARD_FILE" then
+			return path
+		end
+		return saved_getenv(k)
+	end
+	assert(loadstring(src, "job_submit_site.lua.example"))()
+	os.getenv = saved_getenv
+	check("the site's hook replaced the guard's", slurm_job_submit ~= gpubridge_guard.job_submit, true)
+	local j = { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:1" }
+	contains("site script: the guard refuses", submit(j), UNTYPED)
+	check("site script: the site's rule ran first", j.time_limit, 60)
+	local k = { account = "acme", user_name = "alice", tres_per_node = h100 }
+	check("site script: accepted", submit(k), "ok")
+	contains("site script: self-burst refused", submit({ account = "acme", user_name = "alice", qos = "ondemand" }), "may not request the on-demand QOS")
+	contains("site script: modify checked", modify({ account = "acme", user_name = "alice" }, untyped_elsewhere), UNTYPED)
+	check("site script: root's modify", modify({ account = "acme" }, untyped_elsewhere, 0), "ok")
+end
+
 os.remove(path)
 os.remove(status)
 if failures > 0 then
