@@ -52,7 +52,7 @@ chmod 0644 "$r/usr/lib/systemd/system/gpubridge.service"
 grep -q '^ExecStart=/usr/bin/gpubridge serve ' "$r/usr/lib/systemd/system/gpubridge.service" ||
   { echo "build.sh: the unit's ExecStart is not /usr/bin/gpubridge serve" >&2; exit 1; }
 install -m 0640 "$repo/contrib/gpubridge.yaml.example" "$r/etc/gpubridge/gpubridge.yaml"
-install -m 0644 "$repo/contrib/job_submit.lua" "$repo/contrib/job_submit_burst.lua" "$r/usr/share/gpubridge/slurm/"
+install -m 0644 "$repo/contrib/job_submit.lua" "$repo/contrib/job_submit_burst.lua" "$repo/contrib/job_submit_site.lua.example" "$r/usr/share/gpubridge/slurm/"
 install -m 0644 "$repo/contrib/sql/setup.sql" "$r/usr/share/gpubridge/sql/"
 install -m 0644 "$repo/contrib/gpubridge.yaml.example" "$r/usr/share/doc/gpubridge/"
 install -m 0644 "$repo/README.md" "$r/usr/share/doc/gpubridge/"
