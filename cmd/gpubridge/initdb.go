@@ -29,8 +29,8 @@ It runs nothing itself: pipe it to the mariadb client on the database host, e.g.
   gpubridge init-db | sudo mariadb
 
 Every statement can run again (users and the database are made when missing, passwords set to
-the configured ones, grants added, nothing dropped or revoked). The tables are made by gpubridge's
-migrations, not here. The accounts are 'USER'@'HOST' for each --client-host (where gpubridge
+the configured ones, grants added, nothing dropped or revoked). The tables are made by
+` + "`gpubridge migrate`" + ` afterwards, not here. The accounts are 'USER'@'HOST' for each --client-host (where gpubridge
 connects from); by default localhost and 127.0.0.1 when the DSNs name this host, else the flag
 is required. contrib/sql/setup.sql is the same SQL with placeholder passwords.`,
 		Args: cobra.NoArgs,
@@ -67,9 +67,7 @@ is required. contrib/sql/setup.sql is the same SQL with placeholder passwords.`,
 			if err := p.Check(false); err != nil {
 				return usageError{err}
 			}
-			// TODO(lead): name the daemon helper's `gpubridge migrate` here
-			// once it lands ("Then: gpubridge migrate").
-			header := fmt.Sprintf("gpubridge init-db: MariaDB setup for user %s, database %s (database.dsn)\nand user %s, database %s (slurmdb.dsn), accounts at %s.\nRun as MariaDB's root: gpubridge init-db | sudo mariadb\nThen create the schema (docs/install.md, \"Database\").",
+			header := fmt.Sprintf("gpubridge init-db: MariaDB setup for user %s, database %s (database.dsn)\nand user %s, database %s (slurmdb.dsn), accounts at %s.\nRun as MariaDB's root: gpubridge init-db | sudo mariadb\nThen create gpubridge's schema: gpubridge migrate",
 				store.User, store.DBName, ro.User, ro.DBName, strings.Join(hosts, ", "))
 			_, err = fmt.Fprint(a.out, dbsetup.Script(header, p.Statements()))
 			return err

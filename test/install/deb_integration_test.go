@@ -174,8 +174,16 @@ func TestDebInstallAndServe(t *testing.T) {
 	}
 	r.must("chown", "root:gpubridge", "/etc/slurm/jwt_hs256.key")
 	r.must("chmod", "0640", "/etc/slurm/jwt_hs256.key")
-	out = r.must("setpriv", "--reuid=gpubridge", "--regid=gpubridge", "--init-groups", "--", "gpubridge", "ping")
+	out = r.must("runuser", "-u", "gpubridge", "--", "gpubridge", "ping")
 	t.Logf("gpubridge ping as gpubridge:\n%s", out)
+
+	// The schema, made once and explicitly (serve never makes it in an
+	// empty database on its own).
+	out = r.must("runuser", "-u", "gpubridge", "--", "gpubridge", "migrate")
+	t.Logf("gpubridge migrate as gpubridge: %s", out)
+	if !strings.Contains(out, "was empty; created gpubridge's schema") {
+		t.Errorf("gpubridge migrate: %q", out)
+	}
 
 	// Start the daemon as the unit does, with a notify socket.
 	notify := filepath.Join(root, "run/gpubridge-test.notify")
@@ -230,6 +238,9 @@ func TestDebInstallAndServe(t *testing.T) {
 	if body := httpGet(t, base+"/healthz"); strings.TrimSpace(body) != "ok" {
 		t.Errorf("/healthz: %q", body)
 	}
+	if body := httpGet(t, base+"/readyz"); strings.TrimSpace(body) != "ready" {
+		t.Errorf("/readyz: %q (slurmrestd or a database not ready for the packaged configuration)", body)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(httpGet(t, base+"/metrics"), "\ngpubridge_leader 1\n") {
 		if time.Now().After(deadline) {
@@ -237,7 +248,7 @@ func TestDebInstallAndServe(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	// The store was migrated by the daemon's user.
+	// The store was migrated by the daemon's user (gpubridge migrate).
 	db := sqlx.MustOpen("mysql", dsn)
 	defer db.Close()
 	var tables int
