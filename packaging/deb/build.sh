@@ -3,28 +3,33 @@
 # (dpkg-deb --build, no other packaging tools). Run by `make deb`, which builds BIN and the man
 # pages first. Prints the path of the .deb on its last line.
 set -euo pipefail
+# build.sh --version-of GIT_DESCRIBE prints the Debian version only (tests).
+if [[ ${1:-} == --version-of ]]; then debver_only=$2; set -- x x x x; fi
 (($# == 4)) || { echo "usage: $0 BIN MANDIR OUTDIR VERSION" >&2; exit 2; }
 bin=$1 mandir=$2 out=$3 version=$4
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-[[ -x $bin ]] || { echo "build.sh: $bin is not an executable (make build)" >&2; exit 1; }
-compgen -G "$mandir/*.1" >/dev/null || { echo "build.sh: no man pages in $mandir (make man)" >&2; exit 1; }
 
-# Debian versions start with a digit: a tag v1.2.3 gives 1.2.3, anything else
-# 0.0~git<commit time>.<hash> (dirty trees get +dirty).
+# Debian versions start with a digit: a tag v1.2.3 gives 1.2.3, a build 4 commits after it
+# 1.2.3+4.gabc1234 (sorting after the tag), anything else 0.0~git<commit time>.<hash>;
+# a dirty tree adds +dirty.
 debver() {
-  local v=${1#v}
-  if [[ $v =~ ^[0-9][A-Za-z0-9.+~-]*$ ]]; then
-    echo "${v//-/\~}"
+  local v=$1 dirty=
+  [[ $v == *-dirty ]] && { dirty=+dirty; v=${v%-dirty}; }
+  if [[ $v =~ ^v?([0-9]+(\.[0-9]+)+([~+][A-Za-z0-9.~+]*)?)(-([0-9]+)-g([0-9a-f]+))?$ ]]; then
+    v=${BASH_REMATCH[1]}
+    [[ -n ${BASH_REMATCH[5]} ]] && v+="+${BASH_REMATCH[5]}.g${BASH_REMATCH[6]}"
+    echo "$v$dirty"
     return
   fi
   local when hash
   when=$(git -C "$repo" log -1 --format=%cd --date=format:%Y%m%d%H%M%S 2>/dev/null || date -u +%Y%m%d%H%M%S)
   hash=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-  v="0.0~git$when.$hash"
-  [[ $1 == *-dirty ]] && v+="+dirty"
-  echo "$v"
+  echo "0.0~git$when.$hash$dirty"
 }
+if [[ -n ${debver_only:-} ]]; then debver "$debver_only"; exit 0; fi
+[[ -x $bin ]] || { echo "build.sh: $bin is not an executable (make build)" >&2; exit 1; }
+compgen -G "$mandir/*.1" >/dev/null || { echo "build.sh: no man pages in $mandir (make man)" >&2; exit 1; }
 deb_version=$(debver "$version")
 
 case $(file -b "$bin") in

@@ -33,7 +33,7 @@ import (
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
-const repo = "../.."
+
 
 // TestDebInstallAndServe builds the package with `make deb`, installs it
 // with dpkg in a fresh root made from the testbed's cached tarball, checks

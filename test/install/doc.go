@@ -5,3 +5,6 @@
 //
 //	test/testbed/use.sh go test -tags integration -count=1 ./test/install/
 package install
+
+// repo is the repository's root, from this package's directory.
+const repo = "../.."
