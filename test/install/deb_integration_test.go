@@ -33,8 +33,6 @@ import (
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
-
-
 // TestDebInstallAndServe builds the package with `make deb`, installs it
 // with dpkg in a fresh root made from the testbed's cached tarball, checks
 // what the package and its maintainer scripts made (the gpubridge system
