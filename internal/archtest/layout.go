@@ -88,6 +88,7 @@ var Gpubridge = Layout{
 		"internal/money":               {Pure: true, Importers: []string{"*"}},
 		"internal/config":              {Pure: true, Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "accounting/billing", "bridge/burst/service"}},
 		"internal/kv":                  {Pure: true, Importers: []string{"*"}},
+		"internal/dbsetup":             {Pure: true, Importers: []string{"cmd/gpubridge"}}, // init-db's SQL (pure: no driver)
 		"internal/table":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
 		"internal/atomicfile":          {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
 		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "bridge/health/store", "test/..."}},
@@ -100,6 +101,7 @@ var Gpubridge = Layout{
 		"internal/golden":              {},                                                                                                 // the golden-file helper; tests import it
 
 		// test/: benchmarks and their tools.
+		"test/install":              {}, // the package's install test
 		"test/bench/burstbench":     {},
 		"test/bench/tenantbench":    {},
 		"test/bench/bookingbench":   {},
