@@ -32,10 +32,11 @@ if [[ -n ${debver_only:-} ]]; then debver "$debver_only"; exit 0; fi
 compgen -G "$mandir/*.1" >/dev/null || { echo "build.sh: no man pages in $mandir (make man)" >&2; exit 1; }
 deb_version=$(debver "$version")
 
-case $(file -b "$bin") in
-  *x86-64*) arch=amd64 ;;
-  *aarch64*) arch=arm64 ;;
-  *) echo "build.sh: unknown architecture of $bin: $(file -b "$bin")" >&2; exit 1 ;;
+# The binary's architecture from its ELF header (e_machine), without file(1).
+case $(od -An -tx1 -j18 -N2 "$bin" | tr -d ' \n') in
+  3e00) arch=amd64 ;;
+  b700) arch=arm64 ;;
+  *) echo "build.sh: $bin is not an amd64 or arm64 ELF binary" >&2; exit 1 ;;
 esac
 # The newest glibc symbol version the binary needs (cgo builds; a CGO_ENABLED=0
 # build needs none).
