@@ -1,0 +1,4 @@
+// Package tokenstoretest is the conformance suite every token store
+// passes (the MariaDB one on the testbed, the in-memory one everywhere).
+// Tests import it.
+package tokenstoretest
