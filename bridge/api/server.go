@@ -1,0 +1,479 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/bridge/api/token"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+)
+
+// TokenStore finds tokens by hash and records their use
+// (bridge/api/tokenstore).
+type TokenStore interface {
+	Lookup(ctx context.Context, h token.Hash) (token.Token, error)
+	Touch(ctx context.Context, id int64, at time.Time) error
+}
+
+// ErrTokenNotFound is what TokenStore.Lookup's "no such token" must match
+// (errors.Is); Options.NotFound says which error that is.
+var ErrTokenNotFound = errors.New("no such token")
+
+// Bookings are the booking use cases (bridge/reserve.Service).
+type Bookings interface {
+	BookingReader
+	Get(ctx context.Context, id int64) (reserve.Booking, error)
+	Add(ctx context.Context, actor string, r reserve.Request) (reserve.Booking, error)
+	Modify(ctx context.Context, actor string, id int64, c reserve.Change) (before, after reserve.Booking, err error)
+	Cancel(ctx context.Context, actor string, id int64) (reserve.Booking, error)
+	FindSlots(ctx context.Context, q reserve.SlotQuery) ([]reserve.Slot, error)
+}
+
+// Options are what the API serves from.
+type Options struct {
+	Tokens TokenStore
+	// TokenNotFound is the error Tokens.Lookup returns for an unknown hash
+	// (tokenstore.ErrNotFound).
+	TokenNotFound error
+	Live          *Live
+	Usage         UsageReader
+	// Bookings makes changes (admission reads the cluster afresh);
+	// BookingReads serves the read-only booking routes (it may read the
+	// cluster through an InventoryCache). Either may be nil: the booking
+	// routes then answer 503.
+	Bookings     Bookings
+	BookingReads Bookings
+	// ReservationName names a booking's Slurm reservation.
+	ReservationName func(id int64) string
+	Metrics         *Metrics
+	Logger          *slog.Logger
+	Now             func() time.Time
+	// AuthFailures per minute and AuthBurst bound failed
+	// authentications per source address; past them every request from
+	// it is refused with 429 until the bucket refills.
+	AuthFailures float64
+	AuthBurst    int
+	// UsageTTL is how long a period's priced usage of one tenant is
+	// reused (default Live's interval).
+	UsageTTL time.Duration
+	// SecureCookies marks the status page's cookie Secure (TLS).
+	SecureCookies bool
+}
+
+// Server is the tenant API and status page.
+type Server struct {
+	o       Options
+	limiter *limiter
+	usage   *ttlCache[usageKey, usageView]
+	touched sync.Map // token id -> time.Time of the last recorded use
+	mux     *http.ServeMux
+}
+
+// New makes the server.
+func New(o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	if o.AuthFailures <= 0 {
+		o.AuthFailures = 10
+	}
+	if o.AuthBurst <= 0 {
+		o.AuthBurst = 20
+	}
+	if o.UsageTTL <= 0 {
+		o.UsageTTL = DefaultInterval
+		if o.Live != nil {
+			o.UsageTTL = o.Live.interval()
+		}
+	}
+	s := &Server{o: o, limiter: newLimiter(rate.Limit(o.AuthFailures/60), o.AuthBurst)}
+	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
+	s.mux = http.NewServeMux()
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
+	}
+	s.pageRoutes(s.mux)
+	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		s.o.Metrics.observe("unknown", r.Method, http.StatusNotFound, 0)
+		writeError(w, http.StatusNotFound, errNotFound)
+	})
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) now() time.Time {
+	if s.o.Now != nil {
+		return s.o.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// route is one API route: what the OpenAPI file describes.
+type route struct {
+	Method string
+	Path   string // the OpenAPI path: /api/v1/tenants/{tenant}
+	// Scope is the scope the route needs. When ObjectFirst is set, the
+	// handler checks it (req.need) after finding the object, so that
+	// another tenant's object is 404 whatever the token's scope.
+	Scope       token.Scope
+	ObjectFirst bool
+	Handle      func(*req) (int, any, error)
+}
+
+// req is one authenticated request.
+type req struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	tok    token.Token
+	tenant string // the tenant the path names (empty on routes without one)
+	snap   *Snapshot
+}
+
+// need refuses the request unless its token has scope.
+func (q *req) need(scope token.Scope) error {
+	if !q.tok.Scope.Allows(scope) {
+		return errForbidden
+	}
+	return nil
+}
+
+// API errors with fixed answers.
+var (
+	errNotFound     = errors.New("not found")
+	errForbidden    = errors.New("the token's scope does not allow this")
+	errUnauthorized = errors.New("a valid token is required (Authorization: Bearer gpb_...)")
+	errRateLimited  = errors.New("too many failed authentications from this address; wait and try again")
+	errUnavailable  = errors.New("not available now; try again")
+)
+
+// httpError carries a status and a body for the client.
+type httpError struct {
+	code int
+	body errorBody
+}
+
+func (e *httpError) Error() string { return e.body.Error }
+
+type errorBody struct {
+	Error    string           `json:"error"`
+	Problems reserve.Problems `json:"problems,omitempty"`
+	Refusal  *reserve.Refusal `json:"refusal,omitempty"`
+}
+
+func badRequest(ps reserve.Problems) error {
+	return &httpError{http.StatusBadRequest, errorBody{Error: ps.Error(), Problems: ps}}
+}
+
+// clientIP is the request's source address (never a header a client sets).
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// authenticate finds the request's token (header, or the status page's
+// cookie when cookie is set). It counts and rate-limits failures.
+func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, error) {
+	ip := clientIP(r)
+	if s.limiter.blocked(ip, s.now()) {
+		s.o.Metrics.rateLimited.Inc()
+		return token.Token{}, http.StatusTooManyRequests, errRateLimited
+	}
+	raw := ""
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, rest, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return s.failed(ip, "malformed")
+		}
+		raw = strings.TrimSpace(rest)
+	} else if cookie {
+		if c, err := r.Cookie(cookieName); err == nil {
+			raw = c.Value
+		}
+	}
+	if raw == "" {
+		s.o.Metrics.authFailures.WithLabelValues("missing").Inc()
+		return token.Token{}, http.StatusUnauthorized, errUnauthorized
+	}
+	h, err := token.HashOf(raw)
+	if err != nil {
+		return s.failed(ip, "malformed")
+	}
+	t, err := s.o.Tokens.Lookup(r.Context(), h)
+	switch {
+	case err != nil && (errors.Is(err, s.o.TokenNotFound) || errors.Is(err, ErrTokenNotFound)):
+		return s.failed(ip, "unknown")
+	case err != nil:
+		s.o.Logger.Warn("token lookup failed", "err", err)
+		return token.Token{}, http.StatusServiceUnavailable, errUnavailable
+	case t.Expired(s.now()):
+		return s.failed(ip, "expired")
+	}
+	s.touch(t)
+	return t, 0, nil
+}
+
+func (s *Server) failed(ip, reason string) (token.Token, int, error) {
+	s.o.Metrics.authFailures.WithLabelValues(reason).Inc()
+	s.limiter.fail(ip, s.now())
+	return token.Token{}, http.StatusUnauthorized, errUnauthorized
+}
+
+// touchEvery bounds how often a token's last use is written.
+const touchEvery = time.Minute
+
+// touch records the token's use, at most once per touchEvery per token and
+// outside the request (a slow write never delays an answer).
+func (s *Server) touch(t token.Token) {
+	now := s.now()
+	if now.Sub(t.LastUsedAt) < touchEvery {
+		return
+	}
+	if v, ok := s.touched.Load(t.ID); ok && now.Sub(v.(time.Time)) < touchEvery {
+		return
+	}
+	s.touched.Store(t.ID, now)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.o.Tokens.Touch(ctx, t.ID, now); err != nil {
+			s.o.Logger.Warn("record a token's use", "token", t.Key(), "err", err)
+		}
+	}()
+}
+
+// wrap authenticates, isolates (a tenant that is not the token's is 404),
+// checks the scope and answers JSON.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		code := s.serve(w, r, rt)
+		s.o.Metrics.observe(rt.Path, r.Method, code, time.Since(start))
+	})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
+	tok, code, err := s.authenticate(r, false)
+	if err != nil {
+		if code == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gpubridge"`)
+		}
+		if code == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "60")
+		}
+		writeError(w, code, err)
+		return code
+	}
+	q := &req{w: w, r: r, tok: tok, tenant: r.PathValue("tenant")}
+	// Isolation: a tenant named in the path or the query that is not the
+	// token's is not found, exactly like one that does not exist.
+	own := tok.Tenant
+	if strings.Contains(rt.Path, "{tenant}") {
+		if tok.Scope != token.Admin && q.tenant != own {
+			writeError(w, http.StatusNotFound, errNotFound)
+			return http.StatusNotFound
+		}
+		own = q.tenant
+	}
+	for _, k := range []string{"tenant", "account"} {
+		if vs, ok := r.URL.Query()[k]; ok && (own != "" || tok.Scope != token.Admin) {
+			for _, v := range vs {
+				if v != own {
+					writeError(w, http.StatusNotFound, errNotFound)
+					return http.StatusNotFound
+				}
+			}
+		}
+	}
+	if s.o.Live != nil {
+		snap, err := s.o.Live.Get(r.Context())
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, errUnavailable)
+			return http.StatusServiceUnavailable
+		}
+		q.snap = snap
+	}
+	if q.tenant != "" {
+		if _, ok := q.snap.Tenant(q.tenant); !ok {
+			writeError(w, http.StatusNotFound, errNotFound)
+			return http.StatusNotFound
+		}
+	}
+	if !rt.ObjectFirst {
+		if err := q.need(rt.Scope); err != nil {
+			writeError(w, http.StatusForbidden, err)
+			return http.StatusForbidden
+		}
+	}
+	code, body, err := rt.Handle(q)
+	if err != nil {
+		return s.writeErr(w, r, err)
+	}
+	writeJSON(w, code, body)
+	return code
+}
+
+// writeErr answers an error from a handler.
+func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) int {
+	var he *httpError
+	var ps reserve.Problems
+	var ref *reserve.Refusal
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		writeJSON(w, he.code, he.body)
+		return he.code
+	case errors.Is(err, errNotFound), errors.Is(err, reserve.ErrNotFound):
+		writeError(w, http.StatusNotFound, errNotFound)
+		return http.StatusNotFound
+	case errors.Is(err, errForbidden):
+		writeError(w, http.StatusForbidden, errForbidden)
+		return http.StatusForbidden
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, errors.New("request body too large"))
+		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &ref):
+		writeJSON(w, http.StatusConflict, errorBody{Error: ref.Error(), Refusal: ref})
+		return http.StatusConflict
+	case errors.As(err, &ps):
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: ps.Error(), Problems: ps})
+		return http.StatusBadRequest
+	}
+	s.o.Logger.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusServiceUnavailable, errUnavailable)
+	return http.StatusServiceUnavailable
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, errorBody{Error: err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// limiter keeps a token bucket of failed authentications per source
+// address. Buckets refilled to full are dropped, so memory follows the
+// addresses failing now.
+type limiter struct {
+	mu      sync.Mutex
+	every   rate.Limit
+	burst   int
+	buckets map[string]*rate.Limiter
+	swept   time.Time
+}
+
+func newLimiter(every rate.Limit, burst int) *limiter {
+	return &limiter{every: every, burst: burst, buckets: map[string]*rate.Limiter{}}
+}
+
+func (l *limiter) blocked(ip string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[ip]
+	return b != nil && b.TokensAt(now) < 1
+}
+
+func (l *limiter) fail(ip string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[ip]
+	if b == nil {
+		b = rate.NewLimiter(l.every, l.burst)
+		l.buckets[ip] = b
+	}
+	b.AllowN(now, 1)
+	if now.Sub(l.swept) > time.Minute {
+		for k, v := range l.buckets {
+			if v.TokensAt(now) >= float64(l.burst) {
+				delete(l.buckets, k)
+			}
+		}
+		l.swept = now
+	}
+}
+
+// ttlCache keeps values for a while, one load at a time per key.
+type ttlCache[K comparable, V any] struct {
+	ttl time.Duration
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[K]ttlEntry[V]
+}
+
+type ttlEntry[V any] struct {
+	at  time.Time
+	v   V
+	ttl time.Duration
+}
+
+func newTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *ttlCache[K, V] {
+	return &ttlCache[K, V]{ttl: ttl, now: now, m: map[K]ttlEntry[V]{}}
+}
+
+// get returns the cached value of k or loads it; load says how long the
+// value may be kept (0: the cache's TTL).
+func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, error) {
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if ok && c.now().Sub(e.at) < e.ttl {
+		return e.v, nil
+	}
+	v, ttl, err := load()
+	if err != nil {
+		return v, err
+	}
+	if ttl <= 0 {
+		ttl = c.ttl
+	}
+	c.mu.Lock()
+	if len(c.m) > 10_000 {
+		clear(c.m)
+	}
+	c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
+	c.mu.Unlock()
+	return v, nil
+}
+
+type usageKey struct {
+	period meter.Period
+	tenant string
+}
+
+// queryInt reads an integer query value.
+func queryInt(r *http.Request, key string, def int) (int, bool) {
+	v := r.URL.Query().Get(key)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
+}
