@@ -43,6 +43,21 @@ type Config struct {
 	Chargeback Chargeback `json:"chargeback"`
 	Reconcile  Reconcile  `json:"reconcile"`
 	Health     Health     `json:"health"`
+	// API is the tenant API and status page (bridge/api) on server.listen.
+	API API `json:"api"`
+}
+
+// API tunes the tenant API and status page (bridge/api).
+type API struct {
+	// RefreshInterval is how often the API's snapshot (tenants, one bulk
+	// jobs read, the burst plan, bookings in force, usage) is taken: the
+	// age of what the tenant routes and the per-tenant metrics show.
+	RefreshInterval Duration `json:"refreshInterval"`
+	// AuthFailuresPerMinute and AuthFailureBurst bound failed
+	// authentications per source address; past them its requests get 429
+	// until the bucket refills.
+	AuthFailuresPerMinute int `json:"authFailuresPerMinute"`
+	AuthFailureBurst      int `json:"authFailureBurst"`
 }
 
 // Reconcile bounds what one writer may do (bridge/reconcile.DeletePolicy,
@@ -162,6 +177,9 @@ type Schedules struct {
 	Burst       string `json:"burst"`
 	Ingest      string `json:"ingest"`
 	ClosePeriod string `json:"closePeriod"`
+	// Project makes Slurm's reservations match the bookings (like
+	// `gpubridge project`).
+	Project string `json:"project"`
 }
 
 // Bookings are the settings of tenant bookings (bridge/reserve).
@@ -286,6 +304,7 @@ func Default() Config {
 			Burst:       "@every 10s",
 			Ingest:      "@every 5m",
 			ClosePeriod: "0 3 2 * *", // 03:00 UTC on the 2nd: one day of grace for late records
+			Project:     "@every 1m",
 		},
 		Bookings: Bookings{
 			ReservationPrefix: "gpubridge-",
@@ -294,6 +313,7 @@ func Default() Config {
 		},
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}},
 		Health:    defaultHealth(),
+		API:       API{RefreshInterval: Duration{15 * time.Second}, AuthFailuresPerMinute: 10, AuthFailureBurst: 20},
 	}
 }
 
@@ -428,6 +448,7 @@ func (c Config) Validate() error {
 	for field, spec := range map[string]string{
 		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
 		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
+		"schedules.project": c.Schedules.Project,
 	} {
 		if spec == "" {
 			continue // disabled
@@ -457,6 +478,7 @@ func (c Config) Validate() error {
 		add("tenants.guardFile", "%q is not a clean absolute file path; use e.g. %s (the path contrib/job_submit.lua reads by default)", g, DefaultGuardFile)
 	}
 	c.Bookings.validate(add)
+	c.API.validate(add)
 	for field, v := range map[string]string{
 		"chargeback.providerName": c.Chargeback.ProviderName, "chargeback.publisherName": c.Chargeback.PublisherName,
 		"chargeback.invoiceIssuerName": c.Chargeback.InvoiceIssuerName,
@@ -533,6 +555,18 @@ func (b Bookings) validate(add func(field, format string, a ...any)) {
 	}
 	if p.MaxWindow.Duration > 0 && p.MaxHorizon.Duration > 0 && p.MaxWindow.Duration > p.MaxHorizon.Duration {
 		add("bookings.defaultPolicy.maxWindow", "is longer than maxHorizon: no booking could use it")
+	}
+}
+
+func (a API) validate(add func(field, format string, a ...any)) {
+	if d := a.RefreshInterval.Duration; d < time.Second || d > time.Hour {
+		add("api.refreshInterval", "%s is outside 1s..1h (default 15s)", d)
+	}
+	if a.AuthFailuresPerMinute < 1 || a.AuthFailuresPerMinute > 10_000 {
+		add("api.authFailuresPerMinute", "%d is outside 1..10000 (default 10)", a.AuthFailuresPerMinute)
+	}
+	if a.AuthFailureBurst < 1 || a.AuthFailureBurst > 10_000 {
+		add("api.authFailureBurst", "%d is outside 1..10000 (default 20)", a.AuthFailureBurst)
 	}
 }
 

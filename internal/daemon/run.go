@@ -36,6 +36,12 @@ type Options struct {
 	// Checks are the readiness probes of a configuration; nil probes
 	// gpubridge's database only.
 	Checks func(c config.Config, cl *clients.Set) []Check
+	// App, when set, makes the handler of every path but /metrics,
+	// /healthz and /readyz for a configuration (the tenant API and status
+	// page), and a task run in the background while the configuration is
+	// in force, on every replica, leader or not (nil for none). Like Jobs
+	// it must not connect anything; it is called again at every reload.
+	App func(c config.Config, cl *clients.Set) (http.Handler, func(ctx context.Context), error)
 	// Clients says how clients are built (logger, schema policy).
 	Clients clients.Options
 	// Registry serves /metrics; Run registers its own collectors on it.
@@ -105,6 +111,8 @@ type generation struct {
 	set     *clients.Set
 	sched   *Scheduler
 	checker *Checker
+	app     http.Handler
+	bg      func(ctx context.Context)
 	cancel  context.CancelFunc
 	done    sync.WaitGroup
 }
@@ -158,7 +166,13 @@ func (d *daemon) prepare(c config.Config, set *clients.Set) (*generation, error)
 		checks = d.o.Checks(c, set)
 	}
 	checker := NewChecker(checks, d.o.ProbeTTL, d.o.ProbeTimeout, d.o.Logger.With("component", "readiness"), d.metrics)
-	return &generation{cfg: c, set: set, sched: sched, checker: checker}, nil
+	g := &generation{cfg: c, set: set, sched: sched, checker: checker}
+	if d.o.App != nil {
+		if g.app, g.bg, err = d.o.App(c, set); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // run starts g: its leader campaign (and so its jobs) and its probes.
@@ -184,6 +198,9 @@ func (d *daemon) run(ctx context.Context, g *generation) {
 		_ = RunWhileLeader(gctx, leader, g.sched, d.metrics, d.o.CampaignInterval, d.o.Logger.With("component", "leader"))
 	})
 	g.done.Go(func() { g.checker.Watch(gctx) })
+	if g.bg != nil {
+		g.done.Go(func() { g.bg(gctx) })
+	}
 	d.cur.Store(g)
 }
 
@@ -219,7 +236,29 @@ func (d *daemon) serve(ln *Listener) {
 	d.srv, d.srvDone = ln, done
 }
 
+// handler serves /metrics, /healthz and /readyz, and every other path
+// from the running configuration's App (404 without one).
 func (d *daemon) handler() http.Handler {
+	core := d.coreHandler()
+	if d.o.App == nil {
+		return core
+	}
+	mux := http.NewServeMux()
+	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
+		mux.Handle(p, core)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		g := d.cur.Load()
+		if g == nil || g.app == nil {
+			http.NotFound(w, r)
+			return
+		}
+		g.app.ServeHTTP(w, r)
+	})
+	return mux
+}
+
+func (d *daemon) coreHandler() http.Handler {
 	return Handler(d.o.Registry, Probes{
 		Live: d.live.Load,
 		Database: func(ctx context.Context) bool {

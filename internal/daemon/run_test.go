@@ -41,6 +41,7 @@ type harness struct {
 	pools   []*sqlx.DB // every pool a job used
 
 	jobRuns atomic.Int32
+	app     func(c config.Config, cl *clients.Set) (http.Handler, func(ctx context.Context), error)
 	cancel  context.CancelFunc
 	done    chan error
 	client  *http.Client
@@ -131,7 +132,7 @@ func (h *harness) start() {
 	bound := make(chan struct{}, 1)
 	go func() {
 		h.done <- Run(ctx, Options{
-			Load: h.load, Jobs: h.jobs, Checks: h.checks,
+			Load: h.load, Jobs: h.jobs, Checks: h.checks, App: h.app,
 			Clients:  clients.Options{OpenDB: h.db.Open, PrepareDB: clientstest.Prepare},
 			Registry: h.reg, Logger: quiet(), Reload: h.reload,
 			Listening: func(a net.Addr) {
