@@ -220,6 +220,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (ApplyResult, err
 func (s *Service) Reconcile(ctx context.Context) error {
 	log := s.log()
 	res, err := s.Apply(ctx, ApplyRequest{Show: func(pv Preview) {
+		if s.Drift != nil {
+			s.Drift(len(pv.Plan.Changes))
+		}
 		for _, c := range pv.Plan.Changes {
 			log.Info("reconcile change", "change", c.String())
 		}

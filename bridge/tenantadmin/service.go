@@ -26,7 +26,10 @@ type Service struct {
 	WriteGuard func(data []byte, allowEmpty bool) (bool, error)
 	// Refusals, when set, counts plans the delete policy refused.
 	Refusals RefusalRecorder
-	Logger   *slog.Logger
+	// Drift, when set, is told how many changes each reconcile's plan
+	// holds (0: Slurm matches the store).
+	Drift  func(changes int)
+	Logger *slog.Logger
 }
 
 func (s *Service) log() *slog.Logger {

@@ -6,6 +6,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
@@ -19,10 +20,11 @@ type daemonJobs struct {
 	a         *App
 	burst     *metrics.Recorder  // registered once per process
 	reconcile *rmetrics.Recorder // likewise
+	api       *apiWiring         // likewise: the tenant API's metrics
 }
 
 func newDaemonJobs(a *App) *daemonJobs {
-	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry())}
+	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: newAPIWiring(a)}
 }
 
 // Jobs makes the jobs of configuration c on its clients. Nothing connects
@@ -31,7 +33,9 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 	a := d.a.withClients(c, set)
 	return []daemon.Scheduled{
 		{Spec: c.Schedules.Reconcile, Job: daemon.Lazy("reconcile", func(ctx context.Context) (daemon.Job, error) {
-			return a.reconcileJob(c, d.reconcile), nil
+			j := a.reconcileJob(c, d.reconcile)
+			j.s.Drift = d.api.metrics.ObserveReconcile
+			return j, nil
 		})},
 		{Spec: c.Schedules.Burst, Job: daemon.Lazy("burst", func(ctx context.Context) (daemon.Job, error) {
 			ctrl, err := a.burstController(ctx, c, "", "")
@@ -58,6 +62,18 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			}
 			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period")}, nil
 		})},
+		{Spec: c.Schedules.Project, Job: daemon.Lazy("project", func(ctx context.Context) (daemon.Job, error) {
+			svc, src, st, err := a.bookings(ctx)
+			if err != nil {
+				return nil, err
+			}
+			p := &reserve.Projector{Store: st, Slurm: src, Settings: svc.Settings, Actor: "gpubridge serve (project)",
+				Logger: a.Logger().With("component", "project")}
+			return daemon.Func("project", func(ctx context.Context) error {
+				_, err := p.Project(ctx)
+				return err
+			}), nil
+		})},
 	}, nil
 }
 
@@ -68,7 +84,7 @@ func (d *daemonJobs) Checks(c config.Config, set *clients.Set) []daemon.Check {
 	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
 	source, _ := billing.IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Project != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
 	}
 	if acct && source == billing.SourceSlurmDB {

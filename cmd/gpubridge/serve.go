@@ -25,12 +25,13 @@ func serveCmd(a *App) *cobra.Command {
 	var initDB bool
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the daemon: periodic reconcile, burst, ingest and period close; HTTP /metrics, /healthz, /readyz",
+		Short: "Run the daemon: periodic reconcile, burst, ingest, period close and booking projection; the tenant API, status page, /metrics, /healthz, /readyz",
 		Long: `serve runs gpubridge's periodic jobs on their cron schedules (config: schedules.*)
 while this replica holds the cluster's MariaDB leader lock, so only one
-replica per cluster writes. It serves /metrics, /healthz (liveness) and
-/readyz (readiness: 503 while slurmrestd or a database it needs does not
-answer) on server.listen.
+replica per cluster writes. Every replica serves, on server.listen, the
+tenant API (/api/v1/, see docs/api.md) and status page (/), /metrics,
+/healthz (liveness) and /readyz (readiness: 503 while slurmrestd or a
+database it needs does not answer).
 
 It starts and stays up while slurmrestd or MariaDB is down: every job
 connects on its first run and retries. It never creates gpubridge's schema
@@ -60,6 +61,7 @@ gracefully within server.shutdownTimeout. See docs/daemon.md.`,
 				},
 				Jobs:     jobs.Jobs,
 				Checks:   jobs.Checks,
+				App:      jobs.api.App,
 				Clients:  clients.Options{Logger: a.Logger()},
 				Registry: a.Registry(),
 				Logger:   a.Logger(),

@@ -29,7 +29,7 @@ var Gpubridge = Layout{
 			"bridge/health/slurmadapter", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
 		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
 		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
-		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "test/bench/..."}},
+		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "test/bench/..."}},
 		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/gpubridge"}}, // the tenant use cases; I/O through its ports
 		"bridge/tenantstore":                 {Importers: []string{"cmd/gpubridge", "bridge/tenantstore/tenantstoretest", "bridge/burst/service", "test/bench/..."}},
 		"bridge/tenantstore/tenantstoretest": {}, // the store conformance suite, for tests
@@ -37,7 +37,7 @@ var Gpubridge = Layout{
 		"bridge/reconcile/metrics":           {Importers: []string{"cmd/gpubridge"}},
 		"bridge/reconcile/slurmadapter":      {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
 		"bridge/reconcile/reconciletest":     {}, // fakes for tests
-		"bridge/burst":                       {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/burst/...", "test/bench/..."}},
+		"bridge/burst":                       {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/burst/...", "bridge/api", "test/bench/..."}},
 		"bridge/burst/metrics":               {Importers: []string{"cmd/gpubridge"}},
 		"bridge/burst/slurmjobs":             {Importers: []string{"cmd/gpubridge", "bridge/burst/service", "test/bench/..."}},
 		"bridge/burst/spend":                 {Importers: []string{"cmd/gpubridge", "bridge/burst/service"}},
@@ -45,22 +45,29 @@ var Gpubridge = Layout{
 		"bridge/burst/service":               {Importers: []string{"cmd/gpubridge"}},
 		"bridge/slurmconf":                   {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/slurmconf/..."}},
 		"bridge/slurmconf/slurmadapter":      {Importers: []string{"cmd/gpubridge"}},
-		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reserve/...", "test/bench/..."}},
-		"bridge/reserve/reservetest":         {Pure: true, Importers: []string{"test/bench/..."}}, // and tests
-		"bridge/reserve/slurmadapter":        {Importers: []string{"cmd/gpubridge"}},
-		"bridge/reserve/store":               {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
-		"bridge/reserve/store/storetest":     {Importers: []string{"test/bench/..."}}, // and tests
-		"bridge/health":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
-		"bridge/health/check":                {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
-		"bridge/health/credit":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
-		"bridge/health/healthtest":           {Pure: true}, // the fake Slurm of the health tests
-		"bridge/health/metrics":              {Importers: []string{"cmd/gpubridge"}},
-		"bridge/health/slurmadapter":         {Importers: []string{"cmd/gpubridge"}},
-		"bridge/health/store":                {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reserve/...", "bridge/api", "test/bench/..."}},
+		// The tenant API: an HTTP adapter over the use cases' ports; its
+		// tokens (pure) and their store.
+		"bridge/api": {Importers: []string{"cmd/gpubridge", "test/bench/..."},
+			Why: "it shows the tenants (bridge/tenant), burst plan (bridge/burst), bookings (bridge/reserve) and priced usage (accounting/meter, accounting/export) through ports; cmd/gpubridge wires them"},
+		"bridge/api/token":                     {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/api/...", "test/bench/..."}},
+		"bridge/api/tokenstore":                {Importers: []string{"cmd/gpubridge", "bridge/api/tokenstore/...", "test/bench/..."}},
+		"bridge/api/tokenstore/tokenstoretest": {},                                                  // the token stores' conformance suite; tests import it
+		"bridge/reserve/reservetest":           {Pure: true, Importers: []string{"test/bench/..."}}, // and tests
+		"bridge/reserve/slurmadapter":          {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reserve/store":                 {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
+		"bridge/reserve/store/storetest":       {Importers: []string{"test/bench/..."}}, // and tests
+		"bridge/health":                        {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
+		"bridge/health/check":                  {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
+		"bridge/health/credit":                 {Pure: true, Importers: []string{"cmd/gpubridge"}},
+		"bridge/health/healthtest":             {Pure: true}, // the fake Slurm of the health tests
+		"bridge/health/metrics":                {Importers: []string{"cmd/gpubridge"}},
+		"bridge/health/slurmadapter":           {Importers: []string{"cmd/gpubridge"}},
+		"bridge/health/store":                  {Importers: []string{"cmd/gpubridge"}},
 
 		// accounting/: usage, ledger and money.
-		"accounting/meter": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "test/bench/...", "bridge/burst/spend"},
-			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger"},
+		"accounting/meter": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "test/bench/...", "bridge/burst/spend", "bridge/api"},
+			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger; the tenant API shows usage periods"},
 		"accounting/pricing": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
 			Why: "the burst controller prices a tenant's on-demand spend with the rate card (spend) and assembles it (service)"},
 		"accounting/ledger": {Importers: []string{"cmd/gpubridge", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
@@ -71,7 +78,8 @@ var Gpubridge = Layout{
 		"accounting/ledger/ledgertest": {}, // the store conformance suite, for tests
 		"accounting/ingest":            {Importers: []string{"cmd/gpubridge", "accounting/jobs", "accounting/billing"}},
 		"accounting/jobs":              {Importers: []string{"cmd/gpubridge"}},
-		"accounting/export":            {Importers: []string{"cmd/gpubridge", "accounting/billing"}},      // writes files (internal/atomicfile)
+		"accounting/export": {Importers: []string{"cmd/gpubridge", "accounting/billing", "bridge/api"},
+			Why: "the tenant API shows a tenant's priced usage (export.Summary, as show usage does)"}, // writes files (internal/atomicfile)
 		"accounting/export/focuscheck": {Pure: true, Importers: []string{"accounting/export/exporttest"}}, // FOCUS 1.2's rules as checks; and tests
 		"accounting/export/exporttest": {Pure: true},                                                      // focuscheck over gpubridge's exports, for tests
 		"accounting/internal/acctest":  {},                                                                // shared integration-test setup
@@ -91,7 +99,7 @@ var Gpubridge = Layout{
 		"internal/dbsetup":             {Pure: true, Importers: []string{"cmd/gpubridge"}}, // init-db's SQL (pure: no driver)
 		"internal/table":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
 		"internal/atomicfile":          {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
-		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "bridge/health/store", "test/..."}},
+		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "bridge/health/store", "bridge/api/tokenstore", "test/..."}},
 		"internal/daemon":              {Importers: []string{"cmd/gpubridge"}},
 		"internal/writerlock":          {Importers: []string{"cmd/gpubridge"}},                                                             // the one-writer lock; and tests
 		"internal/clients":             {Importers: []string{"cmd/gpubridge", "internal/daemon"}},                                          // the clients of a configuration, for the CLI and the daemon
