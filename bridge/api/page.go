@@ -251,7 +251,7 @@ func usageBars(rows []UsageRow) []bar {
 		most = max(most, v)
 	}
 	var out []bar
-	w := chartW / float64(max(len(types), 1))
+	w := min(chartW/float64(max(len(types), 1)), 140)
 	for i, t := range types {
 		h := (chartH - 20) * float64(max(secs[t], 0)) / float64(most)
 		out = append(out, bar{Label: t, Value: export.GPUHours(secs[t]) + " GPU-h", X: float64(i)*w + 8, W: w - 16, Y: chartH - 20 - h, H: h})
