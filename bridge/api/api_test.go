@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/bridge/tenant"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -376,5 +377,18 @@ func TestReadRoutes(t *testing.T) {
 	}
 	if p := pv.Types[1]; p.Type != "h100" || p.Capacity != 4 || p.Allocated != 3 || p.Free != 1 || p.Booked != 2 || p.Bookable != 4 {
 		t.Errorf("pool h100: %+v", p)
+	}
+}
+
+// TestNewTenantIsSeenAtOnce: a tenant added after the snapshot was taken
+// (even while a read is under way) is found by its first request.
+func TestNewTenantIsSeenAtOnce(t *testing.T) {
+	h := newHarness(t)
+	h.do("GET", "/api/v1/tenants/acme", h.acmeRead, "") // the snapshot, without gamma
+	src := h.srv.o.Live.Sources.Tenants.(fakeTenants)
+	h.srv.o.Live.Sources.Tenants = fakeTenants{append(src.ts, tenant.Tenant{Name: "gamma", State: tenant.Active})}
+	h.setNow(h.now.Add(10 * time.Millisecond))
+	if code, body := h.do("GET", "/api/v1/tenants/gamma", h.admin, ""); code != 200 {
+		t.Errorf("a new tenant: %d %s", code, body)
 	}
 }

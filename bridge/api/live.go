@@ -139,6 +139,7 @@ type Snapshot struct {
 	PartAt map[string]time.Time
 
 	byName   map[string]int
+	begun    time.Time // when its reads began (At is truncated to the second)
 	jobs     []burst.Job
 	inv      reserve.Inventory
 	upcoming []reserve.Booking              // bookings that end after At
@@ -217,6 +218,20 @@ func (l *Live) Refresh(ctx context.Context) (*Snapshot, error) {
 	return v.(*Snapshot), nil
 }
 
+// RefreshNew returns a snapshot whose reads began after the call: unlike
+// Refresh it does not settle for a read already under way.
+func (l *Live) RefreshNew(ctx context.Context) (*Snapshot, error) {
+	t := l.now()
+	var s *Snapshot
+	var err error
+	for range 2 {
+		if s, err = l.Refresh(ctx); err != nil || !s.begun.Before(t) {
+			return s, err
+		}
+	}
+	return s, err
+}
+
 // Run takes a snapshot every Interval until ctx ends.
 func (l *Live) Run(ctx context.Context) {
 	t := time.NewTicker(l.interval())
@@ -243,8 +258,9 @@ func (l *Live) log() *slog.Logger {
 // take reads every part; a part that fails keeps prev's value.
 func (l *Live) take(ctx context.Context, prev *Snapshot) *Snapshot {
 	src := l.Sources
-	at := l.now().Truncate(time.Second)
-	s := &Snapshot{At: at, Period: meter.PeriodOf(at), Errors: map[string]string{}, PartAt: map[string]time.Time{}}
+	begun := l.now()
+	at := begun.Truncate(time.Second)
+	s := &Snapshot{At: at, begun: begun, Period: meter.PeriodOf(at), Errors: map[string]string{}, PartAt: map[string]time.Time{}}
 	if prev != nil {
 		s.Tenants, s.jobs, s.Plan, s.Stored, s.inv, s.upcoming, s.now, s.avail, s.Usage, s.IngestedThrough =
 			prev.Tenants, prev.jobs, prev.Plan, prev.Stored, prev.inv, prev.upcoming, prev.now, prev.avail, prev.Usage, prev.IngestedThrough

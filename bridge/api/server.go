@@ -283,6 +283,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		return code
 	}
 	q := &req{w: w, r: r, tok: tok, tenant: r.PathValue("tenant")}
+	var arrived time.Time
+	if s.o.Live != nil {
+		arrived = s.o.Live.now()
+	}
 	// Isolation: a tenant named in the path or the query that is not the
 	// token's is not found, exactly like one that does not exist.
 	own := tok.Tenant
@@ -312,7 +316,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		q.snap = snap
 	}
 	if q.tenant != "" {
-		if _, ok := q.snap.Tenant(q.tenant); !ok {
+		_, ok := q.snap.Tenant(q.tenant)
+		if !ok && s.o.Live != nil && q.snap.begun.Before(arrived) {
+			// A tenant added since the snapshot's reads began: look again
+			// (concurrent requests share one read).
+			if snap, err := s.o.Live.RefreshNew(r.Context()); err == nil {
+				q.snap = snap
+				_, ok = snap.Tenant(q.tenant)
+			}
+		}
+		if !ok {
 			writeError(w, http.StatusNotFound, errNotFound)
 			return http.StatusNotFound
 		}

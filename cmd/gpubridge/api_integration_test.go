@@ -288,7 +288,15 @@ func TestAPIBookingOnTestbed(t *testing.T) {
 	A := "/api/v1/tenants/" + itA
 	code, body := h.do("POST", A+"/bookings", h.tokens["a-book"], `{"gpus":"h100:1","start":"now","duration":"30m","purpose":"api job"}`)
 	if code != 201 {
-		t.Fatalf("book: %d %s", code, body)
+		_, all := h.do("GET", "/api/v1/pool", h.tokens["admin"], "")
+		_, m := h.get("/metrics")
+		var parts []string
+		for _, l := range strings.Split(m, "\n") {
+			if strings.HasPrefix(l, "gpubridge_snapshot") || strings.HasPrefix(l, "gpubridge_api_requests_total") || strings.HasPrefix(l, "gpubridge_api_auth") {
+				parts = append(parts, l)
+			}
+		}
+		t.Fatalf("book: %d %s\npool: %s\n%s\nserve log:\n%s", code, body, all, strings.Join(parts, "\n"), h.log)
 	}
 	var b struct {
 		ID              int64
@@ -299,7 +307,7 @@ func TestAPIBookingOnTestbed(t *testing.T) {
 		t.Fatalf("booking: %v %s", err, body)
 	}
 	// In the availability of the window.
-	_, body = h.do("GET", A+"/availability?type=h100&from=now&to=now+30m&step=30m", h.tokens["a-read"], "")
+	_, body = h.do("GET", A+"/availability?type=h100&from=now&to=now%2B30m&step=30m", h.tokens["a-read"], "")
 	var av struct {
 		Resources []struct {
 			Buckets []struct{ Committed int }
