@@ -113,6 +113,7 @@ var Gpubridge = Layout{
 		"test/bench/burstbench":     {},
 		"test/bench/tenantbench":    {},
 		"test/bench/bookingbench":   {},
+		"test/bench/apibench":       {},
 		"test/bench/cmd/synthjobs":  {},
 		"test/bench/synth":          {Importers: []string{"test/bench/...", "accounting/internal/acctest"}},
 		"test/fault":                {Importers: []string{"accounting/internal/acctest"}}, // the fault suite's toolbox; and tests
