@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 )
@@ -390,5 +391,37 @@ func TestNewTenantIsSeenAtOnce(t *testing.T) {
 	h.setNow(h.now.Add(10 * time.Millisecond))
 	if code, body := h.do("GET", "/api/v1/tenants/gamma", h.admin, ""); code != 200 {
 		t.Errorf("a new tenant: %d %s", code, body)
+	}
+}
+
+// TestCurrentUsageFromTheSnapshotIsTheTenantsSummary: the current period
+// answered from the snapshot (every account priced at once) is what the
+// tenant's own Summary gives.
+func TestCurrentUsageFromTheSnapshotIsTheTenantsSummary(t *testing.T) {
+	h := newHarness(t)
+	_, body := h.do("GET", "/api/v1/tenants/acme/usage", h.acmeRead, "")
+	sm, err := h.usage.Summary(context.Background(), meter.PeriodOf(h.now), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(usageOf(sm, "acme", h.now.Truncate(time.Second)))
+	if strings.TrimSpace(body) != string(want) {
+		t.Errorf("usage from the snapshot:\n%s\nthe tenant's Summary:\n%s", body, want)
+	}
+}
+
+// TestDeletedTokenRefusedWithinASecond: a token deleted while in use is
+// refused once the lookup cache's second is over.
+func TestDeletedTokenRefusedWithinASecond(t *testing.T) {
+	h := newHarness(t)
+	if code, _ := h.do("GET", "/api/v1/tenants/acme", h.acmeBook, ""); code != 200 {
+		t.Fatal(code)
+	}
+	if _, err := h.tokens.Delete(context.Background(), "test", "acme", "ci"); err != nil {
+		t.Fatal(err)
+	}
+	h.setNow(h.now.Add(tokenTTL))
+	if code, _ := h.do("GET", "/api/v1/tenants/acme", h.acmeBook, ""); code != 401 {
+		t.Errorf("a deleted token after %s: %d; want 401", tokenTTL, code)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // routes is the API: every route the OpenAPI file describes, and no other.
@@ -176,6 +177,24 @@ func usageOf(sm export.Summary, tenantName string, at time.Time) usageView {
 	return v
 }
 
+// accountSummary keeps one account's rows of a summary of every account,
+// with its totals: what Summary of that account alone returns.
+func accountSummary(sm export.Summary, account string) export.Summary {
+	out := export.Summary{Meta: sm.Meta, Amount: money.Zero(sm.Meta.Card.Unit())}
+	for _, r := range sm.Rows {
+		if !strings.EqualFold(r.Account, account) {
+			continue
+		}
+		out.Rows = append(out.Rows, r)
+		out.GPUSeconds += r.GPUSeconds
+		out.Lines += r.Lines
+		if r.Rate >= 0 {
+			out.Amount, _ = out.Amount.Add(r.Amount)
+		}
+	}
+	return out
+}
+
 func (s *Server) tenantUsage(q *req) (int, any, error) {
 	p := meter.PeriodOf(s.now())
 	if v := q.r.URL.Query().Get("period"); v != "" {
@@ -183,6 +202,11 @@ func (s *Server) tenantUsage(q *req) (int, any, error) {
 		if p, err = meter.ParsePeriod(v); err != nil {
 			return 0, nil, badRequest(reserve.Problems{{Field: "period", Msg: err.Error()}})
 		}
+	}
+	// The current period is in the snapshot (every account priced at
+	// once): the tenant's rows of it are its Summary.
+	if sm := q.snap.Usage; p == q.snap.Period && sm.Meta.Period == p && q.snap.Errors[PartUsage] == "" && q.snap.PartAt[PartUsage] == q.snap.At {
+		return http.StatusOK, usageOf(accountSummary(sm, q.tenant), q.tenant, q.snap.At), nil
 	}
 	if s.o.Usage == nil {
 		return 0, nil, errUnavailable
@@ -332,17 +356,34 @@ func (s *Server) listBookings(q *req) (int, any, error) {
 	if len(ps) > 0 {
 		return 0, nil, badRequest(ps)
 	}
-	bs, err := svc.List(q.r.Context(), lf)
+	return s.cached(q, func() (any, error) {
+		bs, err := svc.List(q.r.Context(), lf)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]bookingView, 0, len(bs))
+		for _, b := range bs {
+			if b.Tenant == q.tenant {
+				out = append(out, s.view(b))
+			}
+		}
+		return map[string]any{"tenant": q.tenant, "bookings": out}, nil
+	})
+}
+
+// cached answers a read-only booking route from the cache, keyed by the
+// path, the query, whether the token is an admin's, and the number of
+// booking changes made through this server.
+func (s *Server) cached(q *req, load func() (any, error)) (int, any, error) {
+	key := fmt.Sprintf("%d|%t|%s?%s", s.writes.Load(), q.tok.Scope == token.Admin, q.r.URL.Path, q.r.URL.RawQuery)
+	v, err := s.reads.get(key, func() (any, time.Duration, error) {
+		v, err := load()
+		return v, 0, err
+	})
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]bookingView, 0, len(bs))
-	for _, b := range bs {
-		if b.Tenant == q.tenant {
-			out = append(out, s.view(b))
-		}
-	}
-	return http.StatusOK, map[string]any{"tenant": q.tenant, "bookings": out}, nil
+	return http.StatusOK, v, nil
 }
 
 func joinStates() string {
@@ -414,6 +455,7 @@ func (s *Server) addBooking(q *req) (int, any, error) {
 		return 0, nil, badRequest(ps)
 	}
 	b, err := s.o.Bookings.Add(q.r.Context(), q.tok.Actor(), r)
+	s.writes.Add(1)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -476,6 +518,7 @@ func (s *Server) modifyBooking(q *req) (int, any, error) {
 		return 0, nil, badRequest(ps)
 	}
 	_, after, err := s.o.Bookings.Modify(q.r.Context(), q.tok.Actor(), b.ID, ch)
+	s.writes.Add(1)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -494,6 +537,7 @@ func (s *Server) cancelBooking(q *req) (int, any, error) {
 		return 0, nil, err
 	}
 	out, err := s.o.Bookings.Cancel(q.r.Context(), q.tok.Actor(), b.ID)
+	s.writes.Add(1)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -551,14 +595,16 @@ func (s *Server) availability(q *req) (int, any, error) {
 	if len(ps) > 0 {
 		return 0, nil, badRequest(ps)
 	}
-	av, err := svc.Availability(q.r.Context(), aq)
-	if err != nil {
-		return 0, nil, err
-	}
-	if q.tok.Scope != token.Admin {
-		av = redact(av)
-	}
-	return http.StatusOK, av, nil
+	return s.cached(q, func() (any, error) {
+		av, err := svc.Availability(q.r.Context(), aq)
+		if err != nil {
+			return nil, err
+		}
+		if q.tok.Scope != token.Admin {
+			av = redact(av)
+		}
+		return av, nil
+	})
 }
 
 func (s *Server) slots(q *req) (int, any, error) {
@@ -600,12 +646,14 @@ func (s *Server) slots(q *req) (int, any, error) {
 	if len(ps) > 0 {
 		return 0, nil, badRequest(ps)
 	}
-	slots, err := svc.FindSlots(q.r.Context(), sq)
-	if err != nil {
-		return 0, nil, err
-	}
-	if slots == nil {
-		slots = []reserve.Slot{}
-	}
-	return http.StatusOK, map[string]any{"tenant": q.tenant, "slots": slots}, nil
+	return s.cached(q, func() (any, error) {
+		slots, err := svc.FindSlots(q.r.Context(), sq)
+		if err != nil {
+			return nil, err
+		}
+		if slots == nil {
+			slots = []reserve.Slot{}
+		}
+		return map[string]any{"tenant": q.tenant, "slots": slots}, nil
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -76,9 +77,23 @@ type Server struct {
 	o       Options
 	limiter *limiter
 	usage   *ttlCache[usageKey, usageView]
+	tokens  *ttlCache[token.Hash, token.Token]
+	// reads caches the read-only booking routes' answers; writes counts
+	// the booking changes made through this server (part of the key, so
+	// that a change is seen at once here).
+	reads   *ttlCache[string, any]
+	writes  atomic.Int64
 	touched sync.Map // token id -> time.Time of the last recorded use
 	mux     *http.ServeMux
 }
+
+// tokenTTL is how long a token found stays valid without a new lookup: a
+// deleted token is refused within it.
+const tokenTTL = time.Second
+
+// readTTL bounds the age of a cached availability, slot search or booking
+// list (changes through this server are seen at once).
+const readTTL = 5 * time.Second
 
 // New makes the server.
 func New(o Options) *Server {
@@ -102,6 +117,8 @@ func New(o Options) *Server {
 	}
 	s := &Server{o: o, limiter: newLimiter(rate.Limit(o.AuthFailures/60), o.AuthBurst)}
 	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
+	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
+	s.reads = newTTLCache[string, any](readTTL, s.now)
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
@@ -217,7 +234,10 @@ func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, e
 	if err != nil {
 		return s.failed(ip, "malformed")
 	}
-	t, err := s.o.Tokens.Lookup(r.Context(), h)
+	t, err := s.tokens.get(h, func() (token.Token, time.Duration, error) {
+		t, err := s.o.Tokens.Lookup(r.Context(), h)
+		return t, 0, err
+	})
 	switch {
 	case err != nil && (errors.Is(err, s.o.TokenNotFound) || errors.Is(err, ErrTokenNotFound)):
 		return s.failed(ip, "unknown")
