@@ -67,11 +67,11 @@ func (m *Metrics) observe(route, method string, code int, d time.Duration) {
 // The snapshot's metric descriptions.
 var (
 	descQuota     = desc("gpubridge_tenant_quota_gpus", "A tenant's quota (GrpTRES) per GPU type.", "tenant", "gpu_type")
-	descAllocated = desc("gpubridge_tenant_allocated_gpus", "GPUs a tenant's running jobs hold now (in quota, bursting and inside bookings), per type.", "tenant", "gpu_type")
+	descAllocated = desc("gpubridge_tenant_allocated_gpus", "GPUs a tenant's running jobs hold now (in quota, bursting and inside bookings), per type; absent while 0.", "tenant", "gpu_type")
 	descInQuota   = desc("gpubridge_tenant_in_quota_gpus", "GPUs a tenant's running jobs hold under its QOS now: what counts against its quota.", "tenant", "gpu_type")
-	descBursting  = desc("gpubridge_tenant_bursting_gpus", "GPUs a tenant's running jobs hold in the on-demand tier now.", "tenant", "gpu_type")
-	descPending   = desc("gpubridge_tenant_pending_gpus", "GPUs a tenant's pending jobs ask for.", "tenant", "gpu_type")
-	descBooked    = desc("gpubridge_tenant_booked_gpus", "GPUs of a tenant's bookings in force now.", "tenant", "gpu_type")
+	descBursting  = desc("gpubridge_tenant_bursting_gpus", "GPUs a tenant's running jobs hold in the on-demand tier now; absent while 0.", "tenant", "gpu_type")
+	descPending   = desc("gpubridge_tenant_pending_gpus", "GPUs a tenant's pending jobs ask for; absent while 0.", "tenant", "gpu_type")
+	descBooked    = desc("gpubridge_tenant_booked_gpus", "GPUs of a tenant's bookings in force now; absent while 0.", "tenant", "gpu_type")
 	descUsage     = desc("gpubridge_tenant_usage_gpu_seconds", "A tenant's GPU-seconds booked in the current billing period (the ledger, accruals of running jobs included), per type.", "tenant", "gpu_type")
 	descSpend     = desc("gpubridge_tenant_spend_minor_units", "A tenant's spend in the current billing period per type, in minor units of the rate card's currency (priced use only).", "tenant", "gpu_type", "currency")
 	descUnpriced  = desc("gpubridge_tenant_unpriced_gpu_seconds", "GPU-seconds of the current period without a rate (a close would refuse them).", "tenant", "gpu_type")
@@ -129,11 +129,18 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 			if u.Quota != nil {
 				g(descQuota, float64(*u.Quota), t.Name, u.Type)
 			}
-			g(descAllocated, float64(u.Allocated), t.Name, u.Type)
+			// Saturation needs every quota's use, zero included; the
+			// other gauges are absent while zero (at 1,000 tenants of 5
+			// types that is most of them).
 			g(descInQuota, float64(u.InQuota), t.Name, u.Type)
-			g(descBursting, float64(u.Bursting), t.Name, u.Type)
-			g(descPending, float64(u.Pending), t.Name, u.Type)
-			g(descBooked, float64(u.Booked), t.Name, u.Type)
+			for _, x := range []struct {
+				d *prometheus.Desc
+				v int64
+			}{{descAllocated, u.Allocated}, {descBursting, u.Bursting}, {descPending, u.Pending}, {descBooked, u.Booked}} {
+				if x.v != 0 {
+					g(x.d, float64(x.v), t.Name, u.Type)
+				}
+			}
 		}
 	}
 	// Usage and spend per tenant and type (tiers and kinds summed).

@@ -36,7 +36,6 @@ func TestMetricsFollowTheSnapshot(t *testing.T) {
 		`gpubridge_tenant_allocated_gpus{gpu_type="h100",tenant="acme"} 2`,
 		`gpubridge_tenant_in_quota_gpus{gpu_type="h100",tenant="acme"} 2`,
 		`gpubridge_tenant_pending_gpus{gpu_type="h100",tenant="acme"} 1`,
-		`gpubridge_tenant_bursting_gpus{gpu_type="h100",tenant="acme"} 0`,
 		`gpubridge_tenant_booked_gpus{gpu_type="h100",tenant="beta"} 2`,
 		`gpubridge_tenant_usage_gpu_seconds{gpu_type="h100",tenant="acme"} 7200`,
 		`gpubridge_tenant_spend_minor_units{currency="EUR",gpu_type="h100",tenant="acme"} 500`,
@@ -58,6 +57,15 @@ func TestMetricsFollowTheSnapshot(t *testing.T) {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("the scrape misses %s", want)
 		}
+	}
+	// Zero gauges other than the quota's use are left out.
+	for _, absent := range []string{`gpubridge_tenant_bursting_gpus{gpu_type="h100",tenant="acme"}`, `gpubridge_tenant_allocated_gpus{gpu_type="1g.10gb",tenant="acme"}`} {
+		if strings.Contains(text, absent) {
+			t.Errorf("the scrape holds the zero series %s", absent)
+		}
+	}
+	if !strings.Contains(text, `gpubridge_tenant_in_quota_gpus{gpu_type="1g.10gb",tenant="acme"} 0`) {
+		t.Error("the scrape misses the quota use 0 of acme's 1g.10gb")
 	}
 	if t.Failed() {
 		t.Logf("scrape:\n%s", text)
