@@ -83,7 +83,7 @@ var (
 	descPoolBook  = desc("gpubridge_pool_booked_gpus", "GPUs committed to bookings now, per type.", "gpu_type")
 	descPoolAlloc = desc("gpubridge_pool_allocated_gpus", "GPUs running jobs hold now (every account), per type.", "gpu_type")
 	descFree      = desc("gpubridge_pool_free_gpus", "Idle GPUs of the pool now (capacity less allocated), per type.", "gpu_type")
-	descAtRisk    = desc("gpubridge_bookings_at_risk", "A tenant's bookings in force or ahead that may not be honoured (state at-risk).", "tenant")
+	descAtRisk    = desc("gpubridge_tenant_bookings_at_risk", "A tenant's bookings in force or ahead that may not be honoured (state at-risk).", "tenant")
 	descIngestLag = desc("gpubridge_ingest_lag_seconds", "Seconds between the snapshot and the end time of the newest job run ingested into the ledger.")
 	descSnapAge   = desc("gpubridge_snapshot_timestamp_seconds", "When the API's snapshot (tenants, jobs, burst plan, bookings, usage) was taken.")
 	descPartOK    = desc("gpubridge_snapshot_part_up", "1 when a part of the last snapshot was read, 0 when it failed (its previous reading is kept).", "part")

@@ -416,6 +416,7 @@ func TestAPIUsageEqualsLedgerAndFOCUS(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &u); err != nil || u.Status != "closed" || u.Currency != "EUR" || len(u.Rows) != 2 {
 		t.Fatalf("usage: %v %s", err, body)
 	}
+	t.Logf("$ GET /api/v1/tenants/%s/usage?period=2019-07\n%s", itA, body)
 	// The ledger, summed independently.
 	db, err := sqldb.Open(ctx, h.dsn)
 	if err != nil {
@@ -482,4 +483,56 @@ func TestAPIUsageEqualsLedgerAndFOCUS(t *testing.T) {
 		}
 	}
 	noLeak(t, "usage", body)
+}
+
+// TestAPIExamples runs the examples of docs/api.md against the testbed and
+// logs each answer (-v shows them); every one must succeed.
+func TestAPIExamples(t *testing.T) {
+	h := newAPIIT(t)
+	A := "/api/v1/tenants/" + itA
+	s := time.Now().UTC().Add(26 * time.Hour).Truncate(time.Hour)
+	h.env.Exec(t, "erin", "sbatch", "--parsable", "-o", "/dev/null", "-A", itA, "-p", "pool", "-J", "train", "--gres=gpu:h100:1", "-t", "5", "--wrap", "sleep 120")
+	h.env.Exec(t, "erin", "sbatch", "--parsable", "--hold", "-o", "/dev/null", "-A", itA, "-p", "pool", "-J", "eval", "--gres=gpu:1g.10gb:1", "-t", "5", "--wrap", "sleep 60")
+	time.Sleep(3 * time.Second)
+	for _, c := range []struct{ method, path, tok, body string }{
+		{"GET", "/api/v1/tenants", "a-read", ""},
+		{"GET", A, "a-read", ""},
+		{"GET", A + "/quota", "a-read", ""},
+		{"GET", A + "/usage?period=" + time.Now().UTC().Format("2006-01"), "a-read", ""},
+		{"GET", A + "/burst", "a-read", ""},
+		{"GET", A + "/jobs/pending", "a-read", ""},
+		{"POST", A + "/bookings", "a-book", `{"gpus":"h100:2","start":"` + s.Format(time.RFC3339) + `","duration":"4h","purpose":"fine-tuning"}`},
+		{"GET", A + "/bookings", "a-read", ""},
+		{"PATCH", A + "/bookings/1", "a-book", `{"duration":"6h"}`},
+		{"GET", A + "/bookings/1", "a-read", ""},
+		{"POST", A + "/bookings", "a-book", `{"gpus":"h100:3","start":"` + s.Format(time.RFC3339) + `","duration":"1h"}`},
+		{"GET", A + "/availability?type=h100&from=" + s.Format(time.RFC3339) + "&to=" + s.Add(8*time.Hour).Format(time.RFC3339) + "&step=2h", "a-read", ""},
+		{"GET", A + "/slots?type=h100&count=4&duration=2h", "a-read", ""},
+		{"DELETE", A + "/bookings/1", "a-book", ""},
+		{"POST", A + "/bookings", "a-read", `{"gpus":"h100:1","start":"now+1d","duration":"1h"}`},
+		{"GET", "/api/v1/tenants/" + itB, "a-read", ""},
+		{"GET", A, "", ""},
+		{"GET", "/api/v1/pool", "admin", ""},
+	} {
+		code, body := h.do(c.method, c.path, h.tokens[c.tok], c.body)
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, []byte(body), "", "  ") != nil {
+			pretty.WriteString(body)
+		}
+		t.Logf("$ %s %s (%s) %s\n%d\n%s", c.method, c.path, c.tok, c.body, code, pretty.String())
+		if code >= 500 {
+			t.Errorf("%s %s: %d", c.method, c.path, code)
+		}
+	}
+	_, m := h.get("/metrics")
+	var lines []string
+	for _, l := range strings.Split(m, "\n") {
+		if strings.Contains(l, itA) || strings.HasPrefix(l, "gpubridge_pool_") || strings.HasPrefix(l, "gpubridge_ingest_lag") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("metrics:\n%s", strings.Join(lines, "\n"))
+	t.Logf("show tokens:\n%s", h.ok("show", "tokens"))
+	_, out, errs := h.cli("add", "token", "tenant="+itA, "scope=read", "name=grafana-a", "expires=90d")
+	t.Logf("$ gpubridge add token tenant=%s scope=read name=grafana-a expires=90d\n%s%s", itA, out, errs)
 }
