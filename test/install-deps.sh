@@ -5,7 +5,7 @@
 # when missing.
 set -euo pipefail
 
-PKGS=(debootstrap zstd gcc make git ca-certificates curl jq openssl lua5.1)
+PKGS=(debootstrap zstd gcc make git ca-certificates curl jq openssl lua5.1 chromium prometheus)
 
 declare -A ok=()
 while read -r pkg status; do
