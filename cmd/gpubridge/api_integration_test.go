@@ -406,8 +406,8 @@ func TestAPIUsageEqualsLedgerAndFOCUS(t *testing.T) {
 	_, body := h.do("GET", "/api/v1/tenants/"+itA+"/usage?period=2019-07", h.tokens["a-read"], "")
 	var u struct {
 		Status, Amount, Currency string
-		GPUSeconds              int64
-		Rows                    []struct {
+		GPUSeconds               int64
+		Rows                     []struct {
 			GPUType    string
 			GPUSeconds int64
 			Amount     string
