@@ -266,15 +266,20 @@ func (l *Live) take(ctx context.Context, prev *Snapshot) *Snapshot {
 			prev.Tenants, prev.jobs, prev.Plan, prev.Stored, prev.inv, prev.upcoming, prev.now, prev.avail, prev.Usage, prev.IngestedThrough
 		maps.Copy(s.PartAt, prev.PartAt)
 	}
-	part := func(name string, read func() error) {
-		if err := read(); err != nil {
+	var mu sync.Mutex // the parts are read side by side
+	part := func(name string, read func() error) bool {
+		err := read()
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
 			s.Errors[name] = err.Error()
 			if prev == nil || prev.Errors[name] != err.Error() {
 				l.log().Warn("snapshot part failed; keeping its previous reading", "part", name, "err", err)
 			}
-			return
+			return false
 		}
 		s.PartAt[name] = at
+		return true
 	}
 	var wg sync.WaitGroup
 	// Slurm (jobs, then the burst plan on the same jobs; the inventory)
@@ -309,8 +314,9 @@ func (l *Live) take(ctx context.Context, prev *Snapshot) *Snapshot {
 		}
 	})
 	wg.Go(func() {
+		jobsOK := true
 		if src.Jobs != nil {
-			part(PartJobs, func() error {
+			jobsOK = part(PartJobs, func() error {
 				js, err := src.Jobs.Refresh(ctx)
 				if err == nil {
 					s.jobs = js
@@ -318,7 +324,7 @@ func (l *Live) take(ctx context.Context, prev *Snapshot) *Snapshot {
 				return err
 			})
 		}
-		if src.Burst != nil && s.Errors[PartJobs] == "" {
+		if src.Burst != nil && jobsOK {
 			part(PartBurst, func() error {
 				p, err := src.Burst.Plan(ctx)
 				if err != nil {
