@@ -16,6 +16,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -29,6 +30,7 @@ type App struct {
 	output     table.Options
 	immediate  bool
 	verbose    bool
+	daemon     bool // serve: its log at info level (commands: warnings only)
 
 	cfg    *config.Config
 	logger *slog.Logger
@@ -73,20 +75,64 @@ func (a *App) loadConfig() (config.Config, error) {
 	return c, nil
 }
 
-// Logger is the one logger; debug level with -v. It writes to stderr.
+// Logger is the one logger, on stderr: a command prints what it did, so
+// its log shows warnings only; -v shows everything (debug), and serve logs
+// at info.
 func (a *App) Logger() *slog.Logger {
 	if a.logger == nil {
-		lvl := slog.LevelInfo
-		if a.verbose {
+		lvl := slog.LevelWarn
+		switch {
+		case a.verbose:
 			lvl = slog.LevelDebug
+		case a.daemon:
+			lvl = slog.LevelInfo
 		}
 		a.logger = slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: lvl}))
 	}
 	return a.logger
 }
 
-// Print writes a table in the form the global flags ask for.
-func (a *App) Print(t table.Table) error { return table.Write(a.out, a.output, t) }
+// Print writes a table in the form the global flags ask for, with the
+// columns and rows that format= and the column filters of showArgs select.
+func (a *App) Print(t table.Table) error {
+	err := table.Write(a.out, a.output, t)
+	var ce *table.ColumnError
+	if errors.As(err, &ce) {
+		return usageError{err}
+	}
+	return err
+}
+
+// showArgs parses a show command's arguments: spec's keys, and format= and
+// column filters (`where gputype=h100`) for Print.
+func (a *App) showArgs(args []string, spec kv.Spec) (kv.Args, error) {
+	spec.Columns = true
+	p, err := kv.Parse(args, spec)
+	if err != nil {
+		return p, usageError{err}
+	}
+	a.output.Format, a.output.Where, a.output.Options = p.Format, p.Filters, spec.Keys
+	return p, nil
+}
+
+// fileFlag adds -f/--file, the file argument of every command that reads
+// or writes one (file= is its alias).
+func fileFlag(cmd *cobra.Command, p *string, usage string) {
+	cmd.Flags().StringVarP(p, "file", "f", "", usage+" (file=PATH works too)")
+}
+
+// fileArg is -f FILE or its alias file=PATH; both, naming different
+// files, are refused.
+func fileArg(flag string, ka kv.Args) (string, error) {
+	v, ok := ka.Where["file"]
+	switch {
+	case !ok:
+		return flag, nil
+	case flag != "" && flag != v:
+		return "", usagef("-f %s and file=%s name two files; give one", flag, v)
+	}
+	return v, nil
+}
 
 // errAborted is returned when the admin answers no to a confirmation.
 var errAborted = errors.New("aborted: nothing was changed")
@@ -107,10 +153,29 @@ func (a *App) Confirm(summary string) error {
 	return errAborted
 }
 
+// Exit statuses (docs/cli.md): 0 done, 1 an error (or a refusal, or a
+// check that found differences), 2 invalid input (nothing was changed);
+// plan --detailed-exitcode exits 2 for "there are changes".
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
 // usageError marks an error in what the user typed (exit code 2).
 type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitStatus ends a command that succeeded with a status other than 0
+// that is no error (plan --detailed-exitcode: 2 when there are changes).
+// Its message, if any, goes to stderr as it is, without "error".
+type exitStatus struct {
+	code int
+	msg  string
+}
+
+func (e exitStatus) Error() string { return e.msg }
 
 func run(args []string, in io.Reader, out, errw io.Writer) int {
 	ctx, stop := signalContext(context.Background())
@@ -127,17 +192,44 @@ func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.W
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errw)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return 0
+		return exitOK
+	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		if es.msg != "" {
+			fmt.Fprintf(errw, "gpubridge: %s\n", es.msg)
+		}
+		return es.code
+	}
+	var ms *kv.MissingSetError
+	if errors.As(err, &ms) && cmd != nil {
+		err = fmt.Errorf("%w\n  run: %s %s", err, cmd.CommandPath(), strings.Join(ms.Fixed, " "))
 	}
 	fmt.Fprintf(errw, "gpubridge: error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
+	if errors.As(err, &ue) || errors.As(err, &ms) || isCobraUsage(err) {
+		return exitUsage
 	}
-	return 1
+	return exitError
 }
+
+// isCobraUsage: cobra's own errors are about what was typed (an unknown
+// command, a bad or missing argument); flag errors come wrapped by
+// flagError.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command ", "accepts ", "requires at least ", "requires exactly ", "accepts at most ", "accepts between ", "invalid argument "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// flagError makes a flag error (unknown flag, bad value) a usage error.
+func flagError(_ *cobra.Command, err error) error { return usageError{err} }
 
 // verb builds a sacctmgr-style verb command (show, add, ...) whose nouns are
 // its subcommands.
@@ -146,11 +238,24 @@ func verb(name, short string, aliases ...string) *cobra.Command {
 		Use:     name + " <entity> ...",
 		Short:   short,
 		Aliases: aliases,
-		Args:    cobra.NoArgs,
+		Args:    unknownSub,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("%s needs an entity: one of %s", name, strings.Join(subNames(cmd), ", "))
 		},
 	}
+}
+
+// unknownSub refuses a word that is none of cmd's subcommands, naming the
+// closest one (cobra's suggestions) and the others.
+func unknownSub(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", s[0])
+	}
+	return usagef("%s; one of %s", msg, strings.Join(subNames(cmd), ", "))
 }
 
 func subNames(cmd *cobra.Command) []string {

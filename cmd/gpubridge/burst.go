@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +49,7 @@ func burstCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "burst",
 		Short: "The burst controller: overflow of quota-held jobs to the on-demand tier",
-		Args:  cobra.NoArgs,
+		Args:  unknownSub,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usagef("burst needs a subcommand: run-once")
 		},
@@ -83,7 +81,7 @@ running it again moves nothing twice.`,
 				if err != nil {
 					return err
 				}
-				return a.Print(cycleTable(burst.Result{Plan: p}, true))
+				return a.Print(burst.CycleTable(burst.Result{Plan: p}, true))
 			}
 			ctrl.AfterMove = afterMove
 			release, err := a.writerLockFor(ctx, cmd.CommandPath())
@@ -92,7 +90,7 @@ running it again moves nothing twice.`,
 			}
 			defer release()
 			res, err := ctrl.Cycle(ctx)
-			if perr := a.Print(cycleTable(res, false)); perr != nil && err == nil {
+			if perr := a.Print(burst.CycleTable(res, false)); perr != nil && err == nil {
 				err = perr
 			}
 			return err
@@ -105,47 +103,10 @@ running it again moves nothing twice.`,
 	return cmd
 }
 
-// actionRow is one line of `burst run-once`.
-type actionRow struct {
-	Action string `json:"action"`
-	Tenant string `json:"tenant"`
-	JobID  int64  `json:"jobId"`
-	User   string `json:"user"`
-	GPUs   string `json:"gpus"`
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-}
-
-func cycleTable(res burst.Result, dry bool) table.Table {
-	var rows []actionRow
-	moves := res.Moved
-	verb := "moved"
-	if dry {
-		moves, verb = res.Plan.Moves, "would-move"
-	}
-	for _, m := range moves {
-		rows = append(rows, actionRow{verb, m.Tenant, m.Job.ID, m.Job.User, m.GPUs.String(), m.Job.Reason,
-			fmt.Sprintf("to %s; est %s", "on-demand", burst.FormatMoney(m.Estimate, res.Plan.Minor))})
-	}
-	for _, f := range res.Failed {
-		rows = append(rows, actionRow{"failed", f.Tenant, f.JobID, f.User, f.GPUs.String(), string(f.Reason), f.Detail})
-	}
-	for _, r := range res.Plan.Refusals {
-		rows = append(rows, actionRow{"refused", r.Tenant, r.JobID, r.User, r.GPUs.String(), string(r.Reason), r.Detail})
-	}
-	t := table.Table{Header: []string{"Action", "Tenant", "JobID", "User", "GPUs", "Reason", "Detail"}, Raw: rows}
-	if rows == nil {
-		t.Raw = []actionRow{}
-	}
-	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{r.Action, r.Tenant, strconv.FormatInt(r.JobID, 10), r.User, r.GPUs, r.Reason, r.Detail})
-	}
-	return t
-}
-
-// burstJobRow and burstTenantRow are the rows of `show burst` (its --json
-// objects).
+// actionRow, burstJobRow and burstTenantRow are the rows of `burst
+// run-once` and `show burst` (their --json objects).
 type (
+	actionRow      = burst.ActionRow
 	burstJobRow    = burst.OverviewJob
 	burstTenantRow = burst.OverviewTenant
 )
@@ -153,24 +114,32 @@ type (
 func showBurstCmd(a *App) *cobra.Command {
 	var tenantsFile, rateCard string
 	cmd := &cobra.Command{
-		Use:   "burst [tenant=NAME]",
+		Use:   "burst [tenant=NAME] [table=jobs|tenants]",
 		Short: "What is bursting now, what is refused and why, on-demand spend against budget",
 		Long: `show burst lists the jobs in the on-demand tier (moved by gpubridge, with the
 reason and time of the move, or submitted there), the quota-held jobs left
 pending and why (disabled, cap, budget, no-rate, opted-out, deferred,
 move-failed), and per tenant its on-demand GPUs against its cap and its
 on-demand spend this month (booked in the ledger + estimated in flight)
-against its budget. It reads the live state and writes nothing.`,
+against its budget. It reads the live state and writes nothing.
+
+It prints two tables, the jobs and the tenants; table=jobs or table=tenants
+prints one. -P, -p, format= and where filters print one table: the jobs
+unless table=tenants. --json prints {"jobs": [...], "tenants": [...]}, or
+the array of the table= asked for.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			kvs, err := kv.Parse(args, kv.Spec{Keys: []string{"tenant"}})
+			kvs, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "table"}})
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if len(kvs.Names) > 0 {
 				return usagef("unexpected %q; use tenant=NAME", kvs.Names[0])
 			}
-			only := kvs.Where["tenant"]
+			which := kvs.Where["table"]
+			if which != "" && which != "jobs" && which != "tenants" {
+				return usagef("table=%s: want jobs or tenants", which)
+			}
 			c, err := a.Config()
 			if err != nil {
 				return err
@@ -179,11 +148,11 @@ against its budget. It reads the live state and writes nothing.`,
 			if err != nil {
 				return err
 			}
-			ov, err := ctrl.Overview(ctx, only)
+			ov, err := ctrl.Overview(ctx, kvs.Where["tenant"])
 			if err != nil {
 				return err
 			}
-			return a.printBurst(ov)
+			return a.printBurst(ov, which)
 		},
 	}
 	cmd.Flags().StringVar(&tenantsFile, "tenants", "", "read tenants from this tenants file instead of the tenant store")
@@ -191,35 +160,26 @@ against its budget. It reads the live state and writes nothing.`,
 	return cmd
 }
 
-func (a *App) printBurst(ov burst.Overview) error {
-	jobs, tenants := ov.Jobs, ov.Tenants
-	if a.output.JSON {
+// printBurst prints the overview's table which ("jobs", "tenants"), or,
+// for "", both (aligned), the whole object (--json), or the jobs table
+// with a note on stderr saying so (-P, -p, format=, where).
+func (a *App) printBurst(ov burst.Overview, which string) error {
+	o := a.output
+	one := o.Parsable || o.Trailing || o.Format != nil || o.Where != nil
+	switch {
+	case which == "tenants":
+		return a.Print(ov.TenantsTable())
+	case which == "jobs":
+		return a.Print(ov.JobsTable())
+	case o.JSON && !one:
 		return a.Print(table.Table{Raw: ov})
+	case one || o.JSON:
+		fmt.Fprintln(a.err, "show burst: the jobs table (table=tenants prints the tenants' caps and budgets)")
+		return a.Print(ov.JobsTable())
 	}
-	jt := table.Table{Header: []string{"Tenant", "JobID", "User", "Status", "State", "GPUs", "Since", "Reason", "Detail"}}
-	for _, r := range jobs {
-		s := ""
-		if !r.Since.IsZero() {
-			s = r.Since.UTC().Format(time.RFC3339)
-		}
-		jt.Rows = append(jt.Rows, []string{r.Tenant, strconv.FormatInt(r.JobID, 10), r.User, r.Status, r.State, r.GPUs, s, r.Reason, r.Detail})
-	}
-	tt := table.Table{Header: []string{"Tenant", "Burst", "MaxOnDemandGPUs", "OnDemandGPUs", "MonthlyBudget", "Spent", "InFlight", "Committed", "Left"}}
-	for _, r := range tenants {
-		onoff := "off"
-		if r.Burst {
-			onoff = "on"
-		}
-		budget, left := r.Budget, r.Left
-		if budget == "" {
-			budget, left = "none", "-"
-		}
-		tt.Rows = append(tt.Rows, []string{r.Tenant, onoff, strconv.FormatInt(r.Cap, 10), strconv.FormatInt(r.OnDemandGPUs, 10),
-			budget, r.Spent, r.InFlight, r.Committed, left})
-	}
-	if err := a.Print(jt); err != nil {
+	if err := a.Print(ov.JobsTable()); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.out)
-	return a.Print(tt)
+	return a.Print(ov.TenantsTable())
 }

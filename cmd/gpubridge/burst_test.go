@@ -6,13 +6,10 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
-	"github.com/gpubridge/gpubridge/bridge/burst/store"
-	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -35,86 +32,45 @@ func TestJobSubmitBurstLua(t *testing.T) {
 	}
 }
 
-func TestCycleTable(t *testing.T) {
-	j := burst.Job{ID: 7, User: "alice", Reason: "QOSGrpGRES"}
-	res := burst.Result{
-		Moved:  []burst.Move{{Job: j, Tenant: "acme", GPUs: burst.Request{"h100": 1}, Estimate: 100}},
-		Failed: []burst.Refusal{{JobID: 8, Tenant: "acme", User: "bob", GPUs: burst.Request{"h100": 2}, Reason: burst.MoveFailed, Detail: "gone"}},
-		Plan: burst.Plan{Minor: 2, Refusals: []burst.Refusal{{JobID: 9, Tenant: "acme", User: "bob", GPUs: burst.Request{"h100": 1},
-			Reason: burst.Cap, Detail: "needs 1"}}},
+// TestShowBurstOneTable: -P prints one table (the jobs, and says so on
+// stderr, or the one table= names); aligned output prints both; --json the
+// whole overview, or the array of table=.
+func TestShowBurstOneTable(t *testing.T) {
+	ov := burst.Overview{Jobs: []burstJobRow{{Tenant: "acme", JobID: 3, User: "alice", Status: "bursting"}},
+		Tenants: []burstTenantRow{{Tenant: "acme", Burst: true, Cap: 4}}}
+	cases := map[string]struct {
+		o             table.Options
+		which         string
+		want, wantErr string
+	}{
+		"-P":            {o: table.Options{Parsable: true}, want: "Tenant|JobID|User|Status|State|GPUs|Since|Reason|Detail\nacme|3|alice|bursting|||||\n", wantErr: "the jobs table (table=tenants"},
+		"-p tenants":    {o: table.Options{Trailing: true, NoHeader: true}, which: "tenants", want: "acme|on|4|0|none||||-|\n"},
+		"aligned, both": {o: table.Options{NoHeader: true}, want: "acme  3  alice  bursting          \n\nacme  on  4  0  none        -\n"},
+		"json":          {o: table.Options{JSON: true}, want: `{"jobs":[{"tenant":"acme","jobId":3,"user":"alice","status":"bursting","state":"","gpus":"","reason":"","detail":""}],"tenants":[{"tenant":"acme","burst":true,"maxOnDemandGPUs":4,"onDemandGPUs":0,"spent":"","inFlight":"","committed":""}]}`},
+		"json tenants":  {o: table.Options{JSON: true}, which: "tenants", want: `[{"tenant":"acme","burst":true,"maxOnDemandGPUs":4,"onDemandGPUs":0,"spent":"","inFlight":"","committed":""}]`},
+		"format, where": {o: table.Options{Parsable: true, Format: []string{"jobid"}, Where: map[string]string{"user": "alice"}}, want: "JobID\n3\n", wantErr: "the jobs table"},
 	}
-	var b bytes.Buffer
-	if err := table.Write(&b, table.Options{Parsable: true}, cycleTable(res, false)); err != nil {
-		t.Fatal(err)
-	}
-	want := `Action|Tenant|JobID|User|GPUs|Reason|Detail
-moved|acme|7|alice|h100:1|QOSGrpGRES|to on-demand; est 1.00
-failed|acme|8|bob|h100:2|move-failed|gone
-refused|acme|9|bob|h100:1|cap|needs 1
-`
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("(-want +got)\n%s", diff)
-	}
-	b.Reset()
-	if err := table.Write(&b, table.Options{JSON: true}, cycleTable(burst.Result{}, true)); err != nil {
-		t.Fatal(err)
-	}
-	if strings.TrimSpace(b.String()) != "[]" {
-		t.Errorf("empty cycle --json = %q", b.String())
-	}
-}
-
-func TestPrintBurst(t *testing.T) {
-	moved := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
-	budget := money.New(5000, money.Currency{Code: "EUR", Minor: 2})
-	p := burst.Plan{
-		Minor: 2,
-		Bursting: []burst.Bursting{{JobID: 3, Tenant: "acme", User: "alice", State: "RUNNING", GPUs: burst.Request{"h100": 1},
-			Estimate: 600, Priced: true, Moved: true, Marker: burst.Marker{Moved: moved, Reason: "QOSGrpGRES", Partition: "pool", QOS: "acme"}}},
-		Refusals: []burst.Refusal{{JobID: 4, Tenant: "acme", User: "alice", GPUs: burst.Request{"h100": 1}, Reason: burst.Budget, Detail: "over"}},
-		Tenants: []burst.TenantState{{Tenant: "acme", Enabled: true, MaxGPUs: 4, Budget: &budget, OnDemandGPUs: 1, Spent: 1000, InFlight: 600},
-			{Tenant: "beta"}},
-	}
-	stored := []store.StoredRefusal{{Refusal: burst.Refusal{JobID: 4, Reason: burst.Budget}, FirstAt: moved.Add(time.Minute)}}
-	// printBurst prints what burst.Summarize merged (the path of show burst).
-	printBurst := func(a *App, p burst.Plan, stored []store.StoredRefusal, only string) error {
-		ov, err := burst.Summarize(p, stored, only)
-		if err != nil {
-			return err
-		}
-		return a.printBurst(ov)
-	}
-	var out bytes.Buffer
-	a := &App{out: &out, output: table.Options{Parsable: true}}
-	if err := printBurst(a, p, stored, "acme"); err != nil {
-		t.Fatal(err)
-	}
-	want := `Tenant|JobID|User|Status|State|GPUs|Since|Reason|Detail
-acme|3|alice|bursting|RUNNING|h100:1|2026-05-04T10:00:00Z|QOSGrpGRES|moved by gpubridge from pool/acme; est 6.00
-acme|4|alice|refused|PENDING|h100:1|2026-05-04T10:01:00Z|budget|over
-
-Tenant|Burst|MaxOnDemandGPUs|OnDemandGPUs|MonthlyBudget|Spent|InFlight|Committed|Left
-acme|on|4|1|50.00|10.00|6.00|16.00|34.00
-`
-	if diff := cmp.Diff(want, out.String()); diff != "" {
-		t.Errorf("(-want +got)\n%s", diff)
-	}
-	out.Reset()
-	a.output = table.Options{JSON: true}
-	if err := printBurst(a, p, nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Jobs    []burstJobRow    `json:"jobs"`
-		Tenants []burstTenantRow `json:"tenants"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Jobs) != 2 || len(got.Tenants) != 2 || got.Tenants[1].Budget != "" || got.Tenants[0].Left != "34.00" {
-		t.Errorf("--json = %s", out.String())
-	}
-	if err := printBurst(a, p, nil, "nobody"); err == nil {
-		t.Error("unknown tenant: no error")
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			a := &App{out: &out, err: &errw, output: tc.o}
+			if err := a.printBurst(ov, tc.which); err != nil {
+				t.Fatal(err)
+			}
+			got := out.String()
+			if tc.o.JSON {
+				var c bytes.Buffer
+				if err := json.Compact(&c, out.Bytes()); err != nil {
+					t.Fatal(err)
+				}
+				got = c.String()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+			if !strings.Contains(errw.String(), tc.wantErr) || (tc.wantErr == "" && errw.Len() > 0) {
+				t.Errorf("stderr %q, want %q", errw.String(), tc.wantErr)
+			}
+		})
 	}
 }

@@ -9,15 +9,16 @@ import (
 )
 
 func exportChargebackCmd(a *App) *cobra.Command {
-	return &cobra.Command{
-		Use:   "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [file=PATH] [metadata=PATH]",
+	var file string
+	cmd := &cobra.Command{
+		Use:   "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [-f FILE] [metadata=PATH]",
 		Short: "Export a period's chargeback: summary per tenant, GPU type and tier, or job line items",
-		Long: `Writes the chargeback of one billing period to stdout (or file=):
+		Long: `Writes the chargeback of one billing period to stdout (or -f FILE, file=):
   format=csv    summary rows per tenant, GPU type, tier (and rate), with
                 GPU-seconds, GPU-hours, rate per GPU-hour and amount
   format=json   the summary, per-tenant totals and the grand total
   format=focus  a FinOps FOCUS 1.2 dataset (CSV) for finance tools, with
-                its FOCUS metadata (JSON) beside file= as PATH.metadata.json,
+                its FOCUS metadata (JSON) beside -f FILE as FILE.metadata.json,
                 or at metadata=PATH
 detail=jobs adds the job line items (CSV and FOCUS then hold one row per
 ledger line). Amounts are in the rate card's currency, each line rounded
@@ -25,7 +26,7 @@ once; totals are sums of lines. A closed period is exported with the rate
 card and tenant labels stored when it was closed: the same bytes every time,
 its metadata included. An open period (month to date) includes the accrued
 use of running jobs. The FOCUS provider and issuer names are the
-configuration's chargeback.* names.`,
+configuration's chargeback.* names. --json is format=json.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file", "metadata"}})
 			if err != nil {
@@ -43,10 +44,20 @@ configuration's chargeback.* names.`,
 				return err
 			}
 			f := export.CSV
+			if a.output.JSON {
+				f = export.JSON
+			}
 			if v, ok := ka.Where["format"]; ok {
 				if f, err = export.ParseFormat(v); err != nil {
 					return usagef("%v", err)
 				}
+				if a.output.JSON && f != export.JSON {
+					return usagef("--json and format=%s: --json is format=json; give one of them", v)
+				}
+			}
+			path, err := fileArg(file, ka)
+			if err != nil {
+				return err
 			}
 			opts := export.Options{Format: f}
 			switch ka.Where["detail"] {
@@ -70,7 +81,9 @@ configuration's chargeback.* names.`,
 			cb := c.Chargeback
 			books.Parties = export.Parties{Provider: cb.ProviderName, Publisher: cb.PublisherName, InvoiceIssuer: cb.InvoiceIssuerName}
 			return books.Export(cmd.Context(), billing.ExportRequest{Period: p, Account: accountArg(ka.Where), Options: opts,
-				Path: ka.Where["file"], MetadataPath: ka.Where["metadata"]}, a.out)
+				Path: path, MetadataPath: ka.Where["metadata"]}, a.out)
 		},
 	}
+	fileFlag(cmd, &file, "write the export to this file (atomically) instead of stdout")
+	return cmd
 }

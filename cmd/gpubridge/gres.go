@@ -18,7 +18,6 @@ import (
 	"github.com/gpubridge/gpubridge/gres/slurmcheck"
 	"github.com/gpubridge/gpubridge/internal/atomicfile"
 	"github.com/gpubridge/gpubridge/internal/kv"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerGres adds the node-ops commands for GPUs and MIG: gres
@@ -27,7 +26,7 @@ func registerGres(a *App, root *cobra.Command) {
 	g := &cobra.Command{
 		Use:   "gres <inventory|generate|plan>",
 		Short: "GPUs and MIG on a node: NVML inventory, gres.conf and slurm.conf lines, MIG layout plans",
-		Args:  cobra.NoArgs,
+		Args:  unknownSub,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usagef("gres needs a subcommand: one of %s", strings.Join(subNames(cmd), ", "))
 		},
@@ -86,36 +85,11 @@ With --json the output is the fixture format that --fixture reads back.`,
 			if a.output.JSON {
 				return inventory.Encode(a.out, inv)
 			}
-			return a.Print(inventoryTable(inv))
+			return a.Print(inv.Table())
 		},
 	}
 	src.flags(cmd)
 	return cmd
-}
-
-func inventoryTable(inv inventory.Inventory) table.Table {
-	t := table.Table{
-		Header: []string{"GPU", "Minor", "Name", "MIG", "Device", "Profile", "MemoryMiB", "UUID", "Files"},
-	}
-	for _, g := range inv.Sorted().GPUs {
-		gpu := strconv.Itoa(g.Index)
-		if g.Lost != "" {
-			t.Rows = append(t.Rows, []string{gpu, "-", "LOST: " + g.Lost, "-", "-", "-", "-", "-", "-"})
-			continue
-		}
-		mode := string(g.MIGCurrent)
-		if g.MIGChangePending() {
-			mode += "->" + string(g.MIGPending)
-		}
-		t.Rows = append(t.Rows, []string{gpu, strconv.Itoa(g.Minor), g.Name, mode, "gpu", "-",
-			strconv.FormatUint(g.MemoryMiB, 10), g.UUID, g.DeviceFile()})
-		for _, m := range g.MIGDevices {
-			t.Rows = append(t.Rows, []string{gpu, strconv.Itoa(g.Minor), g.Name, mode,
-				fmt.Sprintf("mig%d (gi%d/ci%d)", m.Index, m.GPUInstanceID, m.ComputeInstanceID), m.Profile,
-				strconv.FormatUint(m.MemoryMiB, 10), m.UUID, strings.Join(m.Files, ",")})
-		}
-	}
-	return t
 }
 
 func gresGenerateCmd(a *App) *cobra.Command {

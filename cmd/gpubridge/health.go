@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,14 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
-	"github.com/gpubridge/gpubridge/bridge/health/check"
-	"github.com/gpubridge/gpubridge/bridge/health/slurmadapter"
-	"github.com/gpubridge/gpubridge/bridge/health/store"
+	"github.com/gpubridge/gpubridge/bridge/health/setup"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/kv"
-	"github.com/gpubridge/gpubridge/internal/slurmstr"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerHealth adds the node health commands: check node, resume node,
@@ -32,45 +27,21 @@ func registerHealth(a *App, root, show *cobra.Command) {
 	show.AddCommand(showHealthCmd(a), showChecksCmd(a))
 }
 
-// healthService builds the health service from the configuration.
+// healthService builds the health service of the configuration
+// (bridge/health/setup): what the configuration says is checked before
+// anything connects.
 func (a *App) healthService(ctx context.Context) (*health.Service, error) {
 	c, err := a.Config()
 	if err != nil {
 		return nil, err
 	}
-	h := c.Health
-	if len(h.Nodes) == 0 {
-		return nil, config.ValidationError{{Field: "health.nodes", Msg: "lists no node: gpubridge manages no node's health (see docs/health.md)"}}
-	}
-	var nodes []string
-	for _, expr := range h.Nodes {
-		names, err := slurmstr.ExpandHostlist(expr)
-		if err != nil {
-			return nil, config.ValidationError{{Field: "health.nodes", Msg: fmt.Sprintf("%q: %v", expr, err)}}
-		}
-		for _, n := range names {
-			if !slices.Contains(nodes, n) {
-				nodes = append(nodes, n)
-			}
-		}
-	}
-	defs := make([]check.Def, 0, len(h.Checks))
-	for _, d := range h.Checks {
-		def := check.Def{Name: d.Name, Command: d.Command, Timeout: d.Timeout.Duration, Fatal: d.Fatal, Exclusive: d.Exclusive, FailXIDs: d.FailXIDs}
-		if d.Thresholds != nil {
-			def.Thresholds = check.Thresholds{}
-			for model, vals := range d.Thresholds {
-				def.Thresholds[model] = map[string]check.Bound{}
-				for name, b := range vals {
-					def.Thresholds[model][name] = check.Bound{Min: b.Min, Max: b.Max}
-				}
-			}
-		}
-		defs = append(defs, def)
-	}
-	cat, err := check.NewCatalog(defs, "health.checks")
-	if err != nil {
+	nodes, cat, err := setup.Check(c)
+	var ve config.ValidationError
+	if err != nil && !errors.As(err, &ve) {
 		return nil, usageError{err}
+	}
+	if err != nil {
+		return nil, err
 	}
 	cl, err := a.Slurm(ctx)
 	if err != nil {
@@ -80,41 +51,11 @@ func (a *App) healthService(ctx context.Context) (*health.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	cluster := c.Cluster
-	if cluster == "" {
-		cluster = cl.Cluster()
-	}
-	ad := slurmadapter.New(cl, h.User)
-	ad.BookingPrefix = c.Bookings.ReservationPrefix
-	sched := func(s config.HealthSchedule) health.Schedule {
-		return health.Schedule{Name: s.Name, Spec: s.Spec, Checks: s.Checks, WhenIdle: s.WhenIdle}
-	}
-	settings := health.Settings{
-		Nodes: nodes, Account: h.Account, User: h.User, QOS: h.QOS, Partition: h.Partition, MaxConcurrent: h.MaxConcurrent,
-		Policy:     health.Policy{AcceptancePasses: h.AcceptancePasses, RequalifyPasses: h.RequalifyPasses},
-		Acceptance: sched(h.Acceptance), TriggerChecks: h.TriggerChecks, TenantChecksPerHour: h.TenantChecksPerHour,
-		StartWait: h.StartWait.Duration, MaxPending: h.MaxPending.Duration, Retention: h.Retention.Duration,
-	}
-	for _, s := range h.Schedules {
-		settings.Schedules = append(settings.Schedules, sched(s))
-	}
-	svc, err := health.New(health.Params{
-		Nodes: ad, Jobs: ad, Outputs: slurmadapter.Files{NodeDir: h.OutputDir, LocalDir: h.LocalOutputDir}, Store: store.New(db, cluster),
-		Usage: ad, Bookings: ad, Catalog: cat, Settings: settings, Logger: a.healthLogger(),
-	})
+	svc, err := setup.New(setup.Params{Config: c, Slurm: cl, DB: db, Logger: a.Logger().With("component", "health")}, nodes, cat)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	return svc, nil
-}
-
-// healthLogger: the commands print what a cycle did, so its log shows
-// only warnings unless -v (the daemon logs state changes at info).
-func (a *App) healthLogger() *slog.Logger {
-	if a.verbose {
-		return a.Logger().With("component", "health")
-	}
-	return slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: slog.LevelWarn})).With("component", "health")
 }
 
 // speakFor checks that the invoking user may act for a tenant: root, or
@@ -193,7 +134,7 @@ Example:
 				return healthErr(err)
 			}
 			if wait == 0 {
-				return a.Print(runsTable([]health.Run{r}))
+				return a.Print(health.RunsTable([]health.Run{r}))
 			}
 			wctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
@@ -204,7 +145,7 @@ Example:
 			if run.State == health.RunAborted {
 				return fmt.Errorf("run %d gave no verdict: %s", run.ID, run.Note)
 			}
-			return a.Print(resultsTable(res))
+			return a.Print(health.ResultsTable(res))
 		},
 	}
 }
@@ -242,7 +183,7 @@ Example:
 			if err != nil {
 				return healthErr(err)
 			}
-			return a.Print(table.Table{Header: []string{"Node", "State", "Reason"}, Rows: [][]string{{n.Name, string(n.State), n.Reason}}, Raw: []health.Node{n}})
+			return a.Print(health.NodeTable(n))
 		},
 	}
 }
@@ -251,7 +192,7 @@ func healthCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "health",
 		Short: "Node health: run a schedule's cycle now",
-		Args:  cobra.NoArgs,
+		Args:  unknownSub,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usagef("health needs a subcommand: run-once")
 		},
@@ -281,83 +222,13 @@ checks on nodes in service). It prints what it did.`,
 				name = health.AcceptanceSchedule
 			}
 			rep, err := svc.Cycle(cmd.Context(), name)
-			if perr := a.Print(reportTable(rep)); perr != nil {
+			if perr := a.Print(health.ReportTable(rep)); perr != nil {
 				return perr
 			}
 			return healthErr(err)
 		},
 	})
 	return cmd
-}
-
-// reportTable lays out a cycle: one line per thing it did.
-func reportTable(rep health.Report) table.Table {
-	t := table.Table{Header: []string{"What", "Node", "Detail"}, Raw: rep}
-	for _, r := range rep.Finished {
-		d := fmt.Sprintf("run %d (%s) job %d %s", r.ID, strings.Join(r.Checks, ","), r.JobID, r.State)
-		if r.Note != "" {
-			d += ": " + r.Note
-		}
-		t.Rows = append(t.Rows, []string{"finished", r.Node, d})
-	}
-	for _, e := range rep.Events {
-		from := string(e.From)
-		if from == "" {
-			from = "new"
-		}
-		t.Rows = append(t.Rows, []string{"state", e.Node, from + " -> " + string(e.To) + ": " + e.Reason})
-	}
-	for _, x := range rep.Actions {
-		d := string(x.Kind)
-		if x.Reason != "" {
-			d += " " + strconv.Quote(x.Reason)
-		}
-		t.Rows = append(t.Rows, []string{"slurm", x.Node, d})
-	}
-	for _, r := range rep.Submitted {
-		t.Rows = append(t.Rows, []string{"submitted", r.Node, fmt.Sprintf("run %d (%s) job %d", r.ID, strings.Join(r.Checks, ","), r.JobID)})
-	}
-	for _, n := range sortedNames(rep.Skipped) {
-		t.Rows = append(t.Rows, []string{"skipped", n, rep.Skipped[n]})
-	}
-	for _, e := range rep.Errors {
-		t.Rows = append(t.Rows, []string{"error", "", e})
-	}
-	return t
-}
-
-func sortedNames(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func runsTable(rs []health.Run) table.Table {
-	t := table.Table{Header: []string{"Run", "Node", "Checks", "Purpose", "Tenant", "JobID", "State"}, Raw: rs}
-	for _, r := range rs {
-		t.Rows = append(t.Rows, []string{strconv.FormatInt(r.ID, 10), r.Node, strings.Join(r.Checks, ","), string(r.Purpose), r.Tenant,
-			strconv.FormatInt(r.JobID, 10), string(r.State)})
-	}
-	return t
-}
-
-func resultsTable(rs []health.StoredResult) table.Table {
-	t := table.Table{Header: []string{"At", "Run", "Node", "Check", "Verdict", "Reason", "Values", "Duration", "JobID", "Tenant", "Purpose"}, Raw: rs}
-	if rs == nil {
-		t.Raw = []health.StoredResult{}
-	}
-	for _, r := range rs {
-		var vals []string
-		for _, v := range r.Values {
-			vals = append(vals, v.String())
-		}
-		t.Rows = append(t.Rows, []string{r.At.UTC().Format(time.RFC3339), strconv.FormatInt(r.RunID, 10), r.Node, r.Check, string(r.Verdict),
-			r.Reason, strings.Join(vals, " "), r.Duration().String(), strconv.FormatInt(r.JobID, 10), r.Tenant, string(r.Purpose)})
-	}
-	return t
 }
 
 func showChecksCmd(a *App) *cobra.Command {
@@ -367,9 +238,9 @@ func showChecksCmd(a *App) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}})
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}})
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if len(p.Names) > 0 {
 				return usagef("unexpected %q: use node=NAME", p.Names[0])
@@ -405,7 +276,7 @@ func showChecksCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.Print(resultsTable(res))
+			return a.Print(health.ResultsTable(res))
 		},
 	}
 }
@@ -417,9 +288,9 @@ func showHealthCmd(a *App) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"node", "tenant"}})
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant"}})
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if len(p.Names) > 0 {
 				return usagef("unexpected %q: use node=NAME", p.Names[0])
@@ -437,32 +308,7 @@ func showHealthCmd(a *App) *cobra.Command {
 			if err != nil {
 				return healthErr(err)
 			}
-			t := table.Table{Header: []string{"Node", "State", "Passes", "Reason", "Since", "Slurm", "SlurmReason", "Fenced", "Running", "LastCheck"}, Raw: vs}
-			if vs == nil {
-				t.Raw = []health.NodeView{}
-			}
-			for _, v := range vs {
-				state, passes, since := string(v.State), "", ""
-				if state == "" {
-					state = "new"
-				}
-				if v.State.Held() {
-					passes = fmt.Sprintf("%d/%d", v.Passes, v.Needed)
-				}
-				if !v.Since.IsZero() {
-					since = v.Since.UTC().Format(time.RFC3339)
-				}
-				running, last := "", ""
-				if v.Running != nil {
-					running = fmt.Sprintf("run %d (%s)", v.Running.ID, strings.Join(v.Running.Checks, ","))
-				}
-				if v.Last != nil {
-					last = fmt.Sprintf("%s %s %s", v.Last.Check, v.Last.Verdict, v.Last.At.UTC().Format(time.RFC3339))
-				}
-				t.Rows = append(t.Rows, []string{v.Name, state, passes, v.Reason, since, v.SlurmState, v.SlurmReason,
-					strconv.FormatBool(v.Fenced), running, last})
-			}
-			return a.Print(t)
+			return a.Print(health.NodesTable(vs))
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -23,12 +24,14 @@ parent=h100". Prices are decimals (up to 9 places), never floats.`
 
 func showRatesCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:     "rates",
+		Use:     "rates [where COL=VALUE ...] [format=COL,...]",
 		Aliases: []string{"rate"},
 		Short:   "The rate card's rates, and the MIG profiles priced from their parent",
 		Long:    rateCardHelp,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if p, err := a.showArgs(args, kv.Spec{}); err != nil || len(p.Names) > 0 {
+				return cmp.Or(err, usagef("unexpected %q: use where gputype=%s", p.Names[0], p.Names[0]))
+			}
 			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
@@ -40,6 +43,8 @@ func showRatesCmd(a *App) *cobra.Command {
 			t := table.Table{
 				Header: []string{"GPUType", "Tier", "PerGPUHour", "Currency", "From", "Basis", "SkuPriceId"},
 				Keys:   []string{"gpuType", "tier", "perGPUHour", "currency", "from", "basis", "skuPriceId"},
+				Kinds:  []table.Kind{table.String, table.String, table.Decimal, table.String, table.String, table.String, table.String},
+				Rows:   [][]string{},
 			}
 			for _, r := range ratecard.Rows(card, time.Now()) {
 				t.Rows = append(t.Rows, []string{r.Type, r.Tier, r.PerGPUHour, r.Currency, r.From, r.Basis, r.SkuPriceID})
@@ -56,7 +61,8 @@ func showRateCardCmd(a *App) *cobra.Command {
 		Long: `Prints the rate card as YAML, the form "load ratecard" reads, followed by
 its FOCUS price list as comments: each SkuPriceId (gpu-TYPE-TIER, the same
 in every month and in summary and detail exports), its SkuId and its price
-per GPU-hour from each date.`,
+per GPU-hour from each date. With --json it prints the card as one JSON
+object, which "load ratecard" reads too ("show rates" lists the price list).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.cardStore(cmd.Context())
@@ -66,6 +72,9 @@ per GPU-hour from each date.`,
 			card, err := ratecard.Get(cmd.Context(), st)
 			if err != nil {
 				return err
+			}
+			if a.output.JSON {
+				return a.Print(table.Table{Raw: card})
 			}
 			y, err := card.YAML()
 			if err != nil {
@@ -81,8 +90,9 @@ per GPU-hour from each date.`,
 }
 
 func loadRateCardCmd(a *App) *cobra.Command {
-	return &cobra.Command{
-		Use:   "ratecard file=PATH",
+	var file string
+	cmd := &cobra.Command{
+		Use:   "ratecard -f FILE",
 		Short: "Replace the rate card with a YAML file",
 		Long: rateCardHelp + `
 
@@ -96,10 +106,14 @@ Example file:
     - {type: h100, tier: ondemand, perGPUHour: "3.50", from: 2026-01-01}`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"file"}})
-			if err != nil || ka.Where["file"] == "" {
-				return usagef("load ratecard needs file=PATH")
+			if err != nil {
+				return usageError{err}
 			}
-			b, err := ratecard.ReadFile(ka.Where["file"])
+			path, err := fileArg(file, ka)
+			if err != nil || path == "" {
+				return cmp.Or(err, usagef("load ratecard needs -f FILE"))
+			}
+			b, err := ratecard.ReadFile(path)
 			if err != nil {
 				return cardError(err)
 			}
@@ -121,6 +135,8 @@ Example file:
 			return nil
 		},
 	}
+	fileFlag(cmd, &file, "the rate card file (YAML or JSON)")
+	return cmd
 }
 
 func addRateCmd(a *App) *cobra.Command {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -13,18 +14,31 @@ func newRootCmd(a *App) *cobra.Command {
 		Long: `gpubridge turns one pooled Slurm GPU cluster into a multi-tenant one.
 
 Commands follow sacctmgr: gpubridge <verb> <entity> [name] [key=value ...].
+Every show takes format=COL,... and where COL=VALUE filters; modify takes
+its changes after set. Files are given with -f FILE (file=FILE too).
+Exit status: 0 done, 1 error, 2 invalid input (nothing changed; plan
+--detailed-exitcode: 2 means there are changes). See docs/cli.md.
+
 Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubridge.yaml
 (optional), overridden by GPUBRIDGE_* environment variables.`,
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          unknownSub,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("name a command: %s (gpubridge --help lists them)", strings.Join(subNames(cmd), ", "))
+		},
 	}
+	root.SetVersionTemplate("gpubridge {{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "configuration file (default /etc/gpubridge/gpubridge.yaml)")
 	pf.BoolVarP(&a.output.Parsable, "parsable2", "P", false, "output '|'-separated fields, no trailing '|'")
+	pf.BoolVarP(&a.output.Trailing, "parsable", "p", false, "output '|'-separated fields with a trailing '|'")
 	pf.BoolVarP(&a.output.NoHeader, "noheader", "n", false, "no header line")
 	pf.BoolVar(&a.output.JSON, "json", false, "output JSON")
 	pf.BoolVarP(&a.immediate, "immediate", "i", false, "commit changes without asking")
-	pf.BoolVarP(&a.verbose, "verbose", "v", false, "debug logging on stderr")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log everything (debug) on stderr; without it commands log only warnings")
 
 	show := verb("show", "Display entities (nodes, tenants, usage, ...)", "list")
 	add := verb("add", "Add entities (tenant, user, ...)", "create")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -35,7 +36,7 @@ func pingCmd(a *App) *cobra.Command {
 			}
 			t := table.Table{
 				Header: []string{"URL", "APIVersion", "SlurmVersion", "Cluster", "Controller", "Mode", "State", "Responding", "Latency"},
-				Keys:   []string{"url", "apiVersion", "slurmVersion", "cluster", "controller", "mode", "state", "responding", "latency"},
+				Keys:   []string{"url", "apiVersion", "slurmVersion", "cluster", "controller", "mode", "state", "responding", "latencyMs"},
 			}
 			type row struct {
 				URL          string  `json:"url"`
@@ -109,10 +110,16 @@ func nodeRows(nodes []slurmrest.Node) []nodeRow {
 
 func showNodesCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "nodes",
+		Use:   "nodes [where COL=VALUE ...] [format=COL,...]",
 		Short: "Nodes with their GPUs per type, as slurmctld reports them",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.showArgs(args, kv.Spec{})
+			if err != nil {
+				return err
+			}
+			if len(p.Names) > 0 {
+				return usagef("unexpected %q: use where name=%s", p.Names[0], p.Names[0])
+			}
 			cl, err := a.Slurm(cmd.Context())
 			if err != nil {
 				return err
@@ -123,6 +130,9 @@ func showNodesCmd(a *App) *cobra.Command {
 			}
 			rows := nodeRows(nodes)
 			t := table.Table{Header: []string{"Name", "State", "Partitions", "GPUType", "GPUs", "GPUsUsed"}, Raw: rows}
+			if rows == nil {
+				t.Raw = []nodeRow{}
+			}
 			for _, r := range rows {
 				t.Rows = append(t.Rows, []string{r.Name, r.State, strings.Join(r.Partitions, ","), r.GPUType,
 					strconv.FormatInt(r.GPUs, 10), strconv.FormatInt(r.GPUsUsed, 10)})

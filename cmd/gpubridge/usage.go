@@ -2,18 +2,18 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/internal/kv"
-	"github.com/gpubridge/gpubridge/internal/money"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 func showUsageCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "usage [tenant=NAME] [period=YYYY-MM]",
+		Use:   "usage [tenant=NAME] [period=YYYY-MM | start=YYYY-MM [end=YYYY-MM]]",
 		Short: "GPU use and cost per tenant, GPU type and tier (default: this month to date)",
 		Long: `Shows the ledger of one billing period (a calendar month, UTC) per tenant,
 GPU type and tier: GPU-seconds, GPU-hours, rate and amount. For the current
@@ -21,16 +21,20 @@ GPU type and tier: GPU-seconds, GPU-hours, rate and amount. For the current
 last ingest (run "gpubridge ingest" first for the latest figures).
 Adjustments are use of an earlier, already closed period that arrived late.
 A GPU type without a rate shows no amount; "gpubridge close" refuses such a
-period. An account that is no tenant's is shown as "(no tenant)".`,
+period. An account that is no tenant's is shown as "(no tenant)".
+
+start= and end= (months, or the first day of one: 2026-09, 2026-09-01) show
+the periods from start up to, not including, end (default: through this
+month), each with its totals, like sreport's start= and end=.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"tenant", "account", "period"}})
+			ka, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "account", "period", "start", "end"}})
 			if err != nil {
-				return usagef("%v", err)
+				return err
 			}
 			if len(ka.Names) > 0 {
 				return usagef("unexpected %q: use tenant=NAME", ka.Names[0])
 			}
-			p, err := periodArg(ka.Where["period"])
+			periods, err := periodsArg(ka.Where)
 			if err != nil {
 				return err
 			}
@@ -38,56 +42,73 @@ period. An account that is no tenant's is shown as "(no tenant)".`,
 			if err != nil {
 				return err
 			}
-			s, err := books.Summary(cmd.Context(), p, accountArg(ka.Where))
-			if err != nil {
-				return err
+			var sums []export.Summary
+			for _, p := range periods {
+				s, err := books.Summary(cmd.Context(), p, accountArg(ka.Where))
+				if err != nil {
+					return err
+				}
+				if len(s.Rows) == 0 && !a.output.JSON {
+					fmt.Fprintf(a.err, "no GPU use booked in %s yet\n", s.Meta.Period)
+				}
+				sums = append(sums, s)
 			}
-			return a.printUsage(s)
+			return a.Print(export.UsageTable(sums, !a.output.JSON && !a.output.Parsable && !a.output.Trailing))
 		},
 	}
 }
 
-func (a *App) printUsage(s export.Summary) error {
-	t := table.Table{
-		Header: []string{"Period", "Status", "Tenant", "Account", "GPUType", "Tier", "Kind", "UsagePeriod", "GPUHours", "GPUSeconds", "Rate", "Amount", "Currency"},
-		Keys:   []string{"period", "status", "tenant", "account", "gpuType", "tier", "kind", "usagePeriod", "gpuHours", "gpuSeconds", "rate", "amount", "currency"},
+// periodsArg reads period=, or start= and end= (months; end exclusive,
+// default through this month).
+func periodsArg(w map[string]string) ([]meter.Period, error) {
+	_, hasStart := w["start"]
+	_, hasEnd := w["end"]
+	if !hasStart && !hasEnd {
+		p, err := periodArg(w["period"])
+		return []meter.Period{p}, err
 	}
-	status := "open"
-	if s.Meta.Closed {
-		status = "closed"
+	if _, ok := w["period"]; ok {
+		return nil, usagef("give period= or start=/end=, not both")
 	}
-	cur := s.Meta.Card.Currency
-	for _, r := range s.Rows {
-		rate, amount := r.Rate.String(), r.Amount.String()
-		if r.Rate < 0 {
-			rate, amount = "no rate", "-"
+	if !hasStart {
+		return nil, usagef("end=%s needs start= (e.g. start=2026-09 end=%s)", w["end"], w["end"])
+	}
+	from, err := monthArg("start", w["start"])
+	if err != nil {
+		return nil, err
+	}
+	to := meter.PeriodOf(time.Now()).Next()
+	if hasEnd {
+		if to, err = monthArg("end", w["end"]); err != nil {
+			return nil, err
 		}
-		t.Rows = append(t.Rows, []string{s.Meta.Period.String(), status, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
-			r.Usage.String(), export.GPUHours(r.GPUSeconds), fmt.Sprint(r.GPUSeconds), rate, amount, cur})
 	}
-	if !a.output.JSON && !a.output.Parsable {
-		// Totals; a total that leaves out use without a rate says so.
-		unpriced := map[string]bool{}
-		for _, r := range s.Rows {
-			if r.Rate < 0 {
-				unpriced[r.Account], unpriced["*"] = true, true
-			}
-		}
-		amount := func(account string, v money.Amount) string {
-			if unpriced[account] {
-				return v.String() + " + unpriced"
-			}
-			return v.String()
-		}
-		for _, tt := range s.Tenants() {
-			t.Rows = append(t.Rows, []string{s.Meta.Period.String(), status, tt.Tenant, tt.Account, "*", "*", "total", "",
-				export.GPUHours(tt.GPUSeconds), fmt.Sprint(tt.GPUSeconds), "", amount(tt.Account, tt.Amount), cur})
-		}
-		t.Rows = append(t.Rows, []string{s.Meta.Period.String(), status, "*", "*", "*", "*", "total", "",
-			export.GPUHours(s.GPUSeconds), fmt.Sprint(s.GPUSeconds), "", amount("*", s.Amount), cur})
+	if to <= from {
+		return nil, usagef("end=%s is not after start=%s (end is exclusive: start=%s end=%s shows %s)", to, from, from, from.Next(), from)
 	}
-	if len(s.Rows) == 0 && !a.output.JSON {
-		fmt.Fprintf(a.err, "no GPU use booked in %s yet\n", s.Meta.Period)
+	if to-from > 120 {
+		return nil, usagef("start=%s end=%s spans %d periods; at most 120", from, to, to-from)
 	}
-	return a.Print(t)
+	var ps []meter.Period
+	for p := from; p < to; p++ {
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// monthArg reads a month (2026-09) or its first day (2026-09-01): usage is
+// kept per calendar month.
+func monthArg(key, v string) (meter.Period, error) {
+	if p, err := meter.ParsePeriod(v); err == nil {
+		return p, nil
+	}
+	t, err := timeArg(key, v)
+	if err != nil {
+		return 0, err
+	}
+	p := meter.PeriodOf(t)
+	if !t.Equal(p.Start()) {
+		return 0, usagef("%s=%s: usage is kept per calendar month (UTC); give a month such as %s=%s or %s=%s", key, v, key, p, key, p.Next())
+	}
+	return p, nil
 }

@@ -26,7 +26,7 @@ var Gpubridge = Layout{
 		// bridge/: everything between tenants and Slurm.
 		"bridge/slurmrest": {Importers: []string{
 			"cmd/gpubridge", "bridge/reconcile/slurmadapter", "bridge/burst/slurmjobs", "bridge/slurmconf/slurmadapter", "bridge/reserve/slurmadapter",
-			"bridge/health/slurmadapter", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
+			"bridge/health/slurmadapter", "bridge/health/setup", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
 		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
 		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
 		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "test/bench/..."}},
@@ -62,8 +62,9 @@ var Gpubridge = Layout{
 		"bridge/health/credit":                 {Pure: true, Importers: []string{"cmd/gpubridge"}},
 		"bridge/health/healthtest":             {Pure: true}, // the fake Slurm of the health tests
 		"bridge/health/metrics":                {Importers: []string{"cmd/gpubridge"}},
-		"bridge/health/slurmadapter":           {Importers: []string{"cmd/gpubridge"}},
-		"bridge/health/store":                  {Importers: []string{"cmd/gpubridge"}},
+		"bridge/health/slurmadapter":           {Importers: []string{"cmd/gpubridge", "bridge/health/setup"}},
+		"bridge/health/store":                  {Importers: []string{"cmd/gpubridge", "bridge/health/setup"}},
+		"bridge/health/setup":                  {Importers: []string{"cmd/gpubridge"}}, // the health service of a configuration
 
 		// accounting/: usage, ledger and money.
 		"accounting/meter": {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/...", "test/bench/...", "bridge/burst/spend", "bridge/api"},
@@ -94,10 +95,10 @@ var Gpubridge = Layout{
 		// internal/: shared infrastructure.
 		"internal/slurmstr":            {Pure: true, Importers: []string{"*"}},
 		"internal/money":               {Pure: true, Importers: []string{"*"}},
-		"internal/config":              {Pure: true, Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "accounting/billing", "bridge/burst/service"}},
+		"internal/config":              {Pure: true, Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "accounting/billing", "bridge/burst/service", "bridge/health/setup"}},
 		"internal/kv":                  {Pure: true, Importers: []string{"*"}},
 		"internal/dbsetup":             {Pure: true, Importers: []string{"cmd/gpubridge"}}, // init-db's SQL (pure: no driver)
-		"internal/table":               {Pure: true, Importers: []string{"cmd/gpubridge"}},
+		"internal/table":               {Pure: true, Importers: []string{"*"}},             // the CLI's tables: the feature packages lay out their views
 		"internal/atomicfile":          {Importers: []string{"cmd/gpubridge", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
 		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "bridge/health/store", "bridge/api/tokenstore", "test/..."}},
 		"internal/daemon":              {Importers: []string{"cmd/gpubridge"}},

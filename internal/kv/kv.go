@@ -11,19 +11,54 @@ type Args struct {
 	Names []string          // positional words before any key=value
 	Where map[string]string // pairs before `set` (or all pairs when there is no `set`)
 	Set   map[string]string // pairs after `set`
+	// Format is the format= column list of a command whose Spec has
+	// Columns (lower case, in order); nil when not given.
+	Format []string
+	// Filters are the pairs of such a command whose key is none of its
+	// Keys: column filters (`where gputype=h100`), checked against the
+	// printed table's columns.
+	Filters map[string]string
 }
 
 // Spec names the keys a command accepts.
 type Spec struct {
 	Keys    []string // accepted keys in the where-part (lower case)
 	SetKeys []string // accepted keys after `set`; nil means `set` is not accepted
+	// Columns marks a command that prints a table (every `show`): format=
+	// picks its columns and any other key filters its rows by a column.
+	// A key close to one of Keys is still refused as a typo of it.
+	Columns bool
+}
+
+// MissingSetError is a change given without `set` to a command that takes
+// its changes after `set`. Fixed is the argument list with `set` put in.
+type MissingSetError struct {
+	Word  string
+	Fixed []string
+}
+
+func (e *MissingSetError) Error() string {
+	return fmt.Sprintf("%q: no key=value options are accepted here; the changes go after `set`: %s", e.Word, strings.Join(e.Fixed, " "))
+}
+
+// UnknownKeyError is a key the command does not accept.
+type UnknownKeyError struct {
+	Key   string
+	Known []string
+}
+
+func (e *UnknownKeyError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("%q: no key=value options are accepted here", e.Key)
+	}
+	return fmt.Sprintf("unknown option %q%s; known options: %s", e.Key, DidYouMean(e.Key, e.Known), strings.Join(e.Known, ", "))
 }
 
 // Parse splits args per spec. Every problem is an error naming the word.
 func Parse(args []string, spec Spec) (Args, error) {
 	a := Args{Where: map[string]string{}, Set: map[string]string{}}
-	inSet := false
-	for _, w := range args {
+	inSet, sawSet := false, slices.ContainsFunc(args, func(w string) bool { return strings.EqualFold(w, "set") })
+	for i, w := range args {
 		lw := strings.ToLower(w)
 		switch {
 		case lw == "set":
@@ -43,7 +78,7 @@ func Parse(args []string, spec Spec) (Args, error) {
 		}
 		k, v, ok := strings.Cut(w, "=")
 		if !ok {
-			if inSet || len(a.Where) > 0 {
+			if inSet || len(a.Where) > 0 || len(a.Filters) > 0 || a.Format != nil {
 				return a, fmt.Errorf("%q: expected key=value here", w)
 			}
 			a.Names = append(a.Names, w)
@@ -55,10 +90,30 @@ func Parse(args []string, spec Spec) (Args, error) {
 			allowed, dst = spec.SetKeys, a.Set
 		}
 		if !slices.Contains(allowed, k) {
-			if len(allowed) == 0 {
-				return a, fmt.Errorf("%q: no key=value options are accepted here", w)
+			switch {
+			case !inSet && !sawSet && slices.Contains(spec.SetKeys, k):
+				fixed := slices.Concat(args[:i:i], []string{"set"}, args[i:])
+				return a, &MissingSetError{Word: w, Fixed: fixed}
+			case !inSet && spec.Columns && k == "format":
+				if a.Format != nil {
+					return a, fmt.Errorf("option %q given twice", k)
+				}
+				a.Format = List(strings.ToLower(v))
+				if len(a.Format) == 0 {
+					return a, fmt.Errorf("format=: name the columns, e.g. format=name,state")
+				}
+				continue
+			case !inSet && spec.Columns && Suggest(k, allowed) == "":
+				if a.Filters == nil {
+					a.Filters = map[string]string{}
+				}
+				if _, dup := a.Filters[k]; dup {
+					return a, fmt.Errorf("option %q given twice", k)
+				}
+				a.Filters[k] = v
+				continue
 			}
-			return a, fmt.Errorf("unknown option %q; known options: %s", k, strings.Join(allowed, ", "))
+			return a, &UnknownKeyError{Key: k, Known: allowed}
 		}
 		if _, dup := dst[k]; dup {
 			return a, fmt.Errorf("option %q given twice", k)

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -20,7 +21,8 @@ func TestParse(t *testing.T) {
 			want: Args{Names: []string{"acme"}, Where: map[string]string{}, Set: map[string]string{"gpus": "h100:24"}}},
 		"value with =": {in: []string{"users=a=b"},
 			want: Args{Where: map[string]string{"users": "a=b"}, Set: map[string]string{}}},
-		"unknown key":     {in: []string{"acme", "gpu=1"}, wantErr: `unknown option "gpu"; known options: gpus, users`},
+		"unknown key":     {in: []string{"acme", "gpu=1"}, wantErr: `unknown option "gpu" (did you mean gpus?); known options: gpus, users`},
+		"far unknown key": {in: []string{"acme", "quota=1"}, wantErr: `unknown option "quota"; known options: gpus, users`},
 		"unknown set key": {in: []string{"acme", "set", "users=x"}, wantErr: `unknown option "users"; known options: gpus`},
 		"dup":             {in: []string{"gpus=1", "gpus=2"}, wantErr: `option "gpus" given twice`},
 		"empty set":       {in: []string{"acme", "set"}, wantErr: "`set` needs at least one key=value"},
@@ -45,6 +47,57 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse([]string{"x", "set", "gpus=1"}, Spec{Keys: []string{"gpus"}}); err == nil {
 		t.Error("set without SetKeys: want error")
+	}
+}
+
+func TestParseMissingSet(t *testing.T) {
+	spec := Spec{Keys: []string{}, SetKeys: []string{"gpus", "users"}}
+	_, err := Parse([]string{"acme", "gpus=h100:2", "users=a"}, spec)
+	var ms *MissingSetError
+	if !errors.As(err, &ms) {
+		t.Fatalf("want a MissingSetError, got %v", err)
+	}
+	if d := cmp.Diff([]string{"acme", "set", "gpus=h100:2", "users=a"}, ms.Fixed); d != "" {
+		t.Errorf("fixed (-want +got)\n%s", d)
+	}
+	if want := "the changes go after `set`: acme set gpus=h100:2 users=a"; !strings.Contains(err.Error(), want) {
+		t.Errorf("%v: want %q", err, want)
+	}
+}
+
+func TestParseColumns(t *testing.T) {
+	spec := Spec{Keys: []string{"tenant", "period"}, Columns: true}
+	got, err := Parse([]string{"where", "tenant=acme", "GPUType=h100,1g.10gb", "format=Tenant,GPUType"}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Args{Where: map[string]string{"tenant": "acme"}, Set: map[string]string{},
+		Format: []string{"tenant", "gputype"}, Filters: map[string]string{"gputype": "h100,1g.10gb"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	for in, wantErr := range map[string]string{
+		"peroid=2026-10": `unknown option "peroid" (did you mean period?)`,
+		"format=":        "format=: name the columns",
+	} {
+		if _, err := Parse([]string{in}, spec); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%s: error %v, want %q", in, err, wantErr)
+		}
+	}
+	if _, err := Parse([]string{"format=a"}, Spec{Keys: []string{"tenant"}}); err == nil {
+		t.Error("format= without Columns: want an error")
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	keys := []string{"tenant", "period", "account", "listen", "gpus"}
+	for word, want := range map[string]string{
+		"tennat": "tenant", "PERIOD": "period", "acount": "account", "listne": "listen", "gpu": "gpus",
+		"acc": "account", "zzz": "", "quota": "", "": "",
+	} {
+		if got := Suggest(word, keys); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", word, got, want)
+		}
 	}
 }
 

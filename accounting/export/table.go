@@ -1,0 +1,55 @@
+package export
+
+import (
+	"strconv"
+
+	"github.com/gpubridge/gpubridge/internal/money"
+	"github.com/gpubridge/gpubridge/internal/table"
+)
+
+// UsageTable lays out summaries (one per period) as `show usage` prints
+// them: one row per tenant, GPU type, tier and kind; with totals, a total
+// row per tenant and one per period after each period's rows (a total
+// that leaves out use without a rate says "+ unpriced"). A row without a
+// rate shows "no rate" and no amount (JSON null).
+func UsageTable(sums []Summary, totals bool) table.Table {
+	t := table.Table{
+		Header: []string{"Period", "Status", "Tenant", "Account", "GPUType", "Tier", "Kind", "UsagePeriod", "GPUHours", "GPUSeconds", "Rate", "Amount", "Currency"},
+		Keys:   []string{"period", "status", "tenant", "account", "gpuType", "tier", "kind", "usagePeriod", "gpuHours", "gpuSeconds", "rate", "amount", "currency"},
+		Kinds: []table.Kind{table.String, table.String, table.String, table.String, table.String, table.String, table.String, table.String,
+			table.Decimal, table.Number, table.Decimal, table.Decimal, table.String},
+		Rows: [][]string{},
+	}
+	for _, s := range sums {
+		period, status, cur := s.Meta.Period.String(), "open", s.Meta.Card.Currency
+		if s.Meta.Closed {
+			status = "closed"
+		}
+		unpriced := map[string]bool{}
+		for _, r := range s.Rows {
+			rate, amount := r.Rate.String(), r.Amount.String()
+			if r.Rate < 0 {
+				rate, amount = "no rate", "-"
+				unpriced[r.Account], unpriced["*"] = true, true
+			}
+			t.Rows = append(t.Rows, []string{period, status, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
+				r.Usage.String(), GPUHours(r.GPUSeconds), strconv.FormatInt(r.GPUSeconds, 10), rate, amount, cur})
+		}
+		if !totals {
+			continue
+		}
+		amount := func(account string, v money.Amount) string {
+			if unpriced[account] {
+				return v.String() + " + unpriced"
+			}
+			return v.String()
+		}
+		for _, tt := range s.Tenants() {
+			t.Rows = append(t.Rows, []string{period, status, tt.Tenant, tt.Account, "*", "*", "total", "",
+				GPUHours(tt.GPUSeconds), strconv.FormatInt(tt.GPUSeconds, 10), "", amount(tt.Account, tt.Amount), cur})
+		}
+		t.Rows = append(t.Rows, []string{period, status, "*", "*", "*", "*", "total", "",
+			GPUHours(s.GPUSeconds), strconv.FormatInt(s.GPUSeconds, 10), "", amount("*", s.Amount), cur})
+	}
+	return t
+}

@@ -1,0 +1,102 @@
+package setup
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/bridge/health/check"
+	"github.com/gpubridge/gpubridge/bridge/health/slurmadapter"
+	"github.com/gpubridge/gpubridge/bridge/health/store"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
+)
+
+// Params are what the service is built on.
+type Params struct {
+	Config config.Config
+	Slurm  *slurmrest.Client
+	DB     *sqlx.DB
+	Logger *slog.Logger
+}
+
+// Check reads the parts of the configuration the service needs before it
+// connects: the managed nodes (config.ValidationError when none, or a
+// hostlist does not parse) and the check catalog of health.checks (its
+// error is about the admin's definitions).
+func Check(c config.Config) ([]string, check.Catalog, error) {
+	h := c.Health
+	if len(h.Nodes) == 0 {
+		return nil, nil, config.ValidationError{{Field: "health.nodes", Msg: "lists no node: gpubridge manages no node's health (see docs/health.md)"}}
+	}
+	var nodes []string
+	for _, expr := range h.Nodes {
+		names, err := slurmstr.ExpandHostlist(expr)
+		if err != nil {
+			return nil, nil, config.ValidationError{{Field: "health.nodes", Msg: fmt.Sprintf("%q: %v", expr, err)}}
+		}
+		for _, n := range names {
+			if !slices.Contains(nodes, n) {
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	defs := make([]check.Def, 0, len(h.Checks))
+	for _, d := range h.Checks {
+		def := check.Def{Name: d.Name, Command: d.Command, Timeout: d.Timeout.Duration, Fatal: d.Fatal, Exclusive: d.Exclusive, FailXIDs: d.FailXIDs}
+		if d.Thresholds != nil {
+			def.Thresholds = check.Thresholds{}
+			for model, vals := range d.Thresholds {
+				def.Thresholds[model] = map[string]check.Bound{}
+				for name, b := range vals {
+					def.Thresholds[model][name] = check.Bound{Min: b.Min, Max: b.Max}
+				}
+			}
+		}
+		defs = append(defs, def)
+	}
+	cat, err := check.NewCatalog(defs, "health.checks")
+	if err != nil {
+		return nil, nil, err
+	}
+	return nodes, cat, nil
+}
+
+// Settings are the service's settings of configuration c for nodes.
+func Settings(c config.Config, nodes []string) health.Settings {
+	h := c.Health
+	sched := func(s config.HealthSchedule) health.Schedule {
+		return health.Schedule{Name: s.Name, Spec: s.Spec, Checks: s.Checks, WhenIdle: s.WhenIdle}
+	}
+	s := health.Settings{
+		Nodes: nodes, Account: h.Account, User: h.User, QOS: h.QOS, Partition: h.Partition, MaxConcurrent: h.MaxConcurrent,
+		Policy:     health.Policy{AcceptancePasses: h.AcceptancePasses, RequalifyPasses: h.RequalifyPasses},
+		Acceptance: sched(h.Acceptance), TriggerChecks: h.TriggerChecks, TenantChecksPerHour: h.TenantChecksPerHour,
+		StartWait: h.StartWait.Duration, MaxPending: h.MaxPending.Duration, Retention: h.Retention.Duration,
+	}
+	for _, x := range h.Schedules {
+		s.Schedules = append(s.Schedules, sched(x))
+	}
+	return s
+}
+
+// New builds the service of p.Config for the cluster (config cluster, else
+// the one slurmrestd serves), over the given managed nodes and catalog
+// (from Check).
+func New(p Params, nodes []string, cat check.Catalog) (*health.Service, error) {
+	c := p.Config
+	cluster := c.Cluster
+	if cluster == "" {
+		cluster = p.Slurm.Cluster()
+	}
+	ad := slurmadapter.New(p.Slurm, c.Health.User)
+	ad.BookingPrefix = c.Bookings.ReservationPrefix
+	return health.New(health.Params{
+		Nodes: ad, Jobs: ad, Outputs: slurmadapter.Files{NodeDir: c.Health.OutputDir, LocalDir: c.Health.LocalOutputDir},
+		Store: store.New(p.DB, cluster), Usage: ad, Bookings: ad, Catalog: cat, Settings: Settings(c, nodes), Logger: p.Logger,
+	})
+}
