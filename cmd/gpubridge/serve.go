@@ -46,6 +46,7 @@ and the server rebinds if its settings changed. SIGINT/SIGTERM stop it
 gracefully within server.shutdownTimeout. See docs/daemon.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.daemon = true // logs at info, before anything builds the logger
 			jobs := newDaemonJobs(a)
 			return daemon.Run(cmd.Context(), daemon.Options{
 				Load: func() (config.Config, error) {

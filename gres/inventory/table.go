@@ -36,4 +36,3 @@ func (inv Inventory) Table() table.Table {
 	}
 	return t
 }
-
