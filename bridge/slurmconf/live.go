@@ -142,6 +142,18 @@ func CheckLive(ctx context.Context, s Spec, r LiveReader) ([]Finding, error) {
 	return Check(frag, live), nil
 }
 
+// Unverified counts the settings that could not be compared (status
+// unknown): `config check` fails on them too unless told to accept them.
+func Unverified(fs []Finding) int {
+	n := 0
+	for _, x := range fs {
+		if x.Status == Unknown {
+			n++
+		}
+	}
+	return n
+}
+
 // Differ reports whether a rendered setting differs from the cluster's or
 // is missing there: `config check` then fails. Unknown settings (the part
 // of the configuration that could not be read) do not count.

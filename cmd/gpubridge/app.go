@@ -65,14 +65,7 @@ func (a *App) loadConfig() (config.Config, error) {
 			path, optional = config.DefaultPath, true
 		}
 	}
-	c, err := config.Load(path, optional, os.LookupEnv)
-	if err != nil {
-		return c, err
-	}
-	if err := c.Validate(); err != nil {
-		return c, err
-	}
-	return c, nil
+	return config.Read(path, optional, os.LookupEnv)
 }
 
 // Logger is the one logger, on stderr: a command prints what it did, so

@@ -106,6 +106,7 @@ var errCheckFailed = errors.New("the cluster's configuration differs from gpubri
 func configCheckCmd(a *App) *cobra.Command {
 	var f configSpecFlags
 	var scontrol string
+	var allowUnknown bool
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Compare the live cluster with the rendered two-tier configuration",
@@ -113,7 +114,8 @@ func configCheckCmd(a *App) *cobra.Command {
 what the cluster reports: scontrol show config and scontrol show partition
 (run with --scontrol, default "scontrol"), or, where scontrol is not
 available, slurmrestd's partitions (PreemptType and the global keys are then
-unknown). It exits 1 when a setting differs or is missing.`,
+unknown). It exits 1 when a setting differs or is missing, and when it could
+not verify a setting (status unknown) unless --allow-unknown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -131,7 +133,7 @@ unknown). It exits 1 when a setting differs or is missing.`,
 			if err != nil {
 				return err
 			}
-			t := table.Table{Header: []string{"Partition", "Key", "Want", "Got", "Status"}, Raw: fs}
+			t := table.Table{Header: []string{"Partition", "Key", "Want", "Got", "Status"}, Rows: [][]string{}}
 			for _, x := range fs {
 				t.Rows = append(t.Rows, []string{x.Partition, x.Key, x.Want, x.Got, string(x.Status)})
 			}
@@ -141,10 +143,14 @@ unknown). It exits 1 when a setting differs or is missing.`,
 			if slurmconf.Differ(fs) {
 				return errCheckFailed
 			}
+			if n := slurmconf.Unverified(fs); n > 0 && !allowUnknown {
+				return fmt.Errorf("%d setting(s) could not be verified (status unknown: give --scontrol where scontrol reaches the cluster, or --allow-unknown to accept them)", n)
+			}
 			return nil
 		},
 	}
 	f.add(cmd)
+	cmd.Flags().BoolVar(&allowUnknown, "allow-unknown", false, "exit 0 when settings could not be verified (status unknown), as long as none differs")
 	cmd.Flags().StringVar(&scontrol, "scontrol", "scontrol", "command that runs scontrol, split on spaces (e.g. \"ssh head scontrol\"); empty reads slurmrestd only")
 	return cmd
 }

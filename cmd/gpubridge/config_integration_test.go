@@ -31,8 +31,15 @@ func TestConfigTestbed(t *testing.T) {
 	if code != 0 || strings.Contains(out, "|unknown") || !strings.Contains(out, "|PreemptType|preempt/partition_prio|preempt/partition_prio|ok\n") {
 		t.Errorf("config check with scontrol: exit %d\n%s%s", code, out, errw)
 	}
+	// From slurmrestd alone the global keys are unknown: exit 1 unless
+	// --allow-unknown.
 	code, out, errw = cli("config", "check", "-P", "--scontrol", "")
-	if code != 0 || !strings.Contains(out, "|PreemptType|preempt/partition_prio||unknown\n") || !strings.Contains(out, "ondemand|PriorityTier|1|1|ok\n") {
+	if code != 1 || !strings.Contains(out, "|PreemptType|preempt/partition_prio||unknown\n") || !strings.Contains(out, "ondemand|PriorityTier|1|1|ok\n") ||
+		!strings.Contains(errw, "setting(s) could not be verified") {
 		t.Errorf("config check from slurmrestd: exit %d\n%s%s", code, out, errw)
+	}
+	code, out, errw = cli("config", "check", "-P", "--scontrol", "", "--allow-unknown")
+	if code != 0 || !strings.Contains(out, "|PreemptType|preempt/partition_prio||unknown\n") {
+		t.Errorf("config check --allow-unknown from slurmrestd: exit %d\n%s%s", code, out, errw)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
-	"sigs.k8s.io/yaml"
 )
 
 // DefaultPath is where the daemon and the CLI look for their file when no
@@ -320,23 +319,58 @@ func Default() Config {
 // Load reads the file at path over the defaults, then applies the
 // environment. A missing file is not an error when optional is true (the
 // default path may not exist on a workstation that uses only the environment).
+// Every key that is not one of its place's and every value of the wrong
+// type is reported at once (a ValidationError), with its field path.
 func Load(path string, optional bool, env func(string) (string, bool)) (Config, error) {
 	c := Default()
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		if err := yaml.UnmarshalStrict(b, &c); err != nil {
+		if err := decode(b, &c); err != nil {
+			c.ApplyEnv(orLookup(env))
 			return c, fmt.Errorf("config %s: %w", path, err)
 		}
 	case errors.Is(err, os.ErrNotExist) && optional:
 	default:
 		return c, fmt.Errorf("config: %w", err)
 	}
-	if env == nil {
-		env = os.LookupEnv
-	}
-	c.ApplyEnv(env)
+	c.ApplyEnv(orLookup(env))
 	return c, nil
+}
+
+func orLookup(env func(string) (string, bool)) func(string) (string, bool) {
+	if env == nil {
+		return os.LookupEnv
+	}
+	return env
+}
+
+// Read is Load and Validate: it reports the file's problems and the
+// configuration's together, so that an admin fixes a file in one pass.
+func Read(path string, optional bool, env func(string) (string, bool)) (Config, error) {
+	c, err := Load(path, optional, env)
+	var fileErrs ValidationError
+	if err != nil && !errors.As(err, &fileErrs) {
+		return c, err // unreadable, or not YAML
+	}
+	verr := c.Validate()
+	if err == nil {
+		return c, verr
+	}
+	var more ValidationError
+	if errors.As(verr, &more) {
+		seen := map[string]bool{}
+		for _, e := range fileErrs {
+			seen[e.Field] = true
+		}
+		for _, e := range more {
+			if !seen[e.Field] { // a field the file set wrong is reported once
+				fileErrs = append(fileErrs, e)
+			}
+		}
+		slices.SortStableFunc(fileErrs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	}
+	return c, fmt.Errorf("config %s: %w", path, fileErrs)
 }
 
 // envVars maps each GPUBRIDGE_* variable to the field it sets.
