@@ -75,7 +75,9 @@ func walk(v reflect.Value, data any, path string, errs *ValidationError) {
 		leaf(v, data, path, errs)
 		return
 	}
-	add := func(field, format string, a ...any) { *errs = append(*errs, FieldError{field, fmt.Sprintf(format, a...)}) }
+	add := func(field, format string, a ...any) {
+		*errs = append(*errs, FieldError{field, fmt.Sprintf(format, a...)})
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		p := reflect.New(t.Elem())
