@@ -50,3 +50,24 @@ func jsonPtr(v any) (*string, error) {
 	s := string(b)
 	return &s, nil
 }
+
+// MarshalJSON writes before and after as the JSON objects they hold (not
+// as strings of JSON), so that `show audit --json` and the API give the
+// changed records as objects; a value that is not JSON stays a string.
+func (e AuditEntry) MarshalJSON() ([]byte, error) {
+	raw := func(s *string) any {
+		switch {
+		case s == nil:
+			return nil
+		case json.Valid([]byte(*s)):
+			return json.RawMessage(*s)
+		}
+		return *s
+	}
+	type entry AuditEntry // without this method
+	return json.Marshal(struct {
+		entry
+		Before any `json:"before,omitempty"`
+		After  any `json:"after,omitempty"`
+	}{entry(e), raw(e.Before), raw(e.After)})
+}
