@@ -40,18 +40,23 @@ func showRatesCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t := table.Table{
-				Header: []string{"GPUType", "Tier", "PerGPUHour", "Currency", "From", "Basis", "SkuPriceId"},
-				Keys:   []string{"gpuType", "tier", "perGPUHour", "currency", "from", "basis", "skuPriceId"},
-				Kinds:  []table.Kind{table.String, table.String, table.Decimal, table.String, table.String, table.String, table.String},
-				Rows:   [][]string{},
-			}
-			for _, r := range ratecard.Rows(card, time.Now()) {
-				t.Rows = append(t.Rows, []string{r.Type, r.Tier, r.PerGPUHour, r.Currency, r.From, r.Basis, r.SkuPriceID})
-			}
-			return a.Print(t)
+			return a.Print(ratesTable(card))
 		},
 	}
+}
+
+// ratesTable is the rate card's price list (show rates).
+func ratesTable(card pricing.Card) table.Table {
+	t := table.Table{
+		Header: []string{"GPUType", "Tier", "PerGPUHour", "Currency", "From", "Basis", "SkuPriceId"},
+		Keys:   []string{"gpuType", "tier", "perGPUHour", "currency", "from", "basis", "skuPriceId"},
+		Kinds:  []table.Kind{table.String, table.String, table.Decimal, table.String, table.String, table.String, table.String},
+		Rows:   [][]string{},
+	}
+	for _, r := range ratecard.Rows(card, time.Now()) {
+		t.Rows = append(t.Rows, []string{r.Type, r.Tier, r.PerGPUHour, r.Currency, r.From, r.Basis, r.SkuPriceID})
+	}
+	return t
 }
 
 func showRateCardCmd(a *App) *cobra.Command {
@@ -73,8 +78,12 @@ object, which "load ratecard" reads too ("show rates" lists the price list).`,
 			if err != nil {
 				return err
 			}
-			if a.output.JSON {
+			switch {
+			case a.output.JSON:
 				return a.Print(table.Table{Raw: card})
+			case a.output.Parsable:
+				fmt.Fprintln(a.err, "show ratecard: the rates table (show rates); without -P/-p the card as YAML")
+				return a.Print(ratesTable(card))
 			}
 			y, err := card.YAML()
 			if err != nil {

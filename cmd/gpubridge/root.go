@@ -29,6 +29,9 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 			return usagef("name a command: %s (gpubridge --help lists them)", strings.Join(subNames(cmd), ", "))
 		},
 	}
+	// -p is -P with a trailing '|': code that asks for the parsable form
+	// asks Parsable.
+	root.PersistentPreRun = func(*cobra.Command, []string) { a.output.Parsable = a.output.Parsable || a.output.Trailing }
 	root.SetVersionTemplate("gpubridge {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
