@@ -158,6 +158,8 @@ const (
 // usageError marks an error in what the user typed (exit code 2).
 type usageError struct{ error }
 
+func (e usageError) Unwrap() error { return e.error }
+
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // exitStatus ends a command that succeeded with a status other than 0
@@ -245,6 +247,9 @@ func unknownSub(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += fmt.Sprintf(" (did you mean %s?)", s[0])
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -25,9 +24,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          unknownSub,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("name a command: %s (gpubridge --help lists them)", strings.Join(subNames(cmd), ", "))
-		},
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	// -p is -P with a trailing '|': code that asks for the parsable form
 	// asks Parsable.

@@ -90,10 +90,10 @@ func TestParseColumns(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
-	keys := []string{"tenant", "period", "account", "listen", "gpus"}
+	keys := []string{"tenant", "period", "account", "listen", "gputype", "gpus"}
 	for word, want := range map[string]string{
 		"tennat": "tenant", "PERIOD": "period", "acount": "account", "listne": "listen", "gpu": "gpus",
-		"acc": "account", "zzz": "", "quota": "", "": "",
+		"acc": "account", "zzz": "", "quota": "", "": "", "gpusx": "gpus",
 	} {
 		if got := Suggest(word, keys); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", word, got, want)

@@ -14,18 +14,20 @@ func Suggest(word string, candidates []string) string {
 	if len(lw) <= 4 {
 		limit = 1
 	}
-	best, bestD := "", limit+1
+	// Scores are twice the distance; a prefix scores just past the limit,
+	// so that a close word wins over a longer one it begins.
+	best, bestScore := "", 2*limit+2
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		if lc == lw {
 			return c
 		}
-		d := distance(lw, lc)
-		if d > limit && len(lw) >= 3 && strings.HasPrefix(lc, lw) {
-			d = limit
+		score := 2 * distance(lw, lc)
+		if score > 2*limit && len(lw) >= 3 && strings.HasPrefix(lc, lw) {
+			score = 2*limit + 1
 		}
-		if d < bestD {
-			best, bestD = c, d
+		if score < bestScore {
+			best, bestScore = c, score
 		}
 	}
 	return best

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cli runs gpubridge with an empty configuration file and returns its
+// exit status and output.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	conf := filepath.Join(t.TempDir(), "g.yaml")
+	if err := os.WriteFile(conf, []byte("version: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	code := run(append([]string{"--config", conf}, args...), strings.NewReader(""), &out, &errw)
+	return code, out.String(), errw.String()
+}
+
+// TestGrammar: --version, did-you-mean for commands and keys, modify
+// without set refused with the fixed command, and the exit statuses of
+// docs/cli.md (2 for what was typed, before anything connects).
+func TestGrammar(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		code int
+		out  string
+		err  []string
+	}{
+		"--version":       {args: []string{"--version"}, out: "gpubridge dev\n"},
+		"version":         {args: []string{"version"}, out: "gpubridge dev\n"},
+		"unknown command": {args: []string{"shwo", "nodes"}, code: 2, err: []string{`unknown command "shwo" for "gpubridge" (did you mean show?)`}},
+		"unknown entity":  {args: []string{"show", "nodse"}, code: 2, err: []string{`unknown command "nodse" for "gpubridge show" (did you mean nodes?); one of `, "nodes"}},
+		"unknown sub":     {args: []string{"gres", "invntory"}, code: 2, err: []string{`(did you mean inventory?)`}},
+		"no entity":       {args: []string{"show"}, code: 2, err: []string{"show needs an entity: one of "}},
+		"unknown flag":    {args: []string{"show", "nodes", "--bogus"}, code: 2, err: []string{"unknown flag: --bogus"}},
+		"bad flag value":  {args: []string{"gres", "plan", "--gpus", "two"}, code: 2, err: []string{`invalid argument "two"`}},
+		"missing arg":     {args: []string{"resume", "node"}, code: 2, err: []string{"requires at least 1 arg"}},
+		"option typo":     {args: []string{"show", "usage", "peroid=2026-11"}, code: 2, err: []string{`unknown option "peroid" (did you mean period?)`}},
+		"mid-month start": {args: []string{"show", "usage", "start=2026-09-15"}, code: 2, err: []string{"start=2026-09-15: usage is kept per calendar month (UTC); give a month such as start=2026-09 or start=2026-10"}},
+		"end before start": {args: []string{"show", "usage", "start=2026-10", "end=2026-10"}, code: 2,
+			err: []string{"end=2026-10 is not after start=2026-10"}},
+		"period and start": {args: []string{"show", "usage", "period=2026-10", "start=2026-09"}, code: 2, err: []string{"give period= or start=/end=, not both"}},
+		"modify without set": {args: []string{"modify", "tenant", "acme", "gpus=h100:4"}, code: 2, err: []string{
+			"the changes go after `set`: acme set gpus=h100:4", "\n  run: gpubridge modify tenant acme set gpus=h100:4\n"}},
+		"format on a non-show": {args: []string{"close", "period=2026-10", "format=x"}, code: 2, err: []string{`unknown option "format"`}},
+		"two files":            {args: []string{"load", "ratecard", "-f", "a.yaml", "file=b.yaml"}, code: 2, err: []string{"-f a.yaml and file=b.yaml name two files; give one"}},
+		"no file":              {args: []string{"load", "ratecard"}, code: 2, err: []string{"load ratecard needs -f FILE"}},
+		"json and csv":         {args: []string{"export", "chargeback", "period=2026-10", "format=csv", "--json"}, code: 2, err: []string{"--json and format=csv: --json is format=json"}},
+		"burst table":          {args: []string{"show", "burst", "table=all"}, code: 2, err: []string{"table=all: want jobs or tenants"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out, errw := cli(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, tc.code, errw)
+			}
+			if tc.out != "" && out != tc.out {
+				t.Errorf("stdout %q, want %q", out, tc.out)
+			}
+			for _, w := range tc.err {
+				if !strings.Contains(errw, w) {
+					t.Errorf("stderr %q lacks %q", errw, w)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandsLogWarningsOnly: a command prints what it did and logs only
+// warnings; -v shows its info and debug log.
+func TestCommandsLogWarningsOnly(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "gres.conf")
+	args := []string{"gres", "generate", "--fixture", gresFixture("testbed-gpu-b"), "--node", "gpu-b", "--write", dst}
+	code, _, errw := cli(t, args...)
+	if code != 0 || strings.Contains(errw, "gres.conf written") || strings.Contains(errw, "level=INFO") {
+		t.Errorf("without -v: exit %d, stderr %q", code, errw)
+	}
+	code, _, errw = cli(t, append([]string{"-v"}, args...)...)
+	if code != 0 || !strings.Contains(errw, "level=INFO msg=\"gres.conf written\"") {
+		t.Errorf("with -v: exit %d, stderr %q", code, errw)
+	}
+}
