@@ -73,6 +73,9 @@ func TestOutputContractOnTestbed(t *testing.T) {
 				t.Fatalf("%s --json: exit %d\n%s%s", path, code, out, errw)
 			}
 			validateJSON(t, path, []byte(out))
+			if path == "show audit" {
+				t.Logf("%s --json:\n%s", path, out)
+			}
 			if noTable[path] {
 				return
 			}
