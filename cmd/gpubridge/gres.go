@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +15,6 @@ import (
 	"github.com/gpubridge/gpubridge/gres/mig"
 	"github.com/gpubridge/gpubridge/gres/slurmcheck"
 	"github.com/gpubridge/gpubridge/internal/atomicfile"
-	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 // registerGres adds the node-ops commands for GPUs and MIG: gres
@@ -134,11 +131,11 @@ slurmrestd) and exits non-zero when they differ.
 				return usageError{err}
 			}
 			o := conf.Options{AutoDetect: autodetect, DeviceMap: dm, Types: types, SkipLost: skipLost}
-			if o.GPUWeights, err = parseWeights(weights); err != nil {
-				return err
+			if o.GPUWeights, err = conf.ParseWeights(weights); err != nil {
+				return usageError{err}
 			}
-			if o.Cores, err = parseCores(cores); err != nil {
-				return err
+			if o.Cores, err = conf.ParseCores(cores); err != nil {
+				return usageError{err}
 			}
 			if write != "" && slurmConf {
 				return usagef("--slurm-conf and --write: with --write the slurm.conf lines are printed anyway")
@@ -215,34 +212,6 @@ func printRendered(a *App, res conf.Result, text string) error {
 	return err
 }
 
-// parseWeights reads --gpu-weight TYPE=WEIGHT values; conf.Render checks
-// that each type is one of the node's.
-func parseWeights(m map[string]string) (map[string]float64, error) {
-	out := map[string]float64{}
-	for k, v := range m {
-		w, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 || w > conf.MaxGPUWeight {
-			return nil, usagef("--gpu-weight %s=%s: the weight must be a non-negative finite number, at most %v", k, v, conf.MaxGPUWeight)
-		}
-		out[k] = w
-	}
-	return out, nil
-}
-
-// parseCores reads --cores GPU=LIST values; the key is a GPU index in
-// digits, the list is checked by conf.Render.
-func parseCores(m map[string]string) (map[int]string, error) {
-	out := map[int]string{}
-	for k, v := range m {
-		i, err := strconv.Atoi(k)
-		if err != nil || i < 0 || strings.TrimLeft(k, "0123456789") != "" {
-			return nil, usagef("--cores %s=%s: the key is a GPU index (0, 1, ...)", k, v)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
 func gresPlanCmd(a *App) *cobra.Command {
 	var (
 		src   inventorySource
@@ -266,9 +235,9 @@ The GPUs are --model and --gpus, or those of an inventory (--fixture, or NVML).`
   gpubridge gres plan --fixture inv.json --want h100=4,1g.10gb=14,3g.40gb=4 > mig-parted.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			demand, err := parseDemand(want)
+			demand, err := mig.ParseDemand(want)
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			gpus, err := planGPUs(a, &src, model, count)
 			if err != nil {
@@ -298,27 +267,6 @@ The GPUs are --model and --gpus, or those of an inventory (--fixture, or NVML).`
 	f.StringSliceVar(&want, "want", nil, "slices wanted: PROFILE=COUNT or TYPE=COUNT for whole GPUs, comma-separated (1g.10gb=7,3g.40gb=2)")
 	f.StringVar(&name, "name", "gpubridge", "name of the config in the mig-parted file (nvidia-mig-parted apply -c NAME)")
 	return cmd
-}
-
-func parseDemand(want []string) (mig.Demand, error) {
-	d := mig.Demand{}
-	for _, item := range want {
-		for _, w := range kv.List(item) {
-			k, v, ok := strings.Cut(w, "=")
-			n, err := strconv.Atoi(v)
-			if !ok || k == "" || err != nil || n < 0 {
-				return nil, usagef("--want %q: expected PROFILE=COUNT, e.g. 1g.10gb=7", w)
-			}
-			if _, dup := d[k]; dup {
-				return nil, usagef("--want: %s given twice", k)
-			}
-			d[k] = n
-		}
-	}
-	if len(d) == 0 {
-		return nil, usagef("say what to plan with --want PROFILE=COUNT,...")
-	}
-	return d, nil
 }
 
 // planGPUs are the GPUs of --model and --gpus, or of the inventory.

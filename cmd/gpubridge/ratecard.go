@@ -40,23 +40,9 @@ func showRatesCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.Print(ratesTable(card))
+			return a.Print(ratecard.Table(card, time.Now()))
 		},
 	}
-}
-
-// ratesTable is the rate card's price list (show rates).
-func ratesTable(card pricing.Card) table.Table {
-	t := table.Table{
-		Header: []string{"GPUType", "Tier", "PerGPUHour", "Currency", "From", "Basis", "SkuPriceId"},
-		Keys:   []string{"gpuType", "tier", "perGPUHour", "currency", "from", "basis", "skuPriceId"},
-		Kinds:  []table.Kind{table.String, table.String, table.Decimal, table.String, table.String, table.String, table.String},
-		Rows:   [][]string{},
-	}
-	for _, r := range ratecard.Rows(card, time.Now()) {
-		t.Rows = append(t.Rows, []string{r.Type, r.Tier, r.PerGPUHour, r.Currency, r.From, r.Basis, r.SkuPriceID})
-	}
-	return t
 }
 
 func showRateCardCmd(a *App) *cobra.Command {
@@ -83,7 +69,7 @@ object, which "load ratecard" reads too ("show rates" lists the price list).`,
 				return a.Print(table.Table{Raw: card})
 			case a.output.Parsable:
 				fmt.Fprintln(a.err, "show ratecard: the rates table (show rates); without -P/-p the card as YAML")
-				return a.Print(ratesTable(card))
+				return a.Print(ratecard.Table(card, time.Now()))
 			}
 			y, err := card.YAML()
 			if err != nil {

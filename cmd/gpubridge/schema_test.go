@@ -137,8 +137,8 @@ func TestJSONSchemasOffline(t *testing.T) {
 		Tenants: []burst.OverviewTenant{{Tenant: "acme", Burst: true, Cap: 2, OnDemandGPUs: 1, Budget: "50.00", Spent: "1.00", InFlight: "0.50", Committed: "1.50", Left: "48.50"}}}
 	cases := map[string][]byte{
 		"show usage": jsonOf(t, export.UsageTable([]export.Summary{sum}, false)),
-		"show nodes": jsonOf(t, table.Table{Raw: nodeRows([]slurmrest.Node{{Name: "gpu-a", State: []string{"IDLE"},
-			GRES: []slurmrest.GRES{{Name: "gpu", Type: "h100", Count: 4}}}, {Name: "cpu-a", State: []string{"IDLE", "DRAIN"}}})}),
+		"show nodes": jsonOf(t, slurmrest.NodesTable([]slurmrest.Node{{Name: "gpu-a", State: []string{"IDLE"},
+			GRES: []slurmrest.GRES{{Name: "gpu", Type: "h100", Count: 4}}}, {Name: "cpu-a", State: []string{"IDLE", "DRAIN"}}})),
 		"show burst":      jsonOf(t, table.Table{Raw: ov}),
 		"show checks":     jsonOf(t, health.ResultsTable([]health.StoredResult{res})),
 		"check node":      jsonOf(t, health.RunsTable([]health.Run{run})),

@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 )
 
 // slurmEnv points the CLI at url with a throwaway key and a short timeout.
@@ -48,22 +44,5 @@ func TestPingClosedPortFailsFast(t *testing.T) {
 	}
 	if !strings.Contains(errw.String(), url) {
 		t.Errorf("error does not name %s: %q", url, errw.String())
-	}
-}
-
-func TestNodeRows(t *testing.T) {
-	nodes := []slurmrest.Node{
-		{Name: "gpu-b", State: []string{"MIXED"}, Partitions: []string{"pool"},
-			GRES:     []slurmrest.GRES{{Name: "gpu", Type: "3g.40gb", Count: 2}, {Name: "gpu", Type: "1g.10gb", Count: 7}},
-			GRESUsed: []slurmrest.GRES{{Name: "gpu", Type: "1g.10gb", Count: 1}}},
-		{Name: "cpu-a", State: []string{"IDLE", "DRAIN"}},
-	}
-	want := []nodeRow{
-		{Name: "cpu-a", State: "IDLE+DRAIN", Partitions: []string{}},
-		{Name: "gpu-b", State: "MIXED", Partitions: []string{"pool"}, GPUType: "1g.10gb", GPUs: 7, GPUsUsed: 1},
-		{Name: "gpu-b", State: "MIXED", Partitions: []string{"pool"}, GPUType: "3g.40gb", GPUs: 2},
-	}
-	if diff := cmp.Diff(want, nodeRows(nodes)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
