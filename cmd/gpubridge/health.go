@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,24 +56,17 @@ func (a *App) healthService(ctx context.Context) (*health.Service, error) {
 	return svc, nil
 }
 
-// speakFor checks that the invoking user may act for a tenant: root, or
-// one of the tenant's admins.
+// speakFor checks that the invoking user may act for a tenant.
 func (a *App) speakFor(ctx context.Context, tenantName string) error {
 	db, err := a.DB(ctx)
 	if err != nil {
 		return err
 	}
-	t, err := tenantstore.New(db).Get(ctx, tenantName)
-	if errors.Is(err, tenantstore.ErrNotFound) {
-		return usagef("tenant=%s: no such tenant (see `gpubridge show tenants`)", tenantName)
+	err = setup.SpeakFor(ctx, tenantstore.New(db), tenantName, actor())
+	if errors.Is(err, setup.ErrNoTenant) {
+		return usageError{err}
 	}
-	if err != nil {
-		return err
-	}
-	if who := actor(); who != "root" && !slices.Contains(t.Admins, who) {
-		return fmt.Errorf("%s is not an admin of tenant %s (its admins: %s)", who, tenantName, strings.Join(t.Admins, ","))
-	}
-	return nil
+	return err
 }
 
 // healthErr marks the service's refusals of what was asked as usage

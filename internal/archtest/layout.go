@@ -29,9 +29,9 @@ var Gpubridge = Layout{
 			"bridge/health/slurmadapter", "bridge/health/setup", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
 		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
 		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
-		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "test/bench/..."}},
+		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "bridge/health/setup", "test/bench/..."}},
 		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/gpubridge"}}, // the tenant use cases; I/O through its ports
-		"bridge/tenantstore":                 {Importers: []string{"cmd/gpubridge", "bridge/tenantstore/tenantstoretest", "bridge/burst/service", "test/bench/..."}},
+		"bridge/tenantstore":                 {Importers: []string{"cmd/gpubridge", "bridge/tenantstore/tenantstoretest", "bridge/burst/service", "bridge/health/setup", "test/bench/..."}},
 		"bridge/tenantstore/tenantstoretest": {}, // the store conformance suite, for tests
 		"bridge/reconcile":                   {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "test/bench/..."}},
 		"bridge/reconcile/metrics":           {Importers: []string{"cmd/gpubridge"}},

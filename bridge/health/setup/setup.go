@@ -1,9 +1,12 @@
 package setup
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -12,6 +15,8 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/health/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/health/store"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
@@ -99,4 +104,29 @@ func New(p Params, nodes []string, cat check.Catalog) (*health.Service, error) {
 		Nodes: ad, Jobs: ad, Outputs: slurmadapter.Files{NodeDir: c.Health.OutputDir, LocalDir: c.Health.LocalOutputDir},
 		Store: store.New(p.DB, cluster), Usage: ad, Bookings: ad, Catalog: cat, Settings: Settings(c, nodes), Logger: p.Logger,
 	})
+}
+
+// ErrNoTenant is a tenant= that names no tenant.
+var ErrNoTenant = errors.New("no such tenant (see `gpubridge show tenants`)")
+
+// TenantReader reads a tenant (the tenant store).
+type TenantReader interface {
+	Get(ctx context.Context, name string) (tenant.Tenant, error)
+}
+
+// SpeakFor checks that user may act for the tenant in the health commands
+// (check node tenant=, show checks tenant=, show health tenant=): root, or
+// one of the tenant's admins.
+func SpeakFor(ctx context.Context, st TenantReader, tenantName, user string) error {
+	t, err := st.Get(ctx, tenantName)
+	if errors.Is(err, tenantstore.ErrNotFound) {
+		return fmt.Errorf("tenant=%s: %w", tenantName, ErrNoTenant)
+	}
+	if err != nil {
+		return err
+	}
+	if user != "root" && !slices.Contains(t.Admins, user) {
+		return fmt.Errorf("%s is not an admin of tenant %s (its admins: %s)", user, tenantName, strings.Join(t.Admins, ","))
+	}
+	return nil
 }
