@@ -33,7 +33,7 @@ func (a *App) writerLock(ctx context.Context, holder string) (func(), error) {
 	}
 	l := &writerlock.Lock{DB: db.DB, Cluster: cluster, Holder: holder, Wait: c.Reconcile.WriterLockTimeout.Duration,
 		OnWait: func(h string, wait time.Duration) {
-			a.Logger().Info("waiting for the writer lock", "lock", writerlock.Name(cluster), "holder", h, "timeout", wait.String())
+			a.Logger().Warn("waiting for the writer lock", "lock", writerlock.Name(cluster), "holder", h, "timeout", wait.String())
 		}}
 	return l.Acquire(ctx)
 }
