@@ -103,14 +103,6 @@ running it again moves nothing twice.`,
 	return cmd
 }
 
-// actionRow, burstJobRow and burstTenantRow are the rows of `burst
-// run-once` and `show burst` (their --json objects).
-type (
-	actionRow      = burst.ActionRow
-	burstJobRow    = burst.OverviewJob
-	burstTenantRow = burst.OverviewTenant
-)
-
 func showBurstCmd(a *App) *cobra.Command {
 	var tenantsFile, rateCard string
 	cmd := &cobra.Command{

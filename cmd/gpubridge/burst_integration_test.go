@@ -217,6 +217,14 @@ func (h *b5) cliOK(args ...string) string {
 }
 
 // runOnce runs one cycle with the test's tenants and rates.
+// actionRow, burstJobRow and burstTenantRow are the --json rows of burst
+// run-once and show burst.
+type (
+	actionRow      = burst.ActionRow
+	burstJobRow    = burst.OverviewJob
+	burstTenantRow = burst.OverviewTenant
+)
+
 func (h *b5) runOnce(tenants string) []actionRow {
 	h.t.Helper()
 	var rows []actionRow

@@ -36,8 +36,8 @@ func TestJobSubmitBurstLua(t *testing.T) {
 // stderr, or the one table= names); aligned output prints both; --json the
 // whole overview, or the array of table=.
 func TestShowBurstOneTable(t *testing.T) {
-	ov := burst.Overview{Jobs: []burstJobRow{{Tenant: "acme", JobID: 3, User: "alice", Status: "bursting"}},
-		Tenants: []burstTenantRow{{Tenant: "acme", Burst: true, Cap: 4}}}
+	ov := burst.Overview{Jobs: []burst.OverviewJob{{Tenant: "acme", JobID: 3, User: "alice", Status: "bursting"}},
+		Tenants: []burst.OverviewTenant{{Tenant: "acme", Burst: true, Cap: 4}}}
 	cases := map[string]struct {
 		o             table.Options
 		which         string

@@ -42,9 +42,6 @@ func pingCmd(a *App) *cobra.Command {
 	}
 }
 
-// nodeRow is one line of `show nodes`.
-type nodeRow = slurmrest.NodeRow
-
 func showNodesCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "nodes [where COL=VALUE ...] [format=COL,...]",

@@ -1,6 +1,7 @@
 package mig
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ func ParseDemand(want []string) (Demand, error) {
 		}
 	}
 	if len(d) == 0 {
-		return nil, fmt.Errorf("say what to plan with --want PROFILE=COUNT,...")
+		return nil, errors.New("say what to plan with --want PROFILE=COUNT (comma-separated)")
 	}
 	return d, nil
 }
