@@ -26,15 +26,15 @@ type Spec struct {
 // Setting is one rendered key and its value; Partition is empty for a
 // global slurm.conf key.
 type Setting struct {
-	Partition string
-	Key       string
-	Value     string
+	Partition string `json:"partition"` // empty for a global key
+	Key       string `json:"key"`
+	Value     string `json:"value"`
 }
 
 // Fragment is the rendered configuration.
 type Fragment struct {
-	Settings []Setting
-	Text     string
+	Settings []Setting `json:"settings"`
+	Text     string    `json:"text"`
 }
 
 func (s Spec) tiers() (pool, od int) {

@@ -75,7 +75,8 @@ func validateJSON(t *testing.T, path string, out []byte) {
 // outputCommands are the command paths whose --json is a contract: every
 // show and export, and the others that print records.
 func outputCommands(root *cobra.Command) []string {
-	paths := []string{"burst run-once", "check node", "health run-once", "config check", "ping"}
+	paths := []string{"burst run-once", "check node", "health run-once", "config check", "config render", "ping",
+		"gres inventory", "gres generate", "gres plan"}
 	for _, verb := range []string{"show", "export"} {
 		v, _, err := root.Find([]string{verb})
 		if err != nil {
@@ -88,6 +89,27 @@ func outputCommands(root *cobra.Command) []string {
 		}
 	}
 	return paths
+}
+
+// TestJSONSchemasOfflineCommands runs the commands that need no cluster
+// with --json and validates their output.
+func TestJSONSchemasOfflineCommands(t *testing.T) {
+	inv := gresFixture("testbed-gpu-b")
+	for path, args := range map[string][]string{
+		"gres inventory": {"--fixture", inv},
+		"gres generate":  {"--fixture", inv, "--node", "gpu-b", "--device-map", "mig=/dev/fakemig", "--cores", "0=0-3,1=4-7"},
+		"gres plan":      {"--model", "H100-80GB", "--gpus", "2", "--want", "h100=1,1g.10gb=3,3g.40gb=1"},
+		"config render":  testbedFlags,
+		"config check":   append([]string{"--scontrol", fakeScontrol(t, 1)}, testbedFlags...),
+	} {
+		t.Run(path, func(t *testing.T) {
+			code, out, errw := cli(t, append(append(strings.Fields(path), args...), "--json")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errw)
+			}
+			validateJSON(t, path, []byte(out))
+		})
+	}
 }
 
 // TestEveryOutputHasASchema: each show and export command (and the other
