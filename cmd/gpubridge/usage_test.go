@@ -1,8 +1,13 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
 )
 
 func TestTimeArg(t *testing.T) {
@@ -60,5 +65,37 @@ func TestAccountingCommandsRegistered(t *testing.T) {
 		if err != nil || len(rest) != 0 || c.Name() != path[len(path)-1] {
 			t.Errorf("command %v not found (%v, %v)", path, c.Name(), err)
 		}
+	}
+}
+
+func TestPeriodsArg(t *testing.T) {
+	now := meter.PeriodOf(time.Now())
+	cases := map[string]struct {
+		in   map[string]string
+		want []string
+	}{
+		"period":        {in: map[string]string{"period": "2026-02"}, want: []string{"2026-02"}},
+		"default":       {in: map[string]string{}, want: []string{now.String()}},
+		"start and end": {in: map[string]string{"start": "2026-09", "end": "2026-11-01"}, want: []string{"2026-09", "2026-10"}},
+		"start only":    {in: map[string]string{"start": now.Prev().String()}, want: []string{now.Prev().String(), now.String()}},
+		"first day":     {in: map[string]string{"start": "2025-12-01", "end": "2026-01"}, want: []string{"2025-12"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ps, err := periodsArg(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range ps {
+				got = append(got, p.String())
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+	if _, err := periodsArg(map[string]string{"start": "2016-01", "end": "2026-11"}); err == nil || !strings.Contains(err.Error(), "at most 120") {
+		t.Errorf("130 periods: %v", err)
 	}
 }
