@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,20 @@ func TestChargebackCLI(t *testing.T) {
 	for _, want := range []string{"|m4syn-cli|gpu|reserved|usage|2025-03|4.000000|14400|no rate|-|", "|m4syn-cli|h100|reserved|usage|2025-03|1.000000|3600|2.10|2.10|EUR"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show usage lacks %q:\n%s", want, out)
+		}
+	}
+
+	// start= and end= show the months between, each with its rows; the
+	// filters and format= select among them.
+	out = ok("show", "usage", "start=2025-02", "end=2025-04", "tenant=m4syn-cli", "where", "gputype=h100,gpu,*", "format=period,gputype,kind,gpuseconds,rate,amount")
+	t.Logf("$ gpubridge show usage start=2025-02 end=2025-04 tenant=m4syn-cli where gputype=h100,gpu,* format=period,gputype,kind,gpuseconds,rate,amount\n%s", out)
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	for _, want := range []string{"2025-03 h100 usage 3600 2.10 2.10", "2025-03 gpu usage 14400 no rate -", "2025-02 * total 0 0.00"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("show usage start= end= lacks %q:\n%s", want, out)
 		}
 	}
 
