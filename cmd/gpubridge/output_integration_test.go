@@ -61,7 +61,7 @@ func TestOutputContractOnTestbed(t *testing.T) {
 		"export chargeback": {"period=" + period},
 		"config check":      {"--scontrol", env.ExecScript + " scontrol"},
 	}
-	noTable := map[string]bool{"export chargeback": true, "ping": true, "config render": true}
+	noTable := map[string]bool{"export chargeback": true, "ping": true, "config render": true, "plan": true}
 	for _, path := range outputCommands(newRootCmd(&App{})) {
 		switch path {
 		case "check node", "health run-once", "burst run-once":
@@ -72,6 +72,9 @@ func TestOutputContractOnTestbed(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			cmd := append(strings.Fields(path), args[path]...)
 			code, out, errw := runCode(append(cmd, "--json")...)
+			if path == "plan" && code == 1 && strings.Contains(errw, "mass deletion") {
+				code = 0 // the scratch store knows none of the testbed's other tenants: the plan is refused, and printed
+			}
 			if code != 0 {
 				t.Fatalf("%s --json: exit %d\n%s%s", path, code, out, errw)
 			}

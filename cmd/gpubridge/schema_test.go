@@ -76,7 +76,7 @@ func validateJSON(t *testing.T, path string, out []byte) {
 // show and export, and the others that print records.
 func outputCommands(root *cobra.Command) []string {
 	paths := []string{"burst run-once", "check node", "health run-once", "config check", "config render", "ping",
-		"gres inventory", "gres generate", "gres plan"}
+		"gres inventory", "gres generate", "gres plan", "plan"}
 	for _, verb := range []string{"show", "export"} {
 		v, _, err := root.Find([]string{verb})
 		if err != nil {
