@@ -97,9 +97,10 @@ func (a *App) Print(t table.Table) error {
 }
 
 // showArgs parses a show command's arguments: spec's keys, and format= and
-// column filters (`where gputype=h100`) for Print.
-func (a *App) showArgs(args []string, spec kv.Spec) (kv.Args, error) {
-	spec.Columns = true
+// column filters (`where gputype=h100`) of the columns of views (the
+// command's tables, empty) for Print.
+func (a *App) showArgs(args []string, spec kv.Spec, views ...table.Table) (kv.Args, error) {
+	spec.Columns = table.Columns(views...)
 	p, err := kv.Parse(args, spec)
 	if err != nil {
 		return p, usageError{err}

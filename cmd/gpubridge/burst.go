@@ -121,7 +121,7 @@ unless table=tenants. --json prints {"jobs": [...], "tenants": [...]}, or
 the array of the table= asked for.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			kvs, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "table"}})
+			kvs, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "table"}}, burst.Overview{}.JobsTable(), burst.Overview{}.TenantsTable())
 			if err != nil {
 				return err
 			}

@@ -40,7 +40,10 @@ func TestGrammar(t *testing.T) {
 		"unknown flag":    {args: []string{"show", "nodes", "--bogus"}, code: 2, err: []string{"unknown flag: --bogus"}},
 		"bad flag value":  {args: []string{"gres", "plan", "--gpus", "two"}, code: 2, err: []string{`invalid argument "two"`}},
 		"missing arg":     {args: []string{"resume", "node"}, code: 2, err: []string{"requires at least 1 arg"}},
-		"option typo":     {args: []string{"show", "usage", "peroid=2026-11"}, code: 2, err: []string{`unknown option "peroid" (did you mean period?)`}},
+		"option typo":     {args: []string{"show", "usage", "peroid=2026-11"}, code: 2, err: []string{`unknown option or column "peroid" (did you mean period?); options: tenant, account, period, start, end; columns`}},
+		"column typo":     {args: []string{"show", "usage", "where", "gputyp=h100"}, code: 2, err: []string{`unknown option or column "gputyp" (did you mean gpuType?)`}},
+		"format typo":     {args: []string{"show", "nodes", "format=name,gpu"}, code: 2, err: []string{`format=gpu: no such column (did you mean gpus?); columns: name,state,partitions,gputype,gpus,gpusused`}},
+		"burst column":    {args: []string{"show", "burst", "format=tenant,left"}, code: 1, err: []string{"slurmrest.jwtKeyFile"}}, // a tenants column: parsed, then slurmrestd is needed
 		"mid-month start": {args: []string{"show", "usage", "start=2026-09-15"}, code: 2, err: []string{"start=2026-09-15: usage is kept per calendar month (UTC); give a month such as start=2026-09 or start=2026-10"}},
 		"end before start": {args: []string{"show", "usage", "start=2026-10", "end=2026-10"}, code: 2,
 			err: []string{"end=2026-10 is not after start=2026-10"}},

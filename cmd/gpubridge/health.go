@@ -229,7 +229,7 @@ func showChecksCmd(a *App) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}})
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}}, health.ResultsTable(nil))
 			if err != nil {
 				return err
 			}
@@ -279,7 +279,7 @@ func showHealthCmd(a *App) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant"}})
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant"}}, health.NodesTable(nil))
 			if err != nil {
 				return err
 			}

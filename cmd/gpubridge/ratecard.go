@@ -29,7 +29,7 @@ func showRatesCmd(a *App) *cobra.Command {
 		Short:   "The rate card's rates, and the MIG profiles priced from their parent",
 		Long:    rateCardHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if p, err := a.showArgs(args, kv.Spec{}); err != nil || len(p.Names) > 0 {
+			if p, err := a.showArgs(args, kv.Spec{}, ratecard.Table(pricing.Card{}, time.Now())); err != nil || len(p.Names) > 0 {
 				return cmp.Or(err, usagef("unexpected %q: use where gputype=%s", p.Names[0], p.Names[0]))
 			}
 			st, err := a.cardStore(cmd.Context())

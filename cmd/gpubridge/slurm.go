@@ -47,7 +47,7 @@ func showNodesCmd(a *App) *cobra.Command {
 		Use:   "nodes [where COL=VALUE ...] [format=COL,...]",
 		Short: "Nodes with their GPUs per type, as slurmctld reports them",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{})
+			p, err := a.showArgs(args, kv.Spec{}, slurmrest.NodesTable(nil))
 			if err != nil {
 				return err
 			}

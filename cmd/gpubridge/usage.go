@@ -27,7 +27,7 @@ start= and end= (months, or the first day of one: 2026-09, 2026-09-01) show
 the periods from start up to, not including, end (default: through this
 month), each with its totals, like sreport's start= and end=.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "account", "period", "start", "end"}})
+			ka, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "account", "period", "start", "end"}}, export.UsageTable(nil, false))
 			if err != nil {
 				return err
 			}

@@ -24,10 +24,10 @@ type Args struct {
 type Spec struct {
 	Keys    []string // accepted keys in the where-part (lower case)
 	SetKeys []string // accepted keys after `set`; nil means `set` is not accepted
-	// Columns marks a command that prints a table (every `show`): format=
-	// picks its columns and any other key filters its rows by a column.
-	// A key close to one of Keys is still refused as a typo of it.
-	Columns bool
+	// Columns are the columns of a command that prints a table (every
+	// `show`), by name (lower case): format= picks among them, and a key
+	// that is one of them and none of Keys filters the rows by it.
+	Columns []string
 }
 
 // MissingSetError is a change given without `set` to a command that takes
@@ -43,15 +43,33 @@ func (e *MissingSetError) Error() string {
 
 // UnknownKeyError is a key the command does not accept.
 type UnknownKeyError struct {
-	Key   string
-	Known []string
+	Key     string
+	Known   []string
+	Columns []string // of a command that prints a table
 }
 
 func (e *UnknownKeyError) Error() string {
+	if e.Columns != nil {
+		msg := fmt.Sprintf("unknown option or column %q%s; ", e.Key, DidYouMean(e.Key, slices.Concat(e.Known, e.Columns)))
+		if len(e.Known) > 0 {
+			msg += "options: " + strings.Join(e.Known, ", ") + "; "
+		}
+		return msg + "columns (format= and where filters): " + strings.Join(e.Columns, ",")
+	}
 	if len(e.Known) == 0 {
 		return fmt.Sprintf("%q: no key=value options are accepted here", e.Key)
 	}
 	return fmt.Sprintf("unknown option %q%s; known options: %s", e.Key, DidYouMean(e.Key, e.Known), strings.Join(e.Known, ", "))
+}
+
+// column is the column of cols that name is, without case ("" if none).
+func column(name string, cols []string) string {
+	for _, c := range cols {
+		if strings.EqualFold(c, name) {
+			return c
+		}
+	}
+	return ""
 }
 
 // Parse splits args per spec. Every problem is an error naming the word.
@@ -94,16 +112,20 @@ func Parse(args []string, spec Spec) (Args, error) {
 			case !inSet && !sawSet && slices.Contains(spec.SetKeys, k):
 				fixed := slices.Concat(args[:i:i], []string{"set"}, args[i:])
 				return a, &MissingSetError{Word: w, Fixed: fixed}
-			case !inSet && spec.Columns && k == "format":
+			case !inSet && spec.Columns != nil && k == "format":
 				if a.Format != nil {
 					return a, fmt.Errorf("option %q given twice", k)
 				}
-				a.Format = List(strings.ToLower(v))
-				if len(a.Format) == 0 {
-					return a, fmt.Errorf("format=: name the columns, e.g. format=name,state")
+				if a.Format = List(strings.ToLower(v)); len(a.Format) == 0 {
+					return a, fmt.Errorf("format=: name the columns, e.g. format=%s", strings.Join(spec.Columns[:min(2, len(spec.Columns))], ","))
+				}
+				for _, c := range a.Format {
+					if column(c, spec.Columns) == "" {
+						return a, fmt.Errorf("format=%s: no such column%s; columns: %s", c, DidYouMean(c, spec.Columns), strings.Join(spec.Columns, ","))
+					}
 				}
 				continue
-			case !inSet && spec.Columns && Suggest(k, allowed) == "":
+			case !inSet && spec.Columns != nil && column(k, spec.Columns) != "":
 				if a.Filters == nil {
 					a.Filters = map[string]string{}
 				}
@@ -112,6 +134,9 @@ func Parse(args []string, spec Spec) (Args, error) {
 				}
 				a.Filters[k] = v
 				continue
+			}
+			if !inSet && spec.Columns != nil {
+				return a, &UnknownKeyError{Key: k, Known: allowed, Columns: spec.Columns}
 			}
 			return a, &UnknownKeyError{Key: k, Known: allowed}
 		}

@@ -66,19 +66,21 @@ func TestParseMissingSet(t *testing.T) {
 }
 
 func TestParseColumns(t *testing.T) {
-	spec := Spec{Keys: []string{"tenant", "period"}, Columns: true}
-	got, err := Parse([]string{"where", "tenant=acme", "GPUType=h100,1g.10gb", "format=Tenant,GPUType"}, spec)
+	spec := Spec{Keys: []string{"tenant", "period"}, Columns: []string{"period", "status", "tenant", "gpuType", "gpuSeconds"}}
+	got, err := Parse([]string{"where", "tenant=acme", "GPUType=h100,1g.10gb", "status=open", "format=Tenant,GPUType"}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Args{Where: map[string]string{"tenant": "acme"}, Set: map[string]string{},
-		Format: []string{"tenant", "gputype"}, Filters: map[string]string{"gputype": "h100,1g.10gb"}}
+		Format: []string{"tenant", "gputype"}, Filters: map[string]string{"gputype": "h100,1g.10gb", "status": "open"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}
 	for in, wantErr := range map[string]string{
-		"peroid=2026-10": `unknown option "peroid" (did you mean period?)`,
-		"format=":        "format=: name the columns",
+		"peroid=2026-10":       `unknown option or column "peroid" (did you mean period?); options: tenant, period; columns (format= and where filters): period,status,tenant,gpuType,gpuSeconds`,
+		"gpusecond=1":          `unknown option or column "gpusecond" (did you mean gpuSeconds?)`,
+		"format=":              "format=: name the columns, e.g. format=period,status",
+		"format=tenant,gputyp": "format=gputyp: no such column (did you mean gpuType?); columns: period,status,tenant,gpuType,gpuSeconds",
 	} {
 		if _, err := Parse([]string{in}, spec); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%s: error %v, want %q", in, err, wantErr)

@@ -165,6 +165,25 @@ func (t Table) columnNames() []string {
 	return names
 }
 
+// Columns names the columns of tables (their JSON keys; a header that is
+// not its key without case too), once each: what format= and the column
+// filters of a command that prints them may name (kv.Spec.Columns).
+func Columns(tables ...Table) []string {
+	var names []string
+	add := func(n string) {
+		if !slices.ContainsFunc(names, func(x string) bool { return strings.EqualFold(x, n) }) {
+			names = append(names, n)
+		}
+	}
+	for _, t := range tables {
+		for i, h := range t.Header {
+			add(t.key(i))
+			add(h)
+		}
+	}
+	return names
+}
+
 // selection is the columns (format=) and the rows (where) o keeps.
 func (t Table) selection(o Options) (cols, rows []int, err error) {
 	if len(o.Format) == 0 {
