@@ -53,9 +53,12 @@ func showRateCardCmd(a *App) *cobra.Command {
 its FOCUS price list as comments: each SkuPriceId (gpu-TYPE-TIER, the same
 in every month and in summary and detail exports), its SkuId and its price
 per GPU-hour from each date. With --json it prints the card as one JSON
-object, which "load ratecard" reads too ("show rates" lists the price list).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+object, which "load ratecard" reads too; with -P, -p, format= or where, the
+price list as "show rates" prints it.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if p, err := a.showArgs(args, kv.Spec{}, ratecard.Table(pricing.Card{}, time.Now())); err != nil || len(p.Names) > 0 {
+				return cmp.Or(err, usagef("unexpected %q", p.Names[0]))
+			}
 			st, err := a.cardStore(cmd.Context())
 			if err != nil {
 				return err
@@ -67,8 +70,8 @@ object, which "load ratecard" reads too ("show rates" lists the price list).`,
 			switch {
 			case a.output.JSON:
 				return a.Print(table.Table{Raw: card})
-			case a.output.Parsable:
-				fmt.Fprintln(a.err, "show ratecard: the rates table (show rates); without -P/-p the card as YAML")
+			case a.output.Parsable || a.output.Format != nil || a.output.Where != nil:
+				fmt.Fprintln(a.err, "show ratecard: the rates table (show rates); without -P, -p, format= and where the card as YAML")
 				return a.Print(ratecard.Table(card, time.Now()))
 			}
 			y, err := card.YAML()
