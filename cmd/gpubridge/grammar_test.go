@@ -88,3 +88,38 @@ func TestCommandsLogWarningsOnly(t *testing.T) {
 		t.Errorf("with -v: exit %d, stderr %q", code, errw)
 	}
 }
+
+// showsWithoutColumns are the show commands that do not take format= and
+// where filters through showArgs yet, with the file to change (their
+// kv.Parse becomes a.showArgs with their tables).
+var showsWithoutColumns = map[string]string{
+	"show tenants":      "tenant.go (its own format=)",
+	"show audit":        "tenant.go",
+	"show bookings":     "booking.go (its own format=)",
+	"show availability": "booking.go",
+	"show maintenance":  "booking.go",
+}
+
+// TestEveryShowTakesFormat: every show command checks format= against its
+// columns before it reads anything (an unknown column exits 2 naming the
+// columns), except those listed as still to do.
+func TestEveryShowTakesFormat(t *testing.T) {
+	for _, path := range outputCommands(newRootCmd(&App{})) {
+		if !strings.HasPrefix(path, "show ") {
+			continue
+		}
+		t.Run(path, func(t *testing.T) {
+			code, _, errw := cli(t, append(strings.Fields(path), "format=nosuchcolumn")...)
+			ok := code == 2 && strings.Contains(errw, "format=nosuchcolumn: no such column") && strings.Contains(errw, "columns: ")
+			if _, pending := showsWithoutColumns[path]; pending {
+				if ok {
+					t.Errorf("%s takes format= now: remove it from showsWithoutColumns", path)
+				}
+				return
+			}
+			if !ok {
+				t.Errorf("exit %d, stderr %q: want exit 2 naming the columns", code, errw)
+			}
+		})
+	}
+}

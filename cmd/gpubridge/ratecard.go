@@ -29,8 +29,8 @@ func showRatesCmd(a *App) *cobra.Command {
 		Short:   "The rate card's rates, and the MIG profiles priced from their parent",
 		Long:    rateCardHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if p, err := a.showArgs(args, kv.Spec{}, ratecard.Table(pricing.Card{}, time.Now())); err != nil || len(p.Names) > 0 {
-				return cmp.Or(err, usagef("unexpected %q: use where gputype=%s", p.Names[0], p.Names[0]))
+			if err := a.noNames(args, ratecard.Table(pricing.Card{}, time.Now())); err != nil {
+				return err
 			}
 			st, err := a.cardStore(cmd.Context())
 			if err != nil {
@@ -56,8 +56,8 @@ per GPU-hour from each date. With --json it prints the card as one JSON
 object, which "load ratecard" reads too; with -P, -p, format= or where, the
 price list as "show rates" prints it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if p, err := a.showArgs(args, kv.Spec{}, ratecard.Table(pricing.Card{}, time.Now())); err != nil || len(p.Names) > 0 {
-				return cmp.Or(err, usagef("unexpected %q", p.Names[0]))
+			if err := a.noNames(args, ratecard.Table(pricing.Card{}, time.Now())); err != nil {
+				return err
 			}
 			st, err := a.cardStore(cmd.Context())
 			if err != nil {

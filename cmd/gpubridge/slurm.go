@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
-	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 // registerSlurm adds the commands that talk to slurmrestd: ping, show nodes.
@@ -47,12 +46,8 @@ func showNodesCmd(a *App) *cobra.Command {
 		Use:   "nodes [where COL=VALUE ...] [format=COL,...]",
 		Short: "Nodes with their GPUs per type, as slurmctld reports them",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{}, slurmrest.NodesTable(nil))
-			if err != nil {
+			if err := a.noNames(args, slurmrest.NodesTable(nil)); err != nil {
 				return err
-			}
-			if len(p.Names) > 0 {
-				return usagef("unexpected %q: use where name=%s", p.Names[0], p.Names[0])
 			}
 			cl, err := a.Slurm(cmd.Context())
 			if err != nil {
