@@ -6,12 +6,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpubridge/gpubridge/internal/config"
 )
 
-// cli runs gpubridge with an empty configuration file and returns its
-// exit status and output.
+// cli runs gpubridge with an empty configuration file and none of the
+// GPUBRIDGE_* variables (the testbed's included), and returns its exit
+// status and output.
 func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	for _, k := range config.EnvNames() {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
 	conf := filepath.Join(t.TempDir(), "g.yaml")
 	if err := os.WriteFile(conf, []byte("version: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
