@@ -15,6 +15,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/bridge/api/token"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/check"
@@ -169,6 +170,8 @@ func TestJSONSchemasOffline(t *testing.T) {
 			Managed: true, SlurmState: "IDLE", Running: &run, Last: &res}})),
 		"burst run-once": jsonOf(t, burst.CycleTable(burst.Result{Moved: []burst.Move{{Job: burst.Job{ID: 7, User: "alice"}, Tenant: "acme",
 			GPUs: burst.Request{"h100": 1}}}}, false)),
+		"show tokens": jsonOf(t, tokensTable([]token.Token{{ID: 1, Name: "ci", Tenant: "acme", Scope: token.Read, CreatedAt: at, CreatedBy: "root", ExpiresAt: at.Add(time.Hour)},
+			{ID: 2, Name: "ops", Scope: token.Admin, CreatedAt: at, CreatedBy: "root"}}, at)),
 		"show audit": jsonOf(t, table.Table{Raw: []sqldb.AuditEntry{{ID: 1, At: at, Actor: "root", Action: "modify", ObjectKind: "tenant",
 			ObjectName: "acme", Before: &before, After: &after}}}),
 	}

@@ -144,9 +144,9 @@ func showTokensCmd(a *App) *cobra.Command {
 		Use:   "tokens [tenant=NAME]",
 		Short: "List the tenant API's tokens (never the tokens themselves)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"tenant"}})
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant"}}, tokensTable(nil, time.Time{}))
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if len(p.Names) > 0 {
 				return usagef("show tokens takes tenant=NAME only (got %q)", p.Names)
@@ -161,30 +161,32 @@ func showTokensCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.output.JSON {
-				if ts == nil {
-					ts = []token.Token{}
-				}
-				return a.Print(table.Table{Raw: ts})
-			}
-			now := time.Now()
-			t := table.Table{
-				Header: []string{"Tenant", "Name", "Scope", "State", "Expires", "Created", "CreatedBy", "LastUsed"},
-				Keys:   []string{"tenant", "name", "scope", "state", "expires", "created", "createdBy", "lastUsed"},
-			}
-			for _, x := range ts {
-				state, tn := "active", x.Tenant
-				if x.Expired(now) {
-					state = "expired"
-				}
-				if tn == "" {
-					tn = "(admin)"
-				}
-				t.Rows = append(t.Rows, []string{tn, x.Name, string(x.Scope), state, expiry(x.ExpiresAt), stamp(x.CreatedAt), x.CreatedBy, stamp(x.LastUsedAt)})
-			}
-			return a.Print(t)
+			return a.Print(tokensTable(ts, time.Now()))
 		},
 	}
+}
+
+// tokensTable lays out tokens (show tokens); --json prints the records.
+func tokensTable(ts []token.Token, now time.Time) table.Table {
+	if ts == nil {
+		ts = []token.Token{}
+	}
+	t := table.Table{
+		Header: []string{"Tenant", "Name", "Scope", "State", "Expires", "Created", "CreatedBy", "LastUsed"},
+		Keys:   []string{"tenant", "name", "scope", "state", "expires", "created", "createdBy", "lastUsed"},
+		Raw:    ts,
+	}
+	for _, x := range ts {
+		state, tn := "active", x.Tenant
+		if x.Expired(now) {
+			state = "expired"
+		}
+		if tn == "" {
+			tn = "(admin)"
+		}
+		t.Rows = append(t.Rows, []string{tn, x.Name, string(x.Scope), state, expiry(x.ExpiresAt), stamp(x.CreatedAt), x.CreatedBy, stamp(x.LastUsedAt)})
+	}
+	return t
 }
 
 func deleteTokenCmd(a *App) *cobra.Command {
