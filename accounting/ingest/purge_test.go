@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 
@@ -94,9 +95,18 @@ func TestMissingRowsStopTheIngest(t *testing.T) {
 		t.Error("the refused ingest moved the watermark")
 	}
 
-	// Accepted: what the job table holds is ingested; the missing use is reported.
+	// A gap accepted for other hours changes nothing: still refused.
 	in := newIngester(src, l, asOf)
-	in.AcceptMissing = true
+	in.AcceptMissing = &Accept{From: time.Unix(ts("2026-12-01 00:00:00"), 0), To: time.Unix(ts("2026-12-01 12:00:00"), 0), Actor: "op"}
+	if _, err := in.Ingest(context.Background(), window); !errors.Is(err, ErrMissingRows) {
+		t.Fatalf("a gap accepted for other hours: %v, want ErrMissingRows", err)
+	}
+	if len(l.Audits()) != 0 {
+		t.Errorf("a refused gap was audited: %+v", l.Audits())
+	}
+	// Accepted: what the job table holds is ingested; the missing use is
+	// reported and audited.
+	in.AcceptMissing.To = time.Unix(ts("2026-12-02 00:00:00"), 0)
 	res, err := in.Ingest(context.Background(), window)
 	if err != nil {
 		t.Fatal(err)
@@ -106,5 +116,8 @@ func TestMissingRowsStopTheIngest(t *testing.T) {
 	}
 	if d := gocmp.Diff(reference(rows, asOf), fromLedger(t, l)); d != "" {
 		t.Errorf("accepted ingest (-want +got)\n%s", d)
+	}
+	if a := l.Audits(); len(a) != 1 || a[0].Actor != "op" || a[0].Action != "accept-missing" || a[0].Object != "c/slurmdb" {
+		t.Errorf("audit %+v, want one accept-missing entry by op", a)
 	}
 }

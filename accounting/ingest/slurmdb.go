@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -117,10 +119,18 @@ func (lk *lookups) intern(b []byte) string {
 	return v
 }
 
+// ReadsChanges implements ChangeReader: runs by key (the job table's
+// unique (id_job, time_submit)) and rows by mod_time.
+func (s *SlurmDB) ReadsChanges() bool { return true }
+
 // Read implements Source: one read-only REPEATABLE READ transaction, so
 // the running and finished runs come from one snapshot of the job table.
 // With q.CheckFrom it first compares slurmdbd's hourly rollups with the job
-// rows (purge.go) and delivers nothing when rows are missing.
+// rows (purge.go) and delivers nothing when rows are missing. After the
+// window it delivers, through h.Changed, the runs of q.Lookup it has not
+// delivered and that have ended, then (q.ChangedSince) every finished row
+// with mod_time >= q.ChangedSince that ended before the window: a full
+// scan of the job table, since mod_time has no index.
 func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
@@ -145,10 +155,21 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 			}
 		}
 	}
+	// delivered: the lookups already handed over (as running or finished).
+	delivered := make(map[meter.RunKey]bool, len(q.Lookup))
+	for _, k := range q.Lookup {
+		delivered[k] = false
+	}
+	deliver := func(k meter.RunKey) {
+		if _, ok := delivered[k]; ok {
+			delivered[k] = true
+		}
+	}
 	table := "`" + s.cluster + "_job_table`"
 	var running []meter.Run
 	err = s.scan(ctx, tx, lk, "SELECT "+jobCols+" FROM "+table+" t WHERE t.time_end = 0 AND t.time_start > 0",
 		func(r meter.Run, _ uint64) error {
+			deliver(r.Key)
 			running = append(running, r)
 			return nil
 		})
@@ -162,13 +183,65 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 	// which keeps the query on the text protocol: no prepare round trip,
 	// and every column arrives as bytes we parse without conversions.
 	query := "SELECT " + jobCols + " FROM " + table + " t WHERE t.time_end >= " + strconv.FormatInt(q.From, 10) +
-		" AND t.time_end < " + strconv.FormatInt(q.To, 10) + " AND t.time_start > 0 AND " + lk.gpus.filter() +
-		" ORDER BY t.time_end, t.job_db_inx"
-	return s.scan(ctx, tx, lk, query, func(r meter.Run, inx uint64) error {
+		" AND t.time_end < " + strconv.FormatInt(q.To, 10)
+	if !q.AllRows {
+		query += " AND t.time_start > 0 AND " + lk.gpus.filter()
+	}
+	query += " ORDER BY t.time_end, t.job_db_inx"
+	err = s.scan(ctx, tx, lk, query, func(r meter.Run, inx uint64) error {
 		if r.End == q.From && inx <= q.After {
 			return nil // written before an interruption
 		}
+		deliver(r.Key)
 		return h.Finished(r, inx)
+	})
+	if err != nil || h.Changed == nil {
+		return err
+	}
+	// The runs that were running and have ended outside the window.
+	var ids []uint32
+	for k, done := range delivered {
+		if !done {
+			ids = append(ids, k.JobID)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		var b strings.Builder
+		b.WriteString("SELECT " + jobCols + " FROM " + table + " t WHERE t.time_end > 0 AND t.id_job IN (")
+		for i, id := range ids[:n] {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatUint(uint64(id), 10))
+		}
+		b.WriteByte(')')
+		ids = ids[n:]
+		err := s.scan(ctx, tx, lk, b.String(), func(r meter.Run, _ uint64) error {
+			if done, ok := delivered[r.Key]; !ok || done {
+				return nil // another run of the same job id
+			}
+			delivered[r.Key] = true
+			return h.Changed(r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if q.ChangedSince == 0 {
+		return nil
+	}
+	// Rows changed since the last pass that ended before the window (those
+	// in it were read above, those after it are the next window's).
+	query = "SELECT " + jobCols + " FROM " + table + " t WHERE t.mod_time >= " + strconv.FormatInt(q.ChangedSince, 10) +
+		" AND t.time_end > 0 AND t.time_end < " + strconv.FormatInt(q.From, 10)
+	return s.scan(ctx, tx, lk, query, func(r meter.Run, _ uint64) error {
+		if delivered[r.Key] {
+			return nil
+		}
+		return h.Changed(r)
 	})
 }
 

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -8,10 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -24,9 +28,30 @@ import (
 
 // DB is the MariaDB ledger, on gpubridge's own database (migrations
 // 00200-00299 of internal/sqldb).
+//
+// Lines are written with LOAD DATA LOCAL INFILE from memory (the driver's
+// registered readers), the fastest way into InnoDB; a batch holding a name
+// LOAD DATA would have to escape, or a server that refuses LOCAL INFILE,
+// gets multi-row INSERTs instead. While this DB holds a cluster's ledger
+// lock, every write of that cluster runs on the lock's own connection: if
+// that connection breaks, the server drops the lock and the write fails
+// with ErrLockLost, so nothing is ever written without the lock.
 type DB struct {
 	db  *sqlx.DB
 	log *slog.Logger
+
+	mu    sync.Mutex
+	locks map[string]*heldLock // by cluster
+	// insertOnly: LOAD DATA LOCAL INFILE was refused (or is off): lines
+	// go in multi-row INSERTs.
+	insertOnly atomic.Bool
+}
+
+// heldLock is a cluster's ledger lock and the connection that holds it.
+type heldLock struct {
+	mu   sync.Mutex // one write transaction at a time on conn
+	conn *sqlx.Conn
+	name string
 }
 
 // NewDB returns the store on db (opened with sqldb.OpenMigrated).
@@ -34,8 +59,12 @@ func NewDB(db *sqlx.DB, log *slog.Logger) *DB {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &DB{db: db, log: log.With("component", "ledger")}
+	return &DB{db: db, log: log.With("component", "ledger"), locks: map[string]*heldLock{}}
 }
+
+// UseInserts makes the store write lines with multi-row INSERTs instead of
+// LOAD DATA LOCAL INFILE (for servers with local_infile off, and tests).
+func (d *DB) UseInserts(on bool) { d.insertOnly.Store(on) }
 
 // q is what both *sqlx.DB and *sqlx.Tx offer.
 type q interface {
@@ -70,6 +99,106 @@ func multiInsert(table, cols string, ncols, n int) string {
 	s := b.String()
 	insertSQL.Store(key, s)
 	return s
+}
+
+// loadSeq names the readers LOAD DATA reads from.
+var loadSeq atomic.Uint64
+
+// writeLines inserts lines, with LOAD DATA LOCAL INFILE when every string
+// of the batch is plain (no tab, newline, backslash or NUL: nothing to
+// escape, whatever the server's escaping rules) and the server allows it,
+// else with multi-row INSERTs. The server refusing LOCAL INFILE switches
+// the store to INSERTs for good (logged once).
+func (d *DB) writeLines(ctx context.Context, tx q, cluster string, writtenAt int64, lines []meter.Line, st *meter.WriteStats) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	if !d.insertOnly.Load() && plainLines(cluster, lines) {
+		err := loadLines(ctx, tx, cluster, writtenAt, lines)
+		if err == nil {
+			for _, l := range lines {
+				countLine(l, st)
+			}
+			return nil
+		}
+		if !localInfileRefused(err) {
+			return err
+		}
+		d.insertOnly.Store(true)
+		d.log.Warn("the server refuses LOAD DATA LOCAL INFILE (local_infile=OFF?); writing the ledger with multi-row INSERTs, which is slower", "err", err)
+	}
+	return insertLines(ctx, tx, cluster, writtenAt, lines, st)
+}
+
+// localInfileRefused: error 1148 (command not allowed) or 3948/4166
+// (loading local data is disabled).
+func localInfileRefused(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1148 || me.Number == 3948 || me.Number == 4166) ||
+		strings.Contains(err.Error(), "local file") && strings.Contains(err.Error(), "not allowed")
+}
+
+// plain reports whether s needs no escaping in LOAD DATA's default format.
+func plain(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r == '\t' || r == '\n' || r == '\r' || r == '\\' || r == 0 }) < 0
+}
+
+func plainLines(cluster string, lines []meter.Line) bool {
+	if !plain(cluster) {
+		return false
+	}
+	for _, l := range lines {
+		if !plain(l.Account) || !plain(l.User) || !plain(l.Type) || !plain(string(l.Tier)) {
+			return false
+		}
+	}
+	return true
+}
+
+// loadLines writes lines with one LOAD DATA LOCAL INFILE of tab-separated
+// text built in memory, and checks that the server took every line.
+func loadLines(ctx context.Context, tx q, cluster string, writtenAt int64, lines []meter.Line) error {
+	buf := make([]byte, 0, 112*len(lines))
+	var num [20]byte
+	for _, l := range lines {
+		buf = append(buf, cluster...)
+		buf = append(buf, '\t')
+		buf = strconv.AppendUint(buf, uint64(l.Run.JobID), 10)
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, l.Run.Submit, 10)
+		buf = append(buf, '\t')
+		buf = appendPeriod(buf, l.Period)
+		buf = append(buf, '\t')
+		buf = append(buf, l.Tier...)
+		buf = append(buf, '\t')
+		buf = append(buf, l.Type...)
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, int64(l.Revision), 10)
+		buf = append(buf, '\t')
+		buf = appendPeriod(buf, l.Booked)
+		buf = append(buf, '\t')
+		buf = append(buf, l.Account...)
+		buf = append(buf, '\t')
+		buf = append(buf, l.User...)
+		for _, v := range [...]int64{l.Count, l.Start, l.End, l.GPUSeconds, writtenAt} {
+			buf = append(buf, '\t')
+			buf = append(buf, strconv.AppendInt(num[:0], v, 10)...)
+		}
+		buf = append(buf, '\n')
+	}
+	name := "gpubridge-ledger-" + strconv.FormatUint(loadSeq.Add(1), 10)
+	mysql.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(buf) })
+	defer mysql.DeregisterReaderHandler(name)
+	// The defaults of LOAD DATA are tab-separated fields and newline-ended
+	// lines; nothing in buf needs escaping (plainLines).
+	res, err := tx.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE usage_ledger CHARACTER SET utf8mb4 ("+lineCols+")")
+	if err != nil {
+		return fmt.Errorf("load %d ledger lines: %w", len(lines), err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(lines)) {
+		return fmt.Errorf("load %d ledger lines: the server took %d (%v)", len(lines), n, err)
+	}
+	return nil
 }
 
 // insertLines writes lines in multi-row INSERTs of literal values (the text
@@ -195,52 +324,118 @@ func saveCoverage(ctx context.Context, tx q, cluster string, c coverage) error {
 	return nil
 }
 
-// existingRow is one usage key's state as the ledger holds it.
-type existingRow struct {
-	JobID     uint32        `db:"job_id"`
-	Submit    int64         `db:"submit_time"`
-	Period    string        `db:"usage_period"`
-	Tier      string        `db:"tier"`
-	Type      string        `db:"gpu_type"`
-	Sum       int64         `db:"gpu_sum"`
-	MaxRev    int           `db:"max_rev"`
-	FirstFrom sql.NullInt64 `db:"first_from"`
-}
+// maxIDGap is how far apart two job ids of a batch may be and still be
+// read with one range scan of the ledger's primary key (the ids between
+// them cost a few rows each; a separate lookup costs a B-tree descent).
+const maxIDGap = 32
 
-func loadExisting(ctx context.Context, tx q, cluster string, runs []meter.MeasuredRun) (map[meter.UsageKey]keyState, error) {
-	want := make(map[meter.RunKey]bool, len(runs))
-	ids := make([]any, 0, len(runs))
+// maxTerms bounds the ranges and ids of one lookup query.
+const maxTerms = 4000
+
+// loadExisting reads, in bulk, every line the ledger holds for runs: the
+// batch's job ids, sorted, become ranges of the primary key (ids at most
+// maxIDGap apart) and single ids, read in one query per maxTerms, streamed
+// and folded per run. A month re-read thus costs about one scan of the
+// month's lines, not one lookup per run.
+func loadExisting(ctx context.Context, tx q, cluster string, runs []meter.MeasuredRun) (runKeys, error) {
+	want := make(map[meter.RunKey]struct{}, len(runs))
+	ids := make([]uint32, 0, len(runs))
 	for _, r := range runs {
-		if !want[r.Run.Key] {
-			want[r.Run.Key] = true
+		if _, ok := want[r.Run.Key]; !ok {
+			want[r.Run.Key] = struct{}{}
 			ids = append(ids, r.Run.Key.JobID)
 		}
 	}
-	out := map[meter.UsageKey]keyState{}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	out := runKeys{}
+	pc := periodCache{}
+	strs := map[string]string{}
+	intern := func(b []byte) string {
+		if s, ok := strs[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		strs[s] = s
+		return s
+	}
 	for len(ids) > 0 {
-		n := min(len(ids), 1000)
-		query := `SELECT job_id, submit_time, usage_period, tier, gpu_type, SUM(gpu_seconds) AS gpu_sum, MAX(revision) AS max_rev,
-			MIN(CASE WHEN revision = 0 THEN usage_start END) AS first_from
-			FROM usage_ledger WHERE cluster = ? AND job_id IN (?` + strings.Repeat(",?", n-1) + `)
-			GROUP BY job_id, submit_time, usage_period, tier, gpu_type`
-		var rows []existingRow
-		if err := tx.SelectContext(ctx, &rows, query, append([]any{cluster}, ids[:n]...)...); err != nil {
-			return nil, fmt.Errorf("read existing ledger lines: %w", err)
-		}
-		for _, r := range rows {
-			rk := meter.RunKey{Cluster: cluster, JobID: r.JobID, Submit: r.Submit}
-			if !want[rk] {
-				continue
+		var qb []byte
+		qb = append(qb, "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, usage_start, gpu_seconds FROM usage_ledger WHERE cluster = "...)
+		qb = appendStr(qb, cluster)
+		qb = append(qb, " AND ("...)
+		var singles []uint32
+		terms := 0
+		for len(ids) > 0 && terms < maxTerms {
+			j := 1
+			for j < len(ids) && ids[j]-ids[j-1] <= maxIDGap {
+				j++
 			}
-			p, err := meter.ParsePeriod(r.Period)
-			if err != nil {
-				return nil, err
+			if j == 1 {
+				singles = append(singles, ids[0])
+			} else {
+				if terms > 0 {
+					qb = append(qb, " OR "...)
+				}
+				qb = append(qb, "job_id BETWEEN "...)
+				qb = strconv.AppendUint(qb, uint64(ids[0]), 10)
+				qb = append(qb, " AND "...)
+				qb = strconv.AppendUint(qb, uint64(ids[j-1]), 10)
 			}
-			out[meter.UsageKey{Run: rk, Period: p, Tier: meter.Tier(r.Tier), Type: r.Type}] = keyState{Sum: r.Sum, MaxRev: r.MaxRev, FirstFrom: r.FirstFrom.Int64}
+			terms++
+			ids = ids[j:]
 		}
-		ids = ids[n:]
+		if len(singles) > 0 {
+			if terms > len(singles) {
+				qb = append(qb, " OR "...)
+			}
+			qb = append(qb, "job_id IN ("...)
+			for i, id := range singles {
+				if i > 0 {
+					qb = append(qb, ',')
+				}
+				qb = strconv.AppendUint(qb, uint64(id), 10)
+			}
+			qb = append(qb, ')')
+		}
+		qb = append(qb, ')')
+		if err := scanExisting(ctx, tx, string(qb), cluster, want, out, pc, intern); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+func scanExisting(ctx context.Context, tx q, query, cluster string, want map[meter.RunKey]struct{}, out runKeys, pc periodCache, intern func([]byte) string) error {
+	rows, err := tx.QueryContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("read existing ledger lines: %w", err)
+	}
+	defer rows.Close()
+	var jobID, submit, period, tier, typ, rev, start, sec sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&jobID, &submit, &period, &tier, &typ, &rev, &start, &sec); err != nil {
+			return fmt.Errorf("read existing ledger line: %w", err)
+		}
+		id, e1 := strconv.ParseUint(string(jobID), 10, 32)
+		sub, e2 := strconv.ParseInt(string(submit), 10, 64)
+		rk := meter.RunKey{Cluster: cluster, JobID: uint32(id), Submit: sub}
+		if _, ok := want[rk]; !ok {
+			continue // another run in the range
+		}
+		r, e3 := strconv.Atoi(string(rev))
+		st, e4 := strconv.ParseInt(string(start), 10, 64)
+		n, e5 := strconv.ParseInt(string(sec), 10, 64)
+		p, e6 := pc.parse(period)
+		if err := errors.Join(e1, e2, e3, e4, e5, e6); err != nil {
+			return fmt.Errorf("read existing ledger line: %w", err)
+		}
+		out.addLine(rk, p, meter.Tier(intern(tier)), intern(typ), n, r, st)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read existing ledger lines: %w", err)
+	}
+	return nil
 }
 
 func isDuplicate(err error) bool {
@@ -253,8 +448,8 @@ func isDuplicate(err error) bool {
 // running) are inserted without a lookup; if that ever meets an existing key
 // the batch is retried with every run compared.
 func (d *DB) ApplyBatch(ctx context.Context, cluster string, asOf int64, b meter.Batch) (meter.WriteStats, error) {
-	st, err := d.applyBatch(ctx, cluster, asOf, b, false)
-	if isDuplicate(err) {
+	st, err := d.applyBatch(ctx, cluster, asOf, b, b.CheckAll)
+	if isDuplicate(err) && !b.CheckAll {
 		d.log.Warn("ledger key already present for a run outside the coverage; comparing every run of the batch", "cluster", cluster, "err", err)
 		st, err = d.applyBatch(ctx, cluster, asOf, b, true)
 	}
@@ -263,21 +458,24 @@ func (d *DB) ApplyBatch(ctx context.Context, cluster string, asOf int64, b meter
 
 func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter.Batch, checkAll bool) (meter.WriteStats, error) {
 	var st meter.WriteStats
-	err := sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+	err := d.withWrite(ctx, cluster, func(tx *sqlx.Tx) error {
 		st = meter.WriteStats{Runs: len(b.Runs)}
 		closed, err := loadClosed(ctx, tx, cluster)
 		if err != nil {
 			return err
 		}
-		cov, err := loadCoverage(ctx, tx, cluster, true)
-		if err != nil {
-			return err
+		var cov coverage
+		if !b.CheckAll {
+			if cov, err = loadCoverage(ctx, tx, cluster, true); err != nil {
+				return err
+			}
 		}
 		var direct, checked []meter.MeasuredRun
 		for _, mr := range b.Runs {
-			if checkAll || needsLookup(mr.Run, cov, asOf) {
+			switch {
+			case checkAll || needsLookup(mr.Run, cov, asOf):
 				checked = append(checked, mr)
-			} else {
+			case len(mr.Usages) > 0:
 				direct = append(direct, mr)
 			}
 		}
@@ -290,10 +488,13 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 			}
 			lines = append(lines, planLines(checked, existing, closed)...)
 		}
-		if err := insertLines(ctx, tx, cluster, asOf, lines, &st); err != nil {
+		if err := d.writeLines(ctx, tx, cluster, asOf, lines, &st); err != nil {
 			return err
 		}
-		if b.Covered() > b.From {
+		if b.CheckAll {
+			return nil
+		}
+		if b.Covered() > b.From && !cov.covers(b.From, b.Covered()) {
 			if err := saveCoverage(ctx, tx, cluster, cov.add(b.From, b.Covered())); err != nil {
 				return err
 			}
@@ -335,7 +536,7 @@ func advanceWatermark(ctx context.Context, tx q, cluster string, b meter.Batch, 
 // ReplaceAccruals: see the method list in store.go.
 func (d *DB) ReplaceAccruals(ctx context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error) {
 	var st meter.WriteStats
-	err := sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+	err := d.withWrite(ctx, cluster, func(tx *sqlx.Tx) error {
 		st = meter.WriteStats{Runs: len(runs), Checked: len(runs)}
 		closed, err := loadClosed(ctx, tx, cluster)
 		if err != nil {
@@ -345,7 +546,7 @@ func (d *DB) ReplaceAccruals(ctx context.Context, cluster string, asOf int64, ru
 		if err != nil {
 			return err
 		}
-		if err := insertLines(ctx, tx, cluster, asOf, planLines(runs, existing, closed), &st); err != nil {
+		if err := d.writeLines(ctx, tx, cluster, asOf, planLines(runs, existing, closed), &st); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM usage_accrual WHERE cluster = ?", cluster); err != nil {
@@ -427,8 +628,98 @@ func (d *DB) State(ctx context.Context, cluster string) (State, error) {
 	}
 	s.Coverage = cov
 	closed, err := loadClosed(ctx, d.db, cluster)
+	if err != nil {
+		return s, err
+	}
 	s.Closed = closed
-	return s, err
+	var ps []passRow
+	if err := d.db.SelectContext(ctx, &ps, "SELECT "+passCols+" FROM ingest_pass WHERE cluster = ?", cluster); err != nil {
+		return s, fmt.Errorf("read ingest passes: %w", err)
+	}
+	for _, p := range ps {
+		s.Passes = append(s.Passes, p.pass())
+	}
+	s.Passes = sortedPasses(s.Passes)
+	return s, nil
+}
+
+// Coverage: see the method list in store.go.
+func (d *DB) Coverage(ctx context.Context, cluster string) ([][2]int64, error) {
+	return loadCoverage(ctx, d.db, cluster, false)
+}
+
+// ClosedPeriods: see the method list in store.go.
+func (d *DB) ClosedPeriods(ctx context.Context, cluster string) ([]meter.Period, error) {
+	b, err := loadClosed(ctx, d.db, cluster)
+	return b.periods(), err
+}
+
+// AccrualRuns: see the method list in store.go.
+func (d *DB) AccrualRuns(ctx context.Context, cluster string) ([]meter.RunKey, error) {
+	var rows []struct {
+		JobID  uint32 `db:"job_id"`
+		Submit int64  `db:"submit_time"`
+	}
+	if err := d.db.SelectContext(ctx, &rows, "SELECT DISTINCT job_id, submit_time FROM usage_accrual WHERE cluster = ? ORDER BY job_id, submit_time", cluster); err != nil {
+		return nil, fmt.Errorf("read the runs of the accruals: %w", err)
+	}
+	out := make([]meter.RunKey, len(rows))
+	for i, r := range rows {
+		out[i] = meter.RunKey{Cluster: cluster, JobID: r.JobID, Submit: r.Submit}
+	}
+	return out, nil
+}
+
+const passCols = "source, kind, as_of, from_time, finished_at, runs, line_count, corrections"
+
+type passRow struct {
+	Source      string `db:"source"`
+	Kind        string `db:"kind"`
+	AsOf        int64  `db:"as_of"`
+	From        int64  `db:"from_time"`
+	Finished    int64  `db:"finished_at"`
+	Runs        int    `db:"runs"`
+	Lines       int    `db:"line_count"`
+	Corrections int    `db:"corrections"`
+}
+
+func (r passRow) pass() meter.Pass {
+	return meter.Pass{Kind: r.Kind, Source: r.Source, AsOf: r.AsOf, From: r.From, Finished: r.Finished, Runs: r.Runs, Lines: r.Lines, Corrections: r.Corrections}
+}
+
+// Pass: see the method list in store.go.
+func (d *DB) Pass(ctx context.Context, cluster, source, kind string) (meter.Pass, bool, error) {
+	var r passRow
+	err := d.db.GetContext(ctx, &r, "SELECT "+passCols+" FROM ingest_pass WHERE cluster = ? AND source = ? AND kind = ?", cluster, source, kind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return meter.Pass{}, false, nil
+	}
+	if err != nil {
+		return meter.Pass{}, false, fmt.Errorf("read the last %s pass of %s/%s: %w", kind, cluster, source, err)
+	}
+	return r.pass(), true, nil
+}
+
+// RecordPass: see the method list in store.go.
+func (d *DB) RecordPass(ctx context.Context, cluster string, p meter.Pass) error {
+	return d.withWrite(ctx, cluster, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO ingest_pass (cluster, `+passCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE as_of = VALUES(as_of), from_time = VALUES(from_time), finished_at = VALUES(finished_at),
+			runs = VALUES(runs), line_count = VALUES(line_count), corrections = VALUES(corrections)`,
+			cluster, p.Source, p.Kind, p.AsOf, p.From, p.Finished, p.Runs, p.Lines, p.Corrections)
+		if err != nil {
+			return fmt.Errorf("record the %s pass of %s/%s: %w", p.Kind, cluster, p.Source, err)
+		}
+		return nil
+	})
+}
+
+// Audit writes one row of gpubridge's audit log about cluster's ledger
+// (an operator's decision, such as accepting a gap of purged job rows).
+func (d *DB) Audit(ctx context.Context, cluster string, at time.Time, actor, action, object string, details any) error {
+	return d.withWrite(ctx, cluster, func(tx *sqlx.Tx) error {
+		return sqldb.Audit(ctx, tx, at, actor, action, "ledger", object, nil, details)
+	})
 }
 
 // Lines: see the method list in store.go.
@@ -555,7 +846,7 @@ func (d *DB) MarkClosed(ctx context.Context, rec PeriodRecord) error {
 	if err != nil {
 		return err
 	}
-	return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+	return d.withWrite(ctx, rec.Cluster, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO ledger_period (cluster, period, closed_at, closed_by, line_count, gpu_seconds, amount_minor, currency, snapshot_json)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, rec.Cluster, rec.Period.String(), rec.ClosedAt.UTC(), rec.ClosedBy, rec.Lines, rec.GPUSeconds, rec.Amount.Units(), rec.Currency, string(snap))
 		if isDuplicate(err) {
@@ -570,13 +861,12 @@ func (d *DB) MarkClosed(ctx context.Context, rec PeriodRecord) error {
 }
 
 // Lock implements Store with a MariaDB named lock held on a dedicated
-// connection: if the process dies, the server drops the connection and the lock.
+// connection: if the process dies, the server drops the connection and the
+// lock. Until release, this DB writes the cluster's ledger on that same
+// connection (withWrite), so a reset of it cannot leave an ingest writing
+// without the lock.
 func (d *DB) Lock(ctx context.Context, cluster string, wait time.Duration) (func(), error) {
-	name := "gpubridge.ledger." + cluster
-	if len(name) > 64 {
-		h := sha256.Sum256([]byte(cluster))
-		name = "gpubridge.ledger." + hex.EncodeToString(h[:16])
-	}
+	name := lockName(cluster)
 	conn, err := d.db.Connx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger lock: %w", err)
@@ -590,8 +880,77 @@ func (d *DB) Lock(ctx context.Context, cluster string, wait time.Duration) (func
 		conn.Close()
 		return nil, fmt.Errorf("%w (cluster %s; waited %s)", ErrLocked, cluster, wait)
 	}
+	l := &heldLock{conn: conn, name: name}
+	d.mu.Lock()
+	d.locks[cluster] = l
+	d.mu.Unlock()
+	var once sync.Once
 	return func() {
-		_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", name)
-		conn.Close()
+		once.Do(func() {
+			d.mu.Lock()
+			if d.locks[cluster] == l {
+				delete(d.locks, cluster)
+			}
+			d.mu.Unlock()
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", name)
+			conn.Close()
+		})
 	}, nil
+}
+
+func lockName(cluster string) string {
+	name := "gpubridge.ledger." + cluster
+	if len(name) > 64 {
+		h := sha256.Sum256([]byte(cluster))
+		name = "gpubridge.ledger." + hex.EncodeToString(h[:16])
+	}
+	return name
+}
+
+// withWrite runs fn in a transaction: on the lock's connection while this
+// DB holds cluster's lock, else on the pool (writes without the lock:
+// tests and tools). A failure on the lock's connection that leaves it
+// unusable is ErrLockLost: the server dropped the lock with it.
+func (d *DB) withWrite(ctx context.Context, cluster string, fn func(*sqlx.Tx) error) error {
+	d.mu.Lock()
+	l := d.locks[cluster]
+	d.mu.Unlock()
+	if l == nil {
+		return sqldb.WithTx(ctx, d.db, fn)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := withConnTx(ctx, l.conn, fn)
+	if err != nil {
+		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if perr := l.conn.PingContext(pctx); perr != nil {
+			return fmt.Errorf("%w: %v", ErrLockLost, err)
+		}
+	}
+	return err
+}
+
+// withConnTx is sqldb.WithTx on one connection.
+func withConnTx(ctx context.Context, conn *sqlx.Conn, fn func(*sqlx.Tx) error) (err error) {
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err = fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ type Memory struct {
 	mu       sync.Mutex
 	clusters map[string]*memCluster
 	locks    map[string]chan struct{}
+	audits   []AuditRecord
 }
 
 type memCluster struct {
@@ -29,6 +30,7 @@ type memCluster struct {
 	watermarks map[string]meter.Watermark
 	coverage   coverage
 	periods    map[meter.Period]PeriodRecord
+	passes     map[[2]string]meter.Pass // by source, kind
 }
 
 // NewMemory returns an empty in-memory store.
@@ -39,7 +41,8 @@ func NewMemory() *Memory {
 func (m *Memory) cluster(name string) *memCluster {
 	c, ok := m.clusters[name]
 	if !ok {
-		c = &memCluster{keys: map[meter.UsageKey]keyState{}, byRun: map[meter.RunKey][]meter.UsageKey{}, watermarks: map[string]meter.Watermark{}, periods: map[meter.Period]PeriodRecord{}}
+		c = &memCluster{keys: map[meter.UsageKey]keyState{}, byRun: map[meter.RunKey][]meter.UsageKey{}, watermarks: map[string]meter.Watermark{}, periods: map[meter.Period]PeriodRecord{},
+			passes: map[[2]string]meter.Pass{}}
 		m.clusters[name] = c
 	}
 	return c
@@ -88,11 +91,11 @@ func countLine(l meter.Line, st *meter.WriteStats) {
 	}
 }
 
-func (c *memCluster) existing(runs []meter.MeasuredRun) map[meter.UsageKey]keyState {
-	out := map[meter.UsageKey]keyState{}
+func (c *memCluster) existing(runs []meter.MeasuredRun) runKeys {
+	out := runKeys{}
 	for _, r := range runs {
 		for _, k := range c.byRun[r.Run.Key] {
-			out[k] = c.keys[k]
+			out[r.Run.Key] = append(out[r.Run.Key], existingKey{Period: k.Period, Tier: k.Tier, Type: k.Type, keyState: c.keys[k]})
 		}
 	}
 	return out
@@ -108,12 +111,17 @@ func (m *Memory) ApplyBatch(_ context.Context, cluster string, asOf int64, b met
 	if err := c.insert(lines, &st); err != nil {
 		return meter.WriteStats{}, err
 	}
-	c.coverage = c.coverage.add(b.From, b.Covered())
-	c.advance(b)
+	if !b.CheckAll {
+		c.coverage = c.coverage.add(b.From, b.Covered())
+		c.advance(b)
+	}
 	return st, nil
 }
 
 func (c *memCluster) advance(b meter.Batch) {
+	if b.Source == "" {
+		return
+	}
 	w, ok := c.watermarks[b.Source]
 	if ok && b.From > w.Through {
 		return // a window after a gap does not move the watermark
@@ -163,7 +171,76 @@ func (m *Memory) State(_ context.Context, cluster string) (State, error) {
 		AccrualsAsOf: c.accrualsAt,
 		Coverage:     slices.Clone(c.coverage),
 		Closed:       c.closed(),
+		Passes:       sortedPasses(slices.Collect(maps.Values(c.passes))),
 	}, nil
+}
+
+// Coverage: see the method list in store.go.
+func (m *Memory) Coverage(_ context.Context, cluster string) ([][2]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.cluster(cluster).coverage), nil
+}
+
+// ClosedPeriods: see the method list in store.go.
+func (m *Memory) ClosedPeriods(_ context.Context, cluster string) ([]meter.Period, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cluster(cluster).closed().periods(), nil
+}
+
+// Audit keeps the entry in memory (Audits returns them).
+func (m *Memory) Audit(_ context.Context, cluster string, at time.Time, actor, action, object string, details any) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.audits = append(m.audits, AuditRecord{Cluster: cluster, At: at, Actor: actor, Action: action, Object: object, Details: details})
+	return nil
+}
+
+// AuditRecord is one entry Memory.Audit kept.
+type AuditRecord struct {
+	Cluster, Actor, Action, Object string
+	At                             time.Time
+	Details                        any
+}
+
+// Audits returns the entries Audit kept.
+func (m *Memory) Audits() []AuditRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.audits)
+}
+
+// AccrualRuns: see the method list in store.go.
+func (m *Memory) AccrualRuns(_ context.Context, cluster string) ([]meter.RunKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[meter.RunKey]bool{}
+	var out []meter.RunKey
+	for _, a := range m.cluster(cluster).accruals {
+		if !seen[a.Run] {
+			seen[a.Run] = true
+			out = append(out, a.Run)
+		}
+	}
+	slices.SortFunc(out, meter.RunKey.Compare)
+	return out, nil
+}
+
+// Pass: see the method list in store.go.
+func (m *Memory) Pass(_ context.Context, cluster, source, kind string) (meter.Pass, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.cluster(cluster).passes[[2]string{source, kind}]
+	return p, ok, nil
+}
+
+// RecordPass: see the method list in store.go.
+func (m *Memory) RecordPass(_ context.Context, cluster string, p meter.Pass) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cluster(cluster).passes[[2]string{p.Source, p.Kind}] = p
+	return nil
 }
 
 // Lines: see the method list in store.go.

@@ -18,6 +18,18 @@ type keyState struct {
 // itself while open, else the first open period after it.
 type booker map[meter.Period]bool
 
+// periods lists the closed periods in order.
+func (closed booker) periods() []meter.Period {
+	var out []meter.Period
+	for p, c := range closed {
+		if c {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func (closed booker) book(p meter.Period) meter.Period {
 	for closed[p] {
 		p++
@@ -25,52 +37,92 @@ func (closed booker) book(p meter.Period) meter.Period {
 	return p
 }
 
+// existingKey is one usage key of a run as the ledger holds it.
+type existingKey struct {
+	Period meter.Period
+	Tier   meter.Tier
+	Type   string
+	keyState
+}
+
+// runKeys maps runs to the keys the ledger holds for them.
+type runKeys map[meter.RunKey][]existingKey
+
+// addLine folds one stored line into its run's keys: the sum of the
+// revisions, the highest revision, and the usage start of revision 0 (the
+// rate date of the key).
+func (rk runKeys) addLine(run meter.RunKey, p meter.Period, tier meter.Tier, typ string, gpuSeconds int64, rev int, start int64) {
+	ks := rk[run]
+	i := slices.IndexFunc(ks, func(k existingKey) bool { return k.Period == p && k.Tier == tier && k.Type == typ })
+	if i < 0 {
+		ks = append(ks, existingKey{Period: p, Tier: tier, Type: typ})
+		i = len(ks) - 1
+	}
+	k := &ks[i]
+	k.Sum += gpuSeconds
+	k.MaxRev = max(k.MaxRev, rev)
+	if rev == 0 {
+		k.FirstFrom = start
+	}
+	rk[run] = ks
+}
+
 // planLines returns the lines to insert so that, for every final usage of
-// runs, the sum of its key's revisions equals the measurement. existing maps
-// the keys already in the ledger (nil: none). For a finished run, keys the
-// ledger holds that the measurement no longer has are reversed to 0; for a
-// running run only its measured (final) keys are considered. Lines come out
-// in run, period, tier, type order.
-func planLines(runs []meter.MeasuredRun, existing map[meter.UsageKey]keyState, closed booker) []meter.Line {
+// runs, the sum of its key's revisions equals the measurement. existing
+// holds the keys the ledger has for the runs (nil: none). For a finished
+// run, keys the ledger holds that the measurement no longer has (the run
+// now ran for zero seconds, lost its GPUs or its start, or changed tier
+// or type) are reversed to 0; for a running run only its measured (final)
+// keys are considered. Lines come out in run, period, tier, type order.
+func planLines(runs []meter.MeasuredRun, existing runKeys, closed booker) []meter.Line {
 	var out []meter.Line
 	for _, mr := range runs {
-		seen := map[meter.UsageKey]bool{}
-		for _, u := range mr.Usages {
-			if !u.Final {
-				continue
-			}
-			k := u.Key()
-			seen[k] = true
-			st, ok := existing[k]
-			if ok && st.Sum == u.GPUSeconds {
-				continue
-			}
-			l := meter.Line{Usage: u, Account: mr.Run.Account, User: mr.Run.User, Booked: closed.book(u.Period)}
-			if ok {
-				l.Revision = st.MaxRev + 1
-				l.GPUSeconds = u.GPUSeconds - st.Sum
-			}
-			out = append(out, l)
-		}
-		if mr.Run.End == 0 {
+		out = planRun(out, mr, existing[mr.Run.Key], closed)
+	}
+	return out
+}
+
+// planRun appends the lines of one run; existing holds only its keys.
+func planRun(out []meter.Line, mr meter.MeasuredRun, existing []existingKey, closed booker) []meter.Line {
+	var seenBuf [16]bool
+	seen := seenBuf[:0]
+	if len(existing) > len(seenBuf) {
+		seen = make([]bool, len(existing))
+	} else {
+		seen = seenBuf[:len(existing)]
+	}
+	for _, u := range mr.Usages {
+		if !u.Final {
 			continue
 		}
-		var stale []meter.UsageKey
-		for k, st := range existing {
-			if k.Run == mr.Run.Key && !seen[k] && st.Sum != 0 {
-				stale = append(stale, k)
+		i := slices.IndexFunc(existing, func(k existingKey) bool { return k.Period == u.Period && k.Tier == u.Tier && k.Type == u.Type })
+		l := meter.Line{Usage: u, Account: mr.Run.Account, User: mr.Run.User, Booked: closed.book(u.Period)}
+		if i >= 0 {
+			seen[i] = true
+			st := existing[i]
+			if st.Sum == u.GPUSeconds {
+				continue
 			}
+			l.Revision = st.MaxRev + 1
+			l.GPUSeconds = u.GPUSeconds - st.Sum
 		}
-		slices.SortFunc(stale, compareKeys)
-		for _, k := range stale {
-			st := existing[k]
-			out = append(out, meter.Line{
-				Usage: meter.Usage{Run: k.Run, Period: k.Period, Tier: k.Tier, Type: k.Type,
-					Start: st.FirstFrom, End: st.FirstFrom, GPUSeconds: -st.Sum, Final: true},
-				Account: mr.Run.Account, User: mr.Run.User, Revision: st.MaxRev + 1, Booked: closed.book(k.Period),
-			})
-		}
+		out = append(out, l)
 	}
+	if mr.Run.End == 0 {
+		return out
+	}
+	first := len(out)
+	for i, k := range existing {
+		if seen[i] || k.Sum == 0 {
+			continue
+		}
+		out = append(out, meter.Line{
+			Usage: meter.Usage{Run: mr.Run.Key, Period: k.Period, Tier: k.Tier, Type: k.Type,
+				Start: k.FirstFrom, End: k.FirstFrom, GPUSeconds: -k.Sum, Final: true},
+			Account: mr.Run.Account, User: mr.Run.User, Revision: k.MaxRev + 1, Booked: closed.book(k.Period),
+		})
+	}
+	slices.SortFunc(out[first:], func(a, b meter.Line) int { return compareKeys(a.Key(), b.Key()) })
 	return out
 }
 

@@ -1,8 +1,10 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
@@ -34,8 +36,16 @@ import (
 //     usage period q.Booked.
 //   - Period returns the record of a closed period (ok false while open);
 //     MarkClosed stores one (ErrAlreadyClosed when it exists).
+//   - AccrualRuns lists the runs the accruals hold: the runs that were
+//     running at the last ingest (one whose row then no longer says it is
+//     running, and whose end the next window does not hold, is looked up
+//     by key: a late end record, a runaway job fixed with sacctmgr).
+//   - Pass returns the last completed pass of a kind (meter.PassChanges,
+//     meter.PassVerify) from a source; RecordPass stores one.
 //   - Lock takes the cluster's ledger lock (one ingest or close at a time),
-//     waiting up to wait; ErrLocked when it is still held.
+//     waiting up to wait; ErrLocked when it is still held. DB writes of
+//     the locked cluster go through the lock's own connection, so an
+//     ingest whose lock connection was reset cannot write (ErrLockLost).
 
 // CloseStore is what [Close] needs of the ledger.
 type CloseStore interface {
@@ -72,6 +82,9 @@ type State struct {
 	Coverage [][2]int64
 	// Closed holds the closed periods.
 	Closed map[meter.Period]bool
+	// Passes holds the last completed changes and verification passes,
+	// by source and kind.
+	Passes []meter.Pass
 }
 
 // IngestedThrough returns the latest watermark over all sources (0: none).
@@ -114,4 +127,14 @@ var (
 	ErrNotIngested = errors.New("period not fully ingested")
 	// ErrLocked is returned when another ingest or close holds the ledger lock.
 	ErrLocked = errors.New("ledger is locked by another ingest or close")
+	// ErrLockLost is returned by a write of a locked cluster whose lock
+	// connection broke (reset, killed, server restart): the server has
+	// dropped the lock, so nothing more is written under it.
+	ErrLockLost = errors.New("ledger lock lost (its database connection broke); nothing more was written")
 )
+
+// sortedPasses orders passes by source, then kind.
+func sortedPasses(ps []meter.Pass) []meter.Pass {
+	slices.SortFunc(ps, func(a, b meter.Pass) int { return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Kind, b.Kind)) })
+	return ps
+}

@@ -64,12 +64,20 @@ type Batch struct {
 	// must count as covered (a later run there is merely compared, never
 	// missed).
 	CoveredTo int64
+	// CheckAll compares every run of the batch with the ledger, wherever
+	// its end lies: runs read outside the window's order (a run that
+	// vanished from the running runs, a row whose mod_time says it
+	// changed). Such a batch has no Source and moves no watermark.
+	CheckAll bool
 }
 
 // Covered returns the end of the range b marks as ingested.
 func (b Batch) Covered() int64 { return max(b.Through, b.CoveredTo) }
 
-// MeasuredRun is a run with its usages as of the ingest's as-of time.
+// MeasuredRun is a run with its usages as of the ingest's as-of time. A
+// finished run with no usages (it never started, ran for zero seconds, or
+// holds no GPUs) is still handed to the ledger when it may have lines
+// there: the ledger reverses them to zero.
 type MeasuredRun struct {
 	Run    Run
 	Usages []Usage
@@ -98,4 +106,31 @@ type WriteStats struct {
 func (s WriteStats) Add(o WriteStats) WriteStats {
 	return WriteStats{s.Runs + o.Runs, s.Lines + o.Lines, s.Corrections + o.Corrections,
 		s.Adjustments + o.Adjustments, s.Checked + o.Checked, s.Accruals + o.Accruals}
+}
+
+// Pass kinds: what an ingest pass re-read beyond its window of end times.
+const (
+	// PassChanges re-read the rows slurmdbd changed (mod_time) since the
+	// previous pass of its kind.
+	PassChanges = "changes"
+	// PassVerify re-read every open period in full and compared it with
+	// the ledger.
+	PassVerify = "verify"
+)
+
+// Pass records the last completed pass of one kind from one source.
+type Pass struct {
+	Kind   string
+	Source string
+	// AsOf is the source's clock when the pass read its snapshot: a
+	// changes pass has seen every change before it (the next one reads
+	// from there); a verification compared everything that ended before it.
+	AsOf int64
+	// From is where the pass started: the mod_time it read from (changes)
+	// or the start of the re-read window (verify).
+	From int64
+	// Finished is when the pass committed (host clock).
+	Finished int64
+	// Runs read, lines written and of those corrections.
+	Runs, Lines, Corrections int
 }

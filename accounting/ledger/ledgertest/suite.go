@@ -25,6 +25,9 @@ type Store interface {
 	ReplaceAccruals(ctx context.Context, cluster string, asOf int64, runs []meter.MeasuredRun) (meter.WriteStats, error)
 	Watermark(ctx context.Context, cluster, source string) (meter.Watermark, bool, error)
 	Accruals(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
+	AccrualRuns(ctx context.Context, cluster string) ([]meter.RunKey, error)
+	Pass(ctx context.Context, cluster, source, kind string) (meter.Pass, bool, error)
+	RecordPass(ctx context.Context, cluster string, p meter.Pass) error
 }
 
 var (
@@ -439,6 +442,191 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 			Start: TS("2026-11-02 10:00:00"), End: TS("2026-11-02 11:00:00"), GPUSeconds: 3600, Final: true}, Account: "acme", User: "alice", Booked: nov}
 		if d := cmp.Diff(wantLine, want0); d != "" {
 			t.Errorf("line round trip (-want +got)\n%s", d)
+		}
+	})
+
+	t.Run("a run whose usage became zero is reversed, closed periods untouched", func(t *testing.T) {
+		s, c := newStore(t), cluster(t)
+		now := TS("2026-12-02 03:00:00")
+		// Five finished runs, each across the November/December boundary
+		// or inside November, each with a full GPU and a MIG slice.
+		runs := []meter.Run{
+			run(c, 1, 1, "acme", "pool", TS("2026-11-30 20:00:00"), TS("2026-12-01 02:00:00"), h100(2), mig),
+			run(c, 2, 1, "acme", "pool", TS("2026-11-10 00:00:00"), TS("2026-11-10 05:00:00"), h100(1)),
+			run(c, 3, 1, "acme", "pool", TS("2026-11-11 00:00:00"), TS("2026-11-11 05:00:00"), h100(1)),
+			run(c, 4, 1, "acme", "pool", TS("2026-11-12 00:00:00"), TS("2026-11-12 05:00:00"), h100(4)),
+			run(c, 5, 1, "acme", "pool", TS("2026-11-13 00:00:00"), TS("2026-11-13 05:00:00"), h100(1)),
+		}
+		if _, err := s.ReplaceAccruals(ctx, c, now, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ApplyBatch(ctx, c, now, batch("slurmdb", TS("2026-11-01 00:00:00"), now, Measure(now, runs...))); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkClosed(ctx, ledger.PeriodRecord{Cluster: c, Period: nov, ClosedAt: TSTime("2026-12-02 03:00:00"), ClosedBy: "test", Currency: "EUR"}); err != nil {
+			t.Fatal(err)
+		}
+		before := AllLines(t, s, c, nov)
+		// Slurm corrects them: zero length (a runaway job fixed with
+		// sacctmgr: end = start), no GPUs, no start, and one that is
+		// unchanged; the last one is still fine.
+		runs[0].End = runs[0].Start
+		runs[1].GPUs = nil
+		runs[2].Start = 0
+		runs[3].GPUs = []meter.Alloc{{Type: "h100", Count: 1}}
+		st, err := s.ApplyBatch(ctx, c, now, batch("slurmdb", TS("2026-11-01 00:00:00"), now, Measure(now, runs...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Corrections != 7 || st.Adjustments != 5 {
+			t.Errorf("stats %+v, want 7 corrections (run 1: four keys, runs 2-4 one each), 5 of them adjustments", st)
+		}
+		if d := cmp.Diff(before, AllLines(t, s, c, nov)); d != "" {
+			t.Errorf("closed November changed (-want +got)\n%s", d)
+		}
+		want := map[SumKey]int64{
+			// November's use reversed in December, tagged November.
+			{dec, nov, "acme", meter.Reserved, "h100", meter.KindAdjustment}:    -2*4*3600 - 5*3600 - 5*3600 - 3*5*3600,
+			{dec, nov, "acme", meter.Reserved, "1g.10gb", meter.KindAdjustment}: -4 * 3600,
+			// December's part of run 1 is reversed in December itself (sums to 0).
+		}
+		if d := cmp.Diff(want, Sums(t, s, c, dec)); d != "" {
+			t.Errorf("December (-want +got)\n%s", d)
+		}
+		// Every key of the corrected runs now sums to its measurement.
+		total := map[meter.RunKey]int64{}
+		for _, p := range []meter.Period{nov, dec} {
+			for _, l := range AllLines(t, s, c, p) {
+				total[l.Run] += l.GPUSeconds
+			}
+		}
+		wantTotal := map[meter.RunKey]int64{runs[0].Key: 0, runs[1].Key: 0, runs[2].Key: 0, runs[3].Key: 5 * 3600, runs[4].Key: 5 * 3600}
+		if d := cmp.Diff(wantTotal, total); d != "" {
+			t.Errorf("GPU-seconds per run (-want +got)\n%s", d)
+		}
+		// Again: nothing more.
+		if st, err := s.ApplyBatch(ctx, c, now, batch("slurmdb", TS("2026-11-01 00:00:00"), now, Measure(now, runs...))); err != nil || st.Lines != 0 {
+			t.Errorf("second correction wrote %d lines (%v)", st.Lines, err)
+		}
+	})
+
+	t.Run("a check-all batch compares runs outside the coverage and moves nothing", func(t *testing.T) {
+		s, c := newStore(t), cluster(t)
+		r := run(c, 1, 1, "acme", "pool", TS("2026-11-02 10:00:00"), TS("2026-11-02 11:00:00"), h100(2))
+		if _, err := s.ApplyBatch(ctx, c, asOf, batch("slurmdb", TS("2026-11-02 00:00:00"), TS("2026-11-03 00:00:00"), Measure(asOf, r))); err != nil {
+			t.Fatal(err)
+		}
+		st0, err := s.State(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The run's record changed days later (a late end record): its
+		// end now lies outside every range ingested so far.
+		r.End = TS("2026-11-05 11:00:00")
+		st, err := s.ApplyBatch(ctx, c, asOf, meter.Batch{Runs: Measure(asOf, r), CheckAll: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Lines != 1 || st.Corrections != 1 || st.Checked != 1 {
+			t.Errorf("stats %+v, want one correction", st)
+		}
+		st1, err := s.State(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(st0.Coverage, st1.Coverage); d != "" {
+			t.Errorf("coverage moved (-before +after)\n%s", d)
+		}
+		if d := cmp.Diff(st0.Watermarks, st1.Watermarks); d != "" {
+			t.Errorf("watermark moved (-before +after)\n%s", d)
+		}
+		want := map[SumKey]int64{{nov, nov, "acme", meter.Reserved, "h100", meter.KindUsage}: 2 * (3*86400 + 3600)}
+		if d := cmp.Diff(want, Sums(t, s, c, nov)); d != "" {
+			t.Errorf("(-want +got)\n%s", d)
+		}
+	})
+
+	t.Run("many runs: bulk comparison finds every key", func(t *testing.T) {
+		s, c := newStore(t), cluster(t)
+		// Job ids in dense runs and far apart, requeues (same id, another
+		// submit time), and runs of other ids between them.
+		var runs []meter.Run
+		id := uint32(100)
+		for i := range 3000 {
+			switch {
+			case i%50 == 0:
+				id += 10000 // a far id: looked up alone
+			case i%7 == 0:
+				id += 40 // just past the range gap
+			default:
+				id += uint32(1 + i%3)
+			}
+			start := TS("2026-11-05 00:00:00") + int64(i)*60
+			runs = append(runs, run(c, id, int64(1+i%2), "acme", []string{"pool", "ondemand"}[i%2], start, start+int64(600+i), h100(int64(1+i%4))))
+			if i%11 == 0 { // a requeue: the same id again
+				runs = append(runs, run(c, id, 100+int64(i), "acme", "pool", start+5, start+int64(900+i), mig))
+			}
+		}
+		from, through := TS("2026-11-01 00:00:00"), TS("2026-12-01 00:00:00")
+		if _, err := s.ApplyBatch(ctx, c, asOf, batch("slurmdb", from, through, Measure(asOf, runs...))); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := s.ApplyBatch(ctx, c, asOf, batch("slurmdb", from, through, Measure(asOf, runs...))); err != nil || st.Lines != 0 || st.Checked != len(runs) {
+			t.Fatalf("re-read: %+v, %v; want no lines and every run checked", st, err)
+		}
+		// Change every 13th run: one second shorter.
+		n := 0
+		for i := range runs {
+			if i%13 == 0 {
+				runs[i].End--
+				n += len(runs[i].GPUs)
+			}
+		}
+		st, err := s.ApplyBatch(ctx, c, asOf, batch("slurmdb", from, through, Measure(asOf, runs...)))
+		if err != nil || st.Lines != n || st.Corrections != n {
+			t.Fatalf("corrections: %+v, %v; want %d", st, err, n)
+		}
+		var want, got int64
+		for _, mr := range Measure(asOf, runs...) {
+			for _, u := range mr.Usages {
+				want += u.GPUSeconds
+			}
+		}
+		for _, l := range AllLines(t, s, c, nov) {
+			got += l.GPUSeconds
+		}
+		if want != got {
+			t.Errorf("ledger holds %d GPU-seconds, the runs %d", got, want)
+		}
+	})
+
+	t.Run("passes and the runs of the accruals", func(t *testing.T) {
+		s, c := newStore(t), cluster(t)
+		if _, ok, err := s.Pass(ctx, c, "slurmdb", meter.PassChanges); ok || err != nil {
+			t.Fatalf("pass before any: %v %v", ok, err)
+		}
+		p := meter.Pass{Kind: meter.PassChanges, Source: "slurmdb", AsOf: 100, From: 50, Finished: 101, Runs: 3, Lines: 2, Corrections: 1}
+		for _, q := range []meter.Pass{{Kind: meter.PassChanges, Source: "slurmdb", AsOf: 10}, p, {Kind: meter.PassVerify, Source: "slurmdb", AsOf: 90}} {
+			if err := s.RecordPass(ctx, c, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, ok, err := s.Pass(ctx, c, "slurmdb", meter.PassChanges)
+		if err != nil || !ok || got != p {
+			t.Errorf("pass %+v %v %v, want %+v", got, ok, err, p)
+		}
+		st, err := s.State(ctx, c)
+		if err != nil || len(st.Passes) != 2 || st.Passes[0] != p || st.Passes[1].Kind != meter.PassVerify {
+			t.Errorf("state passes %+v (%v)", st.Passes, err)
+		}
+		r1 := run(c, 9, 1, "acme", "pool", TS("2026-12-10 00:00:00"), 0, h100(1))
+		r2 := run(c, 3, 1, "acme", "pool", TS("2026-12-11 00:00:00"), 0, h100(1), mig)
+		if _, err := s.ReplaceAccruals(ctx, c, asOf, Measure(asOf, r1, r2)); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := s.AccrualRuns(ctx, c)
+		if d := cmp.Diff([]meter.RunKey{r2.Key, r1.Key}, keys); d != "" || err != nil {
+			t.Errorf("accrual runs (-want +got)\n%s %v", d, err)
 		}
 	})
 
