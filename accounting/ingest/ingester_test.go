@@ -18,26 +18,33 @@ import (
 
 var rules = meter.TierRules{OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}
 
-// row is a job-table row: a run plus its job_db_inx and eligible time.
+// row is a job-table row: a run plus its job_db_inx, eligible time and
+// mod_time.
 type row struct {
 	run      meter.Run
 	inx      uint64
 	eligible int64
+	mod      int64
 }
 
-// tableSource behaves like SlurmDB over an in-memory job table.
+// tableSource behaves like SlurmDB over an in-memory job table: without
+// q.AllRows it skips runs that never started or hold no GPUs (SlurmDB's
+// filter), and it reads changes (q.Lookup, q.ChangedSince by mod).
 type tableSource struct {
 	rows      []row
 	failAfter int // fail after delivering this many finished runs (0: never)
 }
 
-func (s *tableSource) Name() string { return "slurmdb" }
+func (s *tableSource) Name() string       { return "slurmdb" }
+func (s *tableSource) ReadsChanges() bool { return true }
 
 func (s *tableSource) Read(ctx context.Context, q Query, h Handler) error {
+	delivered := map[meter.RunKey]bool{}
 	var running []meter.Run
 	for _, r := range s.rows {
 		if r.run.End == 0 && r.run.Start > 0 {
 			running = append(running, r.run)
+			delivered[r.run.Key] = true
 		}
 	}
 	if err := h.Running(running); err != nil {
@@ -45,7 +52,7 @@ func (s *tableSource) Read(ctx context.Context, q Query, h Handler) error {
 	}
 	var fin []row
 	for _, r := range s.rows {
-		if r.run.End >= q.From && r.run.End < q.To {
+		if r.run.End >= q.From && r.run.End < q.To && (q.AllRows || r.run.Start > 0 && len(r.run.GPUs) > 0) {
 			fin = append(fin, r)
 		}
 	}
@@ -59,8 +66,29 @@ func (s *tableSource) Read(ctx context.Context, q Query, h Handler) error {
 			return errors.New("killed")
 		}
 		n++
+		delivered[r.run.Key] = true
 		if err := h.Finished(r.run, r.inx); err != nil {
 			return err
+		}
+	}
+	for _, k := range q.Lookup {
+		for _, r := range s.rows {
+			if r.run.Key == k && r.run.End > 0 && !delivered[k] {
+				delivered[k] = true
+				if err := h.Changed(r.run); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if q.ChangedSince == 0 {
+		return nil
+	}
+	for _, r := range s.rows {
+		if r.mod >= q.ChangedSince && r.run.End > 0 && r.run.End < q.From && !delivered[r.run.Key] {
+			if err := h.Changed(r.run); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -154,7 +182,7 @@ func randomRows(seed uint64, n int, asOf int64) []row {
 		rows = append(rows, row{
 			run: meter.Run{Key: meter.RunKey{Cluster: "c", JobID: id, Submit: submit}, Account: accounts[rng.IntN(len(accounts))], User: "u",
 				Partition: part, QOS: qos, Start: start, End: end, GPUs: types[rng.IntN(len(types))]},
-			inx: inx, eligible: submit,
+			inx: inx, eligible: submit, mod: max(submit, start, end),
 		})
 	}
 	// (id, submit) is unique in slurmdbd.

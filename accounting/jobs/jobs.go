@@ -13,8 +13,11 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 )
 
-// Ingest runs one incremental ingest per Run: from the watermark minus
-// the ingester's lookback to now.
+// Ingest runs the ingester's scheduled ingest per Run (ingest.Ingester.
+// Scheduled): from the watermark minus the lookback to now, looking up the
+// runs that were running at the last ingest; every hour with a changes
+// pass (rows slurmdbd changed, by mod_time), every day a verification of
+// the open periods.
 type Ingest struct {
 	Ingester *ingest.Ingester
 }
@@ -22,9 +25,9 @@ type Ingest struct {
 // Name implements the daemon's Job.
 func (j *Ingest) Name() string { return "ingest" }
 
-// Run ingests new job records.
+// Run ingests new and changed job records.
 func (j *Ingest) Run(ctx context.Context) error {
-	_, err := j.Ingester.Ingest(ctx, ingest.Window{})
+	_, err := j.Ingester.Scheduled(ctx)
 	return err
 }
 

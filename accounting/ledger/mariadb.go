@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
@@ -143,12 +144,17 @@ func plain(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r == '\t' || r == '\n' || r == '\r' || r == '\\' || r == 0 }) < 0
 }
 
+// plainLines reports whether LOAD DATA can take lines as they are: no
+// string to escape, none longer than its column (the INSERTs report that
+// as an error).
 func plainLines(cluster string, lines []meter.Line) bool {
-	if !plain(cluster) {
+	fits := func(s string, n int) bool { return len(s) <= n || utf8.RuneCountInString(s) <= n }
+	if !plain(cluster) || !fits(cluster, 64) {
 		return false
 	}
 	for _, l := range lines {
-		if !plain(l.Account) || !plain(l.User) || !plain(l.Type) || !plain(string(l.Tier)) {
+		if !plain(l.Account) || !plain(l.User) || !plain(l.Type) || !plain(string(l.Tier)) ||
+			!fits(l.Account, 64) || !fits(l.User, 64) || !fits(l.Type, 64) || !fits(string(l.Tier), 16) {
 			return false
 		}
 	}
@@ -195,10 +201,30 @@ func loadLines(ctx context.Context, tx q, cluster string, writtenAt int64, lines
 	if err != nil {
 		return fmt.Errorf("load %d ledger lines: %w", len(lines), err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(lines)) {
-		return fmt.Errorf("load %d ledger lines: the server took %d (%v)", len(lines), n, err)
+	// With LOCAL the server cannot stop the client's stream, so it skips a
+	// duplicate key and turns a bad value into a warning instead of
+	// failing: any warning fails the batch (rolled back), a duplicate as
+	// the error an INSERT would have given.
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("load %d ledger lines: %w", len(lines), err)
 	}
-	return nil
+	var warnings int
+	if err := tx.QueryRowxContext(ctx, "SELECT @@warning_count").Scan(&warnings); err != nil {
+		return fmt.Errorf("load %d ledger lines: read warnings: %w", len(lines), err)
+	}
+	if n == int64(len(lines)) && warnings == 0 {
+		return nil
+	}
+	var w struct {
+		Level   string `db:"Level"`
+		Code    uint16 `db:"Code"`
+		Message string `db:"Message"`
+	}
+	if err := tx.QueryRowxContext(ctx, "SHOW WARNINGS LIMIT 1").Scan(&w.Level, &w.Code, &w.Message); err != nil {
+		return fmt.Errorf("load %d ledger lines: the server took %d with %d warnings", len(lines), n, warnings)
+	}
+	return fmt.Errorf("load %d ledger lines: the server took %d: %w", len(lines), n, &mysql.MySQLError{Number: w.Code, Message: w.Message})
 }
 
 // insertLines writes lines in multi-row INSERTs of literal values (the text

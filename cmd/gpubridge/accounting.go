@@ -34,7 +34,7 @@ func registerAccounting(a *App, root *cobra.Command) {
 	}
 	root.AddCommand(ingestCmd(a), closeCmd(a))
 	need("export", "Export entities (chargeback)").AddCommand(exportChargebackCmd(a))
-	need("show", "Display entities").AddCommand(showUsageCmd(a), showRatesCmd(a), showRateCardCmd(a))
+	need("show", "Display entities").AddCommand(showUsageCmd(a), showRatesCmd(a), showRateCardCmd(a), showIngestCmd(a))
 	need("add", "Add entities").AddCommand(addRateCmd(a), addGPUTypeCmd(a))
 	need("delete", "Delete entities").AddCommand(deleteRateCmd(a))
 	need("load", "Load entities from a file").AddCommand(loadRateCardCmd(a))
