@@ -23,8 +23,11 @@ type Ledger interface {
 	// Pass and RecordPass read and store the last changes or verification pass.
 	Pass(ctx context.Context, cluster, source, kind string) (meter.Pass, bool, error)
 	RecordPass(ctx context.Context, cluster string, p meter.Pass) error
-	// Coverage lists the end-time ranges ingested so far; ClosedPeriods the closed periods.
+	// Coverage lists the end-time ranges ingested completely; Touched
+	// those an ingest has started to write (it may hold lines there);
+	// ClosedPeriods the closed periods.
 	Coverage(ctx context.Context, cluster string) ([][2]int64, error)
+	Touched(ctx context.Context, cluster string) ([][2]int64, error)
 	ClosedPeriods(ctx context.Context, cluster string) ([]meter.Period, error)
 }
 
@@ -163,6 +166,9 @@ type Result struct {
 	Verified bool
 	Stats    meter.WriteStats
 	Elapsed  time.Duration
+	// ReadTime is how long the source took to deliver everything;
+	// WriteTime how long the ledger spent writing batches (the two overlap).
+	ReadTime, WriteTime time.Duration
 	// ClockSkew is how far the source's clock was ahead of the host's (0
 	// when the host's clock was used).
 	ClockSkew time.Duration
@@ -306,12 +312,19 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 		res.Start = fmt.Sprintf("the start of the previous period %s: this is the first ingest from %s into this ledger, and starting there lets %s be closed; give from= to start earlier",
 			p, in.Source.Name(), p)
 	}
-	if haveWM && q.From == wm.Through {
+	_, unordered := in.Source.(Unordered)
+	if haveWM && q.From == wm.Through && !unordered {
 		q.After = wm.After
 	}
-	// A window that starts before the watermark re-reads runs the ledger
-	// may hold: every one is compared, with GPUs or not.
-	q.AllRows = w.Verify || haveWM && q.From < wm.Through
+	// The parts of the window no ingest has touched: runs that end there
+	// are inserted without a lookup. Where the window re-reads runs the
+	// ledger may hold, every run is read, with GPUs or not, and compared.
+	touched, err := in.Ledger.Touched(ctx, in.Cluster)
+	if err != nil {
+		return res, err
+	}
+	fresh := freshRanges(q.From, q.To, touched)
+	q.AllRows = w.Verify || len(fresh) != 1 || fresh[0] != [2]int64{q.From, q.To}
 	// Hours before the watermark were checked for purged rows when they
 	// were first ingested; re-reading them (the lookback) checks nothing.
 	q.CheckFrom = q.From
@@ -348,8 +361,9 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type written struct {
-		st  meter.WriteStats
-		err error
+		st   meter.WriteStats
+		busy time.Duration
+		err  error
 	}
 	wdone := make(chan written, 1)
 	var finished atomic.Int64
@@ -359,7 +373,9 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			if w.err != nil {
 				continue // drain
 			}
+			t0 := time.Now()
 			st, err := in.Ledger.ApplyBatch(ctx, in.Cluster, asOf.Unix(), b)
+			w.busy += time.Since(t0)
 			if err != nil {
 				w.err = err
 				cancel()
@@ -367,7 +383,7 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			}
 			w.st = w.st.Add(st)
 			if in.Progress != nil && !b.CheckAll {
-				in.Progress(Progress{From: res.From, To: res.To, At: unixUTC(b.Through), Runs: int(finished.Load()), Lines: w.st.Lines})
+				in.Progress(Progress{From: res.From, To: res.To, At: unixUTC(max(b.Through, b.ReachedEnd)), Runs: int(finished.Load()), Lines: w.st.Lines})
 			}
 		}
 		wdone <- w
@@ -394,9 +410,10 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			lookup[k] = true
 		}
 	}
-	cur := meter.Batch{Source: in.Source.Name(), From: q.From, Through: q.From}
+	window := meter.Batch{Source: in.Source.Name(), From: q.From, Through: q.From, Touch: [2]int64{q.From, q.To}, Fresh: fresh}
+	cur := window
 	changed := meter.Batch{CheckAll: true}
-	var lastEnd int64
+	var lastEnd, maxEnd int64
 	var lastTie uint64
 	h := Handler{
 		Missing: func(ms []Missing) error {
@@ -439,7 +456,7 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			res.Finished++
 			finished.Add(1)
 			mark(r.Key)
-			lastEnd, lastTie = r.End, tie
+			lastEnd, lastTie, maxEnd = r.End, tie, max(maxEnd, r.End)
 			// A run without usage is still handed over: the ledger may
 			// hold lines for it that must now be reversed (it decides
 			// whether a lookup is needed).
@@ -451,11 +468,21 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			if len(cur.Runs) < batchRuns {
 				return nil
 			}
-			cur.Through, cur.After, cur.CoveredTo = lastEnd, lastTie, lastEnd+1
+			// An ordered source's batch covers what has ended so far; an
+			// unordered one's covers nothing until the window is complete
+			// (its Touch marks the window as possibly holding lines).
+			if !unordered {
+				cur.Through, cur.After, cur.CoveredTo = lastEnd, lastTie, lastEnd+1
+			}
+			cur.ReachedEnd = maxEnd
 			if err := send(cur); err != nil {
 				return err
 			}
-			cur = meter.Batch{Source: cur.Source, From: q.From, Through: lastEnd, After: lastTie}
+			next := window
+			if !unordered {
+				next.Through, next.After = lastEnd, lastTie
+			}
+			cur = next
 			return nil
 		},
 		Changed: func(r meter.Run) error {
@@ -470,7 +497,9 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			return err
 		},
 	}
+	readStart := time.Now()
 	rerr := in.Source.Read(ctx, q, h)
+	res.ReadTime = time.Since(readStart)
 	if rerr == nil {
 		// The window is done: everything that ended before q.To is written.
 		cur.Through, cur.After = q.To, 0
@@ -481,6 +510,7 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 	close(batches)
 	wr := <-wdone
 	res.Stats = res.Stats.Add(wr.st)
+	res.WriteTime = wr.busy
 	res.Elapsed = time.Since(started)
 	if err = cmp.Or(wr.err, rerr); err != nil { // a writer error cancels the reader: report the cause
 		return res, fmt.Errorf("ingest %s..%s: %w", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), err)
@@ -516,8 +546,38 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 		in.Progress(Progress{From: res.From, To: res.To, At: res.To, Runs: res.Finished, Lines: res.Stats.Lines, Done: true})
 	}
 	log.Info("ingest done", "running", res.Running, "finished", res.Finished, "gpuRuns", res.GPURuns, "changed", res.Changed,
-		"lines", res.Stats.Lines, "corrections", res.Stats.Corrections, "adjustments", res.Stats.Adjustments, "elapsed", res.Elapsed)
+		"lines", res.Stats.Lines, "corrections", res.Stats.Corrections, "adjustments", res.Stats.Adjustments, "elapsed", res.Elapsed,
+		"read", res.ReadTime, "write", res.WriteTime)
 	return res, nil
 }
 
 func unixUTC(s int64) time.Time { return time.Unix(s, 0).UTC() }
+
+// Unordered is a Source that delivers a window's finished runs in no
+// particular order (SlurmDB: in the job table's own order, which spares
+// the server a sort of the window). Its intermediate batches then commit
+// lines but cover nothing; the window is covered, and the watermark
+// moves, with its last batch. An ingest killed on the way leaves the
+// window touched: the next one compares its runs with the ledger.
+type Unordered interface {
+	Unordered()
+}
+
+// freshRanges returns the parts of [from, to) that touched (sorted,
+// disjoint ranges) leaves out, in order.
+func freshRanges(from, to int64, touched [][2]int64) [][2]int64 {
+	out := [][2]int64{}
+	for _, r := range touched {
+		if r[1] <= from || r[0] >= to {
+			continue
+		}
+		if r[0] > from {
+			out = append(out, [2]int64{from, r[0]})
+		}
+		from = max(from, r[1])
+	}
+	if from < to {
+		out = append(out, [2]int64{from, to})
+	}
+	return out
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -303,23 +304,45 @@ func (c *crashLedger) ApplyBatch(ctx context.Context, cluster string, asOf int64
 	return c.Memory.ApplyBatch(ctx, cluster, asOf, b)
 }
 
+// unorderedSource is a tableSource that delivers the finished runs of its
+// window in a shuffled order, like SlurmDB (Unordered).
+type unorderedSource struct{ tableSource }
+
+func (s *unorderedSource) Unordered() {}
+
+func (s *unorderedSource) Read(ctx context.Context, q Query, h Handler) error {
+	rows := slices.Clone(s.rows)
+	rand.New(rand.NewPCG(uint64(q.From), 7)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	for i := range rows {
+		rows[i].inx = 0 // no tie-break order
+	}
+	return (&tableSource{rows: rows, failAfter: s.failAfter}).Read(ctx, q, h)
+}
+
 func TestIngestResumesAfterKill(t *testing.T) {
 	asOf := ts("2026-12-20 00:00:00")
 	rows := randomRows(42, 2000, asOf)
 	want := reference(rows, asOf)
 	for _, k := range []int{0, 1, 3, 7, 15} {
-		for _, viaSource := range []bool{false, true} {
+		for _, mode := range []string{"ledger", "source", "unordered ledger", "unordered source"} {
+			viaSource := strings.HasSuffix(mode, "source")
 			l := ledger.NewMemory()
-			var src Source = &tableSource{rows: rows}
+			newSrc := func(failAfter int) Source {
+				if strings.HasPrefix(mode, "unordered") {
+					return &unorderedSource{tableSource{rows: rows, failAfter: failAfter}}
+				}
+				return &tableSource{rows: rows, failAfter: failAfter}
+			}
+			src := newSrc(0)
 			var led Ledger = &crashLedger{Memory: l, n: k}
 			if viaSource {
-				src, led = &tableSource{rows: rows, failAfter: k*37 + 1}, l
+				src, led = newSrc(k*37+1), l
 			}
 			if _, err := newIngester(src, led, asOf).Ingest(context.Background(), window); err == nil {
 				t.Fatalf("k=%d: the first ingest should have been killed", k)
 			}
 			// Rerun with the default window: from the watermark (no lookback).
-			in := newIngester(&tableSource{rows: rows}, l, asOf)
+			in := newIngester(newSrc(0), l, asOf)
 			in.Lookback = -1
 			w := Window{}
 			if _, ok, _ := l.Watermark(context.Background(), "c", "slurmdb"); !ok {
@@ -329,7 +352,7 @@ func TestIngestResumesAfterKill(t *testing.T) {
 				t.Fatal(err)
 			}
 			if d := gocmp.Diff(want, fromLedger(t, l)); d != "" {
-				t.Fatalf("k=%d source=%v: (-want +got)\n%s", k, viaSource, d)
+				t.Fatalf("k=%d %s: (-want +got)\n%s", k, mode, d)
 			}
 			for p := meter.PeriodOfUnix(ts("2026-10-01 00:00:00")); p <= meter.PeriodOfUnix(asOf); p++ {
 				if err := l.Lines(context.Background(), "c", ledger.LineQuery{Booked: p}, func(l meter.Line) error {
@@ -443,5 +466,28 @@ func TestProgress(t *testing.T) {
 		if ps[i].At.Before(ps[i-1].At) || ps[i].Runs < ps[i-1].Runs || ps[i].Fraction() < ps[i-1].Fraction() {
 			t.Fatalf("progress went back: %+v then %+v", ps[i-1], ps[i])
 		}
+	}
+}
+
+func TestFresh(t *testing.T) {
+	cases := map[string]struct {
+		from, to int64
+		ranges   [][2]int64
+		want     [][2]int64
+	}{
+		"nothing touched":     {10, 20, nil, [][2]int64{{10, 20}}},
+		"all touched":         {10, 20, [][2]int64{{0, 30}}, [][2]int64{}},
+		"touched before":      {10, 20, [][2]int64{{0, 12}}, [][2]int64{{12, 20}}},
+		"touched after":       {10, 20, [][2]int64{{15, 25}}, [][2]int64{{10, 15}}},
+		"a hole":              {10, 20, [][2]int64{{0, 12}, {14, 16}, {18, 30}}, [][2]int64{{12, 14}, {16, 18}}},
+		"outside":             {10, 20, [][2]int64{{0, 5}, {25, 30}}, [][2]int64{{10, 20}}},
+		"touching the window": {10, 20, [][2]int64{{0, 10}, {20, 30}}, [][2]int64{{10, 20}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if d := gocmp.Diff(tc.want, freshRanges(tc.from, tc.to, tc.ranges)); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
 	}
 }

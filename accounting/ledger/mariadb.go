@@ -318,13 +318,22 @@ func loadClosed(ctx context.Context, tx q, cluster string) (booker, error) {
 }
 
 func loadCoverage(ctx context.Context, tx q, cluster string, lock bool) (coverage, error) {
-	query := "SELECT from_time, to_time FROM ingest_coverage WHERE cluster = ? ORDER BY from_time"
+	return loadRanges(ctx, tx, "ingest_coverage", cluster, lock)
+}
+
+func saveCoverage(ctx context.Context, tx q, cluster string, c coverage) error {
+	return saveRanges(ctx, tx, "ingest_coverage", cluster, c)
+}
+
+// loadRanges reads a range set (ingest_coverage, ingest_touched).
+func loadRanges(ctx context.Context, tx q, table, cluster string, lock bool) (coverage, error) {
+	query := "SELECT from_time, to_time FROM " + table + " WHERE cluster = ? ORDER BY from_time"
 	if lock {
 		query += " FOR UPDATE"
 	}
 	rows, err := tx.QueryxContext(ctx, query, cluster)
 	if err != nil {
-		return nil, fmt.Errorf("read coverage: %w", err)
+		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
 	defer rows.Close()
 	var c coverage
@@ -338,13 +347,13 @@ func loadCoverage(ctx context.Context, tx q, cluster string, lock bool) (coverag
 	return c, rows.Err()
 }
 
-func saveCoverage(ctx context.Context, tx q, cluster string, c coverage) error {
-	if _, err := tx.ExecContext(ctx, "DELETE FROM ingest_coverage WHERE cluster = ?", cluster); err != nil {
-		return fmt.Errorf("write coverage: %w", err)
+func saveRanges(ctx context.Context, tx q, table, cluster string, c coverage) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE cluster = ?", cluster); err != nil {
+		return fmt.Errorf("write %s: %w", table, err)
 	}
 	for _, r := range c {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO ingest_coverage (cluster, from_time, to_time) VALUES (?, ?, ?)", cluster, r[0], r[1]); err != nil {
-			return fmt.Errorf("write coverage: %w", err)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+" (cluster, from_time, to_time) VALUES (?, ?, ?)", cluster, r[0], r[1]); err != nil {
+			return fmt.Errorf("write %s: %w", table, err)
 		}
 	}
 	return nil
@@ -490,16 +499,20 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 		if err != nil {
 			return err
 		}
-		var cov coverage
+		var cov, touched coverage
 		if !b.CheckAll {
 			if cov, err = loadCoverage(ctx, tx, cluster, true); err != nil {
 				return err
 			}
+			if touched, err = loadRanges(ctx, tx, "ingest_touched", cluster, true); err != nil {
+				return err
+			}
 		}
 		var direct, checked []meter.MeasuredRun
+		all := touched.merge(cov)
 		for _, mr := range b.Runs {
 			switch {
-			case checkAll || needsLookup(mr.Run, cov, asOf):
+			case checkAll || needsLookup(mr.Run, all, b.Fresh, asOf):
 				checked = append(checked, mr)
 			case len(mr.Usages) > 0:
 				direct = append(direct, mr)
@@ -520,6 +533,11 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 		if b.CheckAll {
 			return nil
 		}
+		if b.Touch[1] > b.Touch[0] && !touched.covers(b.Touch[0], b.Touch[1]) {
+			if err := saveRanges(ctx, tx, "ingest_touched", cluster, touched.add(b.Touch[0], b.Touch[1])); err != nil {
+				return err
+			}
+		}
 		if b.Covered() > b.From && !cov.covers(b.From, b.Covered()) {
 			if err := saveCoverage(ctx, tx, cluster, cov.add(b.From, b.Covered())); err != nil {
 				return err
@@ -537,8 +555,8 @@ type watermarkRow struct {
 }
 
 func advanceWatermark(ctx context.Context, tx q, cluster string, b meter.Batch, now int64) error {
-	if b.Source == "" {
-		return nil
+	if b.Source == "" || b.Through <= b.From && b.After == 0 {
+		return nil // no progress (an unordered window's intermediate batch)
 	}
 	var w watermarkRow
 	err := tx.GetContext(ctx, &w, "SELECT source, through, after_inx FROM ingest_watermark WHERE cluster = ? AND source = ? FOR UPDATE", cluster, b.Source)
@@ -672,6 +690,16 @@ func (d *DB) State(ctx context.Context, cluster string) (State, error) {
 // Coverage: see the method list in store.go.
 func (d *DB) Coverage(ctx context.Context, cluster string) ([][2]int64, error) {
 	return loadCoverage(ctx, d.db, cluster, false)
+}
+
+// Touched: see the method list in store.go.
+func (d *DB) Touched(ctx context.Context, cluster string) ([][2]int64, error) {
+	cov, err := loadCoverage(ctx, d.db, cluster, false)
+	if err != nil {
+		return nil, err
+	}
+	t, err := loadRanges(ctx, d.db, "ingest_touched", cluster, false)
+	return t.merge(cov), err
 }
 
 // ClosedPeriods: see the method list in store.go.

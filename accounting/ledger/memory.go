@@ -29,6 +29,7 @@ type memCluster struct {
 	accrualsAt int64
 	watermarks map[string]meter.Watermark
 	coverage   coverage
+	touched    coverage
 	periods    map[meter.Period]PeriodRecord
 	passes     map[[2]string]meter.Pass // by source, kind
 }
@@ -112,6 +113,7 @@ func (m *Memory) ApplyBatch(_ context.Context, cluster string, asOf int64, b met
 		return meter.WriteStats{}, err
 	}
 	if !b.CheckAll {
+		c.touched = c.touched.add(b.Touch[0], b.Touch[1])
 		c.coverage = c.coverage.add(b.From, b.Covered())
 		c.advance(b)
 	}
@@ -119,7 +121,7 @@ func (m *Memory) ApplyBatch(_ context.Context, cluster string, asOf int64, b met
 }
 
 func (c *memCluster) advance(b meter.Batch) {
-	if b.Source == "" {
+	if b.Source == "" || b.Through <= b.From && b.After == 0 {
 		return
 	}
 	w, ok := c.watermarks[b.Source]
@@ -180,6 +182,14 @@ func (m *Memory) Coverage(_ context.Context, cluster string) ([][2]int64, error)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.cluster(cluster).coverage), nil
+}
+
+// Touched: see the method list in store.go.
+func (m *Memory) Touched(_ context.Context, cluster string) ([][2]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.cluster(cluster)
+	return c.touched.merge(c.coverage), nil
 }
 
 // ClosedPeriods: see the method list in store.go.

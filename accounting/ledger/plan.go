@@ -131,11 +131,19 @@ func compareKeys(a, b meter.UsageKey) int {
 }
 
 // needsLookup reports whether the ledger may already hold lines for a
-// finished run: its end time lies in a range an earlier ingest covered, or
-// it was running when a period ended before asOf (an ingest then wrote that
-// period's part as final).
-func needsLookup(r meter.Run, cov coverage, asOf int64) bool {
-	if r.End == 0 || cov.contains(r.End) {
+// finished run: its end time lies outside the batch's fresh ranges (nil:
+// inside a range an earlier ingest touched), or it was running when a
+// period ended before asOf (an ingest then wrote that period's part as
+// final).
+func needsLookup(r meter.Run, touched, fresh coverage, asOf int64) bool {
+	if r.End == 0 {
+		return true
+	}
+	if fresh != nil {
+		if !fresh.contains(r.End) {
+			return true
+		}
+	} else if touched.contains(r.End) {
 		return true
 	}
 	// A period boundary b with Start < b < End and b <= asOf.
@@ -191,4 +199,13 @@ func (c coverage) covers(from, to int64) bool {
 		}
 	}
 	return to <= from
+}
+
+// merge returns the union of c and o.
+func (c coverage) merge(o coverage) coverage {
+	out := slices.Clone(c)
+	for _, r := range o {
+		out = out.add(r[0], r[1])
+	}
+	return out
 }

@@ -36,6 +36,9 @@ import (
 //     usage period q.Booked.
 //   - Period returns the record of a closed period (ok false while open);
 //     MarkClosed stores one (ErrAlreadyClosed when it exists).
+//   - Coverage returns the end-time ranges ingested completely; Touched
+//     those an ingest has started to write (a superset: it may hold lines
+//     there); ClosedPeriods the closed periods.
 //   - AccrualRuns lists the runs the accruals hold: the runs that were
 //     running at the last ingest (one whose row then no longer says it is
 //     running, and whose end the next window does not hold, is looked up

@@ -54,8 +54,11 @@ type Batch struct {
 	Runs   []MeasuredRun
 	// With this batch, every finished run with End in [From, Through) has
 	// been handed to the ledger (by it and the earlier batches of the same
-	// ingest). After is the source's tie-break at Through (slurm_acct_db:
-	// the job_db_inx of the last run that ended at Through; 0 if unused).
+	// ingest). After is the source's tie-break at Through (the source's
+	// tie-break of the last run that ended at Through; 0 if unused). A
+	// source that delivers its window in no particular order (SlurmDB)
+	// sends Through = From until its last batch, which has Through = the
+	// window's end: the window is covered only once it is complete.
 	From, Through int64
 	After         uint64
 	// CoveredTo, when greater than Through, extends the end-time range the
@@ -64,11 +67,26 @@ type Batch struct {
 	// must count as covered (a later run there is merely compared, never
 	// missed).
 	CoveredTo int64
+	// Touch, when not empty, is the whole window of the ingest the batch
+	// belongs to: the ledger records it as touched (it may hold lines from
+	// now on, even if the ingest dies before it covers the window), so a
+	// later ingest compares the runs that end there instead of inserting
+	// them blindly.
+	Touch [2]int64
+	// Fresh, when not nil, lists the parts of the window that no ingest
+	// had touched when this one began: a run that ends there cannot have
+	// lines yet, unless it crossed a period end while running, and is
+	// inserted without a lookup. Nil: the ledger decides by the ranges it
+	// has touched.
+	Fresh [][2]int64
 	// CheckAll compares every run of the batch with the ledger, wherever
 	// its end lies: runs read outside the window's order (a run that
 	// vanished from the running runs, a row whose mod_time says it
 	// changed). Such a batch has no Source and moves no watermark.
 	CheckAll bool
+	// ReachedEnd is the latest end among the runs handed over so far (for
+	// progress reports; an unordered source's Through does not move).
+	ReachedEnd int64
 }
 
 // Covered returns the end of the range b marks as ingested.

@@ -83,10 +83,10 @@ fresh_ledger() {
   mysql_root -e "DROP DATABASE IF EXISTS $scratch; CREATE DATABASE $scratch"
   "$work/gpubridge" -i load ratecard file="$work/rates.yaml" >/dev/null
 }
-# The floor's read: the month's rows, the columns an ingest needs, streamed.
-floor_read() {
-  $IN mariadb -u root --quick -B -N slurm_acct_db -e "SELECT t.job_db_inx, t.id_job, t.time_submit, t.time_start, t.time_end, t.id_assoc, t.id_qos, t.\`partition\`, t.account, t.tres_alloc FROM \`$jt\` t WHERE t.time_end >= $S AND t.time_end < $E" >/dev/null
-}
+# The floor's read: the month's rows, the columns an ingest needs, streamed
+# (a script of its own, so that /usr/bin/time measures it).
+printf '%s\n' "exec $IN mariadb -u root --quick -B -N slurm_acct_db -e 'SELECT t.job_db_inx, t.id_job, t.time_submit, t.time_start, t.time_end, t.id_assoc, t.id_qos, t.\`partition\`, t.account, t.tres_alloc FROM \`$jt\` t WHERE t.time_end >= $S AND t.time_end < $E' >/dev/null" >"$work/floor_read.sh"
+floor_read() { bash "$work/floor_read.sh"; }
 
 echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 results=()
@@ -102,7 +102,7 @@ for rows in "${sizes[@]}"; do
 
   if [ -n "$scan_only" ]; then
     floor_read # warm
-    measure floorread floor_read; frw=$WALL
+    measure floorread bash "$work/floor_read.sh"; frw=$WALL
     # A changes pass needs a watermark: ingest the last day of real jobs first.
     "$work/gpubridge" ingest from="$(date -u -d '-1 day' +%Y-%m-%dT%H:%M:%S)" >/dev/null
     measure changes "$work/gpubridge" ingest pass=changes; chw=$WALL; chr=$RSS
@@ -127,11 +127,11 @@ for rows in "${sizes[@]}"; do
 
   # The floor: the same rows streamed, and LOAD DATA of the lines ours wrote
   # into an empty copy of the ledger table.
-  measure floorread floor_read; frw=$WALL
+  measure floorread bash "$work/floor_read.sh"; frw=$WALL
   mysql_root $scratch -e "SELECT cluster, job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, written_at FROM usage_ledger" >"$ROOT$lines_file"
   nlines=$(wc -l <"$ROOT$lines_file")
   mysql_root -e "DROP DATABASE IF EXISTS ${scratch}_floor; CREATE DATABASE ${scratch}_floor; CREATE TABLE ${scratch}_floor.usage_ledger LIKE $scratch.usage_ledger"
-  measure floorload mysql_root ${scratch}_floor --local-infile=1 -e "LOAD DATA LOCAL INFILE '$lines_file' INTO TABLE usage_ledger"; flw=$WALL
+  measure floorload $IN mariadb -u root -N -B ${scratch}_floor --local-infile=1 -e "LOAD DATA LOCAL INFILE '$lines_file' INTO TABLE usage_ledger"; flw=$WALL
   mysql_root -e "DROP DATABASE ${scratch}_floor"
   floor=$(sum "$frw" "$flw")
 

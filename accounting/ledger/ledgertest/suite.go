@@ -28,6 +28,7 @@ type Store interface {
 	AccrualRuns(ctx context.Context, cluster string) ([]meter.RunKey, error)
 	Pass(ctx context.Context, cluster, source, kind string) (meter.Pass, bool, error)
 	RecordPass(ctx context.Context, cluster string, p meter.Pass) error
+	Touched(ctx context.Context, cluster string) ([][2]int64, error)
 }
 
 var (
@@ -597,6 +598,52 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 		if want != got {
 			t.Errorf("ledger holds %d GPU-seconds, the runs %d", got, want)
+		}
+	})
+
+	t.Run("an unordered window killed half-way is touched, not covered", func(t *testing.T) {
+		s, c := newStore(t), cluster(t)
+		from, to := TS("2026-11-01 00:00:00"), TS("2026-12-02 00:00:00")
+		now := to
+		a := run(c, 1, 1, "acme", "pool", TS("2026-11-20 10:00:00"), TS("2026-11-20 11:00:00"), h100(1))
+		b := run(c, 2, 1, "acme", "pool", TS("2026-11-05 10:00:00"), TS("2026-11-05 11:00:00"), h100(1))
+		win := meter.Batch{Source: "slurmdb", From: from, Through: from, Touch: [2]int64{from, to}, Fresh: [][2]int64{{from, to}}}
+		first := win
+		first.Runs = Measure(now, a)
+		if _, err := s.ReplaceAccruals(ctx, c, now, nil); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := s.ApplyBatch(ctx, c, now, first); err != nil || st.Lines != 1 {
+			t.Fatalf("first batch: %+v, %v; want one line", st, err)
+		}
+		// The ingest dies here. The window may hold lines, but is not covered.
+		st, err := s.State(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Coverage) != 0 || len(st.Watermarks) != 0 {
+			t.Errorf("half a window covered %v, watermarks %v", st.Coverage, st.Watermarks)
+		}
+		if _, err := ledger.Close(ctx, s, ledger.CloseRequest{Cluster: c, Period: nov, Now: TSTime("2026-12-02 00:00:00"), Card: Card(t)}); !errors.Is(err, ledger.ErrNotIngested) {
+			t.Errorf("close on half a window: %v, want ErrNotIngested", err)
+		}
+		// The next ingest of the window: nothing of it is fresh, so run a
+		// is compared (and left alone), run b inserted; the last batch covers.
+		next := win
+		next.Runs, next.Fresh, next.Through = Measure(now, b, a), [][2]int64{}, to
+		if st, err := s.ApplyBatch(ctx, c, now, next); err != nil || st.Lines != 1 || st.Corrections != 0 {
+			t.Fatalf("resumed window: %+v, %v; want run b's line only", st, err)
+		}
+		st, err = s.State(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([][2]int64{{from, to}}, st.Coverage); d != "" || st.Watermarks["slurmdb"].Through != to {
+			t.Errorf("coverage (-want +got)\n%s watermark %+v", d, st.Watermarks)
+		}
+		want := map[SumKey]int64{{nov, nov, "acme", meter.Reserved, "h100", meter.KindUsage}: 7200}
+		if d := cmp.Diff(want, Sums(t, s, c, nov)); d != "" {
+			t.Errorf("(-want +got)\n%s", d)
 		}
 	})
 
