@@ -655,8 +655,10 @@ func TestFaultPurgedRows(t *testing.T) {
 	if !errors.Is(err, ingest.ErrMissingRows) || !errors.As(err, &me) {
 		t.Fatalf("ingest after the purge: %v; want ErrMissingRows", err)
 	}
-	if d := cmp.Diff([]ingest.Missing{{Account: "m4synf-p", User: "alice", From: acctest.TS(t, "2026-11-20 12:00:00"), To: acctest.TS(t, "2026-11-20 17:00:00"),
-		RollupSeconds: 5400 + 3600, JobSeconds: 3600}}, me.Missing); d != "" {
+	// The hours checked are 12:00-17:00 (past the watermark); the missing
+	// use lies in 12:00-14:00, where the rollups hold the purged run.
+	if d := cmp.Diff([]ingest.Missing{{Account: "m4synf-p", User: "alice", From: acctest.TS(t, "2026-11-20 12:00:00"), To: acctest.TS(t, "2026-11-20 14:00:00"),
+		RollupSeconds: 5400}}, me.Missing); d != "" {
 		t.Errorf("missing use (-want +got)\n%s", d)
 	}
 	var lines1 int
@@ -665,14 +667,24 @@ func TestFaultPurgedRows(t *testing.T) {
 	}
 	t.Logf("outcome: %v", err)
 
-	// Accepted: the rest is ingested and the gap reported, not billed.
-	in.AcceptMissing = true
+	// A gap accepted for other hours does not let it through.
+	in.AcceptMissing = &ingest.Accept{From: time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 20, 17, 0, 0, 0, time.UTC), Actor: "test"}
+	if _, err := in.Ingest(context.Background(), ingest.Window{}); !errors.Is(err, ingest.ErrMissingRows) {
+		t.Fatalf("ingest with a gap accepted for 13:00-17:00: %v; want ErrMissingRows", err)
+	}
+	// Accepted for the hours the refusal named: the rest is ingested and
+	// the gap reported and audited, not billed.
+	in.AcceptMissing.From = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	res, err := in.Ingest(context.Background(), ingest.Window{})
 	if err != nil || len(res.Missing) != 1 || res.Missing[0].Seconds() != 5400 {
 		t.Fatalf("ingest with AcceptMissing: %+v, %v", res.Missing, err)
 	}
+	var audited int
+	if err := db.Get(&audited, "SELECT COUNT(*) FROM audit_log WHERE action = 'accept-missing' AND actor = 'test' AND after_json LIKE '%m4synf-p%'"); err != nil || audited != 1 {
+		t.Errorf("%d audit entries for the accepted gap (%v), want 1", audited, err)
+	}
 	// The row comes back (sacctmgr archive load): the lookback picks it up.
-	in.AcceptMissing = false
+	in.AcceptMissing = nil
 	sy.Insert(rows[1])
 	now = time.Date(2026, 11, 20, 18, 0, 0, 0, time.UTC)
 	if _, err := in.Ingest(context.Background(), ingest.Window{}); err != nil {

@@ -39,7 +39,7 @@ type Auditor interface {
 
 // Defaults of an Ingester.
 const (
-	DefaultBatchRuns = 20000
+	DefaultBatchRuns = 10000
 	DefaultLookback  = 24 * time.Hour
 	DefaultLockWait  = 30 * time.Second
 	// DefaultChangesEvery is how often Scheduled re-reads the rows

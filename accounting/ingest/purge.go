@@ -53,16 +53,21 @@ func (m Missing) String() string {
 type MissingError struct{ Missing []Missing }
 
 func (e *MissingError) Error() string {
-	var total int64
+	var total, from, to int64
 	parts := make([]string, 0, len(e.Missing))
-	for _, m := range e.Missing {
+	for i, m := range e.Missing {
 		total += m.Seconds()
 		parts = append(parts, m.String())
+		if i == 0 || m.From < from {
+			from = m.From
+		}
+		to = max(to, m.To)
 	}
 	return fmt.Sprintf("%v: slurmdbd's hourly rollups hold %d GPU-seconds of %d association(s) that no job row accounts for (%s); "+
 		"the rows were purged (slurmdbd.conf PurgeJobAfter) or deleted before gpubridge ingested them, and billing them as zero would be wrong. "+
-		"Nothing was written: restore the rows (sacctmgr archive load) and ingest again",
-		ErrMissingRows, total, len(e.Missing), strings.Join(parts, "; "))
+		"Nothing was written: restore the rows (sacctmgr archive load) and ingest again; if they are gone for good, accept the gap "+
+		"(not billed, written to the audit log): gpubridge ingest accept-missing=%s..%s",
+		ErrMissingRows, total, len(e.Missing), strings.Join(parts, "; "), unixUTC(from).Format("2006-01-02T15:04"), unixUTC(to).Format("2006-01-02T15:04"))
 }
 
 // Is makes errors.Is(err, ErrMissingRows) true.
@@ -146,21 +151,24 @@ func (s *SlurmDB) missingRows(ctx context.Context, tx *sqlx.Tx, lk *lookups, fro
 	}
 	// The hour table's key is (id, id_tres, time_start): start from the
 	// associations so each one is a key range.
-	rows, err := tx.QueryContext(ctx, "SELECT STRAIGHT_JOIN a.id_assoc, CAST(SUM(u.alloc_secs) AS SIGNED) FROM `"+s.cluster+"_assoc_table` a JOIN `"+
+	rows, err := tx.QueryContext(ctx, "SELECT STRAIGHT_JOIN a.id_assoc, u.time_start, CAST(SUM(u.alloc_secs) AS SIGNED) FROM `"+s.cluster+"_assoc_table` a JOIN `"+
 		s.cluster+"_assoc_usage_hour_table` u ON u.id = a.id_assoc AND u.id_tres IN ("+strings.Join(idList, ",")+
-		") AND u.time_start >= ? AND u.time_start < ? GROUP BY a.id_assoc", h0, h1)
+		") AND u.time_start >= ? AND u.time_start < ? GROUP BY a.id_assoc, u.time_start", h0, h1)
 	if err != nil {
 		return nil, fmt.Errorf("read hourly rollups: %w", err)
 	}
-	rollup := map[int64]int64{}
+	rollup := map[int64]map[int64]int64{} // association -> hour -> GPU-seconds
 	for rows.Next() {
-		var id, sec int64
-		if err := rows.Scan(&id, &sec); err != nil {
+		var id, at, sec int64
+		if err := rows.Scan(&id, &at, &sec); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read hourly rollups: %w", err)
 		}
 		if sec > 0 {
-			rollup[id] = sec
+			if rollup[id] == nil {
+				rollup[id] = map[int64]int64{}
+			}
+			rollup[id][at/hour*hour] += sec
 		}
 	}
 	rows.Close()
@@ -170,7 +178,7 @@ func (s *SlurmDB) missingRows(ctx context.Context, tx *sqlx.Tx, lk *lookups, fro
 	if len(rollup) == 0 {
 		return nil, nil // nothing rolled up (rows written with SQL are not): nothing can be missing
 	}
-	jobs := map[int64]int64{}
+	jobs := map[int64]map[int64]int64{}
 	rows, err = tx.QueryContext(ctx, "SELECT t.id_assoc, t.time_start, t.time_end, t.tres_alloc FROM `"+s.cluster+"_job_table` t WHERE t.time_start > 0 AND t.time_start < "+
 		strconv.FormatInt(h1, 10)+" AND (t.time_end = 0 OR t.time_end > "+strconv.FormatInt(h0, 10)+") AND "+lk.gpus.filter())
 	if err != nil {
@@ -183,26 +191,78 @@ func (s *SlurmDB) missingRows(ctx context.Context, tx *sqlx.Tx, lk *lookups, fro
 		if err := rows.Scan(&assocID, &start, &end, &tres); err != nil {
 			return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
 		}
+		if _, ok := rollup[assocID]; !ok {
+			continue // an association without rollups cannot miss anything
+		}
 		if end == 0 || end > h1 {
 			end = h1
 		}
-		if n := count(tres, ids); n > 0 && end > max(start, h0) {
-			jobs[assocID] += n * (end - max(start, h0))
+		n := count(tres, ids)
+		if n <= 0 {
+			continue
+		}
+		if jobs[assocID] == nil {
+			jobs[assocID] = map[int64]int64{}
+		}
+		for at := max(start, h0) / hour * hour; at < end; at += hour {
+			if s, e := max(start, at, h0), min(end, at+hour); e > s {
+				jobs[assocID][at] += n * (e - s)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
 	}
 	var out []Missing
-	for id, sec := range rollup {
-		if sec > jobs[id] {
+	for id, byHour := range rollup {
+		if m, ok := missingOf(byHour, jobs[id]); ok {
 			a, ok := lk.assocs[id]
 			if !ok {
 				a.account = fmt.Sprintf("(association %d)", id)
 			}
-			out = append(out, Missing{Account: a.account, User: a.user, From: h0, To: h1, RollupSeconds: sec, JobSeconds: jobs[id]})
+			m.Account, m.User = a.account, a.user
+			out = append(out, m)
 		}
 	}
 	slices.SortFunc(out, func(a, b Missing) int { return strings.Compare(a.Account+"/"+a.User, b.Account+"/"+b.User) })
 	return out, nil
+}
+
+// missingOf compares one association's rollups and job rows, hour by hour.
+// Use is missing when the rollups of the checked hours hold more
+// GPU-seconds than the job rows do over those hours (one sum, so the hours
+// a job is counted in on either side do not matter); the Missing then
+// spans the first to the last hour in which the rollups exceed the job
+// rows, with the sums of that span.
+func missingOf(rollup, jobs map[int64]int64) (Missing, bool) {
+	var r, j int64
+	for _, v := range rollup {
+		r += v
+	}
+	for _, v := range jobs {
+		j += v
+	}
+	if r <= j {
+		return Missing{}, false
+	}
+	var m Missing
+	for at, v := range rollup {
+		if v > jobs[at] {
+			if m.From == 0 || at < m.From {
+				m.From = at
+			}
+			m.To = max(m.To, at+hour)
+		}
+	}
+	for at, v := range rollup {
+		if at >= m.From && at < m.To {
+			m.RollupSeconds += v
+		}
+	}
+	for at, v := range jobs {
+		if at >= m.From && at < m.To {
+			m.JobSeconds += v
+		}
+	}
+	return m, true
 }

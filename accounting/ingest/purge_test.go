@@ -121,3 +121,30 @@ func TestMissingRowsStopTheIngest(t *testing.T) {
 		t.Errorf("audit %+v, want one accept-missing entry by op", a)
 	}
 }
+
+func TestMissingOf(t *testing.T) {
+	h := int64(hour)
+	cases := map[string]struct {
+		rollup, jobs map[int64]int64
+		want         Missing
+		missing      bool
+	}{
+		"equal":                            {rollup: map[int64]int64{h: 3600, 2 * h: 100}, jobs: map[int64]int64{h: 3600, 2 * h: 100}},
+		"jobs count more (suspended time)": {rollup: map[int64]int64{h: 3000}, jobs: map[int64]int64{h: 3600}},
+		"one hour short": {rollup: map[int64]int64{h: 3600, 2 * h: 3600, 3 * h: 3600}, jobs: map[int64]int64{h: 3600, 3 * h: 3600},
+			want: Missing{From: 2 * h, To: 3 * h, RollupSeconds: 3600}, missing: true},
+		"spread: the span of the short hours": {rollup: map[int64]int64{h: 3600, 2 * h: 3600, 4 * h: 1800}, jobs: map[int64]int64{2 * h: 3600, 4 * h: 600},
+			want: Missing{From: h, To: 5 * h, RollupSeconds: 9000, JobSeconds: 4200}, missing: true},
+		// A job counted in another hour than the rollup put it: the sums
+		// agree, so nothing is missing.
+		"same sum, other hours": {rollup: map[int64]int64{h: 3600, 2 * h: 0}, jobs: map[int64]int64{h: 1800, 2 * h: 1800}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, missing := missingOf(tc.rollup, tc.jobs)
+			if missing != tc.missing || got != tc.want {
+				t.Errorf("missingOf = %+v, %v; want %+v, %v", got, missing, tc.want, tc.missing)
+			}
+		})
+	}
+}
