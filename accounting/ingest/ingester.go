@@ -324,6 +324,7 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 		return res, err
 	}
 	fresh := freshRanges(q.From, q.To, touched)
+	freshCov := ranges(fresh)
 	q.AllRows = w.Verify || len(fresh) != 1 || fresh[0] != [2]int64{q.From, q.To}
 	// Hours before the watermark were checked for purged rows when they
 	// were first ingested; re-reading them (the lookback) checks nothing.
@@ -412,6 +413,7 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 	}
 	window := meter.Batch{Source: in.Source.Name(), From: q.From, Through: q.From, Touch: [2]int64{q.From, q.To}, Fresh: fresh}
 	cur := window
+	cur.Runs = make([]meter.MeasuredRun, 0, min(batchRuns, 1024))
 	changed := meter.Batch{CheckAll: true}
 	var lastEnd, maxEnd int64
 	var lastTie uint64
@@ -463,6 +465,8 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			mr := measure(r)
 			if len(mr.Usages) > 0 {
 				res.GPURuns++
+			} else if freshCov.contains(r.End) && !r.CrossedPeriodEnd(asOf.Unix()) {
+				return nil // no usage, and no ingest can have written lines for it
 			}
 			cur.Runs = append(cur.Runs, mr)
 			if len(cur.Runs) < batchRuns {
@@ -482,6 +486,7 @@ func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 			if !unordered {
 				next.Through, next.After = lastEnd, lastTie
 			}
+			next.Runs = make([]meter.MeasuredRun, 0, batchRuns)
 			cur = next
 			return nil
 		},
@@ -580,4 +585,15 @@ func freshRanges(from, to int64, touched [][2]int64) [][2]int64 {
 		out = append(out, [2]int64{from, to})
 	}
 	return out
+}
+
+// ranges is a sorted set of disjoint half-open ranges of end times.
+type ranges [][2]int64
+
+func (rs ranges) contains(t int64) bool {
+	i, _ := slices.BinarySearchFunc(rs, t, func(r [2]int64, t int64) int { return cmp.Compare(r[0], t) })
+	if i < len(rs) && rs[i][0] == t {
+		return true
+	}
+	return i > 0 && t < rs[i-1][1]
 }

@@ -188,13 +188,12 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 	// The bounds are integers formatted into the text (no placeholders),
 	// which keeps the query on the text protocol: no prepare round trip,
 	// and every column arrives as bytes we parse without conversions.
+	// Every row of the window, GPUs or not (q.AllRows or not): a filter on
+	// tres_alloc costs the server more than sending the rows (a month of
+	// 1M rows: 2.9 s filtered, 1.9 s whole, on the testbed), and no ORDER
+	// BY, which would cost it about as much again (Unordered).
 	query := "SELECT " + jobCols + " FROM " + table + " t WHERE t.time_end >= " + strconv.FormatInt(q.From, 10) +
 		" AND t.time_end < " + strconv.FormatInt(q.To, 10)
-	if !q.AllRows {
-		query += " AND t.time_start > 0 AND " + lk.gpus.filter()
-	}
-	// No ORDER BY: sorting a month of rows costs the server about as much
-	// as reading them (Unordered).
 	err = s.scan(ctx, tx, lk, query, func(r meter.Run, inx uint64) error {
 		deliver(r.Key)
 		return h.Finished(r, inx)

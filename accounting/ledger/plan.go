@@ -75,7 +75,7 @@ func (rk runKeys) addLine(run meter.RunKey, p meter.Period, tier meter.Tier, typ
 // or type) are reversed to 0; for a running run only its measured (final)
 // keys are considered. Lines come out in run, period, tier, type order.
 func planLines(runs []meter.MeasuredRun, existing runKeys, closed booker) []meter.Line {
-	var out []meter.Line
+	out := make([]meter.Line, 0, len(runs)+len(runs)/8)
 	for _, mr := range runs {
 		out = planRun(out, mr, existing[mr.Run.Key], closed)
 	}
@@ -146,9 +146,7 @@ func needsLookup(r meter.Run, touched, fresh coverage, asOf int64) bool {
 	} else if touched.contains(r.End) {
 		return true
 	}
-	// A period boundary b with Start < b < End and b <= asOf.
-	b := meter.PeriodOfUnix(r.Start).EndUnix()
-	return b < r.End && b <= asOf
+	return r.CrossedPeriodEnd(asOf)
 }
 
 // coverage is a sorted set of disjoint half-open ranges [from, to) of end

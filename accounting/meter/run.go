@@ -56,6 +56,17 @@ type Run struct {
 // Running reports whether the run has started and not ended.
 func (r Run) Running() bool { return r.Start > 0 && r.End == 0 }
 
+// CrossedPeriodEnd reports whether the run was running when a period
+// ended at or before asOf: an ingest then may have written that period's
+// part as final, so the ledger may hold lines for the run whatever its end.
+func (r Run) CrossedPeriodEnd(asOf int64) bool {
+	if r.Start <= 0 {
+		return false
+	}
+	b := PeriodOfUnix(r.Start).EndUnix()
+	return b <= asOf && (r.End == 0 || b < r.End)
+}
+
 // Usage is the GPU use of one run in one period, tier and GPU type.
 type Usage struct {
 	Run        RunKey

@@ -76,6 +76,17 @@ measure() {
     echo "bench: $name failed:" >&2; cat "$work/err.$name" >&2; exit 1; }
   WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$work/time.$name")
   RSS=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' "$work/time.$name")
+  CPU=$(awk -F': ' '/User time|System time/ {s+=$2} END {printf "%.2f", s}' "$work/time.$name")
+}
+# quiesce: wait (up to 60 s) until InnoDB has flushed what the previous
+# step wrote, so that no measured step pays for another's writes.
+quiesce() {
+  local i dirty
+  for ((i = 0; i < 120; i++)); do
+    dirty=$(mysql_root -e "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY'")
+    ((dirty < 200)) && return 0
+    sleep 0.5
+  done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
 sum() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a+b}'; }
@@ -113,33 +124,38 @@ for rows in "${sizes[@]}"; do
     continue
   fi
 
-  # Warm the page cache for every reader alike: one untimed pass of each.
+  # Warm up every reader alike (one untimed pass of each); the warm-up
+  # ingest also gives the ledger lines the floor loads.
   "$work/gpubridge" ingest from=$FROM to=$TO >/dev/null 2>&1
+  mysql_root $scratch -e "SELECT cluster, job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, written_at FROM usage_ledger" >"$ROOT$lines_file"
+  nlines=$(wc -l <"$ROOT$lines_file")
+  mysql_root -e "DROP DATABASE IF EXISTS ${scratch}_floor; CREATE DATABASE ${scratch}_floor; CREATE TABLE ${scratch}_floor.usage_ledger LIKE $scratch.usage_ledger"
   fresh_ledger
-  floor_read
   $IN env TZ=UTC sacct -a -P -D -X --noconvert -S $FROM -E $TO -o JobIDRaw,Account,User,Partition,QOS,State,Start,End,AllocTRES >/dev/null
+  floor_read
 
-  measure ingest "$work/gpubridge" ingest from=$FROM to=$TO; iw=$WALL; ir=$RSS
+  # The floor, then ours, back to back: the same rows streamed, and LOAD
+  # DATA of as many ledger lines into an empty copy of the ledger table.
+  quiesce
+  measure floorread bash "$work/floor_read.sh"; frw=$WALL
+  quiesce
+  measure floorload $IN mariadb -u root -N -B ${scratch}_floor --local-infile=1 -e "LOAD DATA LOCAL INFILE '$lines_file' INTO TABLE usage_ledger"; flw=$WALL
+  mysql_root -e "DROP DATABASE ${scratch}_floor"
+  floor=$(sum "$frw" "$flw")
+  quiesce
+  measure ingest "$work/gpubridge" ingest from=$FROM to=$TO; iw=$WALL; ir=$RSS; icpu=$CPU
   sed -n 's/^/  /p' "$work/out.ingest"
   measure export "$work/gpubridge" export chargeback period=$MONTH format=focus file="$work/focus.csv"; ew=$WALL; er=$RSS
   measure detail "$work/gpubridge" export chargeback period=$MONTH format=csv detail=jobs file="$work/detail.csv"; dw=$WALL; dr=$RSS
   lines=$(($(wc -l <"$work/detail.csv") - 1)) groups=$(($(wc -l <"$work/focus.csv") - 1))
 
-  # The floor: the same rows streamed, and LOAD DATA of the lines ours wrote
-  # into an empty copy of the ledger table.
-  measure floorread bash "$work/floor_read.sh"; frw=$WALL
-  mysql_root $scratch -e "SELECT cluster, job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, written_at FROM usage_ledger" >"$ROOT$lines_file"
-  nlines=$(wc -l <"$ROOT$lines_file")
-  mysql_root -e "DROP DATABASE IF EXISTS ${scratch}_floor; CREATE DATABASE ${scratch}_floor; CREATE TABLE ${scratch}_floor.usage_ledger LIKE $scratch.usage_ledger"
-  measure floorload $IN mariadb -u root -N -B ${scratch}_floor --local-infile=1 -e "LOAD DATA LOCAL INFILE '$lines_file' INTO TABLE usage_ledger"; flw=$WALL
-  mysql_root -e "DROP DATABASE ${scratch}_floor"
-  floor=$(sum "$frw" "$flw")
-
   measure sacct $IN env TZ=UTC sacct -a -P -D -X --noconvert -S $FROM -E $TO -o JobIDRaw,Account,User,Partition,QOS,State,Start,End,AllocTRES
   cw=$WALL; cr=$RSS; crows=$(wc -l <"$work/out.sacct")
 
+  quiesce
   measure reread "$work/gpubridge" ingest from=$FROM to=$TO; rw=$WALL; rr=$RSS
   sed -n 's/^/  /p' "$work/out.reread"
+  quiesce
   measure close "$work/gpubridge" -i close period=$MONTH; clw=$WALL; clr=$RSS
   sed -n 's/^/  /p' "$work/out.close"
   measure changes "$work/gpubridge" ingest pass=changes; chw=$WALL; chr=$RSS
@@ -149,7 +165,7 @@ for rows in "${sizes[@]}"; do
   printf '  %-62s %8s s  %6s MiB\n' "floor: streamed read of the month's rows (mariadb --quick)" "$frw" "-"
   printf '  %-62s %8s s  %6s MiB\n' "floor: LOAD DATA of $nlines ledger lines into a copy" "$flw" "-"
   printf '  %-62s %8s s\n' "floor: read + write" "$floor"
-  printf '  %-62s %8s s  %6s MiB\n' "gpubridge ingest" "$iw" "$ir"
+  printf '  %-62s %8s s  %6s MiB  (%s s CPU)\n' "gpubridge ingest" "$iw" "$ir" "$icpu"
   printf '  %-62s %8s s  %6s MiB\n' "gpubridge export chargeback format=focus ($groups rows)" "$ew" "$er"
   printf '  %-62s %8s s  %6s MiB\n' "ours: ingest + price + export" "$ours" "$peak"
   printf '  %-62s %8s s  %6s MiB\n' "(also: export detail=jobs, $lines job lines)" "$dw" "$dr"
