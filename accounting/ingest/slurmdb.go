@@ -84,6 +84,11 @@ func (s *SlurmDB) loadLookups(ctx context.Context, tx *sqlx.Tx) (*lookups, error
 		}
 		return rows.Err()
 	}
+	// Every gres row, deleted=1 or not: a job row keeps the TRES ids it was
+	// allocated under, so a GPU type that is no longer configured (or a
+	// row marked deleted) still names that job's GPUs. (type, name) is
+	// unique in tres_table and slurmdbd reuses a row's id when a TRES comes
+	// back, so no two rows name the same TRES.
 	gres := map[int64]string{}
 	if err := load("tres_table", "SELECT id, name FROM tres_table WHERE type = 'gres'", gres); err != nil {
 		return nil, err

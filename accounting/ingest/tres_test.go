@@ -81,3 +81,16 @@ func TestAtou(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedTRESRowsResolve: tres_table rows marked deleted (a GPU type
+// removed from the cluster since) are read like the others, so a job
+// allocated under them is billed for its GPUs, not for none.
+func TestDeletedTRESRowsResolve(t *testing.T) {
+	// 1009 is gres/gpu:a100, deleted=1 in tres_table: loadLookups reads it
+	// as any other gres row.
+	g := newGPUTRES(map[int64]string{1001: "gpu", 1002: "gpu:h100", 1009: "gpu:a100"})
+	got := g.allocs([]byte("1=8,2=16000,4=1,1001=2,1009=2"), nil)
+	if d := cmp.Diff([]meter.Alloc{{Type: "a100", Count: 2}}, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+}
