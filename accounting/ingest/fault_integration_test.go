@@ -12,6 +12,7 @@ package ingest_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -697,4 +698,51 @@ func TestFaultPurgedRows(t *testing.T) {
 	if res, err := in.Ingest(context.Background(), ingest.Window{}); err != nil || res.Stats.Lines != 0 {
 		t.Fatalf("the next ingest wrote %d lines (%v)", res.Stats.Lines, err)
 	}
+}
+
+// TestFaultLedgerLockLost kills the connection that holds the ledger's
+// named lock (KILL by its id, as a server restart of that one session or
+// a proxy reset would) while an ingest writes: the lock is gone, so the
+// ingest must stop with ErrLockLost and write nothing more (another ingest
+// may hold the lock by now). The next ingest completes the ledger.
+func TestFaultLedgerLockLost(t *testing.T) {
+	f := newFaultIT(t, 8)
+	in, db := f.ingester("lock", f.sqlSource())
+	ctx := context.Background()
+	var killed atomic.Bool
+	var linesAtKill int
+	in.Progress = func(p ingest.Progress) {
+		if p.Done || killed.Load() {
+			return
+		}
+		var holder sql.NullInt64
+		if err := db.Get(&holder, "SELECT IS_USED_LOCK(?)", "gpubridge.ledger."+f.env.Cluster); err != nil || !holder.Valid {
+			t.Errorf("lock holder: %v %v", holder, err)
+			return
+		}
+		if err := db.Get(&linesAtKill, "SELECT COUNT(*) FROM usage_ledger"); err != nil {
+			t.Error(err)
+		}
+		if _, err := db.Exec(fmt.Sprintf("KILL CONNECTION %d", holder.Int64)); err != nil {
+			t.Errorf("kill the lock's connection: %v", err)
+		}
+		killed.Store(true)
+	}
+	_, err := in.Ingest(ctx, f.from)
+	if !killed.Load() {
+		t.Fatal("the ingest ended before its lock connection was killed: the test proves nothing")
+	}
+	if !errors.Is(err, ledger.ErrLockLost) {
+		t.Fatalf("ingest with its lock connection killed: %v; want ErrLockLost", err)
+	}
+	t.Logf("outcome: %v", err)
+	var lines int
+	if err := db.Get(&lines, "SELECT COUNT(*) FROM usage_ledger"); err != nil || lines != linesAtKill || lines == 0 {
+		t.Errorf("%d lines after the kill, %d before it (%v): want the same, and some", lines, linesAtKill, err)
+	}
+	in.Progress = nil
+	if _, err := in.Ingest(ctx, ingest.Window{}); err != nil {
+		t.Fatalf("next ingest: %v", err)
+	}
+	f.converged(in, db, ingest.Window{})
 }

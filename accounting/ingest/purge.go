@@ -140,7 +140,13 @@ func (s *SlurmDB) missingRows(ctx context.Context, tx *sqlx.Tx, lk *lookups, fro
 	if err != nil {
 		return nil, fmt.Errorf("read last_ran_table: %w", err)
 	}
-	h0, h1 := checkHours(from, to, rolled.Int64)
+	return s.missingRowsUpTo(ctx, tx, lk, from, to, rolled.Int64)
+}
+
+// missingRowsUpTo is missingRows with slurmdbd's rollups taken to reach
+// rolled (0: unknown, to alone).
+func (s *SlurmDB) missingRowsUpTo(ctx context.Context, tx *sqlx.Tx, lk *lookups, from, to, rolled int64) ([]Missing, error) {
+	h0, h1 := checkHours(from, to, rolled)
 	ids := lk.gpus.measure()
 	if h1 <= h0 || len(ids) == 0 {
 		return nil, nil
