@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -83,7 +84,17 @@ func (s IngestSetup) Ingester(ctx context.Context, source string) (*ingest.Inges
 	}
 	return &ingest.Ingester{
 		Cluster: c.Cluster, Source: src, Ledger: s.Ledger,
-		Rules: meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS},
-		Log:   s.Log,
+		Rules:        meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS},
+		ChangesEvery: every(c.Ingest.ChangesEvery.Duration), VerifyEvery: every(c.Ingest.VerifyEvery.Duration),
+		Log: s.Log,
 	}, nil
+}
+
+// every maps the configuration's "0 is off" to the ingester's "negative is
+// never" (its 0 is the default).
+func every(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

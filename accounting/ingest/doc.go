@@ -7,10 +7,13 @@
 //     read-only user, in one read-only REPEATABLE READ transaction, so the
 //     running runs and the finished runs come from one consistent snapshot.
 //     Finished runs are selected by time_end (indexed; mod_time is not) and
-//     streamed row by row in (time_end, job_db_inx) order: memory stays
+//     streamed row by row, every row of the window in the job table's own
+//     order ([Unordered]): neither a filter on tres_alloc nor a sort, each
+//     of which costs the server more than sending the rows; memory stays
 //     constant however many rows the window holds. GPU TRES ids are read
-//     from tres_table at every ingest, QOS names from qos_table and users
-//     from the association table.
+//     from tres_table at every ingest (deleted rows too: a job keeps the
+//     ids it ran under), QOS names from qos_table and users from the
+//     association table.
 //   - [REST] reads slurmrestd's /slurmdb/jobs in adaptive time windows
 //     (show_duplicates, skip_steps) for sites without database access. It is
 //     much slower (see docs/chargeback.md) and meant for incremental ingests.
@@ -23,7 +26,8 @@
 // watermark (purge.go). GPU use that the rollups hold and no job row
 // accounts for (rows purged by PurgeJobAfter, or deleted, before they were
 // ingested) fails the ingest with [ErrMissingRows] before anything is
-// written, unless [Ingester.AcceptMissing]; it is never billed as zero.
+// written, unless the operator accepted the gap for those hours
+// ([Ingester.AcceptMissing], audited); it is never billed as zero.
 //
 // Both produce the same [meter.Run]s, so the ledger is the same whichever
 // source wrote it.
@@ -35,7 +39,31 @@
 //
 // [Ingester] runs one ingest: it takes the ledger lock, reads the running
 // runs and replaces the accruals, then streams the finished runs of the
-// window to the ledger in batches, each committed with the watermark.
+// window to the ledger in batches. An ordered source's batches commit the
+// watermark as they go; an unordered one's window is touched (it may hold
+// lines) with its first batch and covered, with the watermark, by its
+// last, so a killed ingest leaves no half-covered period and the next one
+// compares what is there.
+//
+// What Slurm changes later reaches the ledger three ways ([Ingester.
+// Scheduled], the daemon's ingest job), each a bulk comparison in the
+// ledger, with lines that bring every key to its new measurement (a run
+// corrected to zero length, or that lost its GPUs or its start, is
+// reversed to zero; a closed period's difference is an adjustment in the
+// open one):
+//
+//   - every ingest looks up by key ([Query.Lookup]) the runs that were
+//     running at the last ingest (the accruals' runs) and are neither
+//     running nor in the window now: a late end record (slurmdbd was down
+//     when the job ended; its end is days old), a runaway job fixed with
+//     `sacctmgr show runawayjobs` (end set to start, mod_time untouched);
+//   - every hour a changes pass re-reads the rows whose mod_time is at or
+//     after the previous pass ([Query.ChangedSince]; one full scan of the
+//     job table) and that ended before the window;
+//   - every day a verification re-reads the open periods in full.
+//
+// The passes are recorded in the ledger (meter.Pass), so `gpubridge show
+// ingest` can say how far each got.
 //
 // Clock: an ingest measures as of the source's clock (slurm_acct_db's
 // server, slurmctld), not the host's, so a host whose clock is off writes

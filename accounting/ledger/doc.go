@@ -14,9 +14,11 @@
 //     Re-ingesting computes the same usage; the ledger compares it with the
 //     sum of the key's existing revisions and writes nothing when they are
 //     equal. When they differ (Slurm corrected a record), it inserts one
-//     more revision holding the difference. Lines are never updated or
-//     deleted, and the sum of a key's revisions is always the latest
-//     measurement.
+//     more revision holding the difference; a key of a finished run that
+//     the measurement no longer has (the run now lasted zero seconds, lost
+//     its GPUs or its start, changed tier or type) is reversed to zero.
+//     Lines are never updated or deleted, and the sum of a key's revisions
+//     is always the latest measurement.
 //   - Running runs: their part in periods that have ended is final and is
 //     written as lines like any other; their part in the current period is
 //     an accrual, kept in a separate table that each ingest replaces as a
@@ -37,15 +39,31 @@
 // in it has a rate; it stores the rate card and tenant labels used, so the
 // closed period's export is the same bytes forever.
 //
-// # Watermark and coverage
+// # Watermark, coverage and touched ranges
 //
 // Each batch of lines commits in one transaction with the source's
 // watermark (how far the stream of finished runs, ordered by end time, has
-// been written) and the cluster's coverage (the end-time ranges ingested so
-// far). Coverage lets a first ingest of new time skip the existing-line
-// lookups; a run whose end is already covered, or that crossed a period end
-// while running, is always checked. After kill -9, a rerun resumes from the
-// watermark and writes exactly what is missing.
+// been written; an unordered source moves it with the window's last batch
+// only) and the cluster's coverage (the end-time ranges ingested
+// completely, which a close requires). A batch also marks its whole window
+// as touched (ingest_touched: it may hold lines from now on), and carries
+// the parts of the window no ingest had touched when it began (Fresh): a
+// run ending there, that did not cross a period end while running, is
+// inserted without a lookup; every other run is compared. After kill -9,
+// a rerun writes exactly what is missing.
+//
+// # Bulk comparison and writes
+//
+// The runs of a batch that need comparing are compared in bulk: their job
+// ids, sorted, become ranges of the primary key (ids close together) and
+// single ids, read in one query and folded per run, so re-reading a month
+// costs about one scan of its lines. Lines are written with LOAD DATA
+// LOCAL INFILE from memory (multi-row INSERTs when a name would need
+// escaping or the server refuses LOCAL INFILE); any warning fails the
+// batch, since LOCAL turns a duplicate key into one. While this store holds
+// a cluster's lock, the cluster's writes run on the lock's own connection:
+// if that connection breaks, the server has dropped the lock, and the
+// write fails with ErrLockLost instead of going on without it.
 //
 // Importers: the accounting application layer (accounting/billing), the
 // daemon's jobs (accounting/jobs), the ingest (through its own Ledger

@@ -44,6 +44,8 @@ type Config struct {
 	Health     Health     `json:"health"`
 	// API is the tenant API and status page (bridge/api) on server.listen.
 	API API `json:"api"`
+	// Ingest tunes the daemon's ingest job (schedules.ingest runs it).
+	Ingest Ingest `json:"ingest"`
 }
 
 // API tunes the tenant API and status page (bridge/api).
@@ -57,6 +59,18 @@ type API struct {
 	// until the bucket refills.
 	AuthFailuresPerMinute int `json:"authFailuresPerMinute"`
 	AuthFailureBurst      int `json:"authFailureBurst"`
+}
+
+// Ingest says how often the daemon's ingest job goes beyond its window
+// (accounting/ingest.Ingester.Scheduled).
+type Ingest struct {
+	// ChangesEvery is how often it re-reads the job rows slurmdbd changed
+	// since the previous pass (mod_time; one full scan of the job table).
+	// 0 turns the passes off.
+	ChangesEvery Duration `json:"changesEvery"`
+	// VerifyEvery is how often it re-reads the open periods in full and
+	// compares them with the ledger. 0 turns the verification off.
+	VerifyEvery Duration `json:"verifyEvery"`
 }
 
 // Reconcile bounds what one writer may do (bridge/reconcile.DeletePolicy,
@@ -313,6 +327,7 @@ func Default() Config {
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}},
 		Health:    defaultHealth(),
 		API:       API{RefreshInterval: Duration{15 * time.Second}, AuthFailuresPerMinute: 10, AuthFailureBurst: 20},
+		Ingest:    Ingest{ChangesEvery: Duration{time.Hour}, VerifyEvery: Duration{24 * time.Hour}},
 	}
 }
 
@@ -504,6 +519,11 @@ func (c Config) Validate() error {
 	}
 	if c.Reconcile.WriterLockTimeout.Duration <= 0 {
 		add("reconcile.writerLockTimeout", "must be a positive duration such as 30s")
+	}
+	for field, d := range map[string]time.Duration{"ingest.changesEvery": c.Ingest.ChangesEvery.Duration, "ingest.verifyEvery": c.Ingest.VerifyEvery.Duration} {
+		if d != 0 && d < time.Minute {
+			add(field, "is %s; must be 0 (off) or at least 1m, such as 1h", d)
+		}
 	}
 	if c.Tenants.QOSPrefix != "" && !validName(c.Tenants.QOSPrefix) {
 		add("tenants.qosPrefix", "%q may hold only letters, digits, '-' and '_'", c.Tenants.QOSPrefix)

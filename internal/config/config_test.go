@@ -175,3 +175,22 @@ func TestReconcileKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestIngestKeys(t *testing.T) {
+	c := Default()
+	if c.Ingest.ChangesEvery.Duration != time.Hour || c.Ingest.VerifyEvery.Duration != 24*time.Hour {
+		t.Fatalf("defaults: %+v", c.Ingest)
+	}
+	c.Ingest.VerifyEvery.Duration = 0 // off
+	if err := c.Validate(); err != nil {
+		t.Fatalf("verifyEvery 0: %v", err)
+	}
+	c.Ingest.ChangesEvery.Duration = time.Second
+	c.Ingest.VerifyEvery.Duration = -time.Hour
+	err := c.Validate()
+	for _, f := range []string{"ingest.changesEvery: is 1s; must be 0 (off) or at least 1m", "ingest.verifyEvery: is -1h0m0s; must be 0 (off) or at least 1m"} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Errorf("Validate() = %v; want %q", err, f)
+		}
+	}
+}

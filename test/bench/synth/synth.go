@@ -23,6 +23,13 @@ const MinJobID = 900_000_000
 // its own block of 10,000 from there.
 const TestIDs = 902_000_000
 
+// BigBenchIDs is where a benchmark of more rows than [MinJobID, TestIDs)
+// holds puts them: [BigBenchIDs, BigBenchIDs+BigBenchRows).
+const (
+	BigBenchIDs  = 3_000_000_000
+	BigBenchRows = 100_000_000
+)
+
 // AccountPrefix starts every synthetic row's account.
 const AccountPrefix = "m4syn"
 

@@ -42,6 +42,11 @@ func run() int {
 	switch os.Args[1] {
 	case "delete":
 		n, err := synth.Delete(ctx, db, *cluster, synth.MinJobID, synth.TestIDs)
+		if err == nil {
+			var m int64
+			m, err = synth.Delete(ctx, db, *cluster, synth.BigBenchIDs, synth.BigBenchIDs+synth.BigBenchRows)
+			n += m
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "synthjobs:", err)
 			return 1
@@ -63,11 +68,15 @@ func run() int {
 			fmt.Fprintln(os.Stderr, "synthjobs:", err)
 			return 1
 		}
+		first := uint32(synth.MinJobID)
 		if *rows > synth.TestIDs-synth.MinJobID {
-			fmt.Fprintln(os.Stderr, "synthjobs: too many rows for the benchmark's id range")
+			first = synth.BigBenchIDs // beyond the tests' ids
+		}
+		if *rows > synth.BigBenchRows {
+			fmt.Fprintf(os.Stderr, "synthjobs: at most %d rows\n", synth.BigBenchRows)
 			return 2
 		}
-		spec := synth.Month{Start: m, Jobs: *rows, Accounts: *accounts, Seed: 1, FirstID: synth.MinJobID, GPUShare: *gpu, MIGShare: *mig, QOS: qos}
+		spec := synth.Month{Start: m, Jobs: *rows, Accounts: *accounts, Seed: 1, FirstID: first, GPUShare: *gpu, MIGShare: *mig, QOS: qos}
 		buf := make([]synth.Row, 0, 10000)
 		var n, gpus int
 		err = spec.Generate(tres, func(r synth.Row) error {
