@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,4 +206,63 @@ func sumRef(rows []row, asOf int64) int64 {
 		n += v
 	}
 	return n
+}
+
+// changeSource records its queries and reads changes (an empty table).
+type changeSource struct{ queries *[]Query }
+
+func (s *changeSource) Name() string       { return "slurmdb" }
+func (s *changeSource) ReadsChanges() bool { return true }
+func (s *changeSource) Unordered()         {}
+func (s *changeSource) Read(_ context.Context, q Query, h Handler) error {
+	*s.queries = append(*s.queries, q)
+	return h.Running(nil)
+}
+
+// TestScheduledWindows: what the daemon's ingest job asks the source for,
+// run after run.
+func TestScheduledWindows(t *testing.T) {
+	ctx := context.Background()
+	t0 := ts("2026-12-20 12:00:00")
+	var got []Query
+	l := ledger.NewMemory()
+	now := t0
+	in := newIngester(&changeSource{queries: &got}, l, t0)
+	in.Clock = func() time.Time { return time.Unix(now, 0) }
+	step := func(at int64) Result {
+		t.Helper()
+		now = at
+		res, err := in.Scheduled(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	step(t0)            // the first ingest
+	r := step(t0 + 300) // a verification is due (none yet); changes were tracked from t0
+	step(t0 + 600)      // nothing due
+	step(t0 + 3900)     // a changes pass is due
+	nov := ts("2026-11-01 00:00:00")
+	margin := int64(ChangesMargin / time.Second)
+	want := []Query{
+		{From: nov, To: t0, CheckFrom: nov},
+		{From: nov, To: t0 + 300, CheckFrom: t0, AllRows: true},
+		{From: t0 + 300 - 86400, To: t0 + 600, CheckFrom: t0 + 300, AllRows: true},
+		{From: t0 + 600 - 86400, To: t0 + 3900, CheckFrom: t0 + 600, AllRows: true, ChangedSince: t0 - margin},
+	}
+	if d := gocmp.Diff(want, got); d != "" {
+		t.Errorf("queries (-want +got)\n%s", d)
+	}
+	if !r.Verified || !strings.Contains(r.Start, "first open period") {
+		t.Errorf("second run: %+v, want a verification", r)
+	}
+	// November closed: the verification starts in December.
+	if err := l.MarkClosed(ctx, ledger.PeriodRecord{Cluster: "c", Period: meter.PeriodOfUnix(nov), ClosedBy: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	step(t0 + 2*86400)
+	if want := ts("2026-12-01 00:00:00"); len(got) != 1 || got[0].From != want {
+		t.Errorf("verification after November's close: %+v, want From %d", got, want)
+	}
 }

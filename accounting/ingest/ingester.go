@@ -193,7 +193,7 @@ func (in *Ingester) Scheduled(ctx context.Context) (Result, error) {
 		p, ok, err := in.Ledger.Pass(ctx, in.Cluster, in.Source.Name(), kind)
 		return err == nil && (!ok || now.Sub(time.Unix(p.Finished, 0)) >= every), err
 	}
-	_, haveWM, err := in.Ledger.Watermark(ctx, in.Cluster, in.Source.Name())
+	wm, haveWM, err := in.Ledger.Watermark(ctx, in.Cluster, in.Source.Name())
 	if err != nil || !haveWM {
 		if err != nil {
 			return Result{}, err
@@ -211,6 +211,11 @@ func (in *Ingester) Scheduled(ctx context.Context) (Result, error) {
 	if verify {
 		if w.From, err = in.verifyFrom(ctx, now); err != nil {
 			return Result{}, err
+		}
+		// Never less than the incremental window (the lookback may reach
+		// into a period closed since).
+		if lb := cmp.Or(in.Lookback, DefaultLookback); lb > 0 {
+			w.From = unixUTC(min(w.From.Unix(), wm.Through-int64(lb/time.Second)))
 		}
 		w.Verify = true
 	}
