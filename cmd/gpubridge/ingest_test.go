@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+)
+
+func TestAcceptArg(t *testing.T) {
+	a, err := acceptArg("2026-11-20T12:00..2026-11-20T14:00")
+	if err != nil || !a.From.Equal(time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)) || !a.To.Equal(time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC)) || a.Actor == "" {
+		t.Fatalf("acceptArg = %+v, %v", a, err)
+	}
+	for _, bad := range []string{"2026-11-20T12:00", "2026-11-20T14:00..2026-11-20T12:00", "x..2026-11-20", "2026-11-20T12:00..2026-11-20T12:00"} {
+		if _, err := acceptArg(bad); err == nil {
+			t.Errorf("acceptArg(%q): want an error", bad)
+		} else if _, ok := err.(usageError); !ok {
+			t.Errorf("acceptArg(%q): %T, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestPrintIngestState(t *testing.T) {
+	ts := func(s string) int64 {
+		v, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Unix()
+	}
+	nov, _ := meter.ParsePeriod("2026-11")
+	s := ledger.State{
+		Watermarks:   map[string]meter.Watermark{"slurmdb": {Source: "slurmdb", Through: ts("2026-12-01 10:00:00")}},
+		AccrualsAsOf: ts("2026-12-01 10:00:00"),
+		Coverage:     [][2]int64{{ts("2026-11-01 00:00:00"), ts("2026-12-01 10:00:00")}},
+		Closed:       map[meter.Period]bool{nov: true},
+		Passes: []meter.Pass{
+			{Kind: meter.PassChanges, Source: "slurmdb", AsOf: ts("2026-12-01 09:55:00"), Finished: ts("2026-12-01 09:55:02")},
+			{Kind: meter.PassVerify, Source: "slurmdb", From: ts("2026-11-01 00:00:00"), AsOf: ts("2026-12-01 04:30:00"), Finished: ts("2026-12-01 04:30:05")},
+		},
+	}
+	var out bytes.Buffer
+	a := &App{out: &out}
+	if err := a.printIngestState("testbed", s); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Cluster  Source   CompleteThrough       RunningAsOf           ChangesSeenThrough    ChangesPassAt         VerifiedFrom          VerifiedThrough       VerifiedAt",
+		"testbed  slurmdb  2026-12-01T10:00:00Z  2026-12-01T10:00:00Z  2026-12-01T09:55:00Z  2026-12-01T09:55:02Z  2026-11-01T00:00:00Z  2026-12-01T04:30:00Z  2026-12-01T04:30:05Z",
+		"ingested end times: 2026-11-01T00:00:00Z..2026-12-01T10:00:00Z",
+		"closed periods: 2026-11",
+	}
+	var got []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if l = strings.TrimRight(l, " "); l != "" && !strings.HasPrefix(l, "---") {
+			got = append(got, l)
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s\n%s", d, out.String())
+	}
+}
