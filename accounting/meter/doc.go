@@ -10,7 +10,11 @@
 //     [time_start, time_end) clipped to the period. Periods are calendar
 //     months in UTC ([Period]); a run crossing 00:00:00 UTC on the 1st is
 //     split there. A run that never started, or whose end equals its start
-//     (cancelled while pending), costs nothing and yields no usage.
+//     (cancelled while pending), costs nothing and yields no usage. A run
+//     whose record Slurm later corrects to that (or strips of its GPUs)
+//     still reaches the ledger as a [MeasuredRun] without usages, so its
+//     earlier lines are reversed ([Run.CrossedPeriodEnd] says whether an
+//     ingest may have written lines for it before it ended).
 //   - A run still running "as of" T is measured to T. Its parts in periods
 //     that ended at or before T are final (they can no longer change unless
 //     Slurm corrects the record, which the ledger turns into an adjustment);

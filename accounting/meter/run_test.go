@@ -187,3 +187,33 @@ func TestLineKind(t *testing.T) {
 		})
 	}
 }
+
+func TestCrossedPeriodEnd(t *testing.T) {
+	asOf := ts("2026-12-15 00:00:00")
+	cases := map[string]struct {
+		start, end string
+		want       bool
+	}{
+		"inside one month":                {"2026-11-02 00:00:00", "2026-11-03 00:00:00", false},
+		"across a month end before as-of": {"2026-11-30 23:00:00", "2026-12-01 01:00:00", true},
+		"ends exactly at the month end":   {"2026-11-30 23:00:00", "2026-12-01 00:00:00", false},
+		"running across a month end":      {"2026-11-30 23:00:00", "", true},
+		"running inside the as-of month":  {"2026-12-10 00:00:00", "", false},
+		"month end after as-of":           {"2026-12-31 23:00:00", "2027-01-01 01:00:00", false},
+		"never started":                   {"", "2026-12-01 01:00:00", false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := Run{}
+			if tc.start != "" {
+				r.Start = ts(tc.start)
+			}
+			if tc.end != "" {
+				r.End = ts(tc.end)
+			}
+			if got := r.CrossedPeriodEnd(asOf); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
