@@ -44,7 +44,7 @@ const (
 	DefaultLockWait  = 30 * time.Second
 	// DefaultChangesEvery is how often Scheduled re-reads the rows
 	// slurmdbd changed: one full scan of the job table (mod_time has no
-	// index), 1.2 s for 1M rows and 14 s for 10M on the testbed
+	// index), 1.3-1.7 s for 1M rows and 16.8 s for 10M on the testbed
 	// (docs/chargeback.md).
 	DefaultChangesEvery = time.Hour
 	// DefaultVerifyEvery is how often Scheduled re-reads every open
