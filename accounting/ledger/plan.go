@@ -85,7 +85,7 @@ func planLines(runs []meter.MeasuredRun, existing runKeys, closed booker) []mete
 // planRun appends the lines of one run; existing holds only its keys.
 func planRun(out []meter.Line, mr meter.MeasuredRun, existing []existingKey, closed booker) []meter.Line {
 	var seenBuf [16]bool
-	seen := seenBuf[:0]
+	var seen []bool
 	if len(existing) > len(seenBuf) {
 		seen = make([]bool, len(existing))
 	} else {
