@@ -213,8 +213,8 @@ pass (every change slurmdbd made to a job row before it has been re-read)
 and the last verification (the open periods re-read in full and compared),
 the end-time ranges ingested so far and the closed periods.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("show ingest takes no arguments")
+			if err := a.noNames(args, ingestStateTable("", ledger.State{})); err != nil {
+				return err
 			}
 			c, err := a.Config()
 			if err != nil {
@@ -233,10 +233,32 @@ the end-time ranges ingested so far and the closed periods.`,
 	}
 }
 
-func (a *App) printIngestState(cluster string, s ledger.State) error {
+// ingestState is one row of show ingest --json: a source's watermark and
+// passes; a time that never happened is left out.
+type ingestState struct {
+	Cluster            string     `json:"cluster"`
+	Source             string     `json:"source"`
+	CompleteThrough    *time.Time `json:"completeThrough,omitempty"`
+	RunningAsOf        *time.Time `json:"runningAsOf,omitempty"`
+	ChangesSeenThrough *time.Time `json:"changesSeenThrough,omitempty"`
+	ChangesPassAt      *time.Time `json:"changesPassAt,omitempty"`
+	VerifiedFrom       *time.Time `json:"verifiedFrom,omitempty"`
+	VerifiedThrough    *time.Time `json:"verifiedThrough,omitempty"`
+	VerifiedAt         *time.Time `json:"verifiedAt,omitempty"`
+}
+
+// ingestStateTable lays out the ledger's state per source (show ingest).
+func ingestStateTable(cluster string, s ledger.State) table.Table {
 	t := table.Table{
 		Header: []string{"Cluster", "Source", "CompleteThrough", "RunningAsOf", "ChangesSeenThrough", "ChangesPassAt", "VerifiedFrom", "VerifiedThrough", "VerifiedAt"},
 		Keys:   []string{"cluster", "source", "completeThrough", "runningAsOf", "changesSeenThrough", "changesPassAt", "verifiedFrom", "verifiedThrough", "verifiedAt"},
+	}
+	at := func(v int64) *time.Time {
+		if v == 0 {
+			return nil
+		}
+		t := time.Unix(v, 0).UTC()
+		return &t
 	}
 	ts := func(v int64) string {
 		if v == 0 {
@@ -248,10 +270,25 @@ func (a *App) printIngestState(cluster string, s ledger.State) error {
 	for _, p := range s.Passes {
 		passes[[2]string{p.Source, p.Kind}] = p
 	}
+	raw := []ingestState{}
 	for _, src := range slices.Sorted(maps.Keys(s.Watermarks)) {
 		ch, ve := passes[[2]string{src, meter.PassChanges}], passes[[2]string{src, meter.PassVerify}]
 		t.Rows = append(t.Rows, []string{cluster, src, ts(s.Watermarks[src].Through), ts(s.AccrualsAsOf), ts(ch.AsOf), ts(ch.Finished),
 			ts(ve.From), ts(ve.AsOf), ts(ve.Finished)})
+		raw = append(raw, ingestState{Cluster: cluster, Source: src, CompleteThrough: at(s.Watermarks[src].Through), RunningAsOf: at(s.AccrualsAsOf),
+			ChangesSeenThrough: at(ch.AsOf), ChangesPassAt: at(ch.Finished), VerifiedFrom: at(ve.From), VerifiedThrough: at(ve.AsOf), VerifiedAt: at(ve.Finished)})
+	}
+	t.Raw = raw
+	return t
+}
+
+func (a *App) printIngestState(cluster string, s ledger.State) error {
+	t := ingestStateTable(cluster, s)
+	ts := func(v int64) string {
+		if v == 0 {
+			return "-"
+		}
+		return time.Unix(v, 0).UTC().Format(time.RFC3339)
 	}
 	if len(t.Rows) == 0 && !a.output.JSON {
 		fmt.Fprintf(a.err, "nothing ingested into this ledger yet for cluster %s: run gpubridge ingest\n", cluster)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/api/token"
@@ -170,6 +171,8 @@ func TestJSONSchemasOffline(t *testing.T) {
 			Managed: true, SlurmState: "IDLE", Running: &run, Last: &res}})),
 		"burst run-once": jsonOf(t, burst.CycleTable(burst.Result{Moved: []burst.Move{{Job: burst.Job{ID: 7, User: "alice"}, Tenant: "acme",
 			GPUs: burst.Request{"h100": 1}}}}, false)),
+		"show ingest": jsonOf(t, ingestStateTable("tb", ledger.State{Watermarks: map[string]meter.Watermark{"slurmdb": {Source: "slurmdb", Through: at.Unix()}},
+			AccrualsAsOf: at.Unix(), Passes: []meter.Pass{{Kind: meter.PassChanges, Source: "slurmdb", AsOf: at.Unix(), Finished: at.Unix()}}})),
 		"show tokens": jsonOf(t, tokensTable([]token.Token{{ID: 1, Name: "ci", Tenant: "acme", Scope: token.Read, CreatedAt: at, CreatedBy: "root", ExpiresAt: at.Add(time.Hour)},
 			{ID: 2, Name: "ops", Scope: token.Admin, CreatedAt: at, CreatedBy: "root"}}, at)),
 		"show audit": jsonOf(t, table.Table{Raw: []sqldb.AuditEntry{{ID: 1, At: at, Actor: "root", Action: "modify", ObjectKind: "tenant",
