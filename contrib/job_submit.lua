@@ -177,7 +177,9 @@ end
 -- parse_body returns the tenants of a table's content (after the header),
 -- keyed by account, and their number, or nil and the first problem.
 --   tenants[name] = { state = "active"|"deleting", types = { [type] = quota },
---                     users = { [user] = true } }
+--                     users = { [user] = true },
+--                     bookings = { qos = "acme", resv_qos = "acme-resv",
+--                                  prefix = "gpubridge-" } or nil }
 function M.parse_body(body)
 	if #body > 0 and string.sub(body, -1) ~= "\n" then
 		return nil, "the last line is not terminated"
@@ -223,8 +225,17 @@ function M.parse_body(body)
 					return nil, string.format("line %d: user for tenant %q before its tenant line", n, f[2])
 				end
 				t.users[f[3]] = true
+			elseif kind == "bookings" and #f == 5 then
+				local t = tenants[f[2]]
+				if t == nil then
+					return nil, string.format("line %d: bookings for tenant %q before its tenant line", n, f[2])
+				end
+				if t.bookings ~= nil then
+					return nil, string.format("line %d: bookings of tenant %q appear twice", n, f[2])
+				end
+				t.bookings = { qos = f[3], resv_qos = f[4], prefix = f[5] }
 			else
-				return nil, string.format("line %d: not a tenant, gpu or user record", n)
+				return nil, string.format("line %d: not a tenant, gpu, user or bookings record", n)
 			end
 		end
 	end
@@ -775,20 +786,198 @@ function M.guard_modify(job_desc, job_rec)
 end
 
 ---------------------------------------------------------------------------
--- Slurm's hooks. Routing happens only for jobs the guard accepted: the
--- optional submit-time burst routing (contrib/job_submit_burst.lua, see
--- docs/burst.md) is loaded when installed beside this script and routes
--- only accounts listed in its own configuration file. Bookings will add
--- their route here (a tenant's job that names one of its reservations
--- switched to the tenant's reservation QOS), after the checks.
+-- Bookings (docs/bookings.md). A tenant's booking is a Slurm reservation
+-- named <prefix><booking id> whose account is the tenant's. Slurm counts a
+-- job inside a reservation against its QOS like any other, so a tenant's
+-- job that names only its own bookings is switched from the tenant QOS to
+-- the tenant's reservation QOS (REQUIRED_RESERVATION, no limits): it runs
+-- on the booked GPUs while the quota is full, and a job outside a
+-- reservation cannot use that QOS (Slurm refuses it, error 2066). A job
+-- naming another tenant's booking is not switched (Slurm refuses it:
+-- its account is not in the reservation), nor is one naming a reservation
+-- that is not a gpubridge booking; asking for the reservation QOS by hand
+-- there is refused, since it would escape the quota.
+---------------------------------------------------------------------------
+
+-- reservations returns the names in a --reservation list, or nil.
+function M.reservations(s)
+	if s == nil then
+		return nil
+	end
+	local out = {}
+	for r in string.gmatch(s, "[^,]+") do
+		r = trim(r)
+		if r ~= "" then
+			out[#out + 1] = r
+		end
+	end
+	if #out == 0 then
+		return nil
+	end
+	return out
+end
+
+-- resv_accounts returns the accounts of reservation name as a set (lower
+-- case) from slurmctld's reservation table (slurm.reservations), false
+-- when slurmctld has no such reservation, or nil when the table is not
+-- visible to the script (then Slurm's own check of the job's account
+-- against the reservation decides). A reservation that excludes accounts
+-- (-acct) lists none.
+function M.resv_accounts(name)
+	local rs = slurm.reservations
+	if type(rs) ~= "table" then
+		return nil
+	end
+	local r = rs[name]
+	if r == nil then
+		return false
+	end
+	local set = {}
+	local list = r.accounts
+	if type(list) == "string" then
+		for a in string.gmatch(list, "[^,]+") do
+			a = trim(a)
+			if string.sub(a, 1, 1) == "-" then
+				return {}
+			end
+			set[string.lower(a)] = true
+		end
+	end
+	return set
+end
+
+-- is_booking reports whether reservation name is one of account's
+-- bookings: b.prefix followed by a booking id, listing the account.
+function M.is_booking(name, account, b)
+	if string.sub(name, 1, #b.prefix) ~= b.prefix or not string.find(string.sub(name, #b.prefix + 1), "^[1-9]%d*$") then
+		return false
+	end
+	local accts = M.resv_accounts(name)
+	if accts == nil then
+		return true
+	end
+	return accts ~= false and accts[account] == true
+end
+
+-- all_bookings reports whether every reservation of list is one of
+-- account's bookings, and the first that is not.
+local function all_bookings(list, account, b)
+	for _, r in ipairs(list) do
+		if not M.is_booking(r, account, b) then
+			return false, r
+		end
+	end
+	return true, nil
+end
+
+local function same_qos(a, b)
+	return a ~= nil and b ~= nil and string.lower(trim(a)) == string.lower(b)
+end
+
+local function resv_qos_refusal(account, b, why)
+	return string.format("gpubridge: QOS %s is for jobs inside tenant %s's bookings (reservations %s<id>, `gpubridge show bookings tenant=%s`); %s. Name the booking with --reservation and leave --qos out",
+		b.resv_qos, account, b.prefix, account, why)
+end
+
+-- route_booking_submit switches a new job of a tenant that names only its
+-- own bookings to the tenant's reservation QOS (when it asks for the
+-- tenant QOS or none), and refuses a job that asks for the reservation QOS
+-- outside them. It returns Slurm's code and whether it switched the job.
+function M.route_booking_submit(job_desc, submit_uid)
+	local v = M.submit_view(job_desc)
+	local account, t = M.tenant_of(v.account)
+	if t == nil or t.bookings == nil then
+		return slurm.SUCCESS, false
+	end
+	local b = t.bookings
+	local list = M.reservations(job_desc.reservation)
+	local asked = same_qos(v.qos, b.resv_qos)
+	if list == nil then
+		return slurm.SUCCESS, false -- Slurm refuses the reservation QOS without a reservation (2066)
+	end
+	local mine, other = all_bookings(list, account, b)
+	if not mine then
+		if asked and not M.privileged(submit_uid) then
+			return refuse(resv_qos_refusal(account, b, string.format("reservation %s is not one of them", other)),
+				slurm.ESLURM_ACCESS_DENIED, string.format("job of user %s in account %s", tostring(v.user), account)), false
+		end
+		return slurm.SUCCESS, false
+	end
+	if asked then
+		return slurm.SUCCESS, true
+	end
+	if v.qos ~= nil and trim(v.qos) ~= "" and not same_qos(v.qos, b.qos) then
+		return slurm.SUCCESS, false -- another QOS the user chose: left to Slurm and the checks
+	end
+	job_desc.qos = b.resv_qos
+	slurm.log_info("gpubridge guard: job of user %s in account %s names booking(s) %s: QOS %s -> %s",
+		tostring(v.user), account, table.concat(list, ","), b.qos, b.resv_qos)
+	return slurm.SUCCESS, true
+end
+
+-- route_booking_modify does the same for an update of a pending job: one
+-- that sets its reservations to the tenant's own bookings is switched to
+-- the reservation QOS; one that clears the reservation of a job in the
+-- reservation QOS is switched back to the tenant QOS; one that asks for
+-- the reservation QOS with a reservation that is not a booking of the
+-- tenant is refused (root and SlurmUser may).
+function M.route_booking_modify(job_desc, job_rec, modify_uid)
+	local v = M.modify_view(job_desc, job_rec)
+	local account, t = M.tenant_of(v.account)
+	if t == nil or t.bookings == nil then
+		return slurm.SUCCESS
+	end
+	local b = t.bookings
+	local resv = job_desc.reservation
+	if resv == nil then
+		resv = job_rec.resv_name -- nil where slurmctld does not show it
+	end
+	local list = M.reservations(resv)
+	local what = string.format("update of job %s (user %s, account %s)", tostring(v.job_id), tostring(v.user), account)
+	if list == nil then
+		if job_desc.reservation ~= nil and job_desc.qos == nil and same_qos(v.qos, b.resv_qos) then
+			job_desc.qos = b.qos
+			slurm.log_info("gpubridge guard: %s leaves its booking: QOS %s -> %s", what, b.resv_qos, b.qos)
+		end
+		return slurm.SUCCESS
+	end
+	local mine, other = all_bookings(list, account, b)
+	if not mine then
+		if same_qos(job_desc.qos, b.resv_qos) and not M.privileged(modify_uid) then
+			return refuse(resv_qos_refusal(account, b, string.format("reservation %s is not one of them", other)), slurm.ESLURM_ACCESS_DENIED, what)
+		end
+		if job_desc.reservation ~= nil and job_desc.qos == nil and same_qos(v.qos, b.resv_qos) then
+			job_desc.qos = b.qos -- moved out of its bookings
+			slurm.log_info("gpubridge guard: %s leaves its booking: QOS %s -> %s", what, b.resv_qos, b.qos)
+		end
+		return slurm.SUCCESS
+	end
+	if job_desc.reservation ~= nil and (v.qos == nil or trim(v.qos) == "" or same_qos(v.qos, b.qos)) then
+		job_desc.qos = b.resv_qos
+		slurm.log_info("gpubridge guard: %s names booking(s) %s: QOS %s -> %s", what, table.concat(list, ","), b.qos, b.resv_qos)
+	end
+	return slurm.SUCCESS
+end
+
+---------------------------------------------------------------------------
+-- Slurm's hooks. Routing happens only for jobs the guard accepted: first
+-- the bookings' route above; then, for a job it did not put in a booking,
+-- the optional submit-time burst routing (contrib/job_submit_burst.lua,
+-- see docs/burst.md), loaded when installed beside this script, which
+-- routes only accounts listed in its own configuration file.
 ---------------------------------------------------------------------------
 
 pcall(dofile, "/etc/slurm/job_submit_burst.lua")
 
 function M.route_submit(job_desc, part_list, submit_uid)
-	if gpubridge_burst_route then
+	local rc, booked = M.route_booking_submit(job_desc, submit_uid)
+	if rc ~= slurm.SUCCESS then
+		return rc
+	end
+	if not booked and gpubridge_burst_route then
 		gpubridge_burst_route(job_desc, part_list, submit_uid)
 	end
+	return slurm.SUCCESS
 end
 
 -- job_submit and job_modify are the whole of gpubridge's hooks: a site's
@@ -797,16 +986,20 @@ end
 function M.job_submit(job_desc, part_list, submit_uid)
 	local rc = M.guard_submit(job_desc, submit_uid)
 	if rc == slurm.SUCCESS then
-		M.route_submit(job_desc, part_list, submit_uid)
+		rc = M.route_submit(job_desc, part_list, submit_uid)
 	end
 	return rc
 end
 
 function M.job_modify(job_desc, job_rec, part_list, modify_uid)
-	if M.privileged(modify_uid) then
-		return slurm.SUCCESS -- root, SlurmUser and gpubridge's controllers
+	local rc = slurm.SUCCESS
+	if not M.privileged(modify_uid) then -- root, SlurmUser and gpubridge's controllers skip the checks
+		rc = M.guard_modify(job_desc, job_rec)
 	end
-	return M.guard_modify(job_desc, job_rec)
+	if rc == slurm.SUCCESS then
+		rc = M.route_booking_modify(job_desc, job_rec, modify_uid)
+	end
+	return rc
 end
 
 slurm_job_submit = M.job_submit

@@ -133,7 +133,7 @@ local refused = {
 	{ "header with extra field", "gpubridge-guard v2 length=0 adler32=00000001 x\n", "not a gpubridge guard table" },
 	{ "over the size limit", "gpubridge-guard v2 length=999999999999 adler32=00000001\n", "over the limit" },
 	{ "unterminated last line", mk("tenant acme active"), "not terminated" },
-	{ "unknown record", mk("tenant acme active\nrun acme os.exit\n"), "line 3: not a tenant, gpu or user record" },
+	{ "unknown record", mk("tenant acme active\nrun acme os.exit\n"), "line 3: not a tenant, gpu, user or bookings record" },
 	{ "duplicate tenant", mk("tenant acme active\ntenant acme active\n"), "appears twice" },
 	{ "duplicate type", mk("tenant acme active\ngpu acme h100 1\ngpu acme h100 2\n"), "appears twice" },
 	{ "gpu before tenant", mk("gpu acme h100 1\n"), "before its tenant line" },
@@ -141,7 +141,10 @@ local refused = {
 	{ "bad state", mk("tenant acme gone\n"), "want active or deleting" },
 	{ "quota not a number", mk("tenant acme active\ngpu acme h100 -1\n"), "quota" },
 	{ "quota too long", mk("tenant acme active\ngpu acme h100 1234567890123456\n"), "quota" },
-	{ "too many fields", mk("tenant acme active extra\n"), "not a tenant, gpu or user record" },
+	{ "too many fields", mk("tenant acme active extra\n"), "not a tenant, gpu, user or bookings record" },
+	{ "bookings before tenant", mk("bookings acme acme acme-resv gpubridge-\n"), "bookings for tenant \"acme\" before its tenant line" },
+	{ "bookings twice", mk("tenant acme active\nbookings acme acme acme-resv gpubridge-\nbookings acme acme acme-resv gpubridge-\n"), "bookings of tenant \"acme\" appear twice" },
+	{ "bookings short", mk("tenant acme active\nbookings acme acme acme-resv\n"), "not a tenant, gpu, user or bookings record" },
 	{ "double space", mk("tenant  acme active\n"), "field 2 is not a percent-encoded word" },
 	{ "trailing space", mk("tenant acme active \n"), "field 4 is not a percent-encoded word" },
 	{ "carriage return", mk("tenant acme active\r\n"), "field 3 is not a percent-encoded word" },
@@ -560,6 +563,144 @@ end
 logs = {}
 modify({ account = "acme", user_name = "alice" }, untyped_elsewhere)
 check("an update's refusal is logged with the job", log_count("gpubridge guard: refused update of job 37 (user alice, account acme): "), 1)
+
+-- Bookings: a tenant's job that names only its own bookings is switched
+-- to its reservation QOS.
+reset()
+local booked = good:gsub("user acme bob\n", "user acme bob\nbookings acme acme acme-resv gpubridge-\n")
+	:gsub("user globex carol\n", "user globex carol\nbookings globex globex globex-resv gpubridge-\n")
+write(mk(booked))
+do
+	local ts = M.tenants()
+	check("bookings record parsed", ts and ts.acme.bookings and ts.acme.bookings.resv_qos, "acme-resv")
+	check("bookings record: tenant QOS", ts.acme.bookings.qos, "acme")
+	check("bookings record: prefix", ts.acme.bookings.prefix, "gpubridge-")
+	check("no bookings record", ts.cpuonly.bookings, nil)
+end
+slurm.reservations = {
+	["gpubridge-5"] = { accounts = "acme" },
+	["gpubridge-6"] = { accounts = "globex" },
+	["gpubridge-7"] = { accounts = "ACME,physics" },
+	["gpubridge-8"] = { accounts = "-globex" },
+	["gpubridge-05"] = { accounts = "acme" },
+	["site-maint"] = { accounts = "acme" },
+}
+local routed = {}
+gpubridge_burst_route = function(job) routed[#routed + 1] = tostring(job.reservation) end
+-- bsubmit submits a job of acme (user alice, one h100) with the fields of
+-- extra and returns "ok QOS" (the QOS after the hook) or the refusal.
+local function bsubmit(extra, uid)
+	local job = { account = "acme", user_name = "alice", tres_per_node = "gres/gpu:h100:1" }
+	for k, v in pairs(extra) do
+		job[k] = v
+	end
+	local got = submit(job, uid)
+	if got == "ok" then
+		return "ok " .. tostring(job.qos)
+	end
+	return got
+end
+local bsubmits = {
+	{ "own booking, no QOS", { reservation = "gpubridge-5" }, "ok acme-resv" },
+	{ "own booking, tenant QOS", { reservation = "gpubridge-5", qos = "acme" }, "ok acme-resv" },
+	{ "own booking, tenant QOS in upper case", { reservation = "gpubridge-5", qos = "ACME" }, "ok acme-resv" },
+	{ "own booking, empty QOS", { reservation = "gpubridge-5", qos = "" }, "ok acme-resv" },
+	{ "own booking, reservation QOS asked", { reservation = "gpubridge-5", qos = "acme-resv" }, "ok acme-resv" },
+	{ "own booking with spaces", { reservation = " gpubridge-5 " }, "ok acme-resv" },
+	{ "two own bookings", { reservation = "gpubridge-5,gpubridge-7" }, "ok acme-resv" },
+	{ "own booking listing more accounts", { reservation = "gpubridge-7" }, "ok acme-resv" },
+	{ "own booking, another QOS chosen", { reservation = "gpubridge-5", qos = "normal" }, "ok normal" },
+	{ "another tenant's booking", { reservation = "gpubridge-6" }, "ok nil" },
+	{ "own and another tenant's", { reservation = "gpubridge-5,gpubridge-6" }, "ok nil" },
+	{ "a reservation excluding accounts", { reservation = "gpubridge-8" }, "ok nil" },
+	{ "leading zero is not a booking id", { reservation = "gpubridge-05" }, "ok nil" },
+	{ "a booking slurmctld does not know", { reservation = "gpubridge-9" }, "ok nil" },
+	{ "not a booking", { reservation = "site-maint" }, "ok nil" },
+	{ "prefix only", { reservation = "gpubridge-" }, "ok nil" },
+	{ "no reservation", {}, "ok nil" },
+	{ "no reservation, reservation QOS asked", { qos = "acme-resv" }, "ok acme-resv" },
+	{ "reservation QOS outside a booking", { reservation = "site-maint", qos = "acme-resv" },
+		"2002 gpubridge: QOS acme-resv is for jobs inside tenant acme's bookings (reservations gpubridge-<id>, `gpubridge show bookings tenant=acme`); reservation site-maint is not one of them" },
+	{ "reservation QOS in another tenant's booking", { reservation = "gpubridge-6", qos = "acme-resv" }, "reservation gpubridge-6 is not one of them" },
+}
+for _, c in ipairs(bsubmits) do
+	local got = bsubmit(c[2], c[4])
+	if string.sub(c[3], 1, 3) == "ok " then
+		check("booking submit " .. c[1], got, c[3])
+	else
+		contains("booking submit " .. c[1], got, c[3])
+	end
+end
+check("root may use the reservation QOS anywhere", bsubmit({ reservation = "site-maint", qos = "acme-resv" }, 0), "ok acme-resv")
+contains("the guard's checks come first", submit({ account = "acme", user_name = "alice", reservation = "gpubridge-5", tres_per_node = "gres/gpu:1" }), UNTYPED)
+do
+	local job = { account = "globex", user_name = "carol", reservation = "gpubridge-6" }
+	contains("a deleting tenant's booking is refused", submit(job), "tenant globex is being deleted")
+	local other = { account = "physics", user_name = "alice", reservation = "gpubridge-5" }
+	check("not a tenant: untouched", submit(other), "ok")
+	check("not a tenant: QOS", other.qos, nil)
+	local cpu = { account = "cpuonly", user_name = "dave", reservation = "gpubridge-5" }
+	submit(cpu)
+	check("a tenant without a bookings record: untouched", cpu.qos, nil)
+end
+logs = {}
+bsubmit({ reservation = "gpubridge-5" })
+check("a switch is logged", log_count("gpubridge guard: job of user alice in account acme names booking(s) gpubridge-5: QOS acme -> acme-resv"), 1)
+routed = {}
+bsubmit({ reservation = "gpubridge-5" })
+bsubmit({ reservation = "site-maint" })
+bsubmit({})
+check("jobs switched to a booking are not burst-routed", table.concat(routed, ","), "site-maint,nil")
+gpubridge_burst_route = nil
+do
+	local saved = slurm.reservations
+	slurm.reservations = nil
+	check("no reservation table: the prefix decides", bsubmit({ reservation = "gpubridge-6" }), "ok acme-resv")
+	check("no reservation table: not a booking", bsubmit({ reservation = "site-maint" }), "ok nil")
+	slurm.reservations = saved
+end
+
+-- bmodify updates a pending job of acme and returns "ok QOS" (what the
+-- update sets) or the refusal.
+local function bmodify(desc, rec, uid)
+	local d = { user_name = "alice" }
+	for k, v in pairs(desc) do
+		d[k] = v
+	end
+	local r = { job_id = 50, account = "acme", qos = "acme", partition = "pool", tres_per_node = "gres/gpu:h100:1" }
+	for k, v in pairs(rec or {}) do
+		r[k] = v
+	end
+	local got = modify(d, r, uid)
+	if got == "ok" then
+		return "ok " .. tostring(d.qos)
+	end
+	return got
+end
+local bmodifies = {
+	{ "name an own booking", { reservation = "gpubridge-5" }, nil, "ok acme-resv" },
+	{ "name an own booking with the tenant QOS", { reservation = "gpubridge-5", qos = "acme" }, nil, "ok acme-resv" },
+	{ "name an own booking, another QOS", { reservation = "gpubridge-5" }, { qos = "normal" }, "ok nil" },
+	{ "leave the booking", { reservation = "" }, { qos = "acme-resv", resv_name = "gpubridge-5" }, "ok acme" },
+	{ "move to another tenant's booking", { reservation = "gpubridge-6" }, { qos = "acme-resv" }, "ok acme" },
+	{ "move to a site reservation", { reservation = "site-maint" }, { qos = "acme-resv" }, "ok acme" },
+	{ "reservation QOS for a site reservation", { qos = "acme-resv" }, { resv_name = "site-maint" }, "reservation site-maint is not one of them" },
+	{ "reservation QOS and a site reservation at once", { qos = "acme-resv", reservation = "site-maint" }, nil, "reservation site-maint is not one of them" },
+	{ "reservation QOS, reservation unknown", { qos = "acme-resv" }, nil, "ok acme-resv" },
+	{ "an update that does not touch the reservation", { comment = "x" }, { qos = "acme-resv", resv_name = "gpubridge-5" }, "ok nil" },
+	{ "a time limit change in the booking", { time_limit = 5 }, { qos = "acme-resv" }, "ok nil" },
+}
+for _, c in ipairs(bmodifies) do
+	local got = bmodify(c[2], c[3], c[5])
+	if string.sub(c[4], 1, 3) == "ok " then
+		check("booking modify " .. c[1], got, c[4])
+	else
+		contains("booking modify " .. c[1], got, c[4])
+	end
+end
+check("root may set the reservation QOS anywhere", bmodify({ qos = "acme-resv", reservation = "site-maint" }, nil, 0), "ok acme-resv")
+check("root naming a booking switches too", bmodify({ reservation = "gpubridge-5" }, nil, 0), "ok acme-resv")
+slurm.reservations = nil
 
 -- No table: everything is allowed (fail open).
 reset()

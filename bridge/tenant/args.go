@@ -10,6 +10,7 @@ import (
 var ArgKeys = []string{
 	"description", "organization", "users", "admins", "gpus", "cpus", "memory", "mem",
 	"burst", "burstmaxgpus", "burstbudget",
+	"booking", "booking.maxgpus", "booking.maxwindow", "booking.minlead", "booking.maxhorizon", "booking.spendlimit",
 }
 
 // FromArgs builds a new tenant from `add tenant NAME key=value ...`. Lists
@@ -22,8 +23,10 @@ func FromArgs(name string, kv map[string]string) (Tenant, Problems) {
 }
 
 // Update returns t changed by `modify tenant NAME set key=value ...`.
-// gpus= merges by type (type:none drops a type); users= and admins=
-// replace the lists; cpus=none, memory=none and burstbudget=none clear.
+// gpus= and booking.maxgpus= merge by type (type:none drops a type);
+// users= and admins= replace the lists; cpus=none, memory=none,
+// burstbudget=none and booking.KEY=none clear; booking=none drops the
+// whole booking policy.
 func Update(t Tenant, set map[string]string) (Tenant, Problems) {
 	out := t.Clone()
 	ps := setArgs(&out, set, true)
@@ -109,6 +112,8 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 				continue
 			}
 			t.Burst.MonthlyBudget = &m
+		case "booking", "booking.maxgpus", "booking.maxwindow", "booking.minlead", "booking.maxhorizon", "booking.spendlimit":
+			setBookingArg(&t.Bookings, k, v, modify, &ps)
 		default:
 			ps.add(k, "is not a tenant option; known options: %s", strings.Join(ArgKeys, ", "))
 		}

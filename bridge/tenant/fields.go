@@ -13,7 +13,7 @@ type Field struct {
 }
 
 // FieldKeys are the keys of Fields, in display order.
-var FieldKeys = []string{"name", "description", "organization", "gpus", "users", "admins", "cpus", "memory", "burst", "burstmaxgpus", "burstbudget", "state", "adopted"}
+var FieldKeys = []string{"name", "description", "organization", "gpus", "users", "admins", "cpus", "memory", "burst", "burstmaxgpus", "burstbudget", "booking", "state", "adopted"}
 
 // Fields returns t's fields as text, in FieldKeys order.
 func Fields(t Tenant) []Field {
@@ -54,6 +54,7 @@ func Fields(t Tenant) []Field {
 		{"burst", "Burst", burst},
 		{"burstmaxgpus", "BurstMaxGPUs", strconv.FormatInt(t.Burst.MaxOnDemandGPUs, 10)},
 		{"burstbudget", "BurstBudget", budget},
+		{"booking", "Booking", t.Bookings.String()},
 		{"state", "State", state},
 		{"adopted", "Adopted", adopted},
 	}

@@ -23,6 +23,7 @@ import (
 //	    cpus: 256
 //	    memory: 1T
 //	    burst: {enabled: true, maxOnDemandGPUs: 8, monthlyBudget: "2500.00"}
+//	    bookings: {maxGPUs: {h100: 8}, maxWindow: 14d, minLead: 1d, maxHorizon: 90d}
 //	delete: [oldteam]
 //
 // Each listed tenant is created or replaced as a whole (what `add tenant`,
@@ -40,7 +41,7 @@ const FileVersion = 1
 
 var (
 	fileKeys   = []string{"version", "tenants", "delete"}
-	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst"}
+	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst", "bookings"}
 	burstKeys  = []string{"enabled", "maxOnDemandGPUs", "monthlyBudget"}
 )
 
@@ -216,6 +217,8 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 			}
 		case "burst":
 			ps = append(ps, parseBurst(v, &t.Burst, kn)...)
+		case "bookings":
+			ps = append(ps, parseBookings(v, &t.Bookings, kn)...)
 		default:
 			ps.add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
 		}

@@ -33,14 +33,50 @@ func Unmark(description string) string {
 }
 
 // Naming says how tenants' Slurm objects are named (internal/config
-// Tenants: qosPrefix, onDemandQOS).
+// tenants.qosPrefix, tenants.onDemandQOS, bookings.reservationQOSSuffix,
+// bookings.reservationPrefix).
 type Naming struct {
 	QOSPrefix   string
 	OnDemandQOS string
+	// ReservationQOSSuffix names each tenant's reservation QOS:
+	// QOSPrefix + tenant + suffix (acme-resv). Empty: tenants get none.
+	ReservationQOSSuffix string
+	// ReservationPrefix names gpubridge's booking reservations (prefix +
+	// booking id): the job_submit guard switches a tenant's job that names
+	// one of them to the tenant's reservation QOS.
+	ReservationPrefix string
 }
 
 // QOSName is the tenant QOS: QOSPrefix + tenant name.
 func (n Naming) QOSName(tenant string) string { return n.QOSPrefix + tenant }
+
+// ReservationQOSName is the tenant's reservation QOS (QOSPrefix + tenant +
+// ReservationQOSSuffix), or "" when tenants get none. It has the flag
+// REQUIRED_RESERVATION and no limits: a job may use it only inside a
+// reservation its account may use, where the reservation bounds what it
+// takes, and it does not count against the tenant's quota.
+func (n Naming) ReservationQOSName(tenant string) string {
+	if n.ReservationQOSSuffix == "" {
+		return ""
+	}
+	return n.QOSPrefix + tenant + n.ReservationQOSSuffix
+}
+
+// QOSOwner returns the tenant a QOS name belongs to by these names (its
+// tenant QOS or its reservation QOS), and false when the name carries no
+// tenant (no QOS prefix, or nothing after it).
+func (n Naming) QOSOwner(qos string) (string, bool) {
+	o, ok := strings.CutPrefix(qos, n.QOSPrefix)
+	if !ok || o == "" {
+		return "", false
+	}
+	if n.ReservationQOSSuffix != "" {
+		if base, isResv := strings.CutSuffix(o, n.ReservationQOSSuffix); isResv && base != "" {
+			return base, true
+		}
+	}
+	return o, true
+}
 
 // TRES is a set of trackable-resource limits keyed the way Slurm writes
 // them: "gres/gpu:h100", "cpu", "mem" (MB).
@@ -72,6 +108,9 @@ type QOS struct {
 	// it when missing and never modifies or deletes it (the burst
 	// controller owns its limits).
 	Shared bool
+	// RequiresReservation is Slurm's flag REQUIRED_RESERVATION: jobs may
+	// use the QOS only inside a reservation (a tenant's reservation QOS).
+	RequiresReservation bool
 }
 
 // Account is a Slurm account (child of root) with its cluster association.
@@ -154,6 +193,12 @@ func Organization(t Tenant) string {
 // QOSDescription is what a tenant QOS's description holds.
 func QOSDescription(tenant string) string { return Marker + " quota of tenant " + tenant }
 
+// ReservationQOSDescription is what a tenant's reservation QOS's
+// description holds.
+func ReservationQOSDescription(tenant string) string {
+	return Marker + " bookings of tenant " + tenant + " (jobs inside its reservations)"
+}
+
 // OnDemandDescription is the shared on-demand QOS's description.
 const OnDemandDescription = Marker + " shared on-demand tier"
 
@@ -174,9 +219,13 @@ func GrpTRES(t Tenant) TRES {
 
 // Project returns the Slurm objects that ts need: per tenant an account
 // under root, a QOS with its GrpTRES (blocked for new submissions while the
-// tenant is deleting), an association per user with QOS list [tenant QOS,
-// on-demand QOS] and the tenant QOS as default, and a coordinator per
-// admin; plus the shared on-demand QOS once.
+// tenant is deleting), a reservation QOS (REQUIRED_RESERVATION, no limits;
+// blocked likewise) when n names one, an association per user with QOS
+// list [tenant QOS, reservation QOS, on-demand QOS] and the tenant QOS as
+// default, and a coordinator per admin; plus the shared on-demand QOS
+// once. Every tenant gets its reservation QOS, bookings or not: a tenant
+// that books later needs no change to its associations while its jobs
+// run, and the QOS is of no use outside a reservation.
 func Project(ts []Tenant, n Naming) Objects {
 	var o Objects
 	if n.OnDemandQOS != "" {
@@ -190,6 +239,10 @@ func Project(ts []Tenant, n Naming) Objects {
 		o.QOS = append(o.QOS, QOS{Name: q, Description: QOSDescription(t.Name), GrpTRES: GrpTRES(t), SubmitBlocked: t.IsDeleting()})
 		o.Accounts = append(o.Accounts, Account{Name: t.Name, Description: AccountDescription(t), Organization: Organization(t)})
 		qosList := []string{q}
+		if rq := n.ReservationQOSName(t.Name); rq != "" {
+			o.QOS = append(o.QOS, QOS{Name: rq, Description: ReservationQOSDescription(t.Name), GrpTRES: TRES{}, SubmitBlocked: t.IsDeleting(), RequiresReservation: true})
+			qosList = append(qosList, rq)
+		}
 		if n.OnDemandQOS != "" && n.OnDemandQOS != q {
 			qosList = append(qosList, n.OnDemandQOS)
 		}

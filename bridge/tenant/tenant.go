@@ -33,6 +33,9 @@ type Tenant struct {
 	// Burst is the policy for overflow to the on-demand tier (used by the
 	// burst controller; stored and shown here).
 	Burst Burst `json:"burst,omitzero"`
+	// Bookings is what the tenant may book (bridge/reserve); each key it
+	// sets overrides the configured default policy.
+	Bookings BookingPolicy `json:"bookings,omitzero"`
 	// State is set by gpubridge: active, or deleting once `delete tenant`
 	// ran (new submissions are blocked; apply removes the Slurm objects
 	// when the account's jobs have ended).
@@ -88,6 +91,7 @@ func (t Tenant) Clone() Tenant {
 		v := *t.Burst.MonthlyBudget
 		c.Burst.MonthlyBudget = &v
 	}
+	c.Bookings = t.Bookings.Clone()
 	return c
 }
 
@@ -98,6 +102,9 @@ func (t *Tenant) Normalize() {
 	t.Admins = sortedUnique(t.Admins)
 	if len(t.GPUs) == 0 {
 		t.GPUs = nil
+	}
+	if len(t.Bookings.MaxGPUs) == 0 {
+		t.Bookings.MaxGPUs = nil
 	}
 	if t.State == "" {
 		t.State = Active

@@ -203,6 +203,17 @@ func Validate(t Tenant, r Rules) Problems {
 		case q == "normal":
 			ps.add("name", "the QOS name %q is Slurm's default QOS; choose another name", q)
 		}
+		if suf := r.Naming.ReservationQOSSuffix; suf != "" {
+			rq := r.Naming.ReservationQOSName(t.Name)
+			switch {
+			case strings.HasSuffix(t.Name, suf):
+				ps.add("name", "names ending in %q are kept for reservation QOS (tenant %s's is %s; bookings.reservationQOSSuffix); choose another name", suf, strings.TrimSuffix(t.Name, suf), q)
+			case len(rq) > 64:
+				ps.add("name", "the reservation QOS name %q would be longer than 64 characters; choose a shorter name", rq)
+			case rq == r.Naming.OnDemandQOS || rq == "normal":
+				ps.add("name", "the reservation QOS name %q is taken by %s; choose another name", rq, map[bool]string{true: "the shared on-demand QOS", false: "Slurm's default QOS"}[rq == r.Naming.OnDemandQOS])
+			}
+		}
 	}
 	if msg := checkText(t.Description); msg != "" {
 		ps.add("description", "%s", msg)
@@ -275,6 +286,7 @@ func Validate(t Tenant, r Rules) Problems {
 			ps.add("burst.monthlyBudget", "%s is out of range; give 0 to %s", b.String(), MaxBudget)
 		}
 	}
+	ps = append(ps, validateBookings(t.Bookings, known, r.GPUTypes)...)
 	switch t.State {
 	case "", Active, Deleting:
 	default:
