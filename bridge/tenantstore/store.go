@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
@@ -59,6 +61,17 @@ type tenantRow struct {
 	Version      int64          `db:"version"`
 	CreatedAt    time.Time      `db:"created_at"`
 	UpdatedAt    time.Time      `db:"updated_at"`
+	// The booking policy's keys, NULL when the tenant does not set them.
+	BookingMaxWindow  sql.NullInt64  `db:"booking_max_window_s"`
+	BookingMinLead    sql.NullInt64  `db:"booking_min_lead_s"`
+	BookingMaxHorizon sql.NullInt64  `db:"booking_max_horizon_s"`
+	BookingSpendLimit sql.NullString `db:"booking_spend_limit"` // DECIMAL(24,6)
+}
+
+type bookingGPURow struct {
+	Tenant  string `db:"tenant"`
+	Type    string `db:"gpu_type"`
+	MaxGPUs int64  `db:"max_gpus"`
 }
 
 type userRow struct {
@@ -73,7 +86,8 @@ type gpuRow struct {
 	Quota  int64  `db:"quota"`
 }
 
-const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, version, created_at, updated_at`
+const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, version, created_at, updated_at,
+	booking_max_window_s, booking_min_lead_s, booking_max_horizon_s, booking_spend_limit`
 
 // queryer is *sqlx.DB or *sqlx.Tx.
 type queryer interface {
@@ -159,6 +173,10 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 	if err := q.SelectContext(ctx, &gpus, `SELECT tenant, gpu_type, quota FROM tenant_gpus`+twhere+` ORDER BY tenant, gpu_type`+lock, args...); err != nil {
 		return nil, fmt.Errorf("read tenant quotas: %w", err)
 	}
+	var bgpus []bookingGPURow
+	if err := q.SelectContext(ctx, &bgpus, `SELECT tenant, gpu_type, max_gpus FROM tenant_booking_gpus`+twhere+` ORDER BY tenant, gpu_type`+lock, args...); err != nil {
+		return nil, fmt.Errorf("read tenant booking limits: %w", err)
+	}
 	byName := map[string]*tenant.Stored{}
 	out := make([]tenant.Stored, len(rows))
 	for i, r := range rows {
@@ -181,6 +199,9 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 				return nil, fmt.Errorf("tenant %q: stored budget: %w", r.Name, err)
 			}
 			t.Burst.MonthlyBudget = &v
+		}
+		if err := readBookingPolicy(r, &t.Bookings); err != nil {
+			return nil, err
 		}
 		out[i] = tenant.Stored{Tenant: t, Version: r.Version}
 		byName[strings.ToLower(r.Name)] = &out[i]
@@ -205,10 +226,49 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 		}
 		t.GPUs[g.Type] = g.Quota
 	}
+	for _, g := range bgpus {
+		t := byName[strings.ToLower(g.Tenant)]
+		if t == nil {
+			continue
+		}
+		if t.Bookings.MaxGPUs == nil {
+			t.Bookings.MaxGPUs = map[string]int{}
+		}
+		t.Bookings.MaxGPUs[g.Type] = int(g.MaxGPUs)
+	}
 	for i := range out {
 		out[i].Normalize()
 	}
 	return out, nil
+}
+
+// readBookingPolicy fills a tenant's booking policy from its row.
+func readBookingPolicy(r tenantRow, p *tenant.BookingPolicy) error {
+	for _, f := range []struct {
+		col sql.NullInt64
+		dst **reserve.Span
+	}{{r.BookingMaxWindow, &p.MaxWindow}, {r.BookingMinLead, &p.MinLead}, {r.BookingMaxHorizon, &p.MaxHorizon}} {
+		if f.col.Valid {
+			v := reserve.Span(time.Duration(f.col.Int64) * time.Second)
+			*f.dst = &v
+		}
+	}
+	if r.BookingSpendLimit.Valid {
+		v, err := money.Parse(r.BookingSpendLimit.String)
+		if err != nil {
+			return fmt.Errorf("tenant %q: stored booking spend limit: %w", r.Name, err)
+		}
+		p.MonthlySpendLimit = &v
+	}
+	return nil
+}
+
+// spanSeconds is a policy duration as stored: whole seconds, NULL when unset.
+func spanSeconds(v *reserve.Span) sql.NullInt64 {
+	if v == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: int64(time.Duration(*v) / time.Second), Valid: true}
 }
 
 // byFold indexes stored tenants by lower-cased name.
@@ -379,12 +439,20 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 	if t.Burst.MonthlyBudget != nil {
 		r.BurstBudget = sql.NullString{String: t.Burst.MonthlyBudget.String(), Valid: true}
 	}
+	bp := t.Bookings
+	r.BookingMaxWindow, r.BookingMinLead, r.BookingMaxHorizon = spanSeconds(bp.MaxWindow), spanSeconds(bp.MinLead), spanSeconds(bp.MaxHorizon)
+	if bp.MonthlySpendLimit != nil {
+		r.BookingSpendLimit = sql.NullString{String: bp.MonthlySpendLimit.String(), Valid: true}
+	}
 	q := `INSERT INTO tenants (` + tenantCols + `) VALUES (:name, :description, :organization, :cpus, :memory_mb,
-		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :version, :created_at, :updated_at)`
+		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :version, :created_at, :updated_at,
+		:booking_max_window_s, :booking_min_lead_s, :booking_max_horizon_s, :booking_spend_limit)`
 	if exists {
 		q = `UPDATE tenants SET description = :description, organization = :organization, cpus = :cpus, memory_mb = :memory_mb,
 			burst_enabled = :burst_enabled, burst_max_gpus = :burst_max_gpus, burst_budget = :burst_budget,
-			state = :state, adopted = :adopted, version = :version, updated_at = :updated_at WHERE name = :name`
+			state = :state, adopted = :adopted, version = :version, updated_at = :updated_at,
+			booking_max_window_s = :booking_max_window_s, booking_min_lead_s = :booking_min_lead_s,
+			booking_max_horizon_s = :booking_max_horizon_s, booking_spend_limit = :booking_spend_limit WHERE name = :name`
 	}
 	if _, err := tx.NamedExecContext(ctx, q, r); err != nil {
 		if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == 1062 { // duplicate key: inserted meanwhile
@@ -397,6 +465,9 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM tenant_gpus WHERE tenant = ?`, t.Name); err != nil {
 		return fmt.Errorf("write quota of %q: %w", t.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tenant_booking_gpus WHERE tenant = ?`, t.Name); err != nil {
+		return fmt.Errorf("write booking limits of %q: %w", t.Name, err)
 	}
 	if len(t.Users) > 0 {
 		rows := make([]userRow, len(t.Users))
@@ -414,6 +485,15 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 		}
 		if _, err := tx.NamedExecContext(ctx, `INSERT INTO tenant_gpus (tenant, gpu_type, quota) VALUES (:tenant, :gpu_type, :quota)`, rows); err != nil {
 			return fmt.Errorf("write quota of %q: %w", t.Name, err)
+		}
+	}
+	if len(bp.MaxGPUs) > 0 {
+		rows := make([]bookingGPURow, 0, len(bp.MaxGPUs))
+		for _, typ := range slices.Sorted(maps.Keys(bp.MaxGPUs)) {
+			rows = append(rows, bookingGPURow{Tenant: t.Name, Type: typ, MaxGPUs: int64(bp.MaxGPUs[typ])})
+		}
+		if _, err := tx.NamedExecContext(ctx, `INSERT INTO tenant_booking_gpus (tenant, gpu_type, max_gpus) VALUES (:tenant, :gpu_type, :max_gpus)`, rows); err != nil {
+			return fmt.Errorf("write booking limits of %q: %w", t.Name, err)
 		}
 	}
 	return nil

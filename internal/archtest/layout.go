@@ -45,7 +45,7 @@ var Gpubridge = Layout{
 		"bridge/burst/service":               {Importers: []string{"cmd/gpubridge"}},
 		"bridge/slurmconf":                   {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/slurmconf/..."}},
 		"bridge/slurmconf/slurmadapter":      {Importers: []string{"cmd/gpubridge"}},
-		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reserve/...", "bridge/api", "test/bench/..."}},
+		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reserve/...", "bridge/tenant", "bridge/tenantstore/...", "bridge/api", "test/bench/..."}},
 		// The tenant API: an HTTP adapter over the use cases' ports; its
 		// tokens (pure) and their store.
 		"bridge/api": {Importers: []string{"cmd/gpubridge", "test/bench/..."},

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/money"
@@ -44,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"CaseCollision":           testCaseCollision,
 		"NotFound":                testNotFound,
 		"EmptyEditChangesNothing": testEmptyEdit,
+		"BookingPolicy":           testBookingPolicy,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) { fn(t, open(t)) })
@@ -316,5 +319,48 @@ func testEmptyEdit(t *testing.T, s Store) {
 	must(t, s.Commit(context.Background(), "tester", tenant.Edit{}))
 	if n := auditCount(t, s); n != 0 {
 		t.Errorf("empty edit wrote %d audit rows", n)
+	}
+}
+
+// testBookingPolicy: a tenant's booking policy is stored key by key (unset
+// keys stay unset, 0 stays 0), changes are audited, and unsetting removes.
+func testBookingPolicy(t *testing.T, s Store) {
+	ctx := context.Background()
+	week, zero, lim := reserve.Span(7*24*time.Hour), reserve.Span(0), money.MustParse("5000.00")
+	a := acme()
+	a.Bookings = tenant.BookingPolicy{MaxGPUs: map[string]int{"h100": 8, "1g.10gb": 0}, MaxWindow: &week, MaxHorizon: &zero, MonthlySpendLimit: &lim}
+	_, err := s.Put(ctx, "tester", []tenant.Tenant{a, globex()})
+	must(t, err)
+	got, err := s.Get(ctx, "acme")
+	must(t, err)
+	if diff := cmp.Diff(normalized(a)[0], got); diff != "" {
+		t.Errorf("Get (-want +got):\n%s", diff)
+	}
+	if g, err := s.Get(ctx, "globex"); err != nil || !g.Bookings.IsZero() {
+		t.Errorf("globex's policy: %+v, %v", g.Bookings, err)
+	}
+	if cs, err := s.Put(ctx, "tester", []tenant.Tenant{a}); err != nil || len(cs) != 0 {
+		t.Errorf("re-put unchanged: %v %v", cs, err)
+	}
+	b := a.Clone()
+	b.Bookings.MaxGPUs = map[string]int{"h100": 4}
+	b.Bookings.MaxHorizon, b.Bookings.MonthlySpendLimit = nil, nil
+	_, err = s.Put(ctx, "alice", []tenant.Tenant{b})
+	must(t, err)
+	got, err = s.Get(ctx, "acme")
+	must(t, err)
+	if got.Bookings.String() != "maxgpus=h100:4 maxwindow=7d" {
+		t.Errorf("after the change: %q", got.Bookings.String())
+	}
+	es, err := s.Audit(ctx, tenantstore.AuditFilter{Kind: tenantstore.AuditKind, Name: "acme", Limit: 1})
+	must(t, err)
+	if len(es) != 1 || es[0].After == nil || !strings.Contains(*es[0].After, `"bookings":{"maxGPUs":{"h100":4},"maxWindow":"7d"}`) {
+		t.Errorf("audit after the change: %+v", es)
+	}
+	b.Bookings = tenant.BookingPolicy{}
+	_, err = s.Put(ctx, "alice", []tenant.Tenant{b})
+	must(t, err)
+	if got, err := s.Get(ctx, "acme"); err != nil || !got.Bookings.IsZero() {
+		t.Errorf("after unsetting: %+v, %v", got.Bookings, err)
 	}
 }
