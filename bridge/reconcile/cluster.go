@@ -49,6 +49,9 @@ type JobCount struct {
 type QOSWrite struct {
 	tenant.QOS
 	ClearTRES []string
+	// ClearFlags lists flags to remove (FlagRequiredReservation set on a
+	// QOS that must not have it).
+	ClearFlags []string
 	// Create is true when the QOS does not exist yet.
 	Create bool
 }

@@ -115,8 +115,8 @@ type deletions struct {
 // when its name does not carry the QOS prefix (a QOS left by an earlier
 // prefix, which no tenant can claim).
 func qosOwner(n tenant.Naming, qos string) string {
-	if o, ok := strings.CutPrefix(qos, n.QOSPrefix); ok && o != "" {
-		return o
+	if o, ok := n.QOSOwner(qos); ok {
+		return o // a tenant QOS or a reservation QOS
 	}
 	return "qos " + qos
 }

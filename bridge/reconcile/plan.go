@@ -251,6 +251,9 @@ func plan(in Input, p *Plan) []string {
 			if q.SubmitBlocked {
 				detail += " MaxSubmitJobsPerUser=0"
 			}
+			if q.RequiresReservation {
+				detail += " Flags=REQUIRED_RESERVATION"
+			}
 			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindQOS, Name: q.Name, Detail: detail})
 			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, Create: true})
 			continue
@@ -260,7 +263,7 @@ func plan(in Input, p *Plan) []string {
 		}
 		if !tenant.IsMarked(live.Description) && !adopted[KindQOS+"/"+q.Name] {
 			p.Conflicts = append(p.Conflicts, Conflict{KindQOS, q.Name, "exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import " +
-				strings.TrimPrefix(q.Name, in.Naming.QOSPrefix) + "` or choose another tenant name"})
+				qosOwner(in.Naming, q.Name) + "` or choose another tenant name"})
 			continue
 		}
 		var changed bool
@@ -283,8 +286,16 @@ func plan(in Input, p *Plan) []string {
 			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "MaxSubmitJobsPerUser", Old: blocked(live.SubmitBlocked), New: blocked(q.SubmitBlocked)})
 			changed = true
 		}
+		var clearFlags []string
+		if live.RequiresReservation != q.RequiresReservation {
+			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "Flags", Old: requiresResv(live.RequiresReservation), New: requiresResv(q.RequiresReservation)})
+			if !q.RequiresReservation {
+				clearFlags = []string{FlagRequiredReservation}
+			}
+			changed = true
+		}
 		if changed {
-			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, ClearTRES: clear})
+			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, ClearTRES: clear, ClearFlags: clearFlags})
 		}
 	}
 
@@ -340,7 +351,7 @@ func plan(in Input, p *Plan) []string {
 		if (!tenant.IsMarked(q.Description) && !adopted[KindQOS+"/"+q.Name]) || q.Name == in.Naming.OnDemandQOS {
 			continue
 		}
-		owner, ok := strings.CutPrefix(q.Name, in.Naming.QOSPrefix)
+		owner, ok := in.Naming.QOSOwner(q.Name)
 		if in.Scope == nil || ok && in.Scope(owner) {
 			del.live[qosOwner(in.Naming, q.Name)] = true
 		}
@@ -508,7 +519,7 @@ func plan(in Input, p *Plan) []string {
 		if wantQOS[q.Name] || !tenant.IsMarked(q.Description) && !adopted[KindQOS+"/"+q.Name] || q.Name == in.Naming.OnDemandQOS {
 			continue
 		}
-		owner, ok := strings.CutPrefix(q.Name, in.Naming.QOSPrefix)
+		owner, ok := in.Naming.QOSOwner(q.Name)
 		if ok && waitingAccounts[owner] || in.Scope != nil && (!ok || !in.Scope(owner)) {
 			continue
 		}
@@ -524,6 +535,17 @@ func plan(in Input, p *Plan) []string {
 		p.w = writes{} // a plan with conflicts, or refused, is not applied
 	}
 	return slices.Sorted(maps.Keys(consulted))
+}
+
+// FlagRequiredReservation is Slurm's QOS flag of a reservation QOS
+// (REQUIRED_RESERVATION; sacctmgr shows RequiresReservation).
+const FlagRequiredReservation = "REQUIRED_RESERVATION"
+
+func requiresResv(b bool) string {
+	if b {
+		return FlagRequiredReservation
+	}
+	return ""
 }
 
 func blocked(b bool) string {

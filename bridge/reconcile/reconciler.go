@@ -24,7 +24,7 @@ type Reconciler struct {
 	Cluster Cluster
 	Naming  tenant.Naming
 	// WriteGuard, when set, writes the job_submit guard's data file
-	// (tenant.Guard) and reports whether it changed.
+	// (tenant.GuardFor with Naming) and reports whether it changed.
 	WriteGuard func(data []byte) (bool, error)
 	// Actor is written to the audit log for store changes.
 	Actor string
@@ -76,7 +76,7 @@ func (r *Reconciler) Apply(ctx context.Context, p *Plan, ts []tenant.Tenant) (Re
 	}
 	remaining := slices.DeleteFunc(slices.Clone(ts), func(t tenant.Tenant) bool { return slices.Contains(p.Removed, t.Name) })
 	if r.WriteGuard != nil {
-		w, err := r.WriteGuard(tenant.Guard(remaining))
+		w, err := r.WriteGuard(tenant.GuardFor(remaining, r.Naming))
 		if err != nil {
 			return res, err
 		}

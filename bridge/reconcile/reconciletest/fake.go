@@ -74,6 +74,17 @@ func (c *Cluster) SetGrpTRES(qos string, t tenant.TRES) {
 	c.qos[qos] = q
 }
 
+// SetRequiresReservation sets or clears a QOS's REQUIRED_RESERVATION flag
+// behind gpubridge's back (drift).
+func (c *Cluster) SetRequiresReservation(qos string, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q, ok := c.qos[qos]; ok {
+		q.RequiresReservation = on
+		c.qos[qos] = q
+	}
+}
+
 // ReadState implements reconcile.Reader: three reads.
 func (c *Cluster) ReadState(ctx context.Context) (reconcile.State, error) {
 	c.mu.Lock()
@@ -150,6 +161,7 @@ func (c *Cluster) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
 			delete(q.GrpTRES, k)
 		}
 		q.SubmitBlocked = w.SubmitBlocked
+		q.RequiresReservation = w.RequiresReservation // Slurm replaces a QOS's flags on every write
 		c.qos[w.Name] = q
 	}
 	return nil

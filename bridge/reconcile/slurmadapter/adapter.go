@@ -120,6 +120,7 @@ func qosFromSlurm(q slurmrest.QOS) tenant.QOS {
 	if n, ok := q.MaxSubmitPerUser.Value(); ok && n == 0 {
 		out.SubmitBlocked = true
 	}
+	out.RequiresReservation = slices.Contains(q.Flags, reconcile.FlagRequiredReservation)
 	return out
 }
 
@@ -176,6 +177,14 @@ func (a *Adapter) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
 			s.MaxSubmitPerUser = slurmrest.LimitOf(0)
 		case !q.Create && !q.Shared:
 			s.MaxSubmitPerUser = slurmrest.Unlimited()
+		}
+		// An update without flags clears the QOS's flags (measured on
+		// 26.05): a reservation QOS sends its flag with every write.
+		switch {
+		case q.RequiresReservation:
+			s.Flags = []string{reconcile.FlagRequiredReservation}
+		case len(q.ClearFlags) > 0:
+			s.Flags = append([]string{"REMOVE"}, q.ClearFlags...)
 		}
 		specs = append(specs, s)
 	}

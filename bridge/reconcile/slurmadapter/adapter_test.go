@@ -240,3 +240,33 @@ func TestGPUTypes(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestReservationQOSFlags: a reservation QOS is read from and written with
+// REQUIRED_RESERVATION on every write (an update without flags clears
+// them); a flag to clear is sent as REMOVE.
+func TestReservationQOSFlags(t *testing.T) {
+	c := &client{qos: []slurmrest.QOS{{Name: "acme-resv", Description: "gpubridge: bookings of tenant acme", Flags: []string{"REQUIRED_RESERVATION"}, MaxSubmitPerUser: slurmrest.Unlimited()}}}
+	st, err := New(c).ReadState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.QOS) != 1 || !st.QOS[0].RequiresReservation {
+		t.Errorf("read %+v; want RequiresReservation", st.QOS)
+	}
+	err = New(c).PutQOS(context.Background(), []reconcile.QOSWrite{
+		{QOS: tenant.QOS{Name: "acme-resv", GrpTRES: tenant.TRES{}, RequiresReservation: true}, Create: true},
+		{QOS: tenant.QOS{Name: "globex-resv", GrpTRES: tenant.TRES{}, RequiresReservation: true, SubmitBlocked: true}},
+		{QOS: tenant.QOS{Name: "globex", GrpTRES: tenant.TRES{}}, ClearFlags: []string{"REQUIRED_RESERVATION"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []slurmrest.QOSSpec{
+		{Name: "acme-resv", Flags: []string{"REQUIRED_RESERVATION"}},
+		{Name: "globex-resv", Flags: []string{"REQUIRED_RESERVATION"}, MaxSubmitPerUser: slurmrest.LimitOf(0)},
+		{Name: "globex", Flags: []string{"REMOVE", "REQUIRED_RESERVATION"}, MaxSubmitPerUser: slurmrest.Unlimited()},
+	}
+	if diff := cmp.Diff(want, c.specs); diff != "" {
+		t.Errorf("specs (-want +got):\n%s", diff)
+	}
+}
