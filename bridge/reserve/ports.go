@@ -80,10 +80,21 @@ type Source interface {
 
 // Tenants tells whether a tenant exists and what it may book.
 type Tenants interface {
-	// BookingPolicy returns the tenant's policy; ok is false when the
-	// tenant carries none (Settings.DefaultPolicy applies). A missing
-	// tenant is an error matching ErrUnknownTenant.
-	BookingPolicy(ctx context.Context, tenant string) (p Policy, ok bool, err error)
+	// BookingTenant returns what bookings need of a tenant. A missing
+	// tenant (or one being deleted) is an error matching ErrUnknownTenant.
+	BookingTenant(ctx context.Context, tenant string) (TenantInfo, error)
+}
+
+// TenantInfo is what bookings need of a tenant.
+type TenantInfo struct {
+	// Policy is what the tenant may book, when Own: its spec's keys over
+	// Settings.DefaultPolicy. Without Own, Settings.DefaultPolicy applies.
+	Policy Policy
+	Own    bool
+	// GPUTypes are the GPU types and MIG profiles the tenant's jobs may
+	// request (its quota's: the job_submit guard refuses the others, inside
+	// bookings too); nil when not known, and then not checked.
+	GPUTypes []string
 }
 
 // ReservationSpec is a gpubridge reservation as the projector wants it.

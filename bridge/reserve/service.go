@@ -51,20 +51,60 @@ func (s *Service) horizon(p Policy) time.Duration {
 
 // policy returns the tenant's policy (or the default), or a problem.
 func (s *Service) policy(ctx context.Context, tenant string, ps *Problems) (Policy, error) {
+	p, _, err := s.tenant(ctx, tenant, ps)
+	return p, err
+}
+
+// tenant returns the tenant's policy (or the default) and the GPU types
+// its jobs may request (nil: not known), or a problem.
+func (s *Service) tenant(ctx context.Context, tenant string, ps *Problems) (Policy, []string, error) {
 	if tenant == "" {
-		return Policy{}, nil
+		return Policy{}, nil, nil
 	}
-	p, ok, err := s.Tenants.BookingPolicy(ctx, tenant)
+	info, err := s.Tenants.BookingTenant(ctx, tenant)
 	switch {
 	case errors.Is(err, ErrUnknownTenant):
 		ps.add("tenant", "%v (see `gpubridge show tenants`)", err)
-		return Policy{}, nil
+		return Policy{}, nil, nil
 	case err != nil:
-		return Policy{}, fmt.Errorf("read tenant %q: %w", tenant, err)
-	case !ok:
-		return s.Settings.DefaultPolicy, nil
+		return Policy{}, nil, fmt.Errorf("read tenant %q: %w", tenant, err)
+	case !info.Own:
+		return s.Settings.DefaultPolicy, info.GPUTypes, nil
 	}
-	return p, nil
+	return info.Policy, info.GPUTypes, nil
+}
+
+// checkUsable refuses a booking of GPU types the tenant's jobs may not
+// request: the job_submit guard refuses GPU types outside a tenant's
+// quota, inside its bookings too, so such a booking could not be used.
+func (s *Service) checkUsable(b Booking, types []string, inv Inventory, f Fields, ps *Problems) {
+	if types == nil {
+		return
+	}
+	var need []string
+	if b.Kind == KindNode {
+		for t := range s.Settings.classPerNode(inv, b.NodeClass) {
+			need = append(need, t)
+		}
+	} else if b.GPUType != "" {
+		need = []string{b.GPUType}
+	}
+	slices.Sort(need)
+	var missing []string
+	for _, t := range need {
+		if !slices.Contains(types, t) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	have := "none"
+	if len(types) > 0 {
+		have = strings.Join(types, ", ")
+	}
+	ps.add(f.GPUs, "tenant %s's jobs may request only the GPU types of its quota (%s), so they could not use booked %s; add %s to its quota first (`gpubridge modify tenant %s set gpus=%s:0` is enough: jobs inside a booking do not count against the quota)",
+		b.Tenant, have, strings.Join(missing, ", "), strings.Join(missing, ", "), b.Tenant, strings.Join(missing, ":0,"))
 }
 
 // checkShape validates b against the cluster: the type or class exists
@@ -144,9 +184,12 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 	if b.Tenant == "" {
 		ps.add("tenant", "required")
 	}
-	p, err := s.policy(ctx, b.Tenant, &ps)
+	p, types, err := s.tenant(ctx, b.Tenant, &ps)
 	if err != nil {
 		return Booking{}, err
+	}
+	if len(ps) == 0 {
+		s.checkUsable(b, types, inv, f, &ps)
 	}
 	if len(ps) > 0 {
 		return Booking{}, dedupe(ps)

@@ -21,15 +21,15 @@ func (f *fakeSource) Inventory(context.Context) (reserve.Inventory, error) { ret
 
 type fakeTenants map[string]*reserve.Policy
 
-func (f fakeTenants) BookingPolicy(_ context.Context, name string) (reserve.Policy, bool, error) {
+func (f fakeTenants) BookingTenant(_ context.Context, name string) (reserve.TenantInfo, error) {
 	p, ok := f[name]
 	if !ok {
-		return reserve.Policy{}, false, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
+		return reserve.TenantInfo{}, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
 	}
 	if p == nil {
-		return reserve.Policy{}, false, nil
+		return reserve.TenantInfo{}, nil
 	}
-	return *p, true, nil
+	return reserve.TenantInfo{Policy: *p, Own: true}, nil
 }
 
 var now0 = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
@@ -295,5 +295,40 @@ func TestAvailabilityFindSlotsMaintenance(t *testing.T) {
 	}
 	if ms, _ := h.svc.Maintenance(ctx); len(ms) != 1 {
 		t.Errorf("maintenance left: %+v", ms)
+	}
+}
+
+type typedTenants map[string][]string
+
+func (f typedTenants) BookingTenant(_ context.Context, name string) (reserve.TenantInfo, error) {
+	types, ok := f[name]
+	if !ok {
+		return reserve.TenantInfo{}, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
+	}
+	return reserve.TenantInfo{GPUTypes: types}, nil
+}
+
+// TestAddRefusesTypesOutsideQuota: a booking of a type the tenant's jobs
+// may not request (not in its quota) is refused, naming the fix; whole
+// nodes need every type of their class; unknown types are not checked.
+func TestAddRefusesTypesOutsideQuota(t *testing.T) {
+	h := newHarness()
+	h.svc.Tenants = typedTenants{"acme": {"1g.10gb"}, "globex": {"h100"}, "hooli": nil, "empty": {}}
+	_, err := h.add(t, kv("tenant=acme", "gpus=h100:1", "start=now+1d", "duration=1h"), reserve.Zone{})
+	var ps reserve.Problems
+	if !errors.As(err, &ps) || len(ps) != 1 || ps[0].Field != "gpus" ||
+		ps[0].Msg != "tenant acme's jobs may request only the GPU types of its quota (1g.10gb), so they could not use booked h100; add h100 to its quota first (`gpubridge modify tenant acme set gpus=h100:0` is enough: jobs inside a booking do not count against the quota)" {
+		t.Fatalf("add h100 for acme: %v", err)
+	}
+	if _, err := h.add(t, kv("tenant=empty", "nodes=dgx:1", "start=now+1d", "duration=1h"), reserve.Zone{}); err == nil || !strings.Contains(err.Error(), "its quota (none), so they could not use booked h100") {
+		t.Errorf("node booking without the class's types: %v", err)
+	}
+	for _, tn := range []string{"globex", "hooli"} {
+		if _, err := h.add(t, kv("tenant="+tn, "gpus=h100:1", "start=now+1d", "duration=1h"), reserve.Zone{}); err != nil {
+			t.Errorf("add for %s: %v", tn, err)
+		}
+	}
+	if bs, _ := h.svc.List(context.Background(), reserve.ListFilter{}); len(bs) != 2 {
+		t.Errorf("stored %d bookings; want the 2 admitted", len(bs))
 	}
 }

@@ -133,21 +133,29 @@ func bookingSettings(c config.Config) reserve.Settings {
 	}
 }
 
-// bookingTenants is reserve.Tenants over the tenant store. Tenants carry
-// no booking policy yet: the default applies to all.
-type bookingTenants struct{ st *tenantstore.Store }
+// bookingTenants is reserve.Tenants over the tenant store: a tenant's
+// booking policy (its spec's keys over the default) and its quota's GPU
+// types.
+type bookingTenants struct {
+	st  *tenantstore.Store
+	def reserve.Policy
+}
 
-func (t bookingTenants) BookingPolicy(ctx context.Context, name string) (reserve.Policy, bool, error) {
+func (t bookingTenants) BookingTenant(ctx context.Context, name string) (reserve.TenantInfo, error) {
 	tn, err := t.st.Get(ctx, name)
 	switch {
 	case errors.Is(err, tenantstore.ErrNotFound):
-		return reserve.Policy{}, false, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
+		return reserve.TenantInfo{}, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
 	case err != nil:
-		return reserve.Policy{}, false, err
+		return reserve.TenantInfo{}, err
 	case tn.IsDeleting():
-		return reserve.Policy{}, false, fmt.Errorf("tenant %q is being deleted: %w", name, reserve.ErrUnknownTenant)
+		return reserve.TenantInfo{}, fmt.Errorf("tenant %q is being deleted: %w", name, reserve.ErrUnknownTenant)
 	}
-	return reserve.Policy{}, false, nil
+	types := tn.GPUs.Types()
+	if types == nil {
+		types = []string{}
+	}
+	return reserve.TenantInfo{Policy: tn.Bookings.Over(t.def), Own: !tn.Bookings.IsZero(), GPUTypes: types}, nil
 }
 
 // bookings wires the booking use cases: the store on gpubridge's database
@@ -170,7 +178,8 @@ func (a *App) bookings(ctx context.Context) (*reserve.Service, *slurmadapter.Ada
 	}
 	st := store.New(db, cl.Cluster())
 	src := slurmadapter.New(cl, c.Tenants.PoolPartition)
-	svc := &reserve.Service{Store: st, Source: src, Tenants: bookingTenants{tenantstore.New(db)}, Settings: bookingSettings(c)}
+	set := bookingSettings(c)
+	svc := &reserve.Service{Store: st, Source: src, Tenants: bookingTenants{st: tenantstore.New(db), def: set.DefaultPolicy}, Settings: set}
 	return svc, src, st, nil
 }
 

@@ -54,7 +54,7 @@ func (a *App) tenantService(cmd *cobra.Command, guardPath string) (*tenantadmin.
 func (a *App) tenantServiceFor(c config.Config, what, guardPath string) *tenantadmin.Service {
 	s := &tenantadmin.Service{
 		Backends:       tenantBackends{a: a, holder: writerHolder(what)},
-		Naming:         tenant.Naming{QOSPrefix: c.Tenants.QOSPrefix, OnDemandQOS: c.Tenants.OnDemandQOS},
+		Naming:         tenant.Naming{QOSPrefix: c.Tenants.QOSPrefix, OnDemandQOS: c.Tenants.OnDemandQOS, ReservationQOSSuffix: c.Bookings.ReservationQOSSuffix, ReservationPrefix: c.Bookings.ReservationPrefix},
 		Actor:          actor(),
 		MaxDeleteShare: c.Reconcile.MaxDeleteShare,
 	}

@@ -39,7 +39,7 @@ bookings:
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	want := Bookings{ReservationPrefix: "gpubridge-bk1-", LeadTime: Span{48 * time.Hour}, UnbookablePercent: 10, NodeClasses: map[string][]string{"dgx": {"gpu-a"}},
+	want := Bookings{ReservationPrefix: "gpubridge-bk1-", ReservationQOSSuffix: "-resv", LeadTime: Span{48 * time.Hour}, UnbookablePercent: 10, NodeClasses: map[string][]string{"dgx": {"gpu-a"}},
 		DefaultPolicy: BookingPolicy{MaxGPUs: map[string]int{"h100": 2}, MaxWindow: Span{14 * 24 * time.Hour}, MinLead: Span{90 * time.Minute}, MaxHorizon: Span{365 * 24 * time.Hour}}}
 	if diff := cmp.Diff(want, c.Bookings); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -58,11 +58,22 @@ func TestBookingsValidate(t *testing.T) {
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	for _, f := range []string{"bookings.reservationPrefix", "bookings.leadTime", "bookings.unbookablePercent", "bookings.nodeClasses: class name \"a b\"",
+	for _, f := range []string{"bookings.reservationPrefix", "bookings.reservationQOSSuffix", "bookings.leadTime", "bookings.unbookablePercent", "bookings.nodeClasses: class name \"a b\"",
 		"bookings.nodeClasses.dgx", "bookings.defaultPolicy.maxGPUs.h100", "bookings.defaultPolicy.maxWindow"} {
 		if !strings.Contains(err.Error(), f) {
 			t.Errorf("%v\nwant %q", err, f)
 		}
+	}
+	c = Default()
+	c.Bookings.ReservationQOSSuffix, c.Schedules.Bookings = "+resv", "every minute"
+	err = c.Validate()
+	for _, f := range []string{`bookings.reservationQOSSuffix: "+resv" must be 1 to 16 letters`, `schedules.bookings: "every minute" is not a cron spec`} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Errorf("%v\nwant %q", err, f)
+		}
+	}
+	if d := Default(); d.Schedules.Bookings != "@every 1m" || d.Bookings.ReservationQOSSuffix != "-resv" {
+		t.Errorf("defaults: schedules.bookings %q, bookings.reservationQOSSuffix %q", d.Schedules.Bookings, d.Bookings.ReservationQOSSuffix)
 	}
 	var s Span
 	if err := s.UnmarshalJSON([]byte(`"1.5d"`)); err == nil {

@@ -193,6 +193,8 @@ type Schedules struct {
 	// Project makes Slurm's reservations match the bookings (like
 	// `gpubridge project`).
 	Project string `json:"project"`
+	// Bookings projects bookings onto Slurm reservations (bridge/reserve).
+	Bookings string `json:"bookings"`
 }
 
 // Bookings are the settings of tenant bookings (bridge/reserve).
@@ -201,6 +203,10 @@ type Bookings struct {
 	// and the booking id (gpubridge-42). Reservations under it whose rest is
 	// a booking id are gpubridge's: repaired, and removed when orphaned.
 	ReservationPrefix string `json:"reservationPrefix"`
+	// ReservationQOSSuffix names each tenant's reservation QOS: the
+	// tenant QOS's name and the suffix (acme-resv). Jobs inside the
+	// tenant's bookings run under it, not counted against its quota.
+	ReservationQOSSuffix string `json:"reservationQOSSuffix"`
 	// LeadTime is how long before its start a booking's reservation is
 	// created in Slurm; at least the pool partition's longest job time
 	// limit, so that the scheduler keeps the GPUs free of jobs that would
@@ -318,11 +324,13 @@ func Default() Config {
 			Ingest:      "@every 5m",
 			ClosePeriod: "0 3 2 * *", // 03:00 UTC on the 2nd: one day of grace for late records
 			Project:     "@every 1m",
+			Bookings:    "@every 1m",
 		},
 		Bookings: Bookings{
-			ReservationPrefix: "gpubridge-",
-			LeadTime:          Span{24 * time.Hour},
-			DefaultPolicy:     BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
+			ReservationPrefix:    "gpubridge-",
+			ReservationQOSSuffix: "-resv",
+			LeadTime:             Span{24 * time.Hour},
+			DefaultPolicy:        BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
 		},
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}},
 		Health:    defaultHealth(),
@@ -497,7 +505,8 @@ func (c Config) Validate() error {
 	for field, spec := range map[string]string{
 		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
 		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
-		"schedules.project": c.Schedules.Project,
+		"schedules.project":  c.Schedules.Project,
+		"schedules.bookings": c.Schedules.Bookings,
 	} {
 		if spec == "" {
 			continue // disabled
@@ -576,6 +585,9 @@ func (c Config) RequireSlurmDB() error {
 func (b Bookings) validate(add func(field, format string, a ...any)) {
 	if p := b.ReservationPrefix; p == "" || !validName(strings.ReplaceAll(p, ".", "_")) {
 		add("bookings.reservationPrefix", "%q must be letters, digits, '-', '_' or '.' (default gpubridge-; set GPUBRIDGE_BOOKINGS_PREFIX)", p)
+	}
+	if sfx := b.ReservationQOSSuffix; sfx == "" || len(sfx) > 16 || !validName(strings.ReplaceAll(sfx, ".", "_")) {
+		add("bookings.reservationQOSSuffix", "%q must be 1 to 16 letters, digits, '-', '_' or '.' (default -resv)", sfx)
 	}
 	if b.LeadTime.Duration < 0 {
 		add("bookings.leadTime", "must not be negative; use e.g. 24h (at least the pool's longest job time limit)")

@@ -26,8 +26,8 @@ func (s staticSource) Inventory(context.Context) (reserve.Inventory, error) { re
 
 type anyTenant struct{}
 
-func (anyTenant) BookingPolicy(context.Context, string) (reserve.Policy, bool, error) {
-	return reserve.Policy{}, false, nil
+func (anyTenant) BookingTenant(context.Context, string) (reserve.TenantInfo, error) {
+	return reserve.TenantInfo{}, nil
 }
 
 // timing is the median and the fastest of several runs: on a shared
