@@ -51,9 +51,13 @@ func (a Action) String() string {
 // what it found about each booking.
 type Projection struct {
 	Actions []Action `json:"actions"`
-	// Risks are bookings whose reservation sits on a node that is down,
-	// and why.
+	// Risks are bookings whose reservation sits on a node that is down
+	// and cannot move (no healthy capacity of its kind is free), and why.
 	Risks map[int64]string `json:"risks,omitempty"`
+	// Moving are bookings whose reservation sits on a node that is down
+	// and that a recreate action moves to healthy GPUs (or nodes), and why
+	// they are at risk until it is done.
+	Moving map[int64]string `json:"moving,omitempty"`
 	// Seen is what Slurm holds now for each booking that has a reservation.
 	Seen map[int64]Held `json:"-"`
 	// KeptOrphans are orphans not removed because the removal looked
@@ -79,6 +83,10 @@ type ProjectOptions struct {
 	// AllowMassRemoval lets orphan removals through that the guard would
 	// refuse (a person's flag; the daemon never sets it).
 	AllowMassRemoval bool
+	// Maintenance are the admin's maintenance windows: a booking moves off
+	// a down node only where the healthy capacity, less maintenance, holds
+	// it.
+	Maintenance []Maintenance
 }
 
 // PlanProjection compares the bookings with gpubridge's reservations in
@@ -94,7 +102,7 @@ type ProjectOptions struct {
 // gpubridge's reservations: that is what a wrong or empty database looks
 // like, and nothing is removed then (KeptOrphans says so).
 func (s Settings) PlanProjection(bookings []Booking, inv Inventory, now time.Time, opt ProjectOptions) Projection {
-	p := Projection{Risks: map[int64]string{}, Seen: map[int64]Held{}}
+	p := Projection{Risks: map[int64]string{}, Moving: map[int64]string{}, Seen: map[int64]Held{}}
 	byID := map[int64]Booking{}
 	for _, b := range bookings {
 		byID[b.ID] = b
@@ -141,26 +149,41 @@ func (s Settings) PlanProjection(bookings []Booking, inv Inventory, now time.Tim
 		if !due && !exists {
 			continue
 		}
-		want := s.spec(b, r, exists, inv, bookings, now)
+		want := s.spec(b, r, exists, inv, bookings, down)
 		if !exists {
 			creates = append(creates, Action{Kind: ActCreate, Booking: id, Name: name, Want: &want, Why: "missing in Slurm"})
 			continue
 		}
+		var bad, badNodes []string
+		for _, n := range r.Nodes {
+			if d, ok := down[n]; ok {
+				bad, badNodes = append(bad, n+" is "+d), append(badNodes, n)
+			}
+		}
+		risk := ""
+		if len(bad) > 0 {
+			risk = "node under the reservation is down: " + strings.Join(bad, ", ")
+		}
 		if why := s.shapeDiff(b, r); why != "" {
+			if risk != "" {
+				p.Moving[id] = risk
+			}
 			deletes = append(deletes, Action{Kind: ActRecreate, Booking: id, Name: name, Want: &want, Why: why})
 			continue
 		}
-		if upd, why := updateFor(want, r, now); why != "" {
-			updates = append(updates, Action{Kind: ActUpdate, Booking: id, Name: name, Want: &upd, Why: why})
-		}
-		var bad []string
-		for _, n := range r.Nodes {
-			if d, ok := down[n]; ok {
-				bad = append(bad, n+" is "+d)
+		if risk != "" {
+			// Move it where the healthy capacity holds it for the rest of
+			// its window; else it stays where it is, at risk.
+			if short := s.moveRoom(b, bookings, inv, opt.Maintenance, now); short != "" {
+				p.Risks[id] = risk + "; " + short
+			} else {
+				p.Moving[id] = risk
+				deletes = append(deletes, Action{Kind: ActRecreate, Booking: id, Name: name, Want: &want, Why: "move off " + strings.Join(badNodes, ",") + " (" + strings.Join(bad, ", ") + ")"})
+				continue
 			}
 		}
-		if len(bad) > 0 && now.Before(b.End) {
-			p.Risks[id] = "node under the reservation is down: " + strings.Join(bad, ", ")
+		if upd, why := updateFor(want, r, now); why != "" {
+			updates = append(updates, Action{Kind: ActUpdate, Booking: id, Name: name, Want: &upd, Why: why})
 		}
 	}
 	slices.Sort(orphans)
@@ -182,16 +205,18 @@ func (s Settings) PlanProjection(bookings []Booking, inv Inventory, now time.Tim
 	return p
 }
 
-// spec is the reservation b wants. For a node booking that has none yet,
-// it picks Count nodes of the class that are up and not held by another
-// reservation or maintenance in the window.
-func (s Settings) spec(b Booking, r Reservation, exists bool, inv Inventory, bookings []Booking, now time.Time) ReservationSpec {
+// spec is the reservation b wants. For a node booking that has none yet
+// (or whose nodes are down), it keeps the nodes it has that are up and
+// picks the rest from the nodes of the class that are up and not held by
+// another reservation in the window.
+func (s Settings) spec(b Booking, r Reservation, exists bool, inv Inventory, bookings []Booking, down map[string]string) ReservationSpec {
 	sp := ReservationSpec{Name: s.ReservationName(b.ID), Accounts: []string{b.Tenant}, Start: b.Start, End: b.End, Flags: []string{"IGNORE_JOBS"}}
 	if b.Kind == KindGPU {
 		sp.GPUType, sp.Count = b.GPUType, b.Count
 		return sp
 	}
-	if exists && len(r.Nodes) == b.Count {
+	healthy := exists && !slices.ContainsFunc(r.Nodes, func(n string) bool { return down[n] != "" })
+	if exists && len(r.Nodes) == b.Count && healthy {
 		sp.Nodes = slices.Clone(r.Nodes)
 		return sp
 	}
@@ -212,15 +237,47 @@ func (s Settings) spec(b Booking, r Reservation, exists bool, inv Inventory, boo
 			busy[n] = true
 		}
 	}
-	for _, n := range s.classNodes(inv, b.NodeClass) {
+	class := s.classNodes(inv, b.NodeClass)
+	if exists {
+		for _, n := range class {
+			if len(sp.Nodes) < b.Count && slices.Contains(r.Nodes, n.Name) && n.Down == "" {
+				sp.Nodes = append(sp.Nodes, n.Name)
+			}
+		}
+	}
+	for _, n := range class {
 		if len(sp.Nodes) == b.Count {
 			break
 		}
-		if n.Down == "" && !busy[n.Name] {
+		if n.Down == "" && !busy[n.Name] && !slices.Contains(sp.Nodes, n.Name) {
 			sp.Nodes = append(sp.Nodes, n.Name)
 		}
 	}
+	slices.Sort(sp.Nodes)
 	return sp
+}
+
+// moveRoom says why b cannot move off its down nodes: the capacity that
+// is healthy now (down nodes count as down from now on) less maintenance
+// and every other booking does not hold it for the rest of its window;
+// "" when it does. The ledger decides, not Slurm's present state, so that
+// a move never takes GPUs promised to another booking.
+func (s Settings) moveRoom(b Booking, bookings []Booking, inv Inventory, maint []Maintenance, now time.Time) string {
+	probe := b
+	probe.Held = Held{}
+	if probe.Start.Before(now) {
+		probe.Start = now.Truncate(time.Second)
+	}
+	if !probe.End.After(probe.Start) {
+		return "its window is over"
+	}
+	ref := Admission{Settings: s, Inventory: inv, Maintenance: maint, Now: now}.Check(probe, bookings)
+	if ref == nil {
+		return ""
+	}
+	sh := ref.Shortfalls[0]
+	return fmt.Sprintf("cannot move: %d healthy %s free from %s, it needs %d; it stays where it is",
+		max(sh.Capacity-sh.Committed, 0), sh.Resource.Unit(), FormatTime(sh.From, Zone{}, false), sh.Asked)
 }
 
 // seen is what a reservation holds, as Held.

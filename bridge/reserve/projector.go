@@ -55,6 +55,21 @@ type Report struct {
 	// States counts the bookings the run looked at, by present state
 	// (the daemon's metrics).
 	States map[State]int `json:"states"`
+	// Now is each resource of the pool at the end of the run (the
+	// daemon's metrics per type).
+	Now []ResourceNow `json:"now,omitempty"`
+}
+
+// ResourceNow is a resource of the pool at one instant: its bookable
+// capacity, what bookings commit of it, what is free for bookings, and
+// how many of its bookings are at risk.
+type ResourceNow struct {
+	Resource Resource `json:"resource"`
+	Type     string   `json:"type"`
+	Capacity int      `json:"capacity"`
+	Booked   int      `json:"booked"`
+	Free     int      `json:"free"`
+	AtRisk   int      `json:"atRisk"`
 }
 
 // Failed counts the actions that failed.
@@ -122,9 +137,13 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("project bookings: %w", err)
 	}
+	maint, err := p.Store.Maintenance(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("project bookings: %w", err)
+	}
 	bookings := slices.Collect(maps.Values(byID))
 	slices.SortFunc(bookings, func(a, b Booking) int { return int(a.ID - b.ID) })
-	plan := p.Settings.PlanProjection(bookings, inv, now, ProjectOptions{Stored: stored, AllowMassRemoval: p.AllowMassRemoval})
+	plan := p.Settings.PlanProjection(bookings, inv, now, ProjectOptions{Stored: stored, AllowMassRemoval: p.AllowMassRemoval, Maintenance: maint})
 	rep.KeptOrphans, rep.KeptWhy = plan.KeptOrphans, plan.KeptWhy
 	if plan.KeptWhy != "" {
 		p.log().Warn("orphan reservations kept", "why", plan.KeptWhy)
@@ -132,6 +151,7 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 	held := maps.Clone(plan.Seen)
 	notes := map[int64]string{}
 	noRoom := map[int64]bool{}
+	moved := map[int64]bool{}
 	var failures []error
 	for _, a := range plan.Actions {
 		res := ActionResult{Action: a, Outcome: OutcomeDone}
@@ -143,6 +163,9 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 		err := p.apply(ctx, a, byID[a.Booking], held, notes, noRoom)
 		switch {
 		case err == nil:
+			if a.Kind == ActRecreate && plan.Moving[a.Booking] != "" {
+				moved[a.Booking] = true
+			}
 		case errors.Is(err, ErrInUse), errors.Is(err, ErrBusy):
 			res.Outcome, res.Error = OutcomeWaiting, err.Error()
 		default:
@@ -155,6 +178,7 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 		p.log().Info("reservation", "action", a.Kind, "name", a.Name, "booking", a.Booking, "why", a.Why, "outcome", res.Outcome, "error", res.Error)
 		rep.Actions = append(rep.Actions, res)
 	}
+	var after []Booking
 	for _, b := range bookings {
 		h := held[b.ID]
 		note := notes[b.ID]
@@ -166,6 +190,8 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 			state = StateEnded
 		case plan.Risks[b.ID] != "":
 			state, note = StateAtRisk, joinNote(plan.Risks[b.ID], note)
+		case plan.Moving[b.ID] != "" && !moved[b.ID]:
+			state, note = StateAtRisk, joinNote(plan.Moving[b.ID], note)
 		case h.IsZero() && !now.Before(b.Start):
 			state = StateAtRisk
 			if note == "" {
@@ -185,6 +211,7 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 		}
 		next := b
 		next.State, next.Held, next.Note = state, h, note
+		after = append(after, next)
 		rep.States[next.StateAt(now)]++
 		if state == StateAtRisk {
 			rep.AtRisk = append(rep.AtRisk, next)
@@ -200,7 +227,40 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 			failures = append(failures, fmt.Errorf("record booking %d: %w", b.ID, err))
 		}
 	}
+	rep.Now = p.Settings.resourcesNow(after, inv, maint, now)
 	return rep, errors.Join(failures...)
+}
+
+// resourcesNow is every GPU type and node class of the pool at now, with
+// the bookings as they stand after the run (inv is the cluster as read at
+// its start, with the reservations it made accounted for by bookings).
+func (s Settings) resourcesNow(bookings []Booking, inv Inventory, maint []Maintenance, now time.Time) []ResourceNow {
+	var rs []Resource
+	for _, t := range inv.Types() {
+		rs = append(rs, GPU(t))
+	}
+	for _, c := range slices.Sorted(maps.Keys(s.NodeClasses)) {
+		rs = append(rs, NodeClass(c))
+	}
+	var ids []int64
+	for _, b := range bookings {
+		ids = append(ids, b.ID)
+	}
+	adm := Admission{Settings: s, Inventory: inv, Maintenance: maint, Now: now}
+	cals := adm.Calendars(rs, bookings, ids...)
+	risk := map[Resource]int{}
+	for _, b := range bookings {
+		if b.StateAt(now) == StateAtRisk {
+			risk[b.Resource()]++
+		}
+	}
+	out := make([]ResourceNow, 0, len(rs))
+	for _, r := range rs {
+		capacity, booked := cals[r].At(now)
+		_, name := r.Split()
+		out = append(out, ResourceNow{Resource: r, Type: name, Capacity: capacity, Booked: booked, Free: max(capacity-booked, 0), AtRisk: risk[r]})
+	}
+	return out
 }
 
 func (p *Projector) actor() string {

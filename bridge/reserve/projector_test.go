@@ -2,6 +2,7 @@ package reserve_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -324,3 +325,158 @@ func TestProjectDryRun(t *testing.T) {
 }
 
 var _ reserve.Store = (*store.Memory)(nil)
+
+// newMoveHarness is a pool of two h100 nodes (a node class of both) and
+// gpu-b's MIG slices.
+func newMoveHarness(t *testing.T) *projHarness {
+	h := newHarness()
+	h.src.inv.Nodes = []reserve.Node{
+		{Name: "gpu-a", GPUs: map[string]int{"h100": 4}},
+		{Name: "gpu-c", GPUs: map[string]int{"h100": 4}},
+		{Name: "gpu-b", GPUs: map[string]int{"1g.10gb": 7, "3g.40gb": 2}},
+	}
+	h.svc.Settings.NodeClasses = map[string][]string{"dgx": {"gpu-a", "gpu-c"}}
+	p := newProjHarness(t)
+	p.harness = h
+	fs := reservetest.NewFakeSlurm(h.src.inv.Nodes...)
+	h.svc.Source = fs
+	p.slurm = fs
+	p.proj = &reserve.Projector{Store: h.st, Slurm: fs, Settings: h.svc.Settings, Now: func() time.Time { return h.clock }}
+	return p
+}
+
+func (p *projHarness) reservation(t *testing.T, name string) reserve.Reservation {
+	t.Helper()
+	inv, _ := p.slurm.Inventory(context.Background())
+	for _, r := range inv.Reservations {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no reservation %s", name)
+	return reserve.Reservation{}
+}
+
+func nowOf(rep reserve.Report, r reserve.Resource) reserve.ResourceNow {
+	for _, n := range rep.Now {
+		if n.Resource == r {
+			return n
+		}
+	}
+	return reserve.ResourceNow{}
+}
+
+// TestProjectMovesOffDownNode: an active booking whose node drains is at
+// risk and moved (delete + create) to healthy GPUs of its type where the
+// ledger has room; while jobs run inside it waits, at risk, and the tenant
+// keeps what it holds; with no healthy room it stays, at risk, and says so.
+func TestProjectMovesOffDownNode(t *testing.T) {
+	p := newMoveHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=now", "duration=1d"))
+	p.project(t)
+	if r := p.reservation(t, "gpubridge-1"); fmt.Sprint(r.Nodes) != "[gpu-a]" {
+		t.Fatalf("placed on %v", r.Nodes)
+	}
+	rep := p.project(t)
+	if n := nowOf(rep, "gpu:h100"); n != (reserve.ResourceNow{Resource: "gpu:h100", Type: "h100", Capacity: 8, Booked: 2, Free: 6}) {
+		t.Errorf("h100 now: %+v", n)
+	}
+
+	// Jobs inside: the move waits, the booking is at risk and says why.
+	p.slurm.SetDown("gpu-a", "DRAIN")
+	p.slurm.InUse["gpubridge-1"] = true
+	rep = p.project(t)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 waiting"}, outcomes(rep)); diff != "" || rep.Actions[0].Why != "move off gpu-a (gpu-a is DRAIN)" {
+		t.Fatalf("(-want +got)\n%s\n%+v", diff, rep.Actions)
+	}
+	got := p.booking(t, b.ID)
+	if got.StateAt(p.clock) != reserve.StateAtRisk || !strings.Contains(got.Note, "node under the reservation is down: gpu-a is DRAIN") ||
+		!strings.Contains(got.Note, "the tenant keeps the 2 it holds") {
+		t.Errorf("while jobs run: %s %q", got.StateAt(p.clock), got.Note)
+	}
+	if n := nowOf(rep, "gpu:h100"); n.AtRisk != 1 || n.Capacity != 4 || n.Booked != 2 {
+		t.Errorf("h100 now: %+v", n)
+	}
+
+	// The jobs end: moved to gpu-c, active again.
+	delete(p.slurm.InUse, "gpubridge-1")
+	rep = p.project(t)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 done"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	if r := p.reservation(t, "gpubridge-1"); fmt.Sprint(r.Nodes) != "[gpu-c]" || r.GPUs["h100"] != 2 || !r.End.Equal(b.End) {
+		t.Errorf("after the move: %+v", r)
+	}
+	got = p.booking(t, b.ID)
+	if got.StateAt(p.clock) != reserve.StateActive || got.Note != "" {
+		t.Errorf("after the move: %s %q", got.StateAt(p.clock), got.Note)
+	}
+	if n := nowOf(rep, "gpu:h100"); n.AtRisk != 0 {
+		t.Errorf("h100 now: %+v", n)
+	}
+
+	// No healthy room: gpu-c drains too; nothing moves.
+	p.mustAdd(t, kv("tenant=globex", "gpus=1g.10gb:1", "start=now", "duration=1h"))
+	p.slurm.SetDown("gpu-c", "DOWN")
+	rep = p.project(t)
+	for _, a := range rep.Actions {
+		if a.Booking == b.ID {
+			t.Errorf("moved with no room: %v", outcomes(rep))
+		}
+	}
+	got = p.booking(t, b.ID)
+	if got.StateAt(p.clock) != reserve.StateAtRisk || !strings.Contains(got.Note, "gpu-c is DOWN; cannot move: 0 healthy h100 free from 2026-11-20T09:00:00Z, it needs 2; it stays where it is") {
+		t.Errorf("no room: %s %q", got.StateAt(p.clock), got.Note)
+	}
+	if len(rep.AtRisk) != 1 || rep.AtRisk[0].ID != b.ID {
+		t.Errorf("report at risk: %+v", rep.AtRisk)
+	}
+	// Back up: no longer at risk.
+	p.slurm.SetDown("gpu-c", "")
+	p.project(t)
+	if got := p.booking(t, b.ID); got.StateAt(p.clock) != reserve.StateActive || got.Note != "" {
+		t.Errorf("node back: %s %q", got.StateAt(p.clock), got.Note)
+	}
+}
+
+// TestProjectMoveRespectsTheLedger: healthy GPUs that other bookings are
+// promised (even before their reservations exist) are not taken by a move.
+func TestProjectMoveRespectsTheLedger(t *testing.T) {
+	p := newMoveHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:3", "start=now", "duration=1d"))
+	p.project(t)
+	// globex books gpu-c's worth from in 3h (its reservation is not made yet).
+	p.mustAdd(t, kv("tenant=globex", "gpus=h100:4", "start=now+3h", "duration=1h"))
+	p.slurm.SetDown("gpu-a", "DRAIN")
+	rep := p.project(t)
+	if len(rep.Actions) != 0 {
+		t.Fatalf("moved into promised GPUs: %v", outcomes(rep))
+	}
+	if got := p.booking(t, b.ID); !strings.Contains(got.Note, "cannot move: 0 healthy h100 free from 2026-11-20T12:00:00Z, it needs 3") {
+		t.Errorf("note %q", got.Note)
+	}
+}
+
+// TestProjectMovesWholeNodes: a whole-node booking keeps its healthy nodes
+// and swaps the down one for a free node of its class.
+func TestProjectMovesWholeNodes(t *testing.T) {
+	p := newMoveHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "nodes=dgx:1", "start=now", "duration=1d"))
+	p.project(t)
+	first := p.reservation(t, "gpubridge-1").Nodes
+	if len(first) != 1 {
+		t.Fatalf("nodes %v", first)
+	}
+	p.slurm.SetDown(first[0], "DRAIN")
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 done"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	r := p.reservation(t, "gpubridge-1")
+	if len(r.Nodes) != 1 || r.Nodes[0] == first[0] || !r.WholeNodes {
+		t.Errorf("moved to %v (was %v)", r.Nodes, first)
+	}
+	if got := p.booking(t, b.ID); got.StateAt(p.clock) != reserve.StateActive {
+		t.Errorf("state %s %q", got.StateAt(p.clock), got.Note)
+	}
+}

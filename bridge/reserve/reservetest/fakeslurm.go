@@ -71,6 +71,18 @@ func (f *FakeSlurm) Drop(name string) {
 	delete(f.Res, name)
 }
 
+// SetDown marks a node down (why: its Slurm state, e.g. DRAIN) or, with
+// "", up again.
+func (f *FakeSlurm) SetDown(node, why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.Nodes {
+		if f.Nodes[i].Name == node {
+			f.Nodes[i].Down = why
+		}
+	}
+}
+
 // TakeCalls returns the calls made since the last TakeCalls.
 func (f *FakeSlurm) TakeCalls() []string {
 	f.mu.Lock()
