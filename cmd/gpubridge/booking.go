@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
+	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
@@ -918,6 +919,37 @@ func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
 	return localFlag(cmd, local)
 }
 
+// projector is the booking projector for actor (the reconcile step the
+// daemon schedules and `gpubridge project` runs).
+func (a *App) projector(ctx context.Context, actor string) (*reserve.Projector, error) {
+	svc, src, st, err := a.bookings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &reserve.Projector{Store: st, Slurm: src, Settings: svc.Settings, Actor: actor}, nil
+}
+
+// bookingsJob is the daemon's projection of bookings onto Slurm
+// reservations (wired in jobs.go under the writer lock), recording each
+// run's report as metrics.
+type bookingsJob struct {
+	p   *reserve.Projector
+	rec *bmetrics.Recorder
+}
+
+func (j bookingsJob) Name() string { return "bookings" }
+
+func (j bookingsJob) Run(ctx context.Context) error {
+	rep, err := j.p.Project(ctx)
+	if j.rec != nil {
+		j.rec.Observe(rep, err)
+	}
+	for _, b := range rep.AtRisk {
+		j.p.Logger.Warn("booking at risk", "booking", b.ID, "tenant", b.Tenant, "gpus", b.What(), "why", b.Note)
+	}
+	return err
+}
+
 func projectCmd(a *App) *cobra.Command {
 	var dry, allow bool
 	cmd := &cobra.Command{
@@ -936,11 +968,19 @@ retried at the next run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			svc, src, st, err := a.bookings(ctx)
+			p, err := a.projector(ctx, actor())
 			if err != nil {
 				return err
 			}
-			p := &reserve.Projector{Store: st, Slurm: src, Settings: svc.Settings, Actor: actor(), DryRun: dry, AllowMassRemoval: allow}
+			p.DryRun, p.AllowMassRemoval = dry, allow
+			if !dry {
+				// One writer at a time, like apply and the daemon.
+				release, err := a.writerLockFor(ctx, "gpubridge project")
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
 			if a.verbose {
 				p.Logger = a.Logger().With("component", "bookings") // the actions are printed anyway
 			}
@@ -977,6 +1017,17 @@ retried at the next run.`,
 			reads, writes := a.requests()
 			fmt.Fprintf(a.out, "%s: %d action(s), %d failed; bookings: %s; slurmrestd requests: %d read(s), %d write(s).\n",
 				verb, len(rep.Actions), rep.Failed(), orNone(strings.Join(counts, ", ")), reads, writes)
+			var now []string
+			for _, n := range rep.Now {
+				line := fmt.Sprintf("%s %d/%d booked, %d free", strings.TrimPrefix(string(n.Resource), "gpu:"), n.Booked, n.Capacity, n.Free)
+				if n.AtRisk > 0 {
+					line += fmt.Sprintf(", %d at risk", n.AtRisk)
+				}
+				now = append(now, line)
+			}
+			if len(now) > 0 {
+				fmt.Fprintf(a.out, "Now: %s.\n", strings.Join(now, "; "))
+			}
 			return perr
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
+	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/daemon"
@@ -21,10 +22,11 @@ type daemonJobs struct {
 	burst     *metrics.Recorder  // registered once per process
 	reconcile *rmetrics.Recorder // likewise
 	api       *apiWiring         // likewise: the tenant API's metrics
+	bookings  *bmetrics.Recorder // likewise
 }
 
 func newDaemonJobs(a *App) *daemonJobs {
-	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: newAPIWiring(a)}
+	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: newAPIWiring(a), bookings: bmetrics.New(a.Registry())}
 }
 
 // Jobs makes the jobs of configuration c on its clients. Nothing connects
@@ -44,6 +46,14 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			}
 			ctrl.Recorder = d.burst
 			return lockedJob{a: a, what: "gpubridge serve (burst)", job: ctrl}, nil
+		})},
+		{Spec: c.Schedules.Bookings, Job: daemon.Lazy("bookings", func(ctx context.Context) (daemon.Job, error) {
+			p, err := a.projector(ctx, "gpubridge serve")
+			if err != nil {
+				return nil, err
+			}
+			p.Logger = a.Logger().With("component", "bookings")
+			return lockedJob{a: a, what: "gpubridge serve (bookings)", job: bookingsJob{p: p, rec: d.bookings}}, nil
 		})},
 		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
 			in, err := a.acctIngester(ctx, "")
@@ -84,7 +94,7 @@ func (d *daemonJobs) Checks(c config.Config, set *clients.Set) []daemon.Check {
 	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
 	source, _ := billing.IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Project != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Project != "" || c.Schedules.Bookings != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
 	}
 	if acct && source == billing.SourceSlurmDB {

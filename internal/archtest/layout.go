@@ -55,6 +55,7 @@ var Gpubridge = Layout{
 		"bridge/api/tokenstore/tokenstoretest": {},                                                  // the token stores' conformance suite; tests import it
 		"bridge/reserve/reservetest":           {Pure: true, Importers: []string{"test/bench/..."}}, // and tests
 		"bridge/reserve/slurmadapter":          {Importers: []string{"cmd/gpubridge"}},
+		"bridge/reserve/metrics":               {Importers: []string{"cmd/gpubridge"}},
 		"bridge/reserve/store":                 {Importers: []string{"cmd/gpubridge", "test/bench/..."}},
 		"bridge/reserve/store/storetest":       {Importers: []string{"test/bench/..."}}, // and tests
 		"bridge/health":                        {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
