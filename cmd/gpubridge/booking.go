@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,12 +13,14 @@ import (
 	"time"
 	_ "time/tzdata" // TZ names resolve on hosts without zoneinfo too
 
+	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/kv"
@@ -162,6 +165,18 @@ func (t bookingTenants) BookingTenant(ctx context.Context, name string) (reserve
 // bookings wires the booking use cases: the store on gpubridge's database
 // (for the cluster slurmrestd serves), slurmrestd, the tenant store.
 func (a *App) bookings(ctx context.Context) (*reserve.Service, *slurmadapter.Adapter, *store.DB, error) {
+	return a.bookingsWith(ctx, true)
+}
+
+// bookingStore wires the use cases that read or write the booking store
+// only (show and cancel bookings, maintenance windows): slurmrestd is not
+// contacted when the configuration names the cluster, so the command
+// skips its negotiation. Its Service has no Source.
+func (a *App) bookingStore(ctx context.Context) (*reserve.Service, *slurmadapter.Adapter, *store.DB, error) {
+	return a.bookingsWith(ctx, false)
+}
+
+func (a *App) bookingsWith(ctx context.Context, needSlurm bool) (*reserve.Service, *slurmadapter.Adapter, *store.DB, error) {
 	c, err := a.Config()
 	if err != nil {
 		return nil, nil, nil, err
@@ -169,18 +184,44 @@ func (a *App) bookings(ctx context.Context) (*reserve.Service, *slurmadapter.Ada
 	if err := bookingSettings(c).Validate().Err(); err != nil {
 		return nil, nil, nil, err
 	}
-	cl, err := a.Slurm(ctx)
+	// slurmrestd's negotiation and the database's connection and schema
+	// check are both waits: they run at once (a command's wall time).
+	if _, err := a.clients(); err != nil {
+		return nil, nil, nil, err
+	}
+	type opened struct {
+		db  *sqlx.DB
+		err error
+	}
+	dbc := make(chan opened, 1)
+	go func() {
+		db, err := a.DB(ctx)
+		dbc <- opened{db, err}
+	}()
+	var cl *slurmrest.Client
+	cluster := c.Cluster
+	if needSlurm || cluster == "" {
+		cl, err = a.Slurm(ctx)
+		if err == nil {
+			cluster = cl.Cluster()
+		}
+	}
+	o := <-dbc
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	db, err := a.DB(ctx)
-	if err != nil {
-		return nil, nil, nil, err
+	if o.err != nil {
+		return nil, nil, nil, o.err
 	}
-	st := store.New(db, cl.Cluster())
-	src := slurmadapter.New(cl, c.Tenants.PoolPartition)
+	db := o.db
+	st := store.New(db, cluster)
 	set := bookingSettings(c)
-	svc := &reserve.Service{Store: st, Source: src, Tenants: bookingTenants{st: tenantstore.New(db), def: set.DefaultPolicy}, Settings: set}
+	svc := &reserve.Service{Store: st, Tenants: bookingTenants{st: tenantstore.New(db), def: set.DefaultPolicy}, Settings: set}
+	var src *slurmadapter.Adapter
+	if needSlurm {
+		src = slurmadapter.New(cl, c.Tenants.PoolPartition)
+		svc.Source = src
+	}
 	return svc, src, st, nil
 }
 
@@ -381,7 +422,7 @@ func deleteBookingCmd(a *App) *cobra.Command {
 				}
 				ids = append(ids, id)
 			}
-			svc, _, _, err := a.bookings(ctx)
+			svc, _, _, err := a.bookingStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -499,7 +540,7 @@ columns: ` + strings.Join(bookingColumnKeys(), ",") + `. --json prints the full 
 			if len(ps) > 0 {
 				return usageError{ps}
 			}
-			svc, _, _, err := a.bookings(ctx)
+			svc, _, _, err := a.bookingStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -623,7 +664,14 @@ const barWidth = 20
 // booked, capacity and a bar (# booked, . free, x unavailable, ! booked
 // beyond capacity); a row holds until the next one's From. -P adds To and
 // Pool and drops the bar.
-func (a *App) printAvailability(av reserve.Availability, zone reserve.Zone, local bool) error {
+func (a *App) printAvailability(av reserve.Availability, zone reserve.Zone, local bool) (err error) {
+	// A year by the day is hundreds of rows: one write, not one per cell.
+	w := bufio.NewWriter(a.out)
+	defer func() {
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+	}()
 	t := table.Table{Header: []string{"Type", "From", "Free", "Booked", "Cap", "Bar"}}
 	if a.output.Parsable {
 		t.Header = []string{"Type", "From", "To", "Free", "Booked", "Cap", "Pool"}
@@ -648,16 +696,16 @@ func (a *App) printAvailability(av reserve.Availability, zone reserve.Zone, loca
 			i = j + 1
 		}
 	}
-	if err := a.Print(t); err != nil || a.output.Parsable {
+	if err := table.Write(w, a.output, t); err != nil || a.output.Parsable {
 		return err
 	}
 	var pools []string
 	for _, r := range av.Resources {
 		pools = append(pools, fmt.Sprintf("%s %d", strings.TrimPrefix(string(r.Resource), "gpu:"), r.Pool))
 	}
-	fmt.Fprintf(a.out, "Each row holds until the next row's From; the last until %s.\n", reserve.FormatTime(av.To, zone, local))
-	fmt.Fprintf(a.out, "Per %s step: least free, most booked. Bar: # booked . free x unavailable ! over.\n", reserve.FormatDuration(time.Duration(av.Step)))
-	fmt.Fprintf(a.out, "Pool: %s.\n", strings.Join(pools, ", "))
+	fmt.Fprintf(w, "Each row holds until the next row's From; the last until %s.\n", reserve.FormatTime(av.To, zone, local))
+	fmt.Fprintf(w, "Per %s step: least free, most booked. Bar: # booked . free x unavailable ! over.\n", reserve.FormatDuration(time.Duration(av.Step)))
+	fmt.Fprintf(w, "Pool: %s.\n", strings.Join(pools, ", "))
 	var notes []string
 	for _, r := range av.Resources {
 		for _, red := range r.Reductions {
@@ -674,7 +722,7 @@ func (a *App) printAvailability(av reserve.Availability, zone reserve.Zone, loca
 		}
 	}
 	if len(notes) > 0 {
-		fmt.Fprintf(a.out, "Capacity reduced by:\n%s\n", strings.Join(notes, "\n"))
+		fmt.Fprintf(w, "Capacity reduced by:\n%s\n", strings.Join(notes, "\n"))
 	}
 	return nil
 }
@@ -870,7 +918,7 @@ func deleteMaintenanceCmd(a *App) *cobra.Command {
 			if err != nil || id <= 0 {
 				return usagef("%q is not a maintenance id (see `gpubridge show maintenance`)", args[0])
 			}
-			svc, _, _, err := a.bookings(ctx)
+			svc, _, _, err := a.bookingStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -898,7 +946,7 @@ func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			svc, _, _, err := a.bookings(ctx)
+			svc, _, _, err := a.bookingStore(ctx)
 			if err != nil {
 				return err
 			}

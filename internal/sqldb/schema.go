@@ -2,6 +2,7 @@ package sqldb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -127,6 +128,37 @@ func versions() ([]int64, error) {
 	return vs, nil
 }
 
+// current reports whether every migration this build embeds is applied,
+// with one query on goose's table (a command's start-up pays for it each
+// time): then the database is gpubridge's and nothing is to be done. false
+// (never an error) when the table is missing, unreadable or anything is
+// pending: Inspect then looks at the whole database.
+func current(ctx context.Context, db *sqlx.DB) (Schema, bool) {
+	var row struct {
+		Database string         `db:"db"`
+		Applied  sql.NullString `db:"applied"`
+	}
+	if err := db.GetContext(ctx, &row, "SELECT IFNULL(DATABASE(), '') AS db, GROUP_CONCAT(DISTINCT version_id) AS applied FROM "+versionTable+" WHERE is_applied"); err != nil || row.Database == "" {
+		return Schema{}, false
+	}
+	ours, err := versions()
+	if err != nil {
+		return Schema{}, false
+	}
+	applied := map[int64]bool{}
+	for f := range strings.SplitSeq(row.Applied.String, ",") {
+		if v, err := strconv.ParseInt(f, 10, 64); err == nil {
+			applied[v] = true
+		}
+	}
+	for _, v := range ours {
+		if !applied[v] {
+			return Schema{}, false
+		}
+	}
+	return Schema{Kind: Gpubridge, Database: row.Database, Applied: len(ours)}, true
+}
+
 // Policy says what Prepare may do to an empty database.
 type Policy struct {
 	// InitEmpty lets Prepare create gpubridge's schema in an empty
@@ -139,6 +171,9 @@ type Policy struct {
 // p.InitEmpty; a foreign one is refused. It returns what it found before
 // it migrated.
 func Prepare(ctx context.Context, db *sqlx.DB, p Policy) (Schema, error) {
+	if s, ok := current(ctx, db); ok {
+		return s, nil // the common case: every migration applied, one query
+	}
 	s, err := Inspect(ctx, db)
 	if err != nil {
 		return s, err

@@ -47,7 +47,18 @@ var downStates = []string{"DOWN", "DRAIN", "FAIL", "NOT_RESPONDING", "FUTURE", "
 
 // Inventory reads the pool's nodes and every reservation (two GETs).
 func (a *Adapter) Inventory(ctx context.Context) (reserve.Inventory, error) {
+	// The two reads go out at once: a command's wall time is mostly waits.
+	type resvs struct {
+		rs  []slurmrest.Reservation
+		err error
+	}
+	ch := make(chan resvs, 1)
+	go func() {
+		rs, err := a.c.ListReservations(ctx)
+		ch <- resvs{rs, err}
+	}()
 	nodes, err := a.c.ListNodes(ctx)
+	got := <-ch
 	if err != nil {
 		return reserve.Inventory{}, err
 	}
@@ -76,7 +87,7 @@ func (a *Adapter) Inventory(ctx context.Context) (reserve.Inventory, error) {
 		}
 		inv.Nodes = append(inv.Nodes, nd)
 	}
-	rs, err := a.c.ListReservations(ctx)
+	rs, err := got.rs, got.err
 	if err != nil {
 		return reserve.Inventory{}, err
 	}

@@ -218,8 +218,8 @@ func main() {
 	fmt.Printf("  find slot type=h100 count=2 duration=14d:\n")
 	fmt.Printf("    wall %s; its compute %s, a naive scan's %s: %.1fx; a naive CLI would take ~%s\n",
 		cliSlot, calCLISlot, naiveCLISlot, ratio(naiveCLISlot, calCLISlot), naiveWall(cliSlot, calCLISlot, naiveCLISlot))
-	fmt.Printf("  for scale: `gpubridge version` (process start, no I/O) %s; `gpubridge show maintenance` (the same wiring:\n", cliVersion)
-	fmt.Printf("    config, slurmrestd negotiation, database open and migration check, one small query) %s\n", cliWiring)
+	fmt.Printf("  for scale: `gpubridge version` (process start, no I/O) %s; `gpubridge show maintenance` (the wiring without\n", cliVersion)
+	fmt.Printf("    slurmrestd when the cluster is configured: config, database open and schema check, one small query) %s\n", cliWiring)
 
 	// 3. Admission under concurrent clients, its own cluster name.
 	sc.DB.SetMaxOpenConns(*clients + 2)
