@@ -223,7 +223,9 @@ func TestBookingDaemonRepairsAndReports(t *testing.T) {
 	t.Setenv("GPUBRIDGE_LISTEN", addr)
 	sctx, cancel := context.WithCancel(ctx)
 	done, log := make(chan int, 1), &lockedBuffer{}
-	go func() { done <- runContext(sctx, []string{"--config", cfg, "serve"}, strings.NewReader(""), io.Discard, log) }()
+	go func() {
+		done <- runContext(sctx, []string{"--config", cfg, "serve"}, strings.NewReader(""), io.Discard, log)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
