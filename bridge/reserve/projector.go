@@ -325,6 +325,11 @@ func (p *Projector) apply(ctx context.Context, a Action, b Booking, held map[int
 			} else {
 				restore.Count = 0
 			}
+			if restore.Count == 0 && len(restore.Nodes) == 0 {
+				noRoom[a.Booking] = true
+				notes[a.Booking] = fmt.Sprintf("reservation %s was deleted to change it (%s), Slurm refused the new one (%v), and the old one held nothing to put back; retried at the next projection", a.Name, a.Why, err)
+				return err
+			}
 			if rerr := p.Slurm.CreateReservation(ctx, restore); rerr == nil {
 				held[a.Booking] = heldOf(restore)
 				notes[a.Booking] = fmt.Sprintf("change waiting (%s): Slurm refused the new reservation (%v); the old one was restored; retried at the next projection", a.Why, err)

@@ -480,3 +480,59 @@ func TestProjectMovesWholeNodes(t *testing.T) {
 		t.Errorf("state %s %q", got.StateAt(p.clock), got.Note)
 	}
 }
+
+// TestProjectAfterSlurmReplacedTheNode: as measured on 26.05, a drained
+// node's GPU reservation is moved by slurmctld to another node without its
+// GPUs. The booking is at risk (Slurm holds 0 of 2), and with no healthy
+// room nothing is deleted (recreating would fail); once the node is back
+// it is recreated with its GPUs.
+func TestProjectAfterSlurmReplacedTheNode(t *testing.T) {
+	p := newProjHarness(t)
+	p.slurm.ReplaceDown = true
+	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=now", "duration=1d"))
+	p.project(t)
+	p.slurm.SetDown("gpu-a", "DRAIN")
+	if r := p.reservation(t, "gpubridge-1"); fmt.Sprint(r.Nodes) != "[gpu-b]" || r.GPUs["h100"] != 0 {
+		t.Fatalf("the fake did not move it: %+v", r)
+	}
+	for range 2 {
+		rep := p.project(t)
+		if len(rep.Actions) != 0 {
+			t.Fatalf("acted with no healthy room: %v", outcomes(rep))
+		}
+	}
+	got := p.booking(t, b.ID)
+	if got.StateAt(p.clock) != reserve.StateAtRisk || got.Note != "Slurm holds 0 of its 2 h100 (a node under it went down or drained, or it was changed); cannot move: 0 healthy h100 free from 2026-11-20T09:00:00Z, it needs 2; it stays where it is" {
+		t.Errorf("at risk: %s %q", got.StateAt(p.clock), got.Note)
+	}
+	p.slurm.SetDown("gpu-a", "")
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 done"}, outcomes(rep)); diff != "" {
+		t.Fatalf("node back (-want +got)\n%s", diff)
+	}
+	if r := p.reservation(t, "gpubridge-1"); fmt.Sprint(r.Nodes) != "[gpu-a]" || r.GPUs["h100"] != 2 {
+		t.Errorf("recreated as %+v", r)
+	}
+	if got := p.booking(t, b.ID); got.StateAt(p.clock) != reserve.StateActive || got.Note != "" {
+		t.Errorf("after: %s %q", got.StateAt(p.clock), got.Note)
+	}
+}
+
+// TestProjectReplacedWithRoom: slurmctld moved the reservation without
+// its GPUs, but another node has them free: it is recreated there.
+func TestProjectReplacedWithRoom(t *testing.T) {
+	p := newMoveHarness(t)
+	p.slurm.ReplaceDown = true
+	p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=now", "duration=1d"))
+	p.project(t)
+	// gpu-b (no h100) first: the fake moves it there without GPUs.
+	p.slurm.Nodes = []reserve.Node{p.slurm.Nodes[2], p.slurm.Nodes[0], p.slurm.Nodes[1]}
+	p.slurm.SetDown("gpu-a", "DOWN")
+	rep := p.project(t)
+	if diff := cmp.Diff([]string{"recreate gpubridge-1 done"}, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	if r := p.reservation(t, "gpubridge-1"); fmt.Sprint(r.Nodes) != "[gpu-c]" || r.GPUs["h100"] != 2 {
+		t.Errorf("recreated as %+v", r)
+	}
+}

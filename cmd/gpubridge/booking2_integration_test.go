@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +61,38 @@ func (h *tenantIT) addBooking(prefix string, args ...string) (reserve.Booking, s
 	return b, name
 }
 
+// freeH100 waits (up to 2 minutes) until gpu-a has at least need h100
+// that no job and no reservation holds, and returns how many it has: jobs
+// of other tests may still run there.
+func (h *tenantIT) freeH100(need int) int {
+	h.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		node := h.env.Exec(h.t, "", "scontrol", "show", "node", "gpu-a")
+		res, _ := h.env.Run(context.Background(), "", nil, "scontrol", "show", "reservation")
+		total, used, held := 0, 0, 0
+		if m := regexp.MustCompile(`Gres=gpu:h100:(\d+)`).FindStringSubmatch(node); m != nil {
+			total, _ = strconv.Atoi(m[1])
+		}
+		if m := regexp.MustCompile(`GresUsed=gpu:h100:(\d+)`).FindStringSubmatch(node); m != nil {
+			used, _ = strconv.Atoi(m[1])
+		}
+		for _, block := range strings.Split(res, "ReservationName=") {
+			if m := regexp.MustCompile(`gres/gpu:h100=(\d+)`).FindStringSubmatch(block); m != nil && strings.Contains(block, "State=ACTIVE") {
+				n, _ := strconv.Atoi(m[1])
+				held += n
+			}
+		}
+		if free := total - used - held; free >= need {
+			return free
+		} else if time.Now().After(deadline) {
+			out, _ := h.env.Run(context.Background(), "", nil, "squeue", "-w", "gpu-a", "-o", "%i %u %a %T %b")
+			h.t.Fatalf("gpu-a has %d h100 free (of %d: %d used by jobs, %d held by reservations); the test needs %d. Jobs there:\n%s", free, total, used, held, need, out)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
 func (h *tenantIT) squeue(id int64, format string) string {
 	out, _ := h.env.Run(context.Background(), "", nil, "squeue", "-h", "-j", strconv.FormatInt(id, 10), "-o", format)
 	return strings.TrimSpace(out)
@@ -96,6 +129,7 @@ func TestBookingReservationQOSOnTestbed(t *testing.T) {
 		t.Errorf("second apply is not a no-op: %v", mine(r.Changes, "bkqacme", "bkqacme-resv", "bkqglobex"))
 	}
 
+	free := h.freeH100(3) // the booking's 2 and one for acme's quota
 	b, name := h.addBooking(prefix, "tenant=bkqacme", "gpus=h100:2", "start=now", "duration=30m", "purpose=quota-free")
 	if out := h.ok("project"); !strings.Contains(out, "create reservation "+name) {
 		t.Fatalf("project:\n%s", out)
@@ -129,18 +163,19 @@ func TestBookingReservationQOSOnTestbed(t *testing.T) {
 	if id, msg := h.sbatch("erin", "-A", "bkqacme", "-q", "bkqacme-resv", "-p", "pool", "--gres=gpu:h100:1", "--wrap", "sleep 5"); id != 0 || !strings.Contains(msg, "Invalid qos specification") {
 		t.Errorf("reservation QOS without a reservation: job %d, %s", id, msg)
 	}
-	// Outside: of gpu-a's 4 h100, q1 holds one and the booking two. With
-	// in2 (and in3) cancelled the booking has one idle GPU: of two globex
-	// jobs one runs on the one GPU left outside, the other cannot use the
-	// booking's idle GPU.
+	// Outside: of the free h100, q1 holds one and the booking two. With in2
+	// (and in3) cancelled the booking has one idle GPU, which globex's jobs
+	// cannot use: of free-3+1 of them, free-3 run (on what is left outside)
+	// and one waits.
 	h.env.Exec(t, "", "scancel", strconv.FormatInt(in3, 10), strconv.FormatInt(in2, 10))
 	var outside []int64
-	for range 2 {
+	for range free - 3 + 1 {
 		outside = append(outside, h.mustSbatch("frank", "-A", "bkqglobex", "-p", "pool", "--gres=gpu:h100:1", "-t", "10", "--wrap", "sleep 600"))
 	}
-	h.waitCount(outside, map[string]int{"RUNNING": 1, "PENDING": 1}, 60*time.Second)
+	want := map[string]int{"RUNNING": free - 3, "PENDING": 1}
+	h.waitCount(outside, want, 60*time.Second)
 	time.Sleep(12 * time.Second) // two more scheduler passes
-	h.waitCount(outside, map[string]int{"RUNNING": 1, "PENDING": 1}, 5*time.Second)
+	h.waitCount(outside, want, 5*time.Second)
 	// The booking is shown active with its reservation.
 	var bs []reserve.Booking
 	if err := json.Unmarshal([]byte(h.ok("--json", "show", "bookings", strconv.FormatInt(b.ID, 10))), &bs); err != nil || len(bs) != 1 ||
@@ -160,11 +195,13 @@ func TestBookingGPUsFreeAtWindowStart(t *testing.T) {
 	h.ok("-i", "add", "tenant", "bkwacme", "gpus=h100:1", "users=erin")
 	h.ok("-i", "add", "tenant", "bkwglobex", "gpus=h100:4", "users=frank")
 	h.apply()
+	// Other jobs fill all but two of the free h100.
+	free := h.freeH100(3)
 	var busy []int64
-	for range 2 {
+	for range free - 2 {
 		busy = append(busy, h.mustSbatch("frank", "-A", "bkwglobex", "-p", "pool", "--gres=gpu:h100:1", "-t", "15", "--wrap", "sleep 900"))
 	}
-	h.waitCount(busy, map[string]int{"RUNNING": 2}, 60*time.Second)
+	h.waitCount(busy, map[string]int{"RUNNING": free - 2}, 60*time.Second)
 	start := time.Now().UTC().Truncate(time.Second).Add(90 * time.Second)
 	b, name := h.addBooking(prefix, "tenant=bkwacme", "gpus=h100:2", "start="+start.Format(time.RFC3339), "duration=10m")
 	if out := h.ok("project"); !strings.Contains(out, "create reservation "+name+" (booking "+strconv.FormatInt(b.ID, 10)+"): missing in Slurm done") {
@@ -282,15 +319,22 @@ func TestBookingDaemonRepairsAndReports(t *testing.T) {
 	t.Cleanup(func() { h.env.Run(ctx, "", nil, "scontrol", "update", "nodename=gpu-a", "state=resume") })
 	waitFor("the at-risk metric", 15*time.Second, func() bool { return metric(`gpubridge_bookings_at_risk{resource="gpu:h100",type="h100"}`) == 1 })
 	var bs []reserve.Booking
+	// slurmctld moved the reservation off gpu-a, to a node without h100.
 	if err := json.Unmarshal([]byte(h.ok("--json", "show", "bookings", "state=at-risk")), &bs); err != nil || len(bs) != 1 ||
-		!strings.Contains(bs[0].Note, "node under the reservation is down: gpu-a is") || !strings.Contains(bs[0].Note, "cannot move: 0 healthy h100 free") {
+		!strings.Contains(bs[0].Note, "Slurm holds 0 of its 2 h100") || !strings.Contains(bs[0].Note, "cannot move: 0 healthy h100 free") {
 		t.Errorf("show bookings state=at-risk: %v %+v", err, bs)
 	}
 	if out := h.ok("show", "bookings", "format=id,state,note"); !strings.Contains(out, "at-risk") {
 		t.Errorf("show bookings:\n%s", out)
 	}
+	if r, err := h.slurm.GetReservation(ctx, name); err != nil || strings.Contains(r.TRES, "gpu") {
+		t.Errorf("while gpu-a is drained, %s: %+v, %v (the projector must keep it: recreating it would fail)", name, r, err)
+	}
 	h.env.Exec(t, "", "scontrol", "update", "nodename=gpu-a", "state=resume")
 	waitFor("the at-risk metric back to 0", 15*time.Second, func() bool { return metric(`gpubridge_bookings_at_risk{resource="gpu:h100",type="h100"}`) == 0 })
+	if r, err := h.slurm.GetReservation(ctx, name); err != nil || !strings.Contains(r.TRES, "gres/gpu:h100=2") {
+		t.Errorf("after gpu-a is back, %s: %+v, %v; want it recreated with its 2 h100", name, r, err)
+	}
 	if st := metric(`gpubridge_bookings{state="active"}`); st != 1 {
 		t.Errorf("active bookings metric %v", st)
 	}

@@ -22,6 +22,10 @@ type FakeSlurm struct {
 	Res   map[string]reserve.Reservation
 	InUse map[string]bool
 	Calls []string
+	// ReplaceDown mimics slurmctld 26.05 (measured): when a node goes
+	// down, a GPU reservation on it moves to another node that is up,
+	// keeping its GPUs only where that node has them free, else with none.
+	ReplaceDown bool
 }
 
 var _ reserve.Slurm = (*FakeSlurm)(nil)
@@ -80,6 +84,45 @@ func (f *FakeSlurm) SetDown(node, why string) {
 		if f.Nodes[i].Name == node {
 			f.Nodes[i].Down = why
 		}
+	}
+	if why == "" || !f.ReplaceDown {
+		return
+	}
+	names := make([]string, 0, len(f.Res))
+	for n := range f.Res {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r := f.Res[name]
+		if r.WholeNodes || !slices.Contains(r.Nodes, node) {
+			continue
+		}
+		delete(f.Res, name)
+		moved := false
+		for _, n := range f.Nodes {
+			if n.Down != "" || n.Name == node {
+				continue
+			}
+			spec := reserve.ReservationSpec{Name: name, Start: r.Start, End: r.End}
+			u, whole := f.used(n.Name, spec)
+			if whole {
+				continue
+			}
+			gpus := map[string]int{}
+			for t, c := range r.GPUs {
+				if n.GPUs[t]-u[t] >= c {
+					gpus[t] = c
+				}
+			}
+			r.Nodes, r.GPUs, moved = []string{n.Name}, gpus, true
+			break
+		}
+		if !moved {
+			r.GPUs = map[string]int{}
+		}
+		r.WholeNodes = len(r.GPUs) == 0 // cores only: what slurmadapter reads as whole nodes
+		f.Res[name] = r
 	}
 }
 
