@@ -31,6 +31,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 	"github.com/gpubridge/gpubridge/internal/writerlock"
@@ -406,7 +407,9 @@ func (h *tenantIT) converged(t *testing.T, round int, lock *writerlock.Lock, st 
 			if err != nil {
 				return err.Error()
 			}
-			if want := tenant.Guard(ts); !bytes.Equal(b, want) {
+			d := config.Default() // the names the test's gpubridge writes the table with
+			n := tenant.Naming{QOSPrefix: d.Tenants.QOSPrefix, ReservationQOSSuffix: d.Bookings.ReservationQOSSuffix, ReservationPrefix: d.Bookings.ReservationPrefix}
+			if want := tenant.GuardFor(ts, n); !bytes.Equal(b, want) {
 				return fmt.Sprintf("the guard file is not the store's:\n%s\nwant:\n%s", b, want)
 			}
 			return ""
