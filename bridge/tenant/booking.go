@@ -122,16 +122,12 @@ func (p BookingPolicy) String() string {
 	return strings.Join(parts, " ")
 }
 
-// bookingArgs are the command-line keys of the booking policy.
-var bookingArgs = []string{"booking", "booking.maxgpus", "booking.maxwindow", "booking.minlead", "booking.maxhorizon", "booking.spendlimit"}
-
 // bookingFileKeys are the keys of a file's bookings: mapping.
 var bookingFileKeys = []string{"maxGPUs", "maxWindow", "minLead", "maxHorizon", "monthlySpendLimit"}
 
 // setBookingArg applies one booking.* key of `add/modify tenant`.
 func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 	none := modify && strings.EqualFold(strings.TrimSpace(v), "none")
-	field := "bookings." + strings.TrimPrefix(key, "booking.")
 	switch key {
 	case "booking":
 		if !none {
@@ -140,7 +136,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 		}
 		*p = BookingPolicy{}
 	case "booking.maxgpus":
-		field = "bookings.maxGPUs"
+		field := "bookings.maxGPUs"
 		qc, qp := ParseQuota(field, v)
 		*ps = append(*ps, qp...)
 		if !modify {
@@ -166,7 +162,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 		}
 	case "booking.maxwindow", "booking.minlead", "booking.maxhorizon":
 		dst := map[string]**reserve.Span{"booking.maxwindow": &p.MaxWindow, "booking.minlead": &p.MinLead, "booking.maxhorizon": &p.MaxHorizon}[key]
-		field = map[string]string{"booking.maxwindow": "bookings.maxWindow", "booking.minlead": "bookings.minLead", "booking.maxhorizon": "bookings.maxHorizon"}[key]
+		field := map[string]string{"booking.maxwindow": "bookings.maxWindow", "booking.minlead": "bookings.minLead", "booking.maxhorizon": "bookings.maxHorizon"}[key]
 		if none {
 			*dst = nil
 			return
@@ -178,7 +174,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 		}
 		*dst = &s
 	case "booking.spendlimit":
-		field = "bookings.monthlySpendLimit"
+		field := "bookings.monthlySpendLimit"
 		if none {
 			p.MonthlySpendLimit = nil
 			return
