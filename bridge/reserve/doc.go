@@ -24,6 +24,11 @@
 //   - the Slurm projection plan (PlanProjection): one reservation
 //     `<prefix><id>` per booking, IGNORE_JOBS, never OVERLAP, created
 //     Settings.LeadTime ahead of its start; drift repair and orphan removal;
+//     at-risk moves: a booking on a node that is down or drained (or whose
+//     reservation Slurm moved off such a node without its GPUs) is
+//     recreated on healthy capacity when the ledger has room for the rest of
+//     its window (never while jobs run inside), else kept and marked at
+//     risk with why; Report.Now is the pool per resource for metrics;
 //   - the use cases (Service: add, modify, cancel, show, availability, find
 //     slot, maintenance) and the reconcile step (Projector.Project), over
 //     small ports defined here: Store, Source, Tenants, Slurm.
@@ -37,6 +42,14 @@
 // Resources are named "gpu:<type>" and "node:<class>". A whole-node booking
 // commits both its nodes (on the class) and their GPUs (on each type), so
 // GPU and node bookings never overcommit each other.
+//
+// A tenant's booking policy lives in its spec (bridge/tenant.BookingPolicy,
+// its keys over Settings.DefaultPolicy) and reaches the Service through
+// the Tenants port, with the GPU types its jobs may request; the per-tenant
+// reservation QOS that jobs inside a booking run under is the tenant's
+// (bridge/tenant Project) and the job_submit guard's switch to it is
+// contrib/job_submit.lua's. Subpackages: store, slurmadapter, metrics
+// (Prometheus collectors of Reports), reservetest.
 //
 // This package must not import net/http, database/sql, sqlx, the slurmrest
 // client or any other adapter (internal/archtest keeps it so).

@@ -1,10 +1,13 @@
 // Package tenant is gpubridge's tenant model: what a tenant is (name,
 // description, organization, users, admins, GPU quota per type and MIG
-// profile, optional CPU and memory limits, burst policy), how its fields are
+// profile, optional CPU and memory limits, burst policy, booking policy
+// (BookingPolicy, over the configured default key by key)), how its fields are
 // written on the command line and in YAML files, how it is validated, and
 // which Slurm objects it becomes (Project) — the account under root, the
-// tenant QOS holding GrpTRES per GPU type, user associations and
-// coordinators — plus the data file read by contrib/job_submit.lua (Guard).
+// tenant QOS holding GrpTRES per GPU type, the reservation QOS
+// (REQUIRED_RESERVATION, no limits) that jobs inside its bookings run
+// under, user associations and coordinators — plus the data file read by
+// contrib/job_submit.lua (Guard, GuardFor).
 //
 // Validation reports every problem at once, each naming its field and the
 // fix; nothing is written anywhere when any problem is found. A tenants
