@@ -67,7 +67,7 @@ func (r *replica) get(path string) (int, string) {
 func TestHAFailover(t *testing.T) {
 	h := newAPIIT(t)
 	h.stop() // the in-process serve of newAPIIT; the replicas are processes
-	y := "version: 1\nserver:\n  shutdownTimeout: 15s\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  project: \"@every 1s\"\n" +
+	y := "version: 1\nserver:\n  shutdownTimeout: 15s\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  bookings: \"@every 1s\"\n" +
 		"api:\n  refreshInterval: 2s\nbookings:\n  leadTime: 30h\n  defaultPolicy:\n    maxWindow: 30d\n    maxHorizon: 365d\n"
 	if err := os.WriteFile(h.config, []byte(y), 0o600); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
-	"github.com/gpubridge/gpubridge/bridge/reserve"
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
@@ -72,18 +71,6 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			}
 			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period")}, nil
 		})},
-		{Spec: c.Schedules.Project, Job: daemon.Lazy("project", func(ctx context.Context) (daemon.Job, error) {
-			svc, src, st, err := a.bookings(ctx)
-			if err != nil {
-				return nil, err
-			}
-			p := &reserve.Projector{Store: st, Slurm: src, Settings: svc.Settings, Actor: "gpubridge serve (project)",
-				Logger: a.Logger().With("component", "project")}
-			return daemon.Func("project", func(ctx context.Context) error {
-				_, err := p.Project(ctx)
-				return err
-			}), nil
-		})},
 	}, nil
 }
 
@@ -94,7 +81,7 @@ func (d *daemonJobs) Checks(c config.Config, set *clients.Set) []daemon.Check {
 	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
 	source, _ := billing.IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Project != "" || c.Schedules.Bookings != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
 	}
 	if acct && source == billing.SourceSlurmDB {

@@ -8,16 +8,16 @@ import (
 
 func TestAPIDefaultsAndValidation(t *testing.T) {
 	c := Default()
-	if c.API.RefreshInterval.Duration != 15*time.Second || c.API.AuthFailuresPerMinute != 10 || c.API.AuthFailureBurst != 20 || c.Schedules.Project != "@every 1m" {
-		t.Fatalf("defaults: %+v %q", c.API, c.Schedules.Project)
+	if c.API.RefreshInterval.Duration != 15*time.Second || c.API.AuthFailuresPerMinute != 10 || c.API.AuthFailureBurst != 20 || c.Schedules.Bookings != "@every 1m" {
+		t.Fatalf("defaults: %+v %q", c.API, c.Schedules.Bookings)
 	}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	c.API = API{RefreshInterval: Duration{time.Millisecond}, AuthFailuresPerMinute: 0, AuthFailureBurst: -1}
-	c.Schedules.Project = "sometimes"
+	c.Schedules.Bookings = "sometimes"
 	err := c.Validate()
-	for _, f := range []string{"api.refreshInterval", "api.authFailuresPerMinute", "api.authFailureBurst", "schedules.project"} {
+	for _, f := range []string{"api.refreshInterval", "api.authFailuresPerMinute", "api.authFailureBurst", "schedules.bookings"} {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("Validate() = %v; want a problem with %s", err, f)
 		}

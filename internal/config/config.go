@@ -190,9 +190,6 @@ type Schedules struct {
 	Burst       string `json:"burst"`
 	Ingest      string `json:"ingest"`
 	ClosePeriod string `json:"closePeriod"`
-	// Project makes Slurm's reservations match the bookings (like
-	// `gpubridge project`).
-	Project string `json:"project"`
 	// Bookings projects bookings onto Slurm reservations (bridge/reserve).
 	Bookings string `json:"bookings"`
 }
@@ -323,7 +320,6 @@ func Default() Config {
 			Burst:       "@every 10s",
 			Ingest:      "@every 5m",
 			ClosePeriod: "0 3 2 * *", // 03:00 UTC on the 2nd: one day of grace for late records
-			Project:     "@every 1m",
 			Bookings:    "@every 1m",
 		},
 		Bookings: Bookings{
@@ -505,7 +501,6 @@ func (c Config) Validate() error {
 	for field, spec := range map[string]string{
 		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
 		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
-		"schedules.project":  c.Schedules.Project,
 		"schedules.bookings": c.Schedules.Bookings,
 	} {
 		if spec == "" {

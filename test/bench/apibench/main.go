@@ -225,7 +225,7 @@ func serve(bin, dsn string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.WriteString("version: 1\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  project: \"\"\n")
+	f.WriteString("version: 1\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  bookings: \"\"\n")
 	f.Close()
 	cmd := exec.Command(bin, "--config", f.Name(), "serve")
 	cmd.Env = append(os.Environ(), "GPUBRIDGE_DB_DSN="+dsn, "GPUBRIDGE_LISTEN="+addr)
