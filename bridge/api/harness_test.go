@@ -96,12 +96,12 @@ func (f *fakeUsage) Summary(_ context.Context, p meter.Period, account string) (
 
 type fakePolicies map[string]reserve.Policy
 
-func (f fakePolicies) BookingPolicy(_ context.Context, name string) (reserve.Policy, bool, error) {
+func (f fakePolicies) BookingTenant(_ context.Context, name string) (reserve.TenantInfo, error) {
 	p, ok := f[name]
 	if !ok && name != "acme" && name != "beta" {
-		return reserve.Policy{}, false, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
+		return reserve.TenantInfo{}, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
 	}
-	return p, ok, nil
+	return reserve.TenantInfo{Policy: p, Own: ok}, nil
 }
 
 // harness is an API over fakes: tenants acme and beta, a cluster of one
