@@ -181,8 +181,11 @@ func TestScheduledIngestCorrectsRealRecords(t *testing.T) {
 		t.Logf("fact: a late end record keeps its end (%ds before slurmdbd came back) and stamps mod_time when slurmdbd writes it", restarted-r.End)
 	}
 
-	// A runaway job: slurmctld loses its record.
-	slurmctld.Kill()
+	// A runaway job: slurmctld loses its record. It is stopped, not
+	// killed: a slurmctld that never saved its association usage (a
+	// testbed fresh from its cached root) refuses to start without that
+	// file ("fatal: No Assoc usage file"); only the job state is rolled back.
+	slurmctld.Stop()
 	for _, f := range []string{"job_state", "job_state.old"} {
 		var err error
 		if _, serr := os.Stat(filepath.Join(saved, f)); serr == nil {
