@@ -82,6 +82,13 @@ func TestScheduledIngestCorrectsRealRecords(t *testing.T) {
 	// restarted from it, knows none of the test's jobs (it cannot bring
 	// back a job that has ended meanwhile).
 	stateDir := filepath.Join(env.Root, "var/spool/slurmctld")
+	if _, err := os.Stat(filepath.Join(stateDir, "job_state")); os.IsNotExist(err) {
+		// A slurmctld fresh from the testbed's cached root has saved no
+		// state yet, and refuses to start later from node state without job
+		// state ("fatal: No job state file"): a stop saves all of it.
+		slurmctld.Stop()
+		slurmctld.Start()
+	}
 	saved := t.TempDir()
 	for _, f := range []string{"job_state", "job_state.old"} {
 		if out, err := exec.Command("cp", "-p", filepath.Join(stateDir, f), saved).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such file") {
