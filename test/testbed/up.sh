@@ -133,9 +133,17 @@ healthy() {
   [[ -r $TB_STATE/config.sha && $(<"$TB_STATE/config.sha") == "$CONFIG_SHA" ]] || return 1
   for d in "${TB_DAEMONS[@]}"; do [[ -n $(tb_daemon_pid "$d") ]] || return 1; done
   tb_rest_ping v0.0.44 || return 1
-  states=$(tb_node_states) || return 1
-  [[ $(wc -l <<<"$states") == "${#TB_NODES[@]}" ]] || return 1
-  ! grep -qiE '\*|down|unk|inval|fail|not_responding' <<<"$states"
+  local i
+  for i in $(seq 30); do
+    states=$(tb_node_states) || return 1
+    [[ $(wc -l <<<"$states") == "${#TB_NODES[@]}" ]] || return 1
+    grep -qiE 'down|unk|inval|fail' <<<"$states" && return 1
+    # A node just resumed after a test's drain shows `idle*` until its slurmd answers the next
+    # ping: wait for it (up to 30 s) rather than restart everybody's testbed.
+    grep -qiE '\*|not_responding' <<<"$states" || return 0
+    sleep 1
+  done
+  return 1
 }
 
 if ((FRESH == 0)) && healthy; then
