@@ -97,6 +97,18 @@ func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, e
 	if err := missing.Err(); err != nil {
 		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
 	}
+	// Credit lines booked here are part of the period's amount.
+	err = s.Credits(ctx, req.Cluster, CreditQuery{Booked: p}, func(c Credit) error {
+		accounts[c.Account] = true
+		if c.Amount.Currency() != req.Card.Unit() {
+			return fmt.Errorf("credit %q is in %s, the rate card in %s: change the card back or re-price the credit", c.Key, c.Amount.Currency(), req.Card.Unit())
+		}
+		rec.Amount, err = rec.Amount.Add(c.Amount)
+		return err
+	})
+	if err != nil {
+		return PeriodRecord{}, fmt.Errorf("close %s: credits: %w", p, err)
+	}
 	for _, a := range slices.Sorted(maps.Keys(accounts)) {
 		if req.Tenants == nil {
 			break

@@ -32,6 +32,7 @@ type memCluster struct {
 	touched    coverage
 	periods    map[meter.Period]PeriodRecord
 	passes     map[[2]string]meter.Pass // by source, kind
+	credits    map[string]Credit        // by key
 }
 
 // NewMemory returns an empty in-memory store.

@@ -57,6 +57,7 @@ type CloseStore interface {
 	Period(ctx context.Context, cluster string, p meter.Period) (rec PeriodRecord, ok bool, err error)
 	Lines(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
 	MarkClosed(ctx context.Context, rec PeriodRecord) error
+	Credits(ctx context.Context, cluster string, q CreditQuery, fn func(Credit) error) error
 }
 
 var (

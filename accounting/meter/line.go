@@ -152,3 +152,9 @@ type Pass struct {
 	// Runs read, lines written and of those corrections.
 	Runs, Lines, Corrections int
 }
+
+// KindCredit is a credit line (node health: a run that ended NODE_FAIL or
+// was killed by a gpubridge drain, booked GPU-hours lost while a booked
+// node was held): a negative amount of money, not GPU-seconds, kept in the
+// ledger's credit lines (ledger.Credit).
+const KindCredit Kind = "credit"

@@ -29,6 +29,7 @@ type Store interface {
 	Pass(ctx context.Context, cluster, source, kind string) (meter.Pass, bool, error)
 	RecordPass(ctx context.Context, cluster string, p meter.Pass) error
 	Touched(ctx context.Context, cluster string) ([][2]int64, error)
+	CreditStore
 }
 
 var (
@@ -155,6 +156,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	mig := meter.Alloc{Type: "1g.10gb", Count: 1}
 	nov, dec, jan := P("2026-11"), P("2026-12"), P("2027-01")
 	asOf := TS("2026-12-15 00:00:00")
+
+	runCredits(t, newStore)
 
 	t.Run("re-ingest adds nothing", func(t *testing.T) {
 		s, c := newStore(t), cluster(t)
