@@ -229,6 +229,7 @@ type focusRow struct {
 	submit                            int64
 	revision                          int
 	count                             int64
+	credit                            *creditItem // a credit's line item (detail only)
 }
 
 // writeFOCUS writes a FOCUS 1.2 dataset: one row per summary row, or per
@@ -254,6 +255,12 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 	}
 	if !withDetail {
 		for _, r := range s.Rows {
+			if r.IsCredit() {
+				if err := write(creditSummaryRow(r)); err != nil {
+					return err
+				}
+				continue
+			}
 			p := r.Usage
 			fr := focusRow{account: r.Account, tenant: r.Tenant, hasTenant: r.HasTenant, typ: r.Type, tier: r.Tier, kind: r.Kind,
 				usage: p, chargeStart: p.StartUnix(), chargeEnd: p.EndUnix(), gpuSeconds: r.GPUSeconds, unit: r.Rate,
@@ -275,6 +282,9 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 				user: it.User, count: it.Count})
 		})
 		if err != nil {
+			return err
+		}
+		if err := writeFOCUSCredits(m, write); err != nil {
 			return err
 		}
 	}
@@ -351,6 +361,10 @@ type focusWriter struct {
 }
 
 func (fw *focusWriter) record(r focusRow) {
+	if r.kind == meter.KindCredit {
+		fw.creditRecord(r)
+		return
+	}
 	m, st, rec := fw.m, fw.cache.get(fw.m, r), fw.rec
 	clear(rec)
 	cost := r.amount.String()

@@ -41,6 +41,8 @@ type Meta struct {
 	// of an open period (a closed period's is its close time). The data
 	// never holds it.
 	Now time.Time
+	// Credits are the credit lines booked in the period (credit.go).
+	Credits []Credit
 }
 
 // Parties name the site that bills, for FOCUS. An empty Provider is the
@@ -182,6 +184,9 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 	if err := p.missing.Err(); err != nil && !allowMissing {
 		return s, fmt.Errorf("price %s: %w", m.Period, err)
 	}
+	if err := s.addCredits(p, rows); err != nil {
+		return s, fmt.Errorf("price %s: %w", m.Period, err)
+	}
 	for _, r := range rows {
 		s.Rows = append(s.Rows, *r)
 	}
@@ -211,6 +216,8 @@ func kindOrder(k meter.Kind) int {
 		return 0
 	case meter.KindAccrual:
 		return 1
+	case meter.KindCredit:
+		return 3
 	}
 	return 2
 }

@@ -32,6 +32,9 @@ func UsageTable(sums []Summary, totals bool) table.Table {
 				rate, amount = "no rate", "-"
 				unpriced[r.Account], unpriced["*"] = true, true
 			}
+			if r.IsCredit() {
+				rate = "-" // an amount, not GPU time at a rate
+			}
 			t.Rows = append(t.Rows, []string{period, status, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
 				r.Usage.String(), GPUHours(r.GPUSeconds), strconv.FormatInt(r.GPUSeconds, 10), rate, amount, cur})
 		}

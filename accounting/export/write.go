@@ -100,7 +100,7 @@ func status(m Meta) string {
 }
 
 func rateString(r Row) string {
-	if r.Rate < 0 {
+	if r.Rate < 0 || r.IsCredit() {
 		return ""
 	}
 	return r.Rate.String()
@@ -143,6 +143,9 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 		return cw.Write(rec)
 	})
 	if err != nil {
+		return err
+	}
+	if err := writeCSVCredits(cw, m); err != nil {
 		return err
 	}
 	cw.Flush()
@@ -241,6 +244,9 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 			return err
 		}
 		fmt.Fprintf(w, ",%q:%s", part.key, b)
+	}
+	if err := writeJSONCredits(w, m); err != nil {
+		return err
 	}
 	if withDetail {
 		io.WriteString(w, `,"lines":[`)
