@@ -18,6 +18,7 @@ type LedgerReader interface {
 	Period(ctx context.Context, cluster string, p meter.Period) (rec ledger.PeriodRecord, ok bool, err error)
 	Lines(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
 	Accruals(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
+	Credits(ctx context.Context, cluster string, q ledger.CreditQuery, fn func(ledger.Credit) error) error
 }
 
 // CardReader reads the current rate card (ratecard.DB, ratecard.Memory).
@@ -71,6 +72,9 @@ func (b Books) View(ctx context.Context, p meter.Period, account string) (export
 				return m, nil, err
 			}
 		}
+	}
+	if m.Credits, err = b.credits(ctx, p, account); err != nil {
+		return m, nil, err
 	}
 	lines := func(ctx context.Context, ordered bool, fn func(meter.Line) error) error {
 		q := ledger.LineQuery{Booked: p, Account: account, Ordered: ordered}

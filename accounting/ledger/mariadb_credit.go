@@ -56,21 +56,21 @@ func (r creditRow) credit() (Credit, error) {
 // already there are skipped, the others inserted (the primary key refuses
 // a duplicate written meanwhile by another process, which fails the batch:
 // the next run writes it).
-func (d *DB) WriteCredits(ctx context.Context, cluster string, cs []Credit, now time.Time) (int, error) {
+func (d *DB) WriteCredits(ctx context.Context, cluster string, cs []Credit, now time.Time) ([]Credit, error) {
 	if err := checkCredits(cs); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if len(cs) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	release, err := d.Lock(ctx, cluster, creditWait)
 	if err != nil {
-		return 0, fmt.Errorf("write credits: %w", err)
+		return nil, fmt.Errorf("write credits: %w", err)
 	}
 	defer release()
-	n := 0
+	var out []Credit
 	err = d.withWrite(ctx, cluster, func(tx *sqlx.Tx) error {
-		n = 0
+		out = out[:0]
 		closed, err := loadClosed(ctx, tx, cluster)
 		if err != nil {
 			return err
@@ -101,20 +101,21 @@ func (d *DB) WriteCredits(ctx context.Context, cluster string, cs []Credit, now 
 			}
 			have[c.Key] = true // the same key twice in one batch: once
 			cur := c.Amount.Currency()
+			c.Booked, c.WrittenAt, c.Reason = closed.book(c.Period), now.Unix(), clip(c.Reason)
 			_, err := tx.ExecContext(ctx, "INSERT INTO ledger_credit (cluster, "+creditCols+") VALUES (?"+strings.Repeat(", ?", 19)+")",
-				cluster, c.Key, c.Kind, c.Period.String(), closed.book(c.Period).String(), c.Tenant, c.Account, c.Amount.Units(), cur.Code, cur.Minor,
-				c.EventID, c.Node, c.JobID, c.Submit, c.BookingID, c.GPUSeconds, c.Start, c.End, clip(c.Reason), now.Unix())
+				cluster, c.Key, c.Kind, c.Period.String(), c.Booked.String(), c.Tenant, c.Account, c.Amount.Units(), cur.Code, cur.Minor,
+				c.EventID, c.Node, c.JobID, c.Submit, c.BookingID, c.GPUSeconds, c.Start, c.End, c.Reason, c.WrittenAt)
 			if err != nil {
 				return fmt.Errorf("insert credit %q: %w", c.Key, err)
 			}
-			n++
+			out = append(out, c)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("write credits: %w", err)
+		return nil, fmt.Errorf("write credits: %w", err)
 	}
-	return n, nil
+	return out, nil
 }
 
 // Credits: see Memory.Credits.

@@ -12,15 +12,15 @@ import (
 // WriteCredits writes the credits whose keys the ledger does not hold yet
 // (under the cluster's ledger lock, so that no close runs meanwhile),
 // booking each in the first open period from its loss period, and returns
-// how many were new. A key already written adds nothing. An invalid credit
+// the credits that were new, as stored. A key already written adds nothing. An invalid credit
 // fails the batch before anything is written (ErrBadCredit).
-func (m *Memory) WriteCredits(ctx context.Context, cluster string, cs []Credit, now time.Time) (int, error) {
+func (m *Memory) WriteCredits(ctx context.Context, cluster string, cs []Credit, now time.Time) ([]Credit, error) {
 	if err := checkCredits(cs); err != nil {
-		return 0, err
+		return nil, err
 	}
 	release, err := m.Lock(ctx, cluster, creditWait)
 	if err != nil {
-		return 0, fmt.Errorf("write credits: %w", err)
+		return nil, fmt.Errorf("write credits: %w", err)
 	}
 	defer release()
 	m.mu.Lock()
@@ -30,16 +30,16 @@ func (m *Memory) WriteCredits(ctx context.Context, cluster string, cs []Credit, 
 		c.credits = map[string]Credit{}
 	}
 	closed := c.closed()
-	n := 0
+	var out []Credit
 	for _, cr := range cs {
 		if _, ok := c.credits[cr.Key]; ok {
 			continue
 		}
 		cr.Booked, cr.WrittenAt, cr.Reason = closed.book(cr.Period), now.Unix(), clip(cr.Reason)
 		c.credits[cr.Key] = cr
-		n++
+		out = append(out, cr)
 	}
-	return n, nil
+	return out, nil
 }
 
 // Credits streams the credits booked in q.Booked (of q.Account, when

@@ -16,7 +16,7 @@ import (
 
 // CreditStore is what the credit part of the suite needs beyond Store.
 type CreditStore interface {
-	WriteCredits(ctx context.Context, cluster string, cs []ledger.Credit, now time.Time) (int, error)
+	WriteCredits(ctx context.Context, cluster string, cs []ledger.Credit, now time.Time) ([]ledger.Credit, error)
 	RunLines(ctx context.Context, cluster string, runs []meter.RunKey, fn func(meter.Line) error) error
 }
 
@@ -56,9 +56,12 @@ func runCredits(t *testing.T, newStore func(t *testing.T) Store) {
 		s, c := newStore(t), cluster(t)
 		batch := []ledger.Credit{credit("k1", -210, nov), credit("k2", -90, nov), credit("k1", -999, nov)}
 		for i, want := range []int{2, 0, 0} {
-			n, err := s.WriteCredits(ctx, c, batch, now)
-			if err != nil || n != want {
-				t.Fatalf("write %d: %d new, %v; want %d", i, n, err, want)
+			got, err := s.WriteCredits(ctx, c, batch, now)
+			if err != nil || len(got) != want {
+				t.Fatalf("write %d: %d new, %v; want %d", i, len(got), err, want)
+			}
+			if i == 0 && (got[0].Booked != nov || got[0].WrittenAt != now.Unix()) {
+				t.Errorf("written credit as stored: %+v", got[0])
 			}
 		}
 		got := AllCredits(t, s, c, nov)
@@ -102,9 +105,9 @@ func runCredits(t *testing.T, newStore func(t *testing.T) Store) {
 			"no account":  {Key: "b", Kind: "node-fail", Amount: money.New(-5, eur), Period: nov},
 		}
 		for name, b := range bad {
-			n, err := s.WriteCredits(ctx, c, []ledger.Credit{credit("good", -1, nov), b}, now)
-			if !errors.Is(err, ledger.ErrBadCredit) || n != 0 {
-				t.Errorf("%s: %d, %v; want ErrBadCredit", name, n, err)
+			got, err := s.WriteCredits(ctx, c, []ledger.Credit{credit("good", -1, nov), b}, now)
+			if !errors.Is(err, ledger.ErrBadCredit) || len(got) != 0 {
+				t.Errorf("%s: %d, %v; want ErrBadCredit", name, len(got), err)
 			}
 		}
 		if got := AllCredits(t, s, c, nov); len(got) != 0 {

@@ -114,6 +114,10 @@ type Credit struct {
 	Submit     time.Time
 	BookingID  int64
 	GPUSeconds int64 // booked GPU-seconds lost (BookingLost)
+	// Start and End bound the loss: the run (NodeFail, Killed), the
+	// booked window lost (BookingLost). The ledger books the credit in the
+	// period of End (the first open one from there).
+	Start, End time.Time
 	Reason     string
 }
 
@@ -142,7 +146,8 @@ func Compute(p Policy, now time.Time, jobs []JobRun, bookings []Booking, drains 
 			continue
 		}
 		c := Credit{Key: fmt.Sprintf("health-credit:job:%s:%d:%d", j.Cluster, j.JobID, j.Submit.Unix()), Tenant: j.Tenant,
-			Account: j.Account, Amount: money.New(-j.Charged.Units(), j.Charged.Currency()), JobID: j.JobID, Submit: j.Submit}
+			Account: j.Account, Amount: money.New(-j.Charged.Units(), j.Charged.Currency()), JobID: j.JobID, Submit: j.Submit,
+			Start: j.Start, End: j.End}
 		d, found := cause(j, drains, p.KillWindow)
 		switch {
 		case j.State == "NODE_FAIL":
@@ -181,7 +186,7 @@ func Compute(p Policy, now time.Time, jobs []JobRun, bookings []Booking, drains 
 			}
 			add(Credit{Key: fmt.Sprintf("health-credit:booking:%d:event:%d", b.ID, d.EventID), Kind: BookingLost, Tenant: b.Tenant,
 				Amount: money.New(-units, b.RatePerGPUHour.Currency()), EventID: d.EventID, Node: b.Node, BookingID: b.ID,
-				GPUSeconds: lost, Reason: "booked GPUs lost while gpubridge held the node: " + d.Reason})
+				GPUSeconds: lost, Start: from, End: to, Reason: "booked GPUs lost while gpubridge held the node: " + d.Reason})
 		}
 	}
 	return out
@@ -229,19 +234,26 @@ func earlier(a, b time.Time) time.Time {
 	return b
 }
 
-// Ledger is where credit lines go. The ledger implements it in the next
-// stage: it writes each Key once (a second write of the same key adds
-// nothing) and reports how many lines were new.
+// Ledger is where credit lines go (accounting/billing.CreditLedger over
+// the ledger): it writes each Key once (a second write of the same key
+// adds nothing) and returns the credits that were new.
 type Ledger interface {
-	WriteCredits(ctx context.Context, cs []Credit) (int, error)
+	WriteCredits(ctx context.Context, cs []Credit) ([]Credit, error)
 }
 
 // Source reads what Compute needs for a window (the ledger's charged job
-// runs, the bookings, gpubridge's health events).
+// runs with their end states, the bookings, gpubridge's health events).
 type Source interface {
 	EndedRuns(ctx context.Context, from, to time.Time) ([]JobRun, error)
 	Bookings(ctx context.Context, from, to time.Time) ([]Booking, error)
 	Events(ctx context.Context, since time.Time) ([]health.Event, error)
+}
+
+// Observer receives what each run of the job did (credit metrics).
+type Observer interface {
+	// Ran is called after each run: the credits written (new ones only)
+	// and the run's error.
+	Ran(written []Credit, err error)
 }
 
 // Job is the periodic credit job: it computes the credits of a lookback
@@ -252,6 +264,15 @@ type Job struct {
 	Policy   Policy
 	Lookback time.Duration // default 7 days
 	Now      func() time.Time
+	Observer Observer // optional
+}
+
+// Report is what one run of the job did.
+type Report struct {
+	From, To time.Time
+	Runs     int // ended runs read (not COMPLETED)
+	Computed int // credits owed in the window (written before or now)
+	Written  []Credit
 }
 
 // Name is the job's name for the daemon.
@@ -263,8 +284,16 @@ func (j *Job) Run(ctx context.Context) error {
 	return err
 }
 
-// RunOnce is Run, reporting how many credit lines were new.
-func (j *Job) RunOnce(ctx context.Context) (int, error) {
+// RunOnce is Run, reporting what it computed and wrote.
+func (j *Job) RunOnce(ctx context.Context) (Report, error) {
+	r, err := j.run(ctx)
+	if j.Observer != nil {
+		j.Observer.Ran(r.Written, err)
+	}
+	return r, err
+}
+
+func (j *Job) run(ctx context.Context) (Report, error) {
 	now := time.Now()
 	if j.Now != nil {
 		now = j.Now()
@@ -274,26 +303,33 @@ func (j *Job) RunOnce(ctx context.Context) (int, error) {
 		look = 7 * 24 * time.Hour
 	}
 	from := now.Add(-look)
+	rep := Report{From: from, To: now}
+	if !j.Policy.Enabled {
+		return rep, nil
+	}
 	runs, err := j.Source.EndedRuns(ctx, from, now)
 	if err != nil {
-		return 0, fmt.Errorf("credits: job runs: %w", err)
+		return rep, fmt.Errorf("credits: job runs: %w", err)
 	}
+	rep.Runs = len(runs)
 	books, err := j.Source.Bookings(ctx, from, now)
 	if err != nil {
-		return 0, fmt.Errorf("credits: bookings: %w", err)
+		return rep, fmt.Errorf("credits: bookings: %w", err)
 	}
 	// Events from before the window: a drain may have started earlier.
 	evs, err := j.Source.Events(ctx, from.Add(-look))
 	if err != nil {
-		return 0, fmt.Errorf("credits: health events: %w", err)
+		return rep, fmt.Errorf("credits: health events: %w", err)
 	}
 	cs := Compute(j.Policy, now, runs, books, Drains(evs))
+	rep.Computed = len(cs)
 	if len(cs) == 0 {
-		return 0, nil
+		return rep, nil
 	}
-	n, err := j.Ledger.WriteCredits(ctx, cs)
+	written, err := j.Ledger.WriteCredits(ctx, cs)
 	if err != nil {
-		return 0, fmt.Errorf("credits: write %d line(s): %w", len(cs), err)
+		return rep, fmt.Errorf("credits: write %d line(s): %w", len(cs), err)
 	}
-	return n, nil
+	rep.Written = written
+	return rep, nil
 }

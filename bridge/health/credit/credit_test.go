@@ -72,17 +72,17 @@ func TestCompute(t *testing.T) {
 	got := Compute(policy, h(8), jobs, bookings, drains)
 	want := []Credit{
 		{Key: fmt.Sprintf("health-credit:job:testbed:10:%d", h(0.9).Unix()), Kind: NodeFail, Tenant: "acme", Account: "acme", Amount: money.New(-420, eur),
-			EventID: 3, Node: "gpu-a", JobID: 10, Submit: h(0.9), Reason: "job ended NODE_FAIL: xid failed: Xid 79"},
+			EventID: 3, Node: "gpu-a", JobID: 10, Submit: h(0.9), Start: h(1), End: h(2.01), Reason: "job ended NODE_FAIL: xid failed: Xid 79"},
 		{Key: fmt.Sprintf("health-credit:job:testbed:11:%d", h(0.9).Unix()), Kind: NodeFail, Tenant: "acme", Account: "acme", Amount: money.New(-300, eur),
-			JobID: 11, Submit: h(0.9), Reason: "job ended NODE_FAIL"},
+			JobID: 11, Submit: h(0.9), Start: h(1), End: h(2), Reason: "job ended NODE_FAIL"},
 		{Key: fmt.Sprintf("health-credit:job:testbed:12:%d", h(1.4).Unix()), Kind: Killed, Tenant: "acme", Account: "acme", Amount: money.New(-250, eur),
-			EventID: 3, Node: "gpu-a", JobID: 12, Submit: h(1.4), Reason: "killed when gpubridge stopped the node: xid failed: Xid 79"},
+			EventID: 3, Node: "gpu-a", JobID: 12, Submit: h(1.4), Start: h(1.5), End: h(2.02), Reason: "killed when gpubridge stopped the node: xid failed: Xid 79"},
 		{Key: "health-credit:booking:100:event:6", Kind: BookingLost, Tenant: "beta", Amount: money.New(-1000, eur), EventID: 6, Node: "gpu-b",
-			BookingID: 100, GPUSeconds: 4 * 3600, Reason: "booked GPUs lost while gpubridge held the node: probe failed"},
+			BookingID: 100, GPUSeconds: 4 * 3600, Start: h(5), End: h(6), Reason: "booked GPUs lost while gpubridge held the node: probe failed"},
 		{Key: "health-credit:booking:101:event:3", Kind: BookingLost, Tenant: "beta", Amount: money.New(-333, eur), EventID: 3, Node: "gpu-a",
-			BookingID: 101, GPUSeconds: 3600, Reason: "booked GPUs lost while gpubridge held the node: xid failed: Xid 79"},
+			BookingID: 101, GPUSeconds: 3600, Start: h(3.5), End: h(4), Reason: "booked GPUs lost while gpubridge held the node: xid failed: Xid 79"},
 		{Key: "health-credit:booking:103:event:9", Kind: BookingLost, Tenant: "beta", Amount: money.New(-100, eur), EventID: 9, Node: "gpu-c",
-			BookingID: 103, GPUSeconds: 3600, Reason: "booked GPUs lost while gpubridge held the node: nccl failed"},
+			BookingID: 103, GPUSeconds: 3600, Start: h(5), End: h(6), Reason: "booked GPUs lost while gpubridge held the node: nccl failed"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -101,17 +101,17 @@ type memLedger struct {
 	keys map[string]Credit
 }
 
-func (l *memLedger) WriteCredits(_ context.Context, cs []Credit) (int, error) {
+func (l *memLedger) WriteCredits(_ context.Context, cs []Credit) ([]Credit, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
+	var out []Credit
 	for _, c := range cs {
 		if _, ok := l.keys[c.Key]; !ok {
 			l.keys[c.Key] = c
-			n++
+			out = append(out, c)
 		}
 	}
-	return n, nil
+	return out, nil
 }
 
 type src struct {
@@ -135,9 +135,9 @@ func TestJobRerunAddsNothing(t *testing.T) {
 		evs: []health.Event{{ID: 4, Node: "gpu-a", At: h(2), From: health.Serving, To: health.Drained, Fatal: true}},
 	}}
 	for i, want := range []int{2, 0, 0} {
-		n, err := j.RunOnce(context.Background())
-		if err != nil || n != want {
-			t.Fatalf("run %d: %d new, %v; want %d", i, n, err, want)
+		r, err := j.RunOnce(context.Background())
+		if err != nil || len(r.Written) != want || r.Computed != 2 || r.Runs != 2 {
+			t.Fatalf("run %d: %+v, %v; want %d new of 2", i, r, err, want)
 		}
 	}
 	sum := int64(0)

@@ -1,0 +1,77 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/slurmstr"
+)
+
+// SlurmDBEnds reads how runs ended from slurmdbd's job table, through the
+// read-only user the ingest uses (config slurmdb.dsn).
+type SlurmDBEnds struct {
+	DB      *sqlx.DB
+	Cluster string
+}
+
+var _ RunEnds = SlurmDBEnds{}
+
+var endsCluster = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// jobStates are Slurm's base job states (enum job_states, the low byte of
+// job_table.state).
+var jobStates = []string{"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL",
+	"PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"}
+
+// JobStateName names a job_table.state value (its base state); an unknown
+// one reads as STATE_<n>.
+func JobStateName(state int64) string {
+	if b := state & 0xff; b >= 0 && int(b) < len(jobStates) {
+		return jobStates[b]
+	}
+	return fmt.Sprintf("STATE_%d", state&0xff)
+}
+
+// AbnormalEnds implements RunEnds: the runs that started and ended in
+// [from, to) in a state other than COMPLETED, with their nodes and the
+// account of their association.
+func (s SlurmDBEnds) AbnormalEnds(ctx context.Context, from, to time.Time) ([]RunEnd, error) {
+	if !endsCluster.MatchString(s.Cluster) {
+		return nil, fmt.Errorf("cluster name %q cannot name slurmdbd tables", s.Cluster)
+	}
+	var rows []struct {
+		JobID    uint32 `db:"id_job"`
+		Submit   int64  `db:"time_submit"`
+		Start    int64  `db:"time_start"`
+		End      int64  `db:"time_end"`
+		State    int64  `db:"state"`
+		NodeList string `db:"nodelist"`
+		Account  string `db:"account"`
+	}
+	q := "SELECT t.id_job, t.time_submit, t.time_start, t.time_end, t.state, COALESCE(t.nodelist, '') AS nodelist, " +
+		"COALESCE(NULLIF(a.acct, ''), t.account, '') AS account FROM `" + s.Cluster + "_job_table` t " +
+		"LEFT JOIN `" + s.Cluster + "_assoc_table` a ON a.id_assoc = t.id_assoc " +
+		"WHERE t.time_end >= ? AND t.time_end < ? AND t.time_start > 0 AND (t.state & 255) <> 3"
+	if err := s.DB.SelectContext(ctx, &rows, q, from.Unix(), to.Unix()); err != nil {
+		return nil, fmt.Errorf("slurm_acct_db: read the runs that ended abnormally: %w", err)
+	}
+	out := make([]RunEnd, 0, len(rows))
+	for _, r := range rows {
+		var nodes []string
+		if nl := strings.TrimSpace(r.NodeList); nl != "" && nl != "None assigned" {
+			var err error
+			if nodes, err = slurmstr.ExpandHostlist(nl); err != nil {
+				return nil, fmt.Errorf("slurm_acct_db: job %d: node list %q: %w", r.JobID, nl, err)
+			}
+		}
+		out = append(out, RunEnd{Key: meter.RunKey{Cluster: s.Cluster, JobID: r.JobID, Submit: r.Submit}, Account: r.Account,
+			State: JobStateName(r.State), Nodes: nodes, Start: r.Start, End: r.End})
+	}
+	return out, nil
+}

@@ -1,0 +1,112 @@
+package billing
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/ledger/ledgertest"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/bridge/health/credit"
+	"github.com/gpubridge/gpubridge/internal/money"
+)
+
+type ends []RunEnd
+
+func (e ends) AbnormalEnds(_ context.Context, from, to time.Time) ([]RunEnd, error) {
+	var out []RunEnd
+	for _, r := range e {
+		if r.End >= from.Unix() && r.End < to.Unix() {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+type events []health.Event
+
+func (e events) Events(context.Context, string, time.Time) ([]health.Event, error) { return e, nil }
+
+// TestCreditJobOverTheLedger: the credit job over the ledger adapters
+// credits a NODE_FAIL run of a tenant exactly what the ledger charged for
+// it (two periods: a closed October priced with its stored card, an open
+// November with the current one), linked to the drain of its node; a
+// failed run of a non-tenant, a run the ledger has not ingested yet and a
+// CANCELLED run no drain explains get none; a rerun adds nothing; the
+// period view shows the credit and its total drops by exactly it.
+func TestCreditJobOverTheLedger(t *testing.T) {
+	ctx := context.Background()
+	b, l, _ := books(t)
+	asOf := ledgertest.TS("2026-11-20 00:00:00")
+	h100 := []meter.Alloc{{Type: "h100", Count: 2}}
+	run := func(id uint32, acct string, start, end string) meter.Run {
+		return meter.Run{Key: meter.RunKey{Cluster: cluster, JobID: id, Submit: ledgertest.TS(start) - 60}, Account: acct, Partition: "pool",
+			Start: ledgertest.TS(start), End: ledgertest.TS(end), GPUs: h100}
+	}
+	failed := run(10, "acme", "2026-10-31 23:00:00", "2026-11-15 01:00:00")
+	other := run(11, "nobody", "2026-11-15 00:00:00", "2026-11-15 01:00:00")
+	cancelled := run(12, "acme", "2026-11-15 00:00:00", "2026-11-15 01:00:00")
+	late := run(13, "acme", "2026-11-19 00:00:00", "2026-11-20 00:30:00") // ends after the ingest
+	// October's part of the failed run was written, then October closed
+	// with a card at 3.00; November's with the current card (2.10).
+	oct := ledgertest.TS("2026-11-01 00:00:00")
+	if _, err := l.ApplyBatch(ctx, cluster, oct, meter.Batch{Source: "t", From: 0, Through: 0, CheckAll: true, Runs: ledgertest.Measure(oct, func() meter.Run { r := failed; r.End = 0; return r }())}); err != nil {
+		t.Fatal(err)
+	}
+	card := ledgertest.Card(t)
+	octCard := card
+	octCard.Rates = append(octCard.Rates[:0:0], card.Rates...)
+	for i := range octCard.Rates {
+		octCard.Rates[i].PerGPUHour *= 3
+	}
+	if err := l.MarkClosed(ctx, ledger.PeriodRecord{Cluster: cluster, Period: ledgertest.P("2026-10"), ClosedAt: time.Unix(oct, 0), ClosedBy: "t",
+		Amount: money.Zero(card.Unit()), Currency: "EUR", Snapshot: ledger.Snapshot{Card: octCard}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ApplyBatch(ctx, cluster, asOf, meter.Batch{Source: "t", Runs: ledgertest.Measure(asOf, failed, other, cancelled), From: 0, Through: asOf}); err != nil {
+		t.Fatal(err)
+	}
+	// Independent recomputation: 2 GPUs x 1 h at 6.30 (October's card)
+	// and 2 GPUs x 14 days 1 h at 2.10.
+	want := money.New(2*630+2*(14*24+1)*210, card.Unit())
+	before, err := b.Summary(ctx, meter.PeriodOfUnix(asOf), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain := health.Event{ID: 77, Node: "gpu-a", At: time.Unix(failed.End-30, 0), From: health.Serving, To: health.Drained, Reason: "xid failed", Fatal: true}
+	end := func(r meter.Run, state string) RunEnd {
+		return RunEnd{Key: r.Key, Account: r.Account, State: state, Nodes: []string{"gpu-a"}, Start: r.Start, End: r.End}
+	}
+	src := CreditSource{Cluster: cluster, Ledger: l, Cards: b.Cards, Labels: b.Labels, Health: events{drain},
+		Ends: ends{end(failed, "NODE_FAIL"), end(other, "NODE_FAIL"), end(late, "NODE_FAIL"), func() RunEnd { e := end(cancelled, "CANCELLED"); e.Nodes = []string{"gpu-b"}; return e }()}}
+	now := func() time.Time { return time.Unix(asOf+3600, 0) }
+	job := &credit.Job{Source: src, Ledger: CreditWriter{Cluster: cluster, Ledger: l, Now: now}, Now: now,
+		Policy: credit.Policy{Enabled: true, MinUnits: 1, KillWindow: 2 * time.Minute}}
+	for i, wantNew := range []int{1, 0, 0} {
+		rep, err := job.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Written) != wantNew || rep.Computed != 1 || rep.Runs != 3 {
+			t.Fatalf("run %d: %d written, %d computed of %d runs; want %d, 1 of 3 (the late run is not ingested, the CANCELLED one no drain explains)", i, len(rep.Written), rep.Computed, rep.Runs, wantNew)
+		}
+	}
+	got := ledgertest.AllCredits(t, l, cluster, meter.PeriodOfUnix(asOf))
+	if len(got) != 1 {
+		t.Fatalf("credits %+v, want one", got)
+	}
+	c := got[0]
+	if c.Amount != money.New(-want.Units(), want.Currency()) || c.EventID != 77 || c.Kind != "node-fail" || c.Tenant != "Acme" || c.JobID != 10 ||
+		c.Period != ledgertest.P("2026-11") || c.Start != failed.Start || c.End != failed.End {
+		t.Errorf("credit %+v, want %s for job 10 linked to event 77", c, want)
+	}
+	after, err := b.Summary(ctx, meter.PeriodOfUnix(asOf), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff, _ := before.Amount.Sub(after.Amount); diff != want {
+		t.Errorf("the period's total dropped by %s, want %s", diff, want)
+	}
+}

@@ -1,0 +1,237 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/bridge/health/credit"
+	"github.com/gpubridge/gpubridge/internal/money"
+)
+
+// The node health credits' adapters (bridge/health/credit's ports): the
+// ledger's charged runs with their end states as a credit.Source, and the
+// ledger's credit lines as a credit.Ledger.
+
+// RunEnd is how a finished run ended, as Slurm's accounting recorded it.
+type RunEnd struct {
+	Key     meter.RunKey
+	Account string
+	State   string // COMPLETED, NODE_FAIL, CANCELLED, FAILED, TIMEOUT, ...
+	Nodes   []string
+	Start   int64
+	End     int64
+}
+
+// RunEnds reads the end states the ledger does not keep (SlurmDBEnds).
+type RunEnds interface {
+	// AbnormalEnds returns the runs that started and ended in [from, to)
+	// in a state other than COMPLETED.
+	AbnormalEnds(ctx context.Context, from, to time.Time) ([]RunEnd, error)
+}
+
+// HealthEvents reads gpubridge's health events (bridge/health/store).
+type HealthEvents interface {
+	Events(ctx context.Context, node string, since time.Time) ([]health.Event, error)
+}
+
+// CreditLedger is what the credit adapters need of the ledger (ledger.DB,
+// ledger.Memory).
+type CreditLedger interface {
+	State(ctx context.Context, cluster string) (ledger.State, error)
+	Period(ctx context.Context, cluster string, p meter.Period) (rec ledger.PeriodRecord, ok bool, err error)
+	RunLines(ctx context.Context, cluster string, runs []meter.RunKey, fn func(meter.Line) error) error
+	WriteCredits(ctx context.Context, cluster string, cs []ledger.Credit, now time.Time) ([]ledger.Credit, error)
+}
+
+var (
+	_ CreditLedger = (*ledger.DB)(nil)
+	_ CreditLedger = (*ledger.Memory)(nil)
+)
+
+// CreditSource is the credit job's credit.Source: the runs that ended
+// other than COMPLETED (RunEnds), each with what the ledger charged for
+// it, the health events, and no bookings (booked GPU-hours are not charged
+// yet, so there is nothing to credit for them).
+//
+// A run's charge is the sum of its ledger lines (every revision and
+// booked period), each priced like its period's bill: a closed period
+// with the card stored at its close, an open one with the current card.
+// A run is left out (credited by a later run of the job, within its
+// lookback) while the ledger has not ingested its end, or while one of its
+// lines has no rate: a partial charge is never credited.
+type CreditSource struct {
+	Cluster string
+	Ledger  CreditLedger
+	Cards   CardReader
+	Labels  LabelSource
+	Ends    RunEnds
+	Health  HealthEvents
+}
+
+var _ credit.Source = CreditSource{}
+
+// EndedRuns implements credit.Source.
+func (s CreditSource) EndedRuns(ctx context.Context, from, to time.Time) ([]credit.JobRun, error) {
+	ends, err := s.Ends.AbnormalEnds(ctx, from, to)
+	if err != nil || len(ends) == 0 {
+		return nil, err
+	}
+	st, err := s.Ledger.State(ctx, s.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	var keys []meter.RunKey
+	byKey := map[meter.RunKey]RunEnd{}
+	for _, e := range ends {
+		if e.Key.Cluster != s.Cluster || !st.Ingested(e.End) {
+			continue // not ingested yet: its charge may be incomplete
+		}
+		keys = append(keys, e.Key)
+		byKey[e.Key] = e
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var labels ledger.Labeler = ledger.Labels{}
+	if s.Labels != nil {
+		if labels, err = s.Labels(ctx); err != nil {
+			return nil, err
+		}
+	}
+	cards := map[meter.Period]pricing.Card{}
+	card := func(p meter.Period) (pricing.Card, error) {
+		if c, ok := cards[p]; ok {
+			return c, nil
+		}
+		rec, closed, err := s.Ledger.Period(ctx, s.Cluster, p)
+		if err != nil {
+			return pricing.Card{}, err
+		}
+		c := rec.Snapshot.Card
+		if !closed {
+			var ok bool
+			if c, ok, err = s.Cards.Current(ctx); err != nil {
+				return pricing.Card{}, err
+			} else if !ok {
+				c = pricing.Card{Version: pricing.CurrentVersion}
+			}
+		}
+		cards[p] = c
+		return c, nil
+	}
+	charged := map[meter.RunKey]money.Amount{}
+	unpriced := map[meter.RunKey]bool{}
+	err = s.Ledger.RunLines(ctx, s.Cluster, keys, func(l meter.Line) error {
+		c, err := card(l.Booked)
+		if err != nil {
+			return err
+		}
+		_, a, err := c.PriceLine(l)
+		if errors.Is(err, pricing.ErrNoRate) {
+			unpriced[l.Run] = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sum, err := charged[l.Run].Add(a)
+		if err != nil {
+			return fmt.Errorf("charge of run %s: %w", l.Run, err)
+		}
+		charged[l.Run] = sum
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("price the runs that ended abnormally: %w", err)
+	}
+	out := make([]credit.JobRun, 0, len(keys))
+	for _, k := range keys {
+		if unpriced[k] {
+			continue
+		}
+		e := byKey[k]
+		tenant, _ := labels.Tenant(e.Account)
+		out = append(out, credit.JobRun{Cluster: k.Cluster, JobID: int64(k.JobID), Submit: time.Unix(k.Submit, 0).UTC(), Tenant: tenant,
+			Account: e.Account, State: e.State, Nodes: e.Nodes, Start: time.Unix(e.Start, 0).UTC(), End: time.Unix(e.End, 0).UTC(),
+			Charged: charged[k]})
+	}
+	return out, nil
+}
+
+// Bookings implements credit.Source: none while booked GPU-hours are not
+// charged (crediting them would give back what was never billed).
+func (s CreditSource) Bookings(context.Context, time.Time, time.Time) ([]credit.Booking, error) {
+	return nil, nil
+}
+
+// Events implements credit.Source: every node's events since a time.
+func (s CreditSource) Events(ctx context.Context, since time.Time) ([]health.Event, error) {
+	if s.Health == nil {
+		return nil, nil
+	}
+	return s.Health.Events(ctx, "", since)
+}
+
+// CreditWriter is the credit job's credit.Ledger: the ledger's credit
+// lines of one cluster.
+type CreditWriter struct {
+	Cluster string
+	Ledger  CreditLedger
+	Now     func() time.Time // default time.Now
+}
+
+var _ credit.Ledger = CreditWriter{}
+
+// WriteCredits implements credit.Ledger. A credit is booked in the period
+// of its loss's end (the first open one from there).
+func (w CreditWriter) WriteCredits(ctx context.Context, cs []credit.Credit) ([]credit.Credit, error) {
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	in := make([]ledger.Credit, 0, len(cs))
+	byKey := map[string]credit.Credit{}
+	for _, c := range cs {
+		account := c.Account
+		if account == "" {
+			account = c.Tenant // a tenant's Slurm account has its name
+		}
+		end := c.End
+		if end.After(c.Start) {
+			end = end.Add(-time.Second) // [start, end): the last second lost
+		}
+		lc := ledger.Credit{Key: c.Key, Kind: string(c.Kind), Tenant: c.Tenant, Account: account, Amount: c.Amount,
+			Period: meter.PeriodOf(end), EventID: c.EventID, Node: c.Node, JobID: uint32(c.JobID), BookingID: c.BookingID,
+			GPUSeconds: c.GPUSeconds, Reason: c.Reason, Start: unix(c.Start), End: unix(c.End)}
+		if !c.Submit.IsZero() {
+			lc.Submit = c.Submit.Unix()
+		}
+		in = append(in, lc)
+		byKey[c.Key] = c
+	}
+	written, err := w.Ledger.WriteCredits(ctx, w.Cluster, in, now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]credit.Credit, 0, len(written))
+	for _, lc := range written {
+		out = append(out, byKey[lc.Key])
+	}
+	slices.SortFunc(out, func(a, b credit.Credit) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+func unix(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
