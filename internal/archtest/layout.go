@@ -61,7 +61,8 @@ var Gpubridge = Layout{
 		"bridge/health":                        {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/...", "accounting/billing"}, Why: "accounting/billing reads the health events behind node health credits"},
 		"bridge/health/check":                  {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/health/..."}},
 		"bridge/health/credit":                 {Pure: true, Importers: []string{"cmd/gpubridge", "accounting/billing", "bridge/health/credit/..."}, Why: "accounting/billing implements the credit job's ports over the ledger (charged runs, credit lines)"},
-		"bridge/health/healthtest":             {Pure: true}, // the fake Slurm of the health tests
+		"bridge/health/credit/metrics":         {Importers: []string{"cmd/gpubridge"}}, // the credit job's collectors
+		"bridge/health/healthtest":             {Pure: true},                           // the fake Slurm of the health tests
 		"bridge/health/metrics":                {Importers: []string{"cmd/gpubridge"}},
 		"bridge/health/slurmadapter":           {Importers: []string{"cmd/gpubridge", "bridge/health/setup"}},
 		"bridge/health/store":                  {Importers: []string{"cmd/gpubridge", "bridge/health/setup"}},

@@ -192,6 +192,8 @@ type Schedules struct {
 	ClosePeriod string `json:"closePeriod"`
 	// Bookings projects bookings onto Slurm reservations (bridge/reserve).
 	Bookings string `json:"bookings"`
+	// HealthCredits writes node health credits (health.credits).
+	HealthCredits string `json:"healthCredits"`
 }
 
 // Bookings are the settings of tenant bookings (bridge/reserve).
@@ -321,6 +323,8 @@ func Default() Config {
 			Ingest:      "@every 5m",
 			ClosePeriod: "0 3 2 * *", // 03:00 UTC on the 2nd: one day of grace for late records
 			Bookings:    "@every 1m",
+			// After the ingest: a run is credited once its end is ingested.
+			HealthCredits: "@every 15m",
 		},
 		Bookings: Bookings{
 			ReservationPrefix:    "gpubridge-",
@@ -501,7 +505,7 @@ func (c Config) Validate() error {
 	for field, spec := range map[string]string{
 		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
 		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
-		"schedules.bookings": c.Schedules.Bookings,
+		"schedules.bookings": c.Schedules.Bookings, "schedules.healthCredits": c.Schedules.HealthCredits,
 	} {
 		if spec == "" {
 			continue // disabled
@@ -546,6 +550,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateHealth(add)
+	c.validateHealthCredits(add)
 	if len(errs) == 0 {
 		return nil
 	}

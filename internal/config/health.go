@@ -53,6 +53,8 @@ type Health struct {
 	// Checks define site checks and override built-ins (command, timeout,
 	// thresholds per GPU model).
 	Checks []HealthCheck `json:"checks"`
+	// Credits is the credit policy for work lost to node failures.
+	Credits HealthCredits `json:"credits"`
 }
 
 // HealthSchedule is a set of checks on a cron spec.
@@ -99,6 +101,7 @@ func defaultHealth() Health {
 		StartWait:           Duration{2 * time.Minute},
 		MaxPending:          Duration{time.Hour},
 		Retention:           Duration{30 * 24 * time.Hour},
+		Credits:             defaultHealthCredits(),
 	}
 }
 
