@@ -9,7 +9,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
@@ -72,6 +74,44 @@ func (s SlurmDBEnds) AbnormalEnds(ctx context.Context, from, to time.Time) ([]Ru
 		}
 		out = append(out, RunEnd{Key: meter.RunKey{Cluster: s.Cluster, JobID: r.JobID, Submit: r.Submit}, Account: r.Account,
 			State: JobStateName(r.State), Nodes: nodes, Start: r.Start, End: r.End})
+	}
+	return out, nil
+}
+
+// RESTEnds reads how runs ended from slurmrestd's job records (GET
+// /slurmdb/{v}/jobs/ with a state filter), for sites whose ingest reads
+// slurmrestd (no slurmdb.dsn).
+type RESTEnds struct {
+	Slurm   ingest.DBJobLister
+	Cluster string
+}
+
+var _ RunEnds = RESTEnds{}
+
+// abnormalStates are the end states RESTEnds asks slurmdbd for.
+var abnormalStates = []string{"CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"}
+
+// AbnormalEnds implements RunEnds.
+func (s RESTEnds) AbnormalEnds(ctx context.Context, from, to time.Time) ([]RunEnd, error) {
+	jobs, err := s.Slurm.ListDBJobs(ctx, slurmrest.DBJobFilter{Start: from, End: to, States: abnormalStates, ShowDuplicates: true,
+		SkipSteps: true, NoTruncate: true})
+	if err != nil {
+		return nil, fmt.Errorf("slurmrestd: read the runs that ended abnormally: %w", err)
+	}
+	var out []RunEnd
+	for _, j := range jobs {
+		if j.StartTime.IsZero() || j.EndTime.IsZero() || j.EndTime.Before(from) || !j.EndTime.Before(to) || len(j.State) == 0 ||
+			j.State[0] == "COMPLETED" || (j.Cluster != "" && j.Cluster != s.Cluster) {
+			continue
+		}
+		var nodes []string
+		if nl := strings.TrimSpace(j.Nodes); nl != "" && nl != "None assigned" {
+			if nodes, err = slurmstr.ExpandHostlist(nl); err != nil {
+				return nil, fmt.Errorf("slurmrestd: job %d: node list %q: %w", j.JobID, nl, err)
+			}
+		}
+		out = append(out, RunEnd{Key: meter.RunKey{Cluster: s.Cluster, JobID: uint32(j.JobID), Submit: j.SubmitTime.Unix()}, Account: j.Account,
+			State: j.State[0], Nodes: nodes, Start: j.StartTime.Unix(), End: j.EndTime.Unix()})
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
+	cmetrics "github.com/gpubridge/gpubridge/bridge/health/credit/metrics"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/internal/clients"
@@ -22,10 +23,12 @@ type daemonJobs struct {
 	reconcile *rmetrics.Recorder // likewise
 	api       *apiWiring         // likewise: the tenant API's metrics
 	bookings  *bmetrics.Recorder // likewise
+	credits   *cmetrics.Recorder // likewise
 }
 
 func newDaemonJobs(a *App) *daemonJobs {
-	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: newAPIWiring(a), bookings: bmetrics.New(a.Registry())}
+	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: newAPIWiring(a), bookings: bmetrics.New(a.Registry()),
+		credits: cmetrics.New(a.Registry())}
 }
 
 // Jobs makes the jobs of configuration c on its clients. Nothing connects
@@ -71,6 +74,9 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			}
 			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period")}, nil
 		})},
+		{Spec: creditsSpec(c), Job: daemon.Lazy("health-credits", func(ctx context.Context) (daemon.Job, error) {
+			return a.creditJob(ctx, c, d.credits)
+		})},
 	}, nil
 }
 
@@ -81,11 +87,20 @@ func (d *daemonJobs) Checks(c config.Config, set *clients.Set) []daemon.Check {
 	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
 	source, _ := billing.IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || c.Cluster == "" || (acct && source == billing.SourceSlurmrestd) {
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || c.Cluster == "" || ((acct || creditsSpec(c) != "") && source == billing.SourceSlurmrestd) {
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
 	}
-	if acct && source == billing.SourceSlurmDB {
+	if (acct || creditsSpec(c) != "") && source == billing.SourceSlurmDB { // the credit job reads how runs ended there too
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmDB, Run: set.CheckSlurmDB})
 	}
 	return checks
+}
+
+// creditsSpec is the credit job's schedule: none while health.credits is
+// off.
+func creditsSpec(c config.Config) string {
+	if !c.Health.Credits.Enabled {
+		return ""
+	}
+	return c.Schedules.HealthCredits
 }

@@ -55,6 +55,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerAccounting(a, root)
 	registerBookings(a, root, show, add, modify, del)
 	registerHealth(a, root, show)
+	registerCredits(a, root)
 	registerInitDB(a, root)
 	registerCompletion(a, root)
 	registerMan(a, root)

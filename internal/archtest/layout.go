@@ -26,8 +26,8 @@ var Gpubridge = Layout{
 		// bridge/: everything between tenants and Slurm.
 		"bridge/slurmrest": {Importers: []string{
 			"cmd/gpubridge", "bridge/reconcile/slurmadapter", "bridge/burst/slurmjobs", "bridge/slurmconf/slurmadapter", "bridge/reserve/slurmadapter",
-			"bridge/health/slurmadapter", "bridge/health/setup", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "gres/slurmcheck", "internal/clients",
-		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
+			"bridge/health/slurmadapter", "bridge/health/setup", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "accounting/billing", "gres/slurmcheck", "internal/clients",
+		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), accounting/billing the end states of runs for node health credits, gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
 		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
 		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "bridge/health/setup", "test/bench/..."}},
 		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/gpubridge"}}, // the tenant use cases; I/O through its ports
