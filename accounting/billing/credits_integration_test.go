@@ -146,7 +146,10 @@ func TestNodeFailCredit(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(rep.Written) != wantNew {
-			t.Fatalf("run %d of the credit job wrote %d credit(s), want %d: %+v", i, len(rep.Written), wantNew, rep.Written)
+			ends, err := billing.SlurmDBEnds{DB: ro, Cluster: env.Cluster}.AbnormalEnds(ctx, rep.From, rep.To)
+			st, _ := store.State(ctx, env.Cluster)
+			t.Fatalf("run %d of the credit job wrote %d credit(s) (%d owed of %d runs), want %d: %+v\nabnormal ends %+v (%v)\ncoverage %v",
+				i, len(rep.Written), rep.Computed, rep.Runs, wantNew, rep.Written, ends, err, st.Coverage)
 		}
 	}
 	credits := ledgertest.AllCredits(t, store, env.Cluster, p)
