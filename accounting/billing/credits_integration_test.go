@@ -28,6 +28,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/health"
 	hstore "github.com/gpubridge/gpubridge/bridge/health/store"
 	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/table"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
@@ -191,6 +192,11 @@ func TestNodeFailCredit(t *testing.T) {
 	if rows != 1 || total != -want {
 		t.Errorf("show usage: %d credit row(s) of %d cents, want one of -%d", rows, total, want)
 	}
+	var tb bytes.Buffer
+	if err := table.Write(&tb, table.Options{}, export.UsageTable([]export.Summary{s}, true)); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("show usage tenant=%s:\n%s", acct, tb.String())
 	for _, f := range []export.Format{export.CSV, export.JSON, export.FOCUS} {
 		for _, detail := range []bool{false, true} {
 			name := string(f) + map[bool]string{true: "-detail"}[detail]
@@ -213,6 +219,9 @@ func TestNodeFailCredit(t *testing.T) {
 					t.Fatal(err)
 				}
 				n = len(v.Credits)
+				if i := bytes.Index(b.Bytes(), []byte(`"credits":`)); i >= 0 {
+					t.Logf("%s: %s", name, b.Bytes()[i:min(len(b.Bytes()), i+600)])
+				}
 				if n == 1 && (strconv.FormatUint(uint64(v.Credits[0].JobID), 10) != id || v.Credits[0].EventID != cr.EventID) {
 					t.Errorf("%s: credit %+v", name, v.Credits[0])
 				}
@@ -231,9 +240,11 @@ func TestNodeFailCredit(t *testing.T) {
 				for _, r := range recs[1:] {
 					if f == export.CSV && r[col["kind"]] == "credit" {
 						n, sum = n+1, r[col["amount"]]
+						t.Logf("%s credit row: %s", name, strings.Join(r, ","))
 					}
 					if f == export.FOCUS && r[col["ChargeCategory"]] == "Credit" {
 						n, sum = n+1, r[col["BilledCost"]]
+						t.Logf("%s credit row: %s", name, strings.Join(r, ","))
 						if detail && r[col["x_JobId"]] != id {
 							t.Errorf("%s: credit row of job %q, want %s", name, r[col["x_JobId"]], id)
 						}
