@@ -7,9 +7,12 @@
 // internal/money amounts; a booking's loss is rounded down (never more than
 // was charged) and refused when it would overflow.
 //
-// It is pure (Compute, Drains). The ledger write is a port (Ledger) and so
-// are the inputs (Source): the ledger and bridge/reserve implement them in
-// the next stage; Job is the periodic job over them.
+// It is pure (Compute, Drains, ReportTable). The ledger write is a port
+// (Ledger) and so are the inputs (Source): accounting/billing implements
+// both over the ledger (CreditSource, CreditWriter, built by CreditSetup;
+// it reads no bookings yet, as booked GPU-hours are not charged yet); Job
+// is the periodic job over them (`gpubridge credit run-once`, the daemon's
+// schedules.healthCredits), Observer its metrics (credit/metrics).
 //
 // It imports bridge/health and internal/money only; it must not import database, HTTP or
 // adapter packages.
