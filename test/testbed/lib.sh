@@ -373,7 +373,9 @@ tb_daemon_port() {
     mariadb) echo 3306 ;; slurmdbd) echo 6819 ;; slurmctld) echo 6817 ;; slurmrestd) echo 6820 ;;
     slurmd-*)
       local i
-      for i in "${!TB_NODES[@]}"; do [[ slurmd-${TB_NODES[$i]} == "$1" ]] && echo $((17001 + i)); done ;;
+      for i in "${!TB_NODES[@]}"; do
+        if [[ slurmd-${TB_NODES[$i]} == "$1" ]]; then echo $((17001 + i)); fi
+      done ;;
   esac
 }
 
