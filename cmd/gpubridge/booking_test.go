@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/gpubridge/gpubridge/bridge/reserve"
 )
 
 // TestBookingBadInputOffline: input problems are found before any backend
@@ -33,7 +31,7 @@ func TestBookingBadInputOffline(t *testing.T) {
 		"modify empty":  {args: []string{"modify", "booking", "3", "set", "end=never"}, want: []string{`end: "never" is not a time`}},
 		"delete id":     {args: []string{"delete", "booking", "-3"}, want: []string{"unknown shorthand flag"}},
 		"show state":    {args: []string{"show", "bookings", "state=gone"}, want: []string{`state: "gone" is not a state`}},
-		"show format":   {args: []string{"show", "bookings", "format=id,cost"}, want: []string{`format: unknown column "cost"`}},
+		"show format":   {args: []string{"show", "bookings", "format=id,cost"}, want: []string{`format=cost: no such column; columns: id,tenant,gpus,`}},
 		"availability":  {args: []string{"show", "availability", "step=1y"}, want: []string{"step: duration \"1y\""}},
 		"find count":    {args: []string{"find", "slot", "type=h100", "count=many", "duration=1d"}, want: []string{`count: "many" is not a whole number`}},
 		"find entity":   {args: []string{"find", "room"}, want: []string{"unknown command"}},
@@ -59,31 +57,8 @@ func TestBookingBadInputOffline(t *testing.T) {
 	}
 }
 
-func TestBar(t *testing.T) {
-	cases := map[string]struct {
-		pool, cap, used int
-		want            string
-	}{
-		"free":        {4, 4, 0, "...."},
-		"half":        {4, 4, 2, "##.."},
-		"down":        {4, 2, 1, "#.xx"},
-		"overbooked":  {4, 2, 4, "##!!"},
-		"scaled":      {40, 40, 20, "##########.........."},
-		"zero pool":   {0, 0, 0, ""},
-		"scaled down": {100, 50, 0, "..........xxxxxxxxxx"},
-	}
-	for name, c := range cases {
-		b := bar(c.pool, bucket(c.cap, c.used))
-		if b != c.want {
-			t.Errorf("%s: bar = %q; want %q", name, b, c.want)
-		}
-	}
-}
-
-func bucket(capacity, used int) reserve.Bucket {
-	return reserve.Bucket{Capacity: capacity, Committed: used, Free: capacity - used}
-}
-
+// TestBookingAuditSummary: show audit summarises the booking store's kinds
+// with their views (bridge/reserve/view).
 func TestBookingAuditSummary(t *testing.T) {
 	s := func(v string) *string { return &v }
 	created := s(`{"id":4,"tenant":"acme","kind":"gpu","gpuType":"h100","count":2,"start":"2026-12-01T09:00:00Z","end":"2026-12-01T10:00:00Z","purpose":"p","state":"requested"}`)

@@ -30,8 +30,6 @@ type tenantNamesFunc func(ctx context.Context, a *App) ([]string, error)
 
 // storeTenantNames reads the names from the tenant store without migrating
 // it (a <TAB> must never change the database).
-//
-//lint:ignore U1000 used by completeTenants, whose hook-up on the tenant commands is the lead's.
 func storeTenantNames(ctx context.Context, a *App) ([]string, error) {
 	c, err := a.Config()
 	if err != nil {
@@ -52,13 +50,11 @@ func storeTenantNames(ctx context.Context, a *App) ([]string, error) {
 // from the tenant store: `tenant=NAME` arguments always, and bare NAME
 // arguments when positional is true (modify/delete/show tenant NAME). A
 // store that cannot be read completes nothing and says nothing (no file
-// names either). Hook-up, one line per command (the tenant command files
-// are the tenants helper's): ValidArgsFunction: completeTenants(a, true)
-// on `modify tenant`, `delete tenant`, `show tenants`; completeTenants(a,
-// false) on `show usage`, `show burst`, `add user`, `delete user`,
-// `export chargeback`.
-//
-//lint:ignore U1000 the tenant commands (the tenants helper's files) set it; remove this line with the hook-up.
+// names either). Hook-up, one line per command: ValidArgsFunction:
+// completeTenants(a, false) on the commands that take tenant= (add
+// booking, show bookings, find slot, show burst, add/show/delete token);
+// completeTenants(a, true) on those that also take a bare tenant name
+// (modify tenant, delete tenant, show tenants: the tenant files').
 func completeTenants(a *App, positional bool) cobra.CompletionFunc {
 	return completeTenantsFrom(a, positional, storeTenantNames)
 }

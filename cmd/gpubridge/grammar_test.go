@@ -100,11 +100,8 @@ func TestCommandsLogWarningsOnly(t *testing.T) {
 // where filters through showArgs yet, with the file to change (their
 // kv.Parse becomes a.showArgs with their tables).
 var showsWithoutColumns = map[string]string{
-	"show tenants":      "tenant.go (its own format=)",
-	"show audit":        "tenant.go",
-	"show bookings":     "booking.go (its own format=)",
-	"show availability": "booking.go",
-	"show maintenance":  "booking.go",
+	"show tenants": "tenant.go (its own format=)",
+	"show audit":   "tenant.go",
 }
 
 // TestEveryShowTakesFormat: every show command checks format= against its

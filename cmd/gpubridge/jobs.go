@@ -9,6 +9,7 @@ import (
 	cmetrics "github.com/gpubridge/gpubridge/bridge/health/credit/metrics"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
+	"github.com/gpubridge/gpubridge/bridge/reserve/setup"
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/daemon"
@@ -55,7 +56,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 				return nil, err
 			}
 			p.Logger = a.Logger().With("component", "bookings")
-			return lockedJob{a: a, what: "gpubridge serve (bookings)", job: bookingsJob{p: p, rec: d.bookings}}, nil
+			return lockedJob{a: a, what: "gpubridge serve (bookings)", job: setup.Job{Projector: p, Recorder: d.bookings}}, nil
 		})},
 		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
 			in, err := a.acctIngester(ctx, "")

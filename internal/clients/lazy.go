@@ -82,3 +82,17 @@ func (l *lazy[T]) shutdown() {
 	var zero T
 	l.v = zero
 }
+
+// Lazy is a value built at its first successful use, for the ports of a
+// daemon's feature that must not connect before they are used (the tenant
+// API's stores and services). A failed build is not remembered; a caller
+// waiting behind a slow build gives up with its context.
+type Lazy[T any] struct{ l *lazy[T] }
+
+// NewLazy returns the value that build makes at the first Get.
+func NewLazy[T any](build func(ctx context.Context) (T, error)) *Lazy[T] {
+	return &Lazy[T]{l: newLazy("", "", build, nil)}
+}
+
+// Get returns the value, building it when it is not built yet.
+func (l *Lazy[T]) Get(ctx context.Context) (T, error) { return l.l.get(ctx) }

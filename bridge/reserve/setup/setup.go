@@ -1,0 +1,123 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/bridge/reserve/metrics"
+	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
+	"github.com/gpubridge/gpubridge/bridge/reserve/store"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/config"
+)
+
+// Settings turns the configuration into reserve.Settings.
+func Settings(c config.Config) reserve.Settings {
+	b := c.Bookings
+	p := b.DefaultPolicy
+	return reserve.Settings{
+		Prefix: b.ReservationPrefix, LeadTime: b.LeadTime.Duration, UnbookablePercent: b.UnbookablePercent, NodeClasses: b.NodeClasses,
+		DefaultPolicy: reserve.Policy{MaxGPUs: p.MaxGPUs, MaxWindow: reserve.Span(p.MaxWindow.Duration), MinLead: reserve.Span(p.MinLead.Duration), MaxHorizon: reserve.Span(p.MaxHorizon.Duration)},
+	}
+}
+
+// Check validates the booking settings of c (before anything connects).
+func Check(c config.Config) error { return Settings(c).Validate().Err() }
+
+// Tenants is reserve.Tenants over the tenant store: a tenant's booking
+// policy (its spec's keys over the default) and its quota's GPU types.
+type Tenants struct {
+	Store   *tenantstore.Store
+	Default reserve.Policy
+}
+
+var _ reserve.Tenants = Tenants{}
+
+// BookingTenant is the booking view of tenant name; an unknown tenant, or
+// one being deleted, is reserve.ErrUnknownTenant.
+func (t Tenants) BookingTenant(ctx context.Context, name string) (reserve.TenantInfo, error) {
+	tn, err := t.Store.Get(ctx, name)
+	switch {
+	case errors.Is(err, tenantstore.ErrNotFound):
+		return reserve.TenantInfo{}, fmt.Errorf("tenant %q: %w", name, reserve.ErrUnknownTenant)
+	case err != nil:
+		return reserve.TenantInfo{}, err
+	case tn.IsDeleting():
+		return reserve.TenantInfo{}, fmt.Errorf("tenant %q is being deleted: %w", name, reserve.ErrUnknownTenant)
+	}
+	types := tn.GPUs.Types()
+	if types == nil {
+		types = []string{}
+	}
+	return reserve.TenantInfo{Policy: tn.Bookings.Over(t.Default), Own: !tn.Bookings.IsZero(), GPUTypes: types}, nil
+}
+
+// Params are what the booking use cases are built on.
+type Params struct {
+	Config config.Config
+	DB     *sqlx.DB
+	// Cluster names the cluster of the booking store (the configuration's,
+	// else the one slurmrestd serves).
+	Cluster string
+	// Slurm, when set, is the Service's Source and the projector's Slurm;
+	// without it the Service reads and writes the store only (show and
+	// cancel bookings, maintenance windows).
+	Slurm *slurmrest.Client
+}
+
+// Bookings are the booking use cases of a configuration.
+type Bookings struct {
+	Service *reserve.Service
+	Store   *store.DB
+	Slurm   *slurmadapter.Adapter // nil without Params.Slurm
+}
+
+// New builds the booking use cases of p.
+func New(p Params) Bookings {
+	st := store.New(p.DB, p.Cluster)
+	set := Settings(p.Config)
+	b := Bookings{Store: st, Service: &reserve.Service{Store: st, Tenants: Tenants{Store: tenantstore.New(p.DB), Default: set.DefaultPolicy}, Settings: set}}
+	if p.Slurm != nil {
+		b.Slurm = slurmadapter.New(p.Slurm, p.Config.Tenants.PoolPartition)
+		b.Service.Source = b.Slurm
+	}
+	return b
+}
+
+// Projector is the booking projector for actor (the reconcile step the
+// daemon schedules and `gpubridge project` runs); b needs its Slurm.
+func (b Bookings) Projector(actor string) *reserve.Projector {
+	return &reserve.Projector{Store: b.Store, Slurm: b.Slurm, Settings: b.Service.Settings, Actor: actor}
+}
+
+// Job is the daemon's projection of bookings onto Slurm reservations,
+// recording each run's report as metrics and logging the bookings at risk.
+type Job struct {
+	Projector *reserve.Projector
+	Recorder  *metrics.Recorder // optional
+}
+
+// Name is the job's name in the daemon's schedule and metrics.
+func (j Job) Name() string { return "bookings" }
+
+// Run projects once.
+func (j Job) Run(ctx context.Context) error {
+	rep, err := j.Projector.Project(ctx)
+	if j.Recorder != nil {
+		j.Recorder.Observe(rep, err)
+	}
+	log := j.Projector.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	for _, b := range rep.AtRisk {
+		log.Warn("booking at risk", "booking", b.ID, "tenant", b.Tenant, "gpus", b.What(), "why", b.Note)
+	}
+	return err
+}
