@@ -173,7 +173,7 @@ func TestJSONSchemasOffline(t *testing.T) {
 			GPUs: burst.Request{"h100": 1}}}}, false)),
 		"show ingest": jsonOf(t, ingestStateTable("tb", ledger.State{Watermarks: map[string]meter.Watermark{"slurmdb": {Source: "slurmdb", Through: at.Unix()}},
 			AccrualsAsOf: at.Unix(), Passes: []meter.Pass{{Kind: meter.PassChanges, Source: "slurmdb", AsOf: at.Unix(), Finished: at.Unix()}}})),
-		"show tokens": jsonOf(t, tokensTable([]token.Token{{ID: 1, Name: "ci", Tenant: "acme", Scope: token.Read, CreatedAt: at, CreatedBy: "root", ExpiresAt: at.Add(time.Hour)},
+		"show tokens": jsonOf(t, token.Table([]token.Token{{ID: 1, Name: "ci", Tenant: "acme", Scope: token.Read, CreatedAt: at, CreatedBy: "root", ExpiresAt: at.Add(time.Hour)},
 			{ID: 2, Name: "ops", Scope: token.Admin, CreatedAt: at, CreatedBy: "root"}}, at)),
 		"show audit": jsonOf(t, table.Table{Raw: []sqldb.AuditEntry{{ID: 1, At: at, Actor: "root", Action: "modify", ObjectKind: "tenant",
 			ObjectName: "acme", Before: &before, After: &after}}}),

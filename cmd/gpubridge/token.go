@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,23 +57,16 @@ and deleting tokens is in the audit log (show audit).
 
 Example:
   gpubridge add token tenant=acme scope=read name=grafana-acme expires=90d`,
+		ValidArgsFunction: completeTenants(a, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"tenant", "scope", "name", "expires"}})
+			p, err := kv.Parse(args, kv.Spec{Keys: token.AddKeys})
 			if err != nil {
 				return usageError{err}
 			}
 			if len(p.Names) > 0 {
 				return usagef("add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci", p.Names)
 			}
-			now := time.Now().UTC()
-			t := token.Token{Tenant: p.Where["tenant"], Name: p.Where["name"], Scope: token.Scope(strings.ToLower(p.Where["scope"])),
-				CreatedAt: now, CreatedBy: actor()}
-			exp, experr := token.ParseExpiry(p.Where["expires"], now)
-			t.ExpiresAt = exp
-			ps := token.Check(t, now)
-			if experr != nil {
-				ps = append(ps, token.Problem{Field: "expires", Msg: experr.Error()})
-			}
+			t, ps := token.Parse(p.Where, time.Now(), actor())
 			if len(ps) > 0 {
 				return usageError{ps}
 			}
@@ -83,25 +75,13 @@ Example:
 			if err != nil {
 				return err
 			}
-			if t.Tenant != "" {
-				db, err := a.DB(ctx)
-				if err != nil {
-					return err
-				}
-				if _, err := tenantstore.New(db).Get(ctx, t.Tenant); errors.Is(err, tenantstore.ErrNotFound) {
-					return usagef("tenant=%s: no such tenant (see `gpubridge show tenants`)", t.Tenant)
-				} else if err != nil {
-					return err
-				}
-			}
-			plain, hash, err := token.New(nil)
-			if err != nil {
-				return err
-			}
-			t.Hash = hash
-			if t, err = st.Add(ctx, actor(), t); errors.Is(err, tokenstore.ErrExists) {
-				return usagef("%v: delete it first (`gpubridge delete token %s`), or choose another name", err, deleteArgs(t))
-			} else if err != nil {
+			t, plain, err := token.Issue(ctx, st, a.tenantExists, actor(), t, nil)
+			switch {
+			case errors.Is(err, token.ErrNoTenant):
+				return usageError{err}
+			case errors.Is(err, tokenstore.ErrExists):
+				return usagef("%v: delete it first (`gpubridge delete token %s`), or choose another name", err, t.DeleteArgs())
+			case err != nil:
 				return err
 			}
 			if a.output.JSON {
@@ -112,39 +92,32 @@ Example:
 			}
 			fmt.Fprintln(a.out, plain)
 			fmt.Fprintf(a.err, "Token %s added (scope %s, expires %s). It is shown only now: gpubridge keeps its hash, not the token.\n",
-				t.Key(), t.Scope, expiry(t.ExpiresAt))
+				t.Key(), t.Scope, t.Expiry())
 			return nil
 		},
 	}
 }
 
-func deleteArgs(t token.Token) string {
-	if t.Tenant == "" {
-		return "name=" + t.Name
+// tenantExists reads the tenant store.
+func (a *App) tenantExists(ctx context.Context, name string) (bool, error) {
+	db, err := a.DB(ctx)
+	if err != nil {
+		return false, err
 	}
-	return "tenant=" + t.Tenant + " name=" + t.Name
-}
-
-func expiry(t time.Time) string {
-	if t.IsZero() {
-		return "never"
+	_, err = tenantstore.New(db).Get(ctx, name)
+	if errors.Is(err, tenantstore.ErrNotFound) {
+		return false, nil
 	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
+	return err == nil, err
 }
 
 func showTokensCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "tokens [tenant=NAME]",
-		Short: "List the tenant API's tokens (never the tokens themselves)",
+		Use:               "tokens [tenant=NAME]",
+		Short:             "List the tenant API's tokens (never the tokens themselves)",
+		ValidArgsFunction: completeTenants(a, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant"}}, tokensTable(nil, time.Time{}))
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant"}}, token.Table(nil, time.Time{}))
 			if err != nil {
 				return err
 			}
@@ -161,38 +134,16 @@ func showTokensCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.Print(tokensTable(ts, time.Now()))
+			return a.Print(token.Table(ts, time.Now()))
 		},
 	}
 }
 
-// tokensTable lays out tokens (show tokens); --json prints the records.
-func tokensTable(ts []token.Token, now time.Time) table.Table {
-	if ts == nil {
-		ts = []token.Token{}
-	}
-	t := table.Table{
-		Header: []string{"Tenant", "Name", "Scope", "State", "Expires", "Created", "CreatedBy", "LastUsed"},
-		Keys:   []string{"tenant", "name", "scope", "state", "expires", "created", "createdBy", "lastUsed"},
-		Raw:    ts,
-	}
-	for _, x := range ts {
-		state, tn := "active", x.Tenant
-		if x.Expired(now) {
-			state = "expired"
-		}
-		if tn == "" {
-			tn = "(admin)"
-		}
-		t.Rows = append(t.Rows, []string{tn, x.Name, string(x.Scope), state, expiry(x.ExpiresAt), stamp(x.CreatedAt), x.CreatedBy, stamp(x.LastUsedAt)})
-	}
-	return t
-}
-
 func deleteTokenCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "token [tenant=NAME] name=NAME",
-		Short: "Revoke a tenant API token at once (an admin token: name= without tenant=)",
+		Use:               "token [tenant=NAME] name=NAME",
+		Short:             "Revoke a tenant API token at once (an admin token: name= without tenant=)",
+		ValidArgsFunction: completeTenants(a, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"tenant", "name"}})
 			if err != nil {

@@ -12,6 +12,11 @@
 // allows everything, for every tenant (an admin token belongs to no
 // tenant).
 //
+// It owns the use case of making one (Issue: the tenant must exist, the
+// secret is made, the hash stored through the Adder port), the reading of
+// add token's arguments (Parse) and the show tokens table (Table), so
+// that the CLI only parses, calls and prints.
+//
 // This package is pure: it imports no net/http, database or adapter.
 // bridge/api (the HTTP API), bridge/api/tokenstore (the MariaDB store) and
 // cmd/gpubridge import it.
