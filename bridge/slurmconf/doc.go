@@ -27,6 +27,8 @@
 // os/exec, the slurmrest client or any other adapter (internal/archtest
 // checks it). The cluster is read through the small interfaces defined
 // here (NodeLister, Scontrol, PartitionLister), which slurmadapter
-// implements with slurmrestd and by running scontrol. Only cmd/, its
-// adapter and tests import it.
+// implements with slurmrestd and by running scontrol. config check's
+// findings table and verdict (FindingsTable, Verdict) are here too, so the
+// command only parses, calls and prints. Only cmd/, its adapter and tests
+// import it.
 package slurmconf

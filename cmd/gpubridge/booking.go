@@ -12,14 +12,12 @@ import (
 	"time"
 	_ "time/tzdata" // TZ names resolve on hosts without zoneinfo too
 
-	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/setup"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -79,43 +77,10 @@ func (a *App) bookingsWith(ctx context.Context, needSlurm bool) (setup.Bookings,
 	if err != nil {
 		return setup.Bookings{}, err
 	}
-	if err := setup.Check(c); err != nil {
-		return setup.Bookings{}, err
-	}
-	// slurmrestd's negotiation and the database's connection and schema
-	// check are both waits: they run at once (a command's wall time).
 	if _, err := a.clients(); err != nil {
 		return setup.Bookings{}, err
 	}
-	type opened struct {
-		db  *sqlx.DB
-		err error
-	}
-	dbc := make(chan opened, 1)
-	go func() {
-		db, err := a.DB(ctx)
-		dbc <- opened{db, err}
-	}()
-	var cl *slurmrest.Client
-	cluster := c.Cluster
-	if needSlurm || cluster == "" {
-		cl, err = a.Slurm(ctx)
-		if err == nil {
-			cluster = cl.Cluster()
-		}
-	}
-	o := <-dbc
-	if err != nil {
-		return setup.Bookings{}, err
-	}
-	if o.err != nil {
-		return setup.Bookings{}, o.err
-	}
-	p := setup.Params{Config: c, DB: o.db, Cluster: cluster}
-	if needSlurm {
-		p.Slurm = cl
-	}
-	return setup.New(p), nil
+	return setup.Open(ctx, c, setup.Connections{DB: a.DB, Slurm: a.Slurm}, needSlurm)
 }
 
 // bookingErr gives input problems exit status 2 and keeps refusals (1).

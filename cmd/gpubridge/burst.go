@@ -106,8 +106,9 @@ running it again moves nothing twice.`,
 func showBurstCmd(a *App) *cobra.Command {
 	var tenantsFile, rateCard string
 	cmd := &cobra.Command{
-		Use:   "burst [tenant=NAME] [table=jobs|tenants]",
-		Short: "What is bursting now, what is refused and why, on-demand spend against budget",
+		Use:               "burst [tenant=NAME] [table=jobs|tenants]",
+		Short:             "What is bursting now, what is refused and why, on-demand spend against budget",
+		ValidArgsFunction: completeTenants(a, false),
 		Long: `show burst lists the jobs in the on-demand tier (moved by gpubridge, with the
 reason and time of the move, or submitted there), the quota-held jobs left
 pending and why (disabled, cap, budget, no-rate, opted-out, deferred,

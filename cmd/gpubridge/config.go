@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -100,9 +99,6 @@ func configRenderCmd(a *App) *cobra.Command {
 	return cmd
 }
 
-// errCheckFailed makes `config check` exit 1 after printing its findings.
-var errCheckFailed = errors.New("the cluster's configuration differs from gpubridge's (see above)")
-
 func configCheckCmd(a *App) *cobra.Command {
 	var f configSpecFlags
 	var scontrol string
@@ -133,20 +129,10 @@ not verify a setting (status unknown) unless --allow-unknown.`,
 			if err != nil {
 				return err
 			}
-			t := table.Table{Header: []string{"Partition", "Key", "Want", "Got", "Status"}, Rows: [][]string{}}
-			for _, x := range fs {
-				t.Rows = append(t.Rows, []string{x.Partition, x.Key, x.Want, x.Got, string(x.Status)})
-			}
-			if err := a.Print(t); err != nil {
+			if err := a.Print(slurmconf.FindingsTable(fs)); err != nil {
 				return err
 			}
-			if slurmconf.Differ(fs) {
-				return errCheckFailed
-			}
-			if n := slurmconf.Unverified(fs); n > 0 && !allowUnknown {
-				return fmt.Errorf("%d setting(s) could not be verified (status unknown: give --scontrol where scontrol reaches the cluster, or --allow-unknown to accept them)", n)
-			}
-			return nil
+			return slurmconf.Verdict(fs, allowUnknown)
 		},
 	}
 	f.add(cmd)

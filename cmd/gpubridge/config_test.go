@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/bridge/slurmconf"
 )
 
 // configRun runs gpubridge with no slurmrestd configured (an empty
@@ -77,7 +79,7 @@ func TestConfigCheck(t *testing.T) {
 		wantErr  string
 	}{
 		"matches":                       {scontrol: fakeScontrol(t, 1), wantOut: []string{"ondemand|PriorityTier|1|1|ok", "|PreemptType|preempt/partition_prio|preempt/partition_prio|ok"}},
-		"differs":                       {scontrol: fakeScontrol(t, 5), wantCode: 1, wantOut: []string{"ondemand|PriorityTier|1|5|differs"}, wantErr: errCheckFailed.Error()},
+		"differs":                       {scontrol: fakeScontrol(t, 5), wantCode: 1, wantOut: []string{"ondemand|PriorityTier|1|5|differs"}, wantErr: slurmconf.ErrDiffers.Error()},
 		"no scontrol, no slurmrestd":    {scontrol: "", wantCode: 1, wantErr: "slurmrest.jwtKeyFile"},
 		"scontrol fails, no slurmrestd": {scontrol: "false", wantCode: 1, wantErr: "slurmrest.jwtKeyFile"},
 	}

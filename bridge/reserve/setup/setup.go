@@ -27,9 +27,6 @@ func Settings(c config.Config) reserve.Settings {
 	}
 }
 
-// Check validates the booking settings of c (before anything connects).
-func Check(c config.Config) error { return Settings(c).Validate().Err() }
-
 // Tenants is reserve.Tenants over the tenant store: a tenant's booking
 // policy (its spec's keys over the default) and its quota's GPU types.
 type Tenants struct {
@@ -120,4 +117,54 @@ func (j Job) Run(ctx context.Context) error {
 		log.Warn("booking at risk", "booking", b.ID, "tenant", b.Tenant, "gpus", b.What(), "why", b.Note)
 	}
 	return err
+}
+
+// Connections are the connections the booking use cases are built on,
+// each made at its first use (the CLI's and the daemon's lazily built
+// clients).
+type Connections struct {
+	DB    func(ctx context.Context) (*sqlx.DB, error)
+	Slurm func(ctx context.Context) (*slurmrest.Client, error)
+}
+
+// Open checks c's booking settings, then builds the booking use cases on
+// conn: with slurmrestd when needSlurm (admission, availability, the
+// projection), else on the store only, contacting slurmrestd then only
+// when the configuration does not name the cluster. slurmrestd's
+// negotiation and the database's connection and schema check are both
+// waits: they run at once (a command's wall time).
+func Open(ctx context.Context, c config.Config, conn Connections, needSlurm bool) (Bookings, error) {
+	if err := Settings(c).Validate().Err(); err != nil {
+		return Bookings{}, err
+	}
+	type opened struct {
+		db  *sqlx.DB
+		err error
+	}
+	dbc := make(chan opened, 1)
+	go func() {
+		db, err := conn.DB(ctx)
+		dbc <- opened{db, err}
+	}()
+	var cl *slurmrest.Client
+	var err error
+	cluster := c.Cluster
+	if needSlurm || cluster == "" {
+		cl, err = conn.Slurm(ctx)
+		if err == nil {
+			cluster = cl.Cluster()
+		}
+	}
+	o := <-dbc
+	if err != nil {
+		return Bookings{}, err
+	}
+	if o.err != nil {
+		return Bookings{}, o.err
+	}
+	p := Params{Config: c, DB: o.db, Cluster: cluster}
+	if needSlurm {
+		p.Slurm = cl
+	}
+	return New(p), nil
 }
