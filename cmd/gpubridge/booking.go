@@ -377,6 +377,9 @@ bookings.unbookablePercent. Runs of equal steps are printed as one row;
 			if len(p.Names) > 0 {
 				return usagef("show availability takes key=value options only (got %q)", p.Names)
 			}
+			if a.output.JSON && (p.Format != nil || p.Filters != nil) {
+				return usagef("show availability --json prints one object (every step of every type): format= and where filters apply to its table only")
+			}
 			z, err := adminTimes(*local)
 			if err != nil {
 				return err
