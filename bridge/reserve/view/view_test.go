@@ -1,7 +1,11 @@
 package view
 
 import (
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 )
@@ -48,6 +52,57 @@ func TestBookingAuditSummary(t *testing.T) {
 	for name, c := range cases {
 		if got := c.summary(c.before, c.after); got != c.want {
 			t.Errorf("%s: %q\nwant %q", name, got, c.want)
+		}
+	}
+}
+
+// Equal steps are one row; the parsable form has To and Pool, not the bar;
+// the notes say until when the last row holds and what reduces capacity.
+func TestAvailability(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+	av := reserve.Availability{From: h(0), To: h(3), Step: reserve.Span(time.Hour), Resources: []reserve.ResourceAvailability{{
+		Resource: reserve.GPU("h100"), Type: "h100", Pool: 4,
+		Buckets: []reserve.Bucket{
+			{From: h(0), To: h(1), Capacity: 4, Committed: 2, Free: 2},
+			{From: h(1), To: h(2), Capacity: 4, Committed: 2, Free: 2},
+			{From: h(2), To: h(3), Capacity: 2, Committed: 1, Free: 1},
+		},
+		Reductions: []reserve.Reduction{{Start: h(2), Count: 2, Reason: "maintenance 1"}},
+	}}}
+	got := Availability(av, Times{}, false).Rows
+	want := [][]string{
+		{"h100", "2026-12-01T00:00:00Z", "2", "2", "4", "##.."},
+		{"h100", "2026-12-01T02:00:00Z", "1", "1", "2", "#.xx"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("table (-want +got)\n%s", diff)
+	}
+	got = Availability(av, Times{}, true).Rows
+	if want := []string{"h100", "2026-12-01T00:00:00Z", "2026-12-01T02:00:00Z", "2", "2", "4", "4"}; !cmp.Equal(want, got[0]) {
+		t.Errorf("parsable row %q; want %q", got[0], want)
+	}
+	notes := AvailabilityNotes(av, Times{})
+	for _, w := range []string{"the last until 2026-12-01T03:00:00Z.", "Per 1h step", "Pool: h100 4.", "  h100 -2: maintenance 1 (from 2026-12-01T02:00:00Z)"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+}
+
+func TestProjectReport(t *testing.T) {
+	rep := reserve.Report{States: map[reserve.State]int{}}
+	if got, want := ProjectReport(rep, true, Requests{Reads: 3}), "Dry run (nothing changed): 0 action(s), 0 failed; bookings: (none); slurmrestd requests: 3 read(s), 0 write(s).\n"; got != want {
+		t.Errorf("empty report %q; want %q", got, want)
+	}
+	rep = reserve.Report{
+		States: map[reserve.State]int{reserve.StateScheduled: 2, reserve.StateActive: 1},
+		Now:    []reserve.ResourceNow{{Resource: reserve.GPU("h100"), Type: "h100", Capacity: 4, Booked: 3, Free: 1, AtRisk: 1}},
+	}
+	got := ProjectReport(rep, false, Requests{Reads: 2, Writes: 1})
+	for _, w := range []string{"Projection complete: 0 action(s), 0 failed; bookings: 2 scheduled, 1 active;", "Now: h100 3/4 booked, 1 free, 1 at risk.\n"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("report lacks %q:\n%s", w, got)
 		}
 	}
 }
