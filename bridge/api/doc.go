@@ -29,7 +29,8 @@
 //
 // The package reaches everything through small interfaces defined here
 // (TokenStore, TenantLister, BurstPlanner, UsageReader, Bookings); only
-// cmd/gpubridge wires them to the stores and services. It imports the
+// bridge/api/setup (for cmd/gpubridge's serve) wires them to the stores and
+// services. It imports the
 // domain packages for their types (tenant, burst, reserve, meter, export)
 // and must not import a store, the slurmrest client or cmd.
 package api

@@ -48,8 +48,12 @@
 // the Tenants port, with the GPU types its jobs may request; the per-tenant
 // reservation QOS that jobs inside a booking run under is the tenant's
 // (bridge/tenant Project) and the job_submit guard's switch to it is
-// contrib/job_submit.lua's. Subpackages: store, slurmadapter, metrics
-// (Prometheus collectors of Reports), reservetest.
+// contrib/job_submit.lua's. The readers of the commands' typed arguments
+// (ParseAdd, ParseChange, ParseList, ParseAvailability, ParseSlotQuery,
+// ParseMaintenance) are here too, for every front end. Subpackages: store,
+// slurmadapter, metrics (Prometheus collectors of Reports), setup (the use
+// cases of a configuration, the daemon's projection job), view (tables,
+// timeline, audit lines and messages for people), reservetest.
 //
 // This package must not import net/http, database/sql, sqlx, the slurmrest
 // client or any other adapter (internal/archtest keeps it so).
