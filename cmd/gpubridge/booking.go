@@ -317,7 +317,8 @@ func showBookingsCmd(a *App, local *bool) *cobra.Command {
 		Long: "Show bookings. state= filters by " + reserve.StatesList() + `;
 from=/to= keep bookings whose window overlaps [from, to). format= picks the
 columns: ` + strings.Join(view.BookingColumns(), ",") + ` (default ` + strings.Join(view.DefaultBookingColumns, ",") + `),
-and where COLUMN=VALUE filters the rows. --json prints the full records.`,
+and where COLUMN=VALUE filters the rows. --json prints the full records (of
+the rows the filters keep).`,
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -348,7 +349,10 @@ and where COLUMN=VALUE filters the rows. --json prints the full records.`,
 			if len(ids) > 0 {
 				bs = slices.DeleteFunc(bs, func(b reserve.Booking) bool { return !slices.Contains(ids, b.ID) })
 			}
-			if a.output.Format == nil && !a.output.JSON {
+			switch {
+			case a.output.JSON:
+				a.output.Format = nil // the full records, where filters pick which
+			case a.output.Format == nil:
 				a.output.Format = view.DefaultBookingColumns
 			}
 			return a.Print(view.Bookings(bs, z))
