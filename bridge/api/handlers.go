@@ -167,9 +167,12 @@ func usageOf(sm export.Summary, tenantName string, at time.Time) usageView {
 	for _, r := range sm.Rows {
 		row := UsageRow{GPUType: r.Type, Tier: string(r.Tier), Kind: string(r.Kind), UsagePeriod: r.Usage.String(),
 			GPUSeconds: r.GPUSeconds, GPUHours: export.GPUHours(r.GPUSeconds)}
-		if r.Rate < 0 {
+		switch {
+		case r.IsCredit():
+			row.Amount = r.Amount.String() // an amount given back, at no rate
+		case r.Rate < 0:
 			v.Unpriced = true
-		} else {
+		default:
 			row.Rate, row.Amount = r.Rate.String(), r.Amount.String()
 		}
 		v.Rows = append(v.Rows, row)

@@ -73,7 +73,9 @@ var (
 	descPending   = desc("gpubridge_tenant_pending_gpus", "GPUs a tenant's pending jobs ask for; absent while 0.", "tenant", "gpu_type")
 	descBooked    = desc("gpubridge_tenant_booked_gpus", "GPUs of a tenant's bookings in force now; absent while 0.", "tenant", "gpu_type")
 	descUsage     = desc("gpubridge_tenant_usage_gpu_seconds", "A tenant's GPU-seconds booked in the current billing period (the ledger, accruals of running jobs included), per type.", "tenant", "gpu_type")
-	descSpend     = desc("gpubridge_tenant_spend_minor_units", "A tenant's spend in the current billing period per type, in minor units of the rate card's currency (priced use only).", "tenant", "gpu_type", "currency")
+	// creditType is the gpu_type label of a tenant's credits in the spend metric.
+	creditType    = "(credit)"
+	descSpend     = desc("gpubridge_tenant_spend_minor_units", "A tenant's spend in the current billing period per type, in minor units of the rate card's currency (priced use only; health credits, negative, under gpu_type=\"(credit)\").", "tenant", "gpu_type", "currency")
 	descUnpriced  = desc("gpubridge_tenant_unpriced_gpu_seconds", "GPU-seconds of the current period without a rate (a close would refuse them).", "tenant", "gpu_type")
 	descBudget    = desc("gpubridge_tenant_burst_budget_minor_units", "A tenant's monthly on-demand budget, in minor units of the rate card's currency (absent without a budget).", "tenant", "currency")
 	descCommitted = desc("gpubridge_tenant_burst_committed_minor_units", "A tenant's on-demand spend this month, booked plus estimated in flight, in minor units (absent without a budget).", "tenant", "currency")
@@ -143,7 +145,8 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	// Usage and spend per tenant and type (tiers and kinds summed).
+	// Usage and spend per tenant and type (tiers and kinds summed); credits
+	// are spend of type creditType.
 	type k struct{ tenant, typ string }
 	secs, spend, unpriced := map[k]int64{}, map[k]int64{}, map[k]int64{}
 	cur := s.Usage.Meta.Card.Currency
@@ -152,6 +155,13 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		key := k{r.Tenant, r.Type}
+		if r.IsCredit() {
+			// An amount given back (health credits), not GPU time: it
+			// lowers the tenant's spend, under its own type label.
+			key.typ = creditType
+			spend[key] += r.Amount.Units()
+			continue
+		}
 		secs[key] += r.GPUSeconds
 		if r.Rate < 0 {
 			unpriced[key] += r.GPUSeconds
@@ -164,6 +174,11 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 		g(descSpend, float64(spend[key]), key.tenant, key.typ, cur)
 		if n := unpriced[key]; n > 0 {
 			g(descUnpriced, float64(n), key.tenant, key.typ)
+		}
+	}
+	for key, v := range spend {
+		if key.typ == creditType {
+			g(descSpend, float64(v), key.tenant, key.typ, cur)
 		}
 	}
 	for _, t := range s.Plan.Tenants {

@@ -2,11 +2,15 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 )
@@ -117,5 +121,47 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestCreditsAreSpendNotUsage: a health credit row (an amount given back,
+// no GPU type, no rate) lowers the tenant's spend under gpu_type
+// "(credit)", adds no GPU-seconds, and its usage row carries no rate.
+func TestCreditsAreSpendNotUsage(t *testing.T) {
+	h := newHarness(t)
+	eur := money.Currency{Code: "EUR", Minor: 2}
+	h.usage.rows["acme"] = append(h.usage.rows["acme"], export.Row{Key: export.Key{Tenant: "acme", Account: "acme", Kind: meter.KindCredit},
+		HasTenant: true, Amount: money.New(-2, eur)})
+	code, body := h.do("GET", "/api/v1/tenants/acme/usage", h.acmeRead, "")
+	if code != 200 {
+		t.Fatalf("usage: %d %s", code, body)
+	}
+	var v struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	var credit map[string]any
+	for _, r := range v.Rows {
+		if r["kind"] == string(meter.KindCredit) {
+			credit = r
+		}
+	}
+	if credit == nil || credit["amount"] != "-0.02" || credit["rate"] != nil {
+		t.Errorf("credit row %v in %s; want amount -0.02 and no rate", credit, body)
+	}
+	text := h.scrape()
+	for _, want := range []string{
+		`gpubridge_tenant_spend_minor_units{currency="EUR",gpu_type="(credit)",tenant="acme"} -2`,
+		`gpubridge_tenant_spend_minor_units{currency="EUR",gpu_type="h100",tenant="acme"} 500`,
+		`gpubridge_tenant_usage_gpu_seconds{gpu_type="h100",tenant="acme"} 7200`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("the scrape misses %s", want)
+		}
+	}
+	if strings.Contains(text, `gpu_type=""`) {
+		t.Errorf("a series with an empty gpu_type:\n%s", text)
 	}
 }

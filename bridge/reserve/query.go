@@ -48,6 +48,10 @@ var ListKeys = []string{"tenant", "state", "from", "to"}
 func ParseList(args map[string]string, now time.Time, zone Zone) (ListFilter, Problems) {
 	lf := ListFilter{Tenant: args["tenant"]}
 	var ps Problems
+	if strings.Contains(lf.Tenant, ",") {
+		// A list would silently match no tenant: refuse it.
+		ps.add("tenant", "one tenant at a time (got %q): give tenant=NAME once per query, or leave tenant= out for every tenant's bookings", lf.Tenant)
+	}
 	for _, s := range kv.List(args["state"]) {
 		if !slices.Contains(States, State(s)) {
 			ps.add("state", "%q is not a state (%s)", s, StatesList())

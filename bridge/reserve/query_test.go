@@ -20,6 +20,10 @@ func TestParseQueries(t *testing.T) {
 	if _, ps := ParseList(map[string]string{"state": "gone", "to": "soon"}, now, Zone{}); strings.Join(ps.Fields(), ",") != "state,to" {
 		t.Errorf("ParseList problems %v; want state and to", ps)
 	}
+	// A tenant list matched nothing, silently (exit 0, empty table).
+	if _, ps := ParseList(map[string]string{"tenant": "acme,globex"}, now, Zone{}); strings.Join(ps.Fields(), ",") != "tenant" || !strings.Contains(ps.Error(), "one tenant at a time") {
+		t.Errorf("ParseList tenant=acme,globex: %v; want a tenant problem", ps)
+	}
 
 	cases := map[string]struct {
 		args     map[string]string
