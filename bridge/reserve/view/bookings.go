@@ -81,9 +81,16 @@ func Describe(title string, b reserve.Booking, z Times) string {
 
 // Added says that booking b was added and when its reservation is made.
 func Added(b reserve.Booking, set reserve.Settings, z Times, now time.Time) string {
-	return fmt.Sprintf("Booking %d added: %s for %s from %s to %s (%s). Its Slurm reservation %s is made %s before the start by `gpubridge project`.\n",
-		b.ID, b.What(), b.Tenant, z.Format(b.Start), z.Format(b.End), b.StateAt(now),
-		set.ReservationName(b.ID), reserve.FormatDuration(set.LeadTime))
+	state := b.StateAt(now)
+	when := fmt.Sprintf("is made %s before the start by the daemon's bookings job (or `gpubridge project`)", reserve.FormatDuration(set.LeadTime))
+	if b.Start.Sub(now) <= set.LeadTime {
+		when = "is made by the next projection (the daemon's bookings job, or `gpubridge project` now)"
+		if state == reserve.StateAtRisk {
+			when += "; until then the booking shows at-risk, since Slurm holds nothing for it yet"
+		}
+	}
+	return fmt.Sprintf("Booking %d added: %s for %s from %s to %s (%s). Its Slurm reservation %s %s.\n",
+		b.ID, b.What(), b.Tenant, z.Format(b.Start), z.Format(b.End), state, set.ReservationName(b.ID), when)
 }
 
 // ModifyPrompt is the confirmation of the changes set (key=value, after

@@ -106,3 +106,26 @@ func TestProjectReport(t *testing.T) {
 		}
 	}
 }
+
+// TestAdded: the message says when the reservation is made, and why a
+// booking that starts now shows at-risk until the next projection (it
+// said "made 1d before the start" for a booking starting now).
+func TestAdded(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	set := reserve.Settings{Prefix: "gpubridge-", LeadTime: 24 * time.Hour}
+	far := reserve.Booking{ID: 1, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 2, Start: now.Add(48 * time.Hour), End: now.Add(72 * time.Hour)}
+	if got := Added(far, set, Times{}, now); !strings.Contains(got, "(requested)") || !strings.Contains(got, "is made 1d before the start") {
+		t.Errorf("far ahead: %s", got)
+	}
+	soon := far
+	soon.Start, soon.End = now, now.Add(time.Hour)
+	got := Added(soon, set, Times{}, now)
+	if !strings.Contains(got, "(at-risk)") || !strings.Contains(got, "by the next projection") || !strings.Contains(got, "Slurm holds nothing for it yet") || strings.Contains(got, "before the start") {
+		t.Errorf("starting now: %s", got)
+	}
+	inLead := far
+	inLead.Start = now.Add(time.Hour)
+	if got := Added(inLead, set, Times{}, now); !strings.Contains(got, "(requested)") || !strings.Contains(got, "by the next projection") || strings.Contains(got, "at-risk") {
+		t.Errorf("inside the lead time: %s", got)
+	}
+}
