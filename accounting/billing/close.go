@@ -27,6 +27,10 @@ type Closer struct {
 	// Reader re-reads the period and everything since before the close;
 	// needed only for CloseOptions.Reread.
 	Reader Reader
+	// Charger, when set, brings the booking charges up to date before the
+	// close (after the re-read), so a booking changed or cancelled since
+	// the last charge run is billed as it stands.
+	Charger *BookingCharger
 	// Clock gives now (default time.Now).
 	Clock func() time.Time
 }
@@ -87,6 +91,11 @@ func (c Closer) Close(ctx context.Context, o CloseOptions) (ledger.PeriodRecord,
 		}
 		if o.OnReread != nil {
 			o.OnReread(res)
+		}
+	}
+	if c.Charger != nil {
+		if _, err := c.Charger.Charge(ctx); err != nil {
+			return ledger.PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
 		}
 	}
 	var labels ledger.Labeler

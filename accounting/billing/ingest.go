@@ -84,7 +84,7 @@ func (s IngestSetup) Ingester(ctx context.Context, source string) (*ingest.Inges
 	}
 	return &ingest.Ingester{
 		Cluster: c.Cluster, Source: src, Ledger: s.Ledger,
-		Rules:        meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS},
+		Rules:        meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS, BookingPrefix: c.Bookings.ReservationPrefix},
 		ChangesEvery: every(c.Ingest.ChangesEvery.Duration), VerifyEvery: every(c.Ingest.VerifyEvery.Duration),
 		Log: s.Log,
 	}, nil

@@ -17,6 +17,7 @@ import (
 type LedgerReader interface {
 	Period(ctx context.Context, cluster string, p meter.Period) (rec ledger.PeriodRecord, ok bool, err error)
 	Lines(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
+	Charges(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
 	Accruals(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
 	Credits(ctx context.Context, cluster string, q ledger.CreditQuery, fn func(ledger.Credit) error) error
 }
@@ -44,8 +45,8 @@ type Books struct {
 
 // View returns what reports need of period p: its meta (the card and
 // labels stored at close for a closed period; the current ones, or an
-// empty card, for an open one) and its lines (with the accruals of running
-// jobs while open). account, when not empty, keeps one account's lines.
+// empty card, for an open one) and its lines: the usage lines, the
+// booking charges, and while open the accruals of running jobs. account, when not empty, keeps one account's lines.
 func (b Books) View(ctx context.Context, p meter.Period, account string) (export.Meta, export.Lines, error) {
 	clock := b.Clock
 	if clock == nil {
@@ -79,6 +80,9 @@ func (b Books) View(ctx context.Context, p meter.Period, account string) (export
 	lines := func(ctx context.Context, ordered bool, fn func(meter.Line) error) error {
 		q := ledger.LineQuery{Booked: p, Account: account, Ordered: ordered}
 		if err := b.Ledger.Lines(ctx, b.Cluster, q, fn); err != nil {
+			return err
+		}
+		if err := b.Ledger.Charges(ctx, b.Cluster, q, fn); err != nil {
 			return err
 		}
 		if closed {

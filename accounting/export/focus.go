@@ -80,6 +80,7 @@ const (
 	cxRevision
 	cxUser
 	cxGpuCount
+	cxBooking
 	nFocusColumns
 )
 
@@ -185,6 +186,7 @@ var focusColumns = [nFocusColumns]column{
 	cxRevision:                  {name: "x_Revision", dataType: tInteger, precision: 10},
 	cxUser:                      {name: "x_User", dataType: tString, maxLen: lenName},
 	cxGpuCount:                  {name: "x_GpuCount", dataType: tInteger, precision: 19},
+	cxBooking:                   {name: "x_Booking", dataType: tInteger, precision: 19},
 }
 
 // FOCUS values that are the same on every row we write today.
@@ -196,10 +198,9 @@ const (
 )
 
 // charge is what kind of charge a row is (ChargeCategory, ChargeFrequency,
-// PricingCategory and the CommitmentDiscount columns). Every row today is
-// usage priced at the rate card's rate, the zero value. Booked capacity
-// will bring Purchase rows for a booking and usage rows it covers
-// ("Committed", with a commitment); the writer already maps them.
+// PricingCategory and the CommitmentDiscount columns). Usage priced at the
+// rate card's rate is the zero value; a booking's charge is a Purchase of
+// its commitment and the use inside it Committed usage (bookingCharge).
 type charge struct {
 	category   string // "" is "Usage"
 	frequency  string // "" is "Usage-Based"
@@ -230,6 +231,7 @@ type focusRow struct {
 	revision                          int
 	count                             int64
 	credit                            *creditItem // a credit's line item (detail only)
+	booking                           int64
 }
 
 // writeFOCUS writes a FOCUS 1.2 dataset: one row per summary row, or per
@@ -264,7 +266,8 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 			p := r.Usage
 			fr := focusRow{account: r.Account, tenant: r.Tenant, hasTenant: r.HasTenant, typ: r.Type, tier: r.Tier, kind: r.Kind,
 				usage: p, chargeStart: p.StartUnix(), chargeEnd: p.EndUnix(), gpuSeconds: r.GPUSeconds, unit: r.Rate,
-				rateFrom: r.From, basis: r.Basis, amount: r.Amount}
+				rateFrom: r.From, basis: r.Basis, amount: r.Amount, booking: r.Booking,
+				charge: bookingCharge(m.Cluster, r.Kind, r.Tier, r.Booking, r.GPUSeconds)}
 			if err := write(fr); err != nil {
 				return err
 			}
@@ -275,11 +278,16 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 			if end <= start { // a reversal of a run measured as empty: its month
 				start, end = it.Period.StartUnix(), it.Period.EndUnix()
 			}
-			return write(focusRow{account: it.Account, tenant: it.Tenant, hasTenant: it.HasTenant, typ: it.Type, tier: it.Tier,
+			fr := focusRow{account: it.Account, tenant: it.Tenant, hasTenant: it.HasTenant, typ: it.Type, tier: it.Tier,
 				kind: it.Kind(), usage: it.Period, chargeStart: start, chargeEnd: end, gpuSeconds: it.GPUSeconds,
 				unit: it.Quote.UnitPrice(), basis: it.Quote.Basis, rateFrom: it.Quote.From, amount: it.Amount,
 				job: strconv.FormatUint(uint64(it.Run.JobID), 10), submit: it.Run.Submit, revision: it.Revision,
-				user: it.User, count: it.Count})
+				user: it.User, count: it.Count, booking: it.Booking,
+				charge: bookingCharge(m.Cluster, it.Kind(), it.Tier, it.Booking, it.GPUSeconds)}
+			if it.Charge {
+				fr.job, fr.user = "", ""
+			}
+			return write(fr)
 		})
 		if err != nil {
 			return err
@@ -307,17 +315,18 @@ type focusKey struct {
 	tier                 meter.Tier
 	kind                 meter.Kind
 	usage                meter.Period
+	booking              int64
 }
 
 type focusCache map[focusKey]*focusStatic
 
 func (c focusCache) get(m Meta, r focusRow) *focusStatic {
-	k := focusKey{r.account, r.tenant, r.typ, r.tier, r.kind, r.usage}
+	k := focusKey{r.account, r.tenant, r.typ, r.tier, r.kind, r.usage, r.booking}
 	if v, ok := c[k]; ok {
 		return v
 	}
 	v := &focusStatic{subName: r.tenant, resType: "GPU"}
-	if r.kind == meter.KindAdjustment {
+	if r.kind == meter.KindAdjustment || r.kind == meter.KindBooking && r.usage < m.Period {
 		// Booked after its usage period was closed: a correction of an
 		// invoiced billing period. (A revision within this period is not.)
 		v.class = "Correction"
@@ -344,6 +353,21 @@ func (c focusCache) get(m Meta, r focusRow) *focusStatic {
 		v.desc += ", accrued (job still running)"
 	}
 	v.resID, v.resName = m.Cluster+"/"+r.account+"/"+r.typ, r.typ+" GPUs of account "+r.account
+	if r.booking != 0 {
+		b := i64(r.booking)
+		tags["gpubridge/booking"] = b
+		bb, _ := json.Marshal(tags)
+		v.tags = string(bb)
+		v.resID, v.resName = m.Cluster+"/booking/"+b, "booking "+b+" ("+r.typ+" GPUs of account "+r.account+")"
+		if r.kind == meter.KindBooking {
+			v.desc = r.typ + " GPU-hours booked, booking " + b + ", account " + r.account
+			if r.usage < m.Period {
+				v.desc += ", correction for " + r.usage.String()
+			}
+		} else {
+			v.desc += ", inside booking " + b
+		}
+	}
 	if len(c) < 1<<16 {
 		c[k] = v
 	}
@@ -395,8 +419,10 @@ func (fw *focusWriter) record(r focusRow) {
 	rec[cCommitmentDiscountStatus] = cd.status
 	rec[cCommitmentDiscountType] = cd.typ
 	rec[cCommitmentDiscountUnit] = cd.unit
-	rec[cConsumedQuantity] = hours
-	rec[cConsumedUnit] = unitGPUHours
+	if ch.category != "Purchase" { // a purchase consumes nothing
+		rec[cConsumedQuantity] = hours
+		rec[cConsumedUnit] = unitGPUHours
+	}
 	rec[cContractedCost] = list // no negotiated prices: the contract is the card
 	rec[cContractedUnitPrice] = unit
 	rec[cEffectiveCost] = cost // nothing amortized yet
@@ -432,6 +458,9 @@ func (fw *focusWriter) record(r focusRow) {
 	rec[cxRateBasis] = r.basis
 	if !r.rateFrom.IsZero() {
 		rec[cxRateFrom] = unixRFC(r.rateFrom.Unix())
+	}
+	if r.booking != 0 {
+		rec[cxBooking] = i64(r.booking)
 	}
 	if r.job != "" {
 		rec[cResourceID] = m.Cluster + "/job/" + r.job + "@" + i64(r.submit)

@@ -91,6 +91,9 @@ type Key struct {
 	Rate  pricing.Price
 	Basis string
 	From  pricing.Date
+	// Booking is the booking of a booking charge (kind booking) or of use
+	// inside it (tier booked); 0 for every other row.
+	Booking int64
 }
 
 // Row is one summary row.
@@ -104,8 +107,11 @@ type Row struct {
 
 // Summary is a priced period.
 type Summary struct {
-	Meta       Meta
-	Rows       []Row // sorted by Key
+	Meta Meta
+	Rows []Row // sorted by Key
+	// GPUSeconds are the used GPU-seconds (what jobs held, inside bookings
+	// too); booked GPU-seconds are in the booking rows only, so the total
+	// reconciles with Slurm's accounting and no GPU-second counts twice.
 	GPUSeconds int64
 	Amount     money.Amount
 	Lines      int
@@ -159,7 +165,7 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 			return err
 		}
 		k := Key{Tenant: it.Tenant, Account: l.Account, Type: l.Type, Tier: l.Tier, Kind: l.Kind(), Usage: l.Period,
-			Rate: it.Quote.UnitPrice(), Basis: it.Quote.Basis, From: it.Quote.From}
+			Rate: it.Quote.UnitPrice(), Basis: it.Quote.Basis, From: it.Quote.From, Booking: l.Booking}
 		if !priced {
 			k.Rate, k.Basis, k.From = -1, "", pricing.Date{}
 		}
@@ -170,7 +176,9 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 		}
 		r.GPUSeconds += l.GPUSeconds
 		r.Lines++
-		s.GPUSeconds += l.GPUSeconds
+		if !l.Charge {
+			s.GPUSeconds += l.GPUSeconds
+		}
 		s.Lines++
 		if r.Amount, err = r.Amount.Add(it.Amount); err != nil {
 			return err
@@ -200,7 +208,7 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Account, b.Account), cmp.Compare(a.Type, b.Type),
 		cmp.Compare(a.Tier, b.Tier), cmp.Compare(kindOrder(a.Kind), kindOrder(b.Kind)), cmp.Compare(a.Usage, b.Usage),
-		cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Basis, b.Basis), cmp.Compare(a.From.Unix(), b.From.Unix()))
+		cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Basis, b.Basis), cmp.Compare(a.From.Unix(), b.From.Unix()), cmp.Compare(a.Booking, b.Booking))
 }
 
 func b2i(b bool) int {
@@ -218,11 +226,14 @@ func kindOrder(k meter.Kind) int {
 		return 1
 	case meter.KindCredit:
 		return 3
+	case meter.KindBooking:
+		return 4
 	}
 	return 2
 }
 
-// TenantTotal is one tenant's (account's) total.
+// TenantTotal is one tenant's (account's) total: its amount (booking
+// charges included) and its used GPU-seconds (booked ones not).
 type TenantTotal struct {
 	Tenant     string
 	Account    string
@@ -237,12 +248,16 @@ type TenantTotal struct {
 func (s Summary) Tenants() []TenantTotal {
 	var out []TenantTotal
 	for _, r := range s.Rows {
+		used := r.GPUSeconds
+		if r.Kind == meter.KindBooking {
+			used = 0
+		}
 		if n := len(out); n > 0 && out[n-1].Account == r.Account && out[n-1].Tenant == r.Tenant {
-			out[n-1].GPUSeconds += r.GPUSeconds
+			out[n-1].GPUSeconds += used
 			out[n-1].Amount, _ = out[n-1].Amount.Add(r.Amount)
 			continue
 		}
-		out = append(out, TenantTotal{Tenant: r.Tenant, Account: r.Account, HasTenant: r.HasTenant, GPUSeconds: r.GPUSeconds, Amount: r.Amount})
+		out = append(out, TenantTotal{Tenant: r.Tenant, Account: r.Account, HasTenant: r.HasTenant, GPUSeconds: used, Amount: r.Amount})
 	}
 	return out
 }

@@ -107,11 +107,11 @@ func rateString(r Row) string {
 }
 
 var summaryHeader = []string{"period", "status", "cluster", "tenant", "account", "gpu_type", "tier", "kind", "usage_period",
-	"gpu_seconds", "gpu_hours", "rate_per_gpu_hour", "rate_basis", "currency", "amount", "lines"}
+	"gpu_seconds", "gpu_hours", "rate_per_gpu_hour", "rate_basis", "currency", "amount", "lines", "booking"}
 
 var detailHeader = []string{"period", "status", "cluster", "tenant", "account", "user", "job_id", "submit_time", "usage_period", "kind",
 	"revision", "tier", "gpu_type", "gpu_count", "start", "end", "gpu_seconds", "gpu_hours", "rate_per_gpu_hour", "rate_basis",
-	"currency", "amount"}
+	"currency", "amount", "booking"}
 
 func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
 	cw := newCellWriter(w)
@@ -123,7 +123,7 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 		for _, r := range s.Rows {
 			if err := cw.Write([]string{m.Period.String(), status(m), m.Cluster, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
 				r.Usage.String(), i64(r.GPUSeconds), GPUHours(r.GPUSeconds), rateString(r), r.Basis, m.Card.Currency,
-				r.Amount.String(), strconv.Itoa(r.Lines)}); err != nil {
+				r.Amount.String(), strconv.Itoa(r.Lines), bookingCell(r.Booking)}); err != nil {
 				return err
 			}
 		}
@@ -135,11 +135,12 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 	}
 	rec := make([]string, len(detailHeader))
 	err := detail(ctx, m, lines, func(it Item) error {
+		job, submit := jobCells(it.Line)
 		rec = append(rec[:0], m.Period.String(), status(m), m.Cluster, it.Tenant, it.Account, it.User,
-			strconv.FormatUint(uint64(it.Run.JobID), 10), unixRFC(it.Run.Submit), it.Period.String(), string(it.Kind()),
+			job, submit, it.Period.String(), string(it.Kind()),
 			strconv.Itoa(it.Revision), string(it.Tier), it.Type, i64(it.Count), unixRFC(it.Start), unixRFC(it.End),
 			i64(it.GPUSeconds), GPUHours(it.GPUSeconds), it.Quote.UnitPrice().String(), it.Quote.Basis, m.Card.Currency,
-			it.Amount.String())
+			it.Amount.String(), bookingCell(it.Booking))
 		return cw.Write(rec)
 	})
 	if err != nil {
@@ -150,6 +151,23 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// bookingCell is a booking id, or empty for none.
+func bookingCell(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return i64(id)
+}
+
+// jobCells are a line's job id and submit time; empty for a booking
+// charge, which is no job's.
+func jobCells(l meter.Line) (string, string) {
+	if l.Charge {
+		return "", ""
+	}
+	return strconv.FormatUint(uint64(l.Run.JobID), 10), unixRFC(l.Run.Submit)
 }
 
 type jsonRow struct {
@@ -167,6 +185,7 @@ type jsonRow struct {
 	Amount      string `json:"amount"`
 	AmountMinor int64  `json:"amountMinor"`
 	Lines       int    `json:"lines"`
+	Booking     int64  `json:"booking,omitempty"`
 }
 
 type jsonTenant struct {
@@ -183,8 +202,8 @@ type jsonLine struct {
 	Tenant      string `json:"tenant"`
 	Account     string `json:"account"`
 	User        string `json:"user"`
-	JobID       uint32 `json:"jobId"`
-	Submit      string `json:"submitTime"`
+	JobID       uint32 `json:"jobId,omitempty"`
+	Submit      string `json:"submitTime,omitempty"`
 	UsagePeriod string `json:"usagePeriod"`
 	Kind        string `json:"kind"`
 	Revision    int    `json:"revision"`
@@ -198,6 +217,7 @@ type jsonLine struct {
 	RateBasis   string `json:"rateBasis"`
 	Amount      string `json:"amount"`
 	AmountMinor int64  `json:"amountMinor"`
+	Booking     int64  `json:"booking,omitempty"`
 }
 
 // writeJSON writes one object; line items, when asked, are streamed into
@@ -223,7 +243,7 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 	rows := make([]jsonRow, 0, len(s.Rows))
 	for _, r := range s.Rows {
 		rows = append(rows, jsonRow{r.Tenant, r.HasTenant, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(),
-			r.GPUSeconds, GPUHours(r.GPUSeconds), rateString(r), r.Basis, r.Amount.String(), r.Amount.Units(), r.Lines})
+			r.GPUSeconds, GPUHours(r.GPUSeconds), rateString(r), r.Basis, r.Amount.String(), r.Amount.Units(), r.Lines, r.Booking})
 	}
 	var tenants []jsonTenant
 	for _, t := range s.Tenants() {
@@ -252,9 +272,13 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 		io.WriteString(w, `,"lines":[`)
 		first := true
 		err := detail(ctx, m, lines, func(it Item) error {
-			b, err := json.Marshal(jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), it.Period.String(),
+			jl := jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), it.Period.String(),
 				string(it.Kind()), it.Revision, string(it.Tier), it.Type, it.Count, unixRFC(it.Start), unixRFC(it.End), it.GPUSeconds,
-				it.Quote.UnitPrice().String(), it.Quote.Basis, it.Amount.String(), it.Amount.Units()})
+				it.Quote.UnitPrice().String(), it.Quote.Basis, it.Amount.String(), it.Amount.Units(), it.Booking}
+			if it.Charge {
+				jl.JobID, jl.Submit = 0, ""
+			}
+			b, err := json.Marshal(jl)
 			if err != nil {
 				return err
 			}

@@ -200,7 +200,7 @@ func (s *REST) run(j slurmrest.DBJob) meter.Run {
 	}
 	r := meter.Run{
 		Key:     meter.RunKey{Cluster: s.cluster, JobID: uint32(j.JobID), Submit: unix(j.SubmitTime)},
-		Account: j.Account, User: j.User, Partition: j.Partition, QOS: j.QOS,
+		Account: j.Account, User: j.User, Partition: j.Partition, QOS: j.QOS, Reservation: j.Reservation,
 		Start: unix(j.StartTime), End: unix(j.EndTime),
 	}
 	if r.Start > 0 {

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -50,13 +51,14 @@ func (s *SlurmDB) Now(ctx context.Context) (time.Time, error) {
 
 // jobCols are the job table columns a run needs. `partition` is a reserved
 // word in MariaDB, hence the qualified name.
-const jobCols = "t.job_db_inx, t.id_job, t.time_submit, t.time_start, t.time_end, t.id_assoc, t.id_qos, t.`partition`, t.account, t.tres_alloc"
+const jobCols = "t.job_db_inx, t.id_job, t.time_submit, t.time_start, t.time_end, t.id_assoc, t.id_qos, t.`partition`, t.account, t.tres_alloc, t.id_resv"
 
 // lookups are the small tables a run's fields are resolved through.
 type lookups struct {
 	gpus   gpuTRES
 	qos    map[int64]string
 	assocs map[int64]assoc
+	resv   map[int64]string  // reservation id -> name (<cluster>_resv_table)
 	strs   map[string]string // interned partitions and accounts
 }
 
@@ -67,7 +69,7 @@ type lookups struct {
 type assoc struct{ account, user string }
 
 func (s *SlurmDB) loadLookups(ctx context.Context, tx *sqlx.Tx) (*lookups, error) {
-	lk := &lookups{qos: map[int64]string{}, assocs: map[int64]assoc{}, strs: map[string]string{}}
+	lk := &lookups{qos: map[int64]string{}, assocs: map[int64]assoc{}, resv: map[int64]string{}, strs: map[string]string{}}
 	load := func(what, query string, into map[int64]string) error {
 		rows, err := tx.QueryContext(ctx, query)
 		if err != nil {
@@ -95,6 +97,11 @@ func (s *SlurmDB) loadLookups(ctx context.Context, tx *sqlx.Tx) (*lookups, error
 	}
 	lk.gpus = newGPUTRES(gres)
 	if err := load("qos_table", "SELECT id, name FROM qos_table", lk.qos); err != nil {
+		return nil, err
+	}
+	// A reservation has a row per version (every update ends one and
+	// starts the next), all with its id and name; deleted ones keep theirs.
+	if err := load("reservation table", "SELECT DISTINCT id_resv, resv_name FROM `"+s.cluster+"_resv_table`", lk.resv); err != nil {
 		return nil, err
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT id_assoc, acct, user FROM `"+s.cluster+"_assoc_table`")
@@ -261,11 +268,12 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 	}
 	defer rows.Close()
 	var (
-		inx, id, submit, start, end, assocID, qos, partition, account, tres sql.RawBytes
-		buf                                                                 []meter.Alloc
+		inx, id, submit, start, end, assocID, qos, partition, account, tres, resv sql.RawBytes
+		buf                                                                       []meter.Alloc
+		bad                                                                       int
 	)
 	for rows.Next() {
-		if err := rows.Scan(&inx, &id, &submit, &start, &end, &assocID, &qos, &partition, &account, &tres); err != nil {
+		if err := rows.Scan(&inx, &id, &submit, &start, &end, &assocID, &qos, &partition, &account, &tres, &resv); err != nil {
 			return fmt.Errorf("slurm_acct_db: read job row: %w", err)
 		}
 		r := meter.Run{
@@ -280,8 +288,22 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 		} else {
 			r.Account = lk.intern(account)
 		}
+		if rid := int64(atou(resv)); rid != 0 {
+			name, ok := lk.resv[rid]
+			if !ok {
+				// It may be a booking's, whose use is already paid for:
+				// refuse rather than bill it at the tier's rate.
+				return fmt.Errorf("slurm_acct_db: %w: job %d (submitted %d) ran in reservation id %d, which %s_resv_table does not hold (purged?)",
+					ErrUnknownReservation, r.Key.JobID, r.Key.Submit, rid, s.cluster)
+			}
+			r.Reservation = name
+		}
 		if r.Start > 0 {
-			buf = lk.gpus.allocs(tres, buf)
+			buf, bad = lk.gpus.allocs(tres, buf)
+			if bad > 0 {
+				return fmt.Errorf("slurm_acct_db: %w: job %d (submitted %d, job_db_inx %s): tres_alloc %q has %d malformed entr(ies); repair the row, the run is not billed short",
+					ErrMalformedTRES, r.Key.JobID, r.Key.Submit, inx, tres, bad)
+			}
 			if len(buf) > 0 {
 				r.GPUs = append([]meter.Alloc(nil), buf...)
 				sortAllocs(r.GPUs)
@@ -296,6 +318,11 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 	}
 	return nil
 }
+
+// ErrUnknownReservation: a job row names a reservation id that the
+// reservation table does not hold, so whether the job ran inside a booking
+// cannot be told.
+var ErrUnknownReservation = errors.New("job ran in an unknown reservation")
 
 // atou parses an unsigned decimal; anything else reads as 0.
 func atou(b []byte) uint64 {

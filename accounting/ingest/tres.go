@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,13 +65,15 @@ const maxCount = 1 << 40
 
 // allocs reads the GPU allocations out of a tres_alloc string such as
 // "1=8,2=16000,4=1,5=8,1001=2,1003=2" (slurmstr.ScanTRESIDs). Typed entries
-// win; the untyped count is used only when there are none. Malformed pairs,
-// counts Slurm marks as unknown (NO_VAL64) and counts above maxCount are
-// skipped.
-func (g gpuTRES) allocs(s []byte, buf []meter.Alloc) []meter.Alloc {
-	out := buf[:0]
+// win; the untyped count is used only when there are none. Counts Slurm
+// marks as unknown (NO_VAL64) and counts above maxCount are skipped. bad
+// counts the malformed entries: a row with one is refused by the reader
+// (ErrMalformedTRES), since the entry could be a GPU and skipping it would
+// bill the run short.
+func (g gpuTRES) allocs(s []byte, buf []meter.Alloc) (out []meter.Alloc, bad int) {
+	out = buf[:0]
 	var untyped int64
-	slurmstr.ScanTRESIDs(s, func(id int, n int64) {
+	bad = slurmstr.ScanTRESIDs(s, func(id int, n int64) {
 		if n <= 0 || n > maxCount || int64(id) < g.lo || int64(id) > g.hi {
 			return
 		}
@@ -83,8 +86,16 @@ func (g gpuTRES) allocs(s []byte, buf []meter.Alloc) []meter.Alloc {
 	if len(out) == 0 && untyped > 0 {
 		out = append(out, meter.Alloc{Type: meter.UntypedGPU, Count: untyped})
 	}
-	return out
+	return out, bad
 }
+
+// ErrMalformedTRES: a job row's tres_alloc holds an entry that is not
+// id=count. The ingest refuses the row (and fails, writing nothing more)
+// rather than skip an entry that may be a GPU: the run would be billed
+// short, silently. The error names the job and the text; the row must be
+// repaired in slurm_acct_db (or the job's record corrected by slurmdbd)
+// before the window can be ingested.
+var ErrMalformedTRES = errors.New("malformed TRES in a job row")
 
 func addAlloc(out []meter.Alloc, typ string, n int64) []meter.Alloc {
 	for i := range out {

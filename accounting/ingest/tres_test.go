@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,7 @@ func TestAllocs(t *testing.T) {
 		"gpumem and gpuutil are not GPUs": {"1=1,1004=81920,1005=100", nil},
 		"NO_VAL count on a GPU id":        {"1=1,1003=18446744073709551614", nil},
 		"zero count":                      {"1=1,1001=0,1003=0", nil},
-		"garbage pair skipped":            {"1=1,x=2,1003=1,1002=y", []meter.Alloc{{Type: "h100", Count: 1}}},
+		"garbage pairs counted as bad":    {"1=1,x=2,1003=1,1002=y", []meter.Alloc{{Type: "h100", Count: 1}}},
 		"unknown TRES id":                 {"1=1,1099=4,1003=1", []meter.Alloc{{Type: "h100", Count: 1}}},
 		"same type twice":                 {"1003=1,1003=2", []meter.Alloc{{Type: "h100", Count: 3}}},
 		"two MIG profiles":                {"1001=3,1002=1,1006=2", []meter.Alloc{{Type: "1g.10gb", Count: 1}, {Type: "3g.40gb", Count: 2}}},
@@ -36,7 +37,10 @@ func TestAllocs(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := fixtureTRES.allocs([]byte(tc.tres), nil)
+			got, bad := fixtureTRES.allocs([]byte(tc.tres), nil)
+			if wantBad := strings.Count(name, "bad") * 2; bad != wantBad {
+				t.Errorf("bad = %d, want %d", bad, wantBad)
+			}
 			sortAllocs(got)
 			if len(got) == 0 {
 				got = nil
@@ -50,7 +54,7 @@ func TestAllocs(t *testing.T) {
 
 func TestNewGPUTRESWithoutGPUs(t *testing.T) {
 	g := newGPUTRES(map[int64]string{1004: "gpumem"})
-	if got := g.allocs([]byte("1=1,1004=5"), nil); len(got) != 0 {
+	if got, bad := g.allocs([]byte("1=1,1004=5"), nil); len(got) != 0 || bad != 0 {
 		t.Errorf("got %v", got)
 	}
 }
@@ -89,7 +93,7 @@ func TestDeletedTRESRowsResolve(t *testing.T) {
 	// 1009 is gres/gpu:a100, deleted=1 in tres_table: loadLookups reads it
 	// as any other gres row.
 	g := newGPUTRES(map[int64]string{1001: "gpu", 1002: "gpu:h100", 1009: "gpu:a100"})
-	got := g.allocs([]byte("1=8,2=16000,4=1,1001=2,1009=2"), nil)
+	got, _ := g.allocs([]byte("1=8,2=16000,4=1,1001=2,1009=2"), nil)
 	if d := cmp.Diff([]meter.Alloc{{Type: "a100", Count: 2}}, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}

@@ -44,8 +44,10 @@ type CloseRequest struct {
 }
 
 // Close closes a period: it must have ended, an ingest must have read past
-// its end (finished runs and running runs), and every line booked in it must
-// have a rate. It holds the ledger lock, so no ingest writes while it checks.
+// its end (finished runs and running runs), and every line booked in it
+// (usage lines and booking charges) must have a rate. The record's
+// GPUSeconds are the used GPU-seconds (the usage lines); its Lines and
+// Amount count the booking charges too. It holds the ledger lock, so no ingest writes while it checks.
 func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, error) {
 	p := req.Period
 	if req.LockWait == 0 {
@@ -76,9 +78,11 @@ func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, e
 		Amount: money.Zero(req.Card.Unit()), Currency: req.Card.Currency, Snapshot: Snapshot{Card: req.Card, Tenants: map[string]string{}}}
 	var missing pricing.MissingTracker
 	accounts := map[string]bool{}
-	err = s.Lines(ctx, req.Cluster, LineQuery{Booked: p}, func(l meter.Line) error {
+	price := func(l meter.Line) error {
 		rec.Lines++
-		rec.GPUSeconds += l.GPUSeconds
+		if !l.Charge {
+			rec.GPUSeconds += l.GPUSeconds // used GPU-seconds; booked ones are in the charges' lines
+		}
 		accounts[l.Account] = true
 		_, a, err := req.Card.PriceLine(l)
 		if errors.Is(err, pricing.ErrNoRate) {
@@ -90,7 +94,11 @@ func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, e
 		}
 		rec.Amount, err = rec.Amount.Add(a)
 		return err
-	})
+	}
+	err = s.Lines(ctx, req.Cluster, LineQuery{Booked: p}, price)
+	if err == nil {
+		err = s.Charges(ctx, req.Cluster, LineQuery{Booked: p}, price)
+	}
 	if err != nil {
 		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
 	}

@@ -74,9 +74,9 @@ type q interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
 }
 
-const lineCols = "cluster, job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, written_at"
+const lineCols = "cluster, job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, written_at, booking"
 
-const accrualCols = "cluster, job_id, submit_time, usage_period, tier, gpu_type, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds"
+const accrualCols = "cluster, job_id, submit_time, usage_period, tier, gpu_type, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, booking"
 
 // rowsPerInsert bounds one multi-row INSERT (placeholders stay < 65535).
 const rowsPerInsert = 2000
@@ -186,7 +186,7 @@ func loadLines(ctx context.Context, tx q, cluster string, writtenAt int64, lines
 		buf = append(buf, l.Account...)
 		buf = append(buf, '\t')
 		buf = append(buf, l.User...)
-		for _, v := range [...]int64{l.Count, l.Start, l.End, l.GPUSeconds, writtenAt} {
+		for _, v := range [...]int64{l.Count, l.Start, l.End, l.GPUSeconds, writtenAt, l.Booking} {
 			buf = append(buf, '\t')
 			buf = append(buf, strconv.AppendInt(num[:0], v, 10)...)
 		}
@@ -263,7 +263,7 @@ func insertLines(ctx context.Context, tx q, cluster string, writtenAt int64, lin
 			b = appendStr(b, l.Account)
 			b = append(b, ',')
 			b = appendStr(b, l.User)
-			for _, v := range [...]int64{l.Count, l.Start, l.End, l.GPUSeconds, writtenAt} {
+			for _, v := range [...]int64{l.Count, l.Start, l.End, l.GPUSeconds, writtenAt, l.Booking} {
 				b = append(b, ',')
 				b = strconv.AppendInt(b, v, 10)
 			}
@@ -396,7 +396,7 @@ func loadExisting(ctx context.Context, tx q, cluster string, runs []meter.Measur
 	}
 	for len(ids) > 0 {
 		var qb []byte
-		qb = append(qb, "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, usage_start, gpu_seconds FROM usage_ledger WHERE cluster = "...)
+		qb = append(qb, "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, usage_start, gpu_seconds, booking FROM usage_ledger WHERE cluster = "...)
 		qb = appendStr(qb, cluster)
 		qb = append(qb, " AND ("...)
 		var singles []uint32
@@ -447,9 +447,9 @@ func scanExisting(ctx context.Context, tx q, query, cluster string, want map[met
 		return fmt.Errorf("read existing ledger lines: %w", err)
 	}
 	defer rows.Close()
-	var jobID, submit, period, tier, typ, rev, start, sec sql.RawBytes
+	var jobID, submit, period, tier, typ, rev, start, sec, booking sql.RawBytes
 	for rows.Next() {
-		if err := rows.Scan(&jobID, &submit, &period, &tier, &typ, &rev, &start, &sec); err != nil {
+		if err := rows.Scan(&jobID, &submit, &period, &tier, &typ, &rev, &start, &sec, &booking); err != nil {
 			return fmt.Errorf("read existing ledger line: %w", err)
 		}
 		id, e1 := strconv.ParseUint(string(jobID), 10, 32)
@@ -462,10 +462,11 @@ func scanExisting(ctx context.Context, tx q, query, cluster string, want map[met
 		st, e4 := strconv.ParseInt(string(start), 10, 64)
 		n, e5 := strconv.ParseInt(string(sec), 10, 64)
 		p, e6 := pc.parse(period)
-		if err := errors.Join(e1, e2, e3, e4, e5, e6); err != nil {
+		bk, e7 := strconv.ParseInt(string(booking), 10, 64)
+		if err := errors.Join(e1, e2, e3, e4, e5, e6, e7); err != nil {
 			return fmt.Errorf("read existing ledger line: %w", err)
 		}
-		out.addLine(rk, p, meter.Tier(intern(tier)), intern(typ), n, r, st)
+		out.addLine(rk, p, meter.Tier(intern(tier)), intern(typ), n, r, st, bk)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read existing ledger lines: %w", err)
@@ -602,7 +603,7 @@ func (d *DB) ReplaceAccruals(ctx context.Context, cluster string, asOf int64, ru
 			if n == 0 {
 				return nil
 			}
-			_, err := tx.ExecContext(ctx, multiInsert("usage_accrual", accrualCols, 12, n), args...)
+			_, err := tx.ExecContext(ctx, multiInsert("usage_accrual", accrualCols, 13, n), args...)
 			args, n = args[:0], 0
 			if err != nil {
 				return fmt.Errorf("insert accruals: %w", err)
@@ -615,7 +616,7 @@ func (d *DB) ReplaceAccruals(ctx context.Context, cluster string, asOf int64, ru
 					continue
 				}
 				args = append(args, cluster, u.Run.JobID, u.Run.Submit, u.Period.String(), string(u.Tier), u.Type,
-					mr.Run.Account, mr.Run.User, u.Count, u.Start, u.End, u.GPUSeconds)
+					mr.Run.Account, mr.Run.User, u.Count, u.Start, u.End, u.GPUSeconds, u.Booking)
 				n++
 				st.Accruals++
 				if n == rowsPerInsert {
@@ -778,13 +779,13 @@ func (d *DB) Audit(ctx context.Context, cluster string, at time.Time, actor, act
 
 // Lines: see the method list in store.go.
 func (d *DB) Lines(ctx context.Context, cluster string, lq LineQuery, fn func(meter.Line) error) error {
-	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_ledger WHERE cluster = ? AND booked_period = ?"
+	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, booking FROM usage_ledger WHERE cluster = ? AND booked_period = ?"
 	return d.stream(ctx, cluster, query, true, lq, fn)
 }
 
 // Accruals: see the method list in store.go.
 func (d *DB) Accruals(ctx context.Context, cluster string, lq LineQuery, fn func(meter.Line) error) error {
-	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, 0 AS revision, usage_period AS booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds FROM usage_accrual WHERE cluster = ? AND usage_period = ?"
+	query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, 0 AS revision, usage_period AS booked_period, account, user_name, gpu_count, usage_start, usage_end, gpu_seconds, booking FROM usage_accrual WHERE cluster = ? AND usage_period = ?"
 	return d.stream(ctx, cluster, query, false, lq, fn)
 }
 
@@ -823,7 +824,7 @@ func (d *DB) stream(ctx context.Context, cluster, query string, final bool, lq L
 	}
 	for rows.Next() {
 		if err := rows.Scan(&jobID, &l.Run.Submit, &period, &tier, &typ, &rev, &booked, &account, &user,
-			&l.Count, &l.Start, &l.End, &l.GPUSeconds); err != nil {
+			&l.Count, &l.Start, &l.End, &l.GPUSeconds, &l.Booking); err != nil {
 			return fmt.Errorf("read ledger line: %w", err)
 		}
 		l.Run.Cluster, l.Run.JobID, l.Revision = cluster, uint32(jobID), int(rev)

@@ -33,6 +33,7 @@ type memCluster struct {
 	periods    map[meter.Period]PeriodRecord
 	passes     map[[2]string]meter.Pass // by source, kind
 	credits    map[string]Credit        // by key
+	charges    []meter.Line             // booking charges (booking.go)
 }
 
 // NewMemory returns an empty in-memory store.
@@ -71,7 +72,7 @@ func (c *memCluster) insert(lines []meter.Line, st *meter.WriteStats) error {
 		k := l.Key()
 		s, ok := c.keys[k]
 		if !ok {
-			s.FirstFrom = l.Start
+			s.FirstFrom, s.Booking = l.Start, l.Booking
 			c.byRun[k.Run] = append(c.byRun[k.Run], k)
 		}
 		s.Sum += l.GPUSeconds

@@ -12,6 +12,7 @@ type keyState struct {
 	Sum       int64 // GPU-seconds over all revisions
 	MaxRev    int
 	FirstFrom int64 // usage start of revision 0 (the rate date of the key)
+	Booking   int64 // booking of revision 0 (tier booked), carried by a reversal
 }
 
 // booker returns the period a new line for usage period p is booked in: p
@@ -51,7 +52,7 @@ type runKeys map[meter.RunKey][]existingKey
 // addLine folds one stored line into its run's keys: the sum of the
 // revisions, the highest revision, and the usage start of revision 0 (the
 // rate date of the key).
-func (rk runKeys) addLine(run meter.RunKey, p meter.Period, tier meter.Tier, typ string, gpuSeconds int64, rev int, start int64) {
+func (rk runKeys) addLine(run meter.RunKey, p meter.Period, tier meter.Tier, typ string, gpuSeconds int64, rev int, start, booking int64) {
 	ks := rk[run]
 	i := slices.IndexFunc(ks, func(k existingKey) bool { return k.Period == p && k.Tier == tier && k.Type == typ })
 	if i < 0 {
@@ -62,7 +63,7 @@ func (rk runKeys) addLine(run meter.RunKey, p meter.Period, tier meter.Tier, typ
 	k.Sum += gpuSeconds
 	k.MaxRev = max(k.MaxRev, rev)
 	if rev == 0 {
-		k.FirstFrom = start
+		k.FirstFrom, k.Booking = start, booking
 	}
 	rk[run] = ks
 }
@@ -118,7 +119,7 @@ func planRun(out []meter.Line, mr meter.MeasuredRun, existing []existingKey, clo
 		}
 		out = append(out, meter.Line{
 			Usage: meter.Usage{Run: mr.Run.Key, Period: k.Period, Tier: k.Tier, Type: k.Type,
-				Start: k.FirstFrom, End: k.FirstFrom, GPUSeconds: -k.Sum, Final: true},
+				Start: k.FirstFrom, End: k.FirstFrom, GPUSeconds: -k.Sum, Final: true, Booking: k.Booking},
 			Account: mr.Run.Account, User: mr.Run.User, Revision: k.MaxRev + 1, Booked: closed.book(k.Period),
 		})
 	}

@@ -33,7 +33,8 @@ import (
 //   - State returns the cluster's watermarks, accrual time, coverage and
 //     closed periods.
 //   - Lines streams the lines booked in q.Booked; Accruals the accruals of
-//     usage period q.Booked.
+//     usage period q.Booked; Charges the booking charges booked in
+//     q.Booked (booking.go), and ApplyCharges writes them.
 //   - Period returns the record of a closed period (ok false while open);
 //     MarkClosed stores one (ErrAlreadyClosed when it exists).
 //   - Coverage returns the end-time ranges ingested completely; Touched
@@ -56,9 +57,22 @@ type CloseStore interface {
 	State(ctx context.Context, cluster string) (State, error)
 	Period(ctx context.Context, cluster string, p meter.Period) (rec PeriodRecord, ok bool, err error)
 	Lines(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
+	Charges(ctx context.Context, cluster string, q LineQuery, fn func(meter.Line) error) error
 	MarkClosed(ctx context.Context, rec PeriodRecord) error
 	Credits(ctx context.Context, cluster string, q CreditQuery, fn func(Credit) error) error
 }
+
+// ChargeStore is what the booking charge job needs of the ledger
+// (booking.go).
+type ChargeStore interface {
+	Lock(ctx context.Context, cluster string, wait time.Duration) (release func(), err error)
+	ApplyCharges(ctx context.Context, cluster string, asOf int64, bcs []meter.BookingCharge) (meter.WriteStats, error)
+}
+
+var (
+	_ ChargeStore = (*DB)(nil)
+	_ ChargeStore = (*Memory)(nil)
+)
 
 var (
 	_ CloseStore = (*DB)(nil)

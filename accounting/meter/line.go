@@ -13,6 +13,11 @@ const (
 	// KindAccrual is the month-to-date part of a still-running run. It is
 	// not in the ledger; reports show it beside the ledger until the run ends.
 	KindAccrual Kind = "accrual"
+	// KindBooking is a booking charge: a booking's GPUs × its window (as
+	// far as its cancellation policy charges it) in one period, at the
+	// booked rate. A correction of a closed period's charge is booked in
+	// the next open period, like an adjustment, and keeps this kind.
+	KindBooking Kind = "booking"
 )
 
 // Line is one ledger line: a Usage (or a correction of one) and where it is
@@ -30,11 +35,18 @@ type Line struct {
 	User     string
 	Revision int
 	Booked   Period // the period whose bill carries this line
+	// Charge marks a booking charge (kind booking): Usage.Booking is the
+	// booking, Run is only {Cluster}, Tier is Booked, Start and End are
+	// the charged part of the booking's window in the period.
+	Charge bool
 }
 
 // Kind derives the line's kind: an adjustment when it is booked in a period
 // other than the one its use belongs to.
 func (l Line) Kind() Kind {
+	if l.Charge {
+		return KindBooking
+	}
 	if !l.Final {
 		return KindAccrual
 	}

@@ -48,9 +48,11 @@ type Run struct {
 	User      string
 	Partition string
 	QOS       string
-	Start     int64 // Unix seconds; 0 = never started
-	End       int64 // Unix seconds; 0 = still running
-	GPUs      []Alloc
+	// Reservation is the Slurm reservation the run ran in ("" for none).
+	Reservation string
+	Start       int64 // Unix seconds; 0 = never started
+	End         int64 // Unix seconds; 0 = still running
+	GPUs        []Alloc
 }
 
 // Running reports whether the run has started and not ended.
@@ -79,6 +81,11 @@ type Usage struct {
 	// Final is false for the part of a still-running run in the period
 	// that holds "as of": an accrual, replaced by the next ingest.
 	Final bool
+	// Booking is the booking the usage belongs to (0: none): for a run
+	// of tier Booked, the booking whose reservation it ran in; for a
+	// booking charge (Line.Charge), the booking charged. Not part of the
+	// key: a run's tier already says whether it ran inside a booking.
+	Booking int64
 }
 
 // UsageKey is the ledger's idempotency key without the revision.
@@ -106,7 +113,7 @@ func Split(r Run, asOf int64, rules TierRules) []Usage {
 	if end <= r.Start {
 		return nil
 	}
-	tier := rules.Tier(r.Partition, r.QOS)
+	tier, booking := rules.RunTier(r)
 	gpus := mergeAllocs(r.GPUs)
 	var out []Usage
 	for p := PeriodOfUnix(r.Start); p.StartUnix() < end; p++ {
@@ -118,7 +125,7 @@ func Split(r Run, asOf int64, rules TierRules) []Usage {
 		for _, g := range gpus {
 			out = append(out, Usage{
 				Run: r.Key, Period: p, Tier: tier, Type: g.Type, Count: g.Count,
-				Start: s, End: e, GPUSeconds: g.Count * (e - s), Final: final,
+				Start: s, End: e, GPUSeconds: g.Count * (e - s), Final: final, Booking: booking,
 			})
 		}
 	}

@@ -52,7 +52,9 @@ type GPUType struct {
 // Rate is a price per GPU-hour for one type and tier from a date on.
 type Rate struct {
 	Type string `json:"type"`
-	// Tier is reserved, ondemand, or empty for both.
+	// Tier is reserved, ondemand, booked, or empty for both reserved and
+	// ondemand. The booked tier (booking charges) has only rates that
+	// name it: a booking is never charged at a usage rate by accident.
 	Tier       meter.Tier `json:"tier,omitempty"`
 	PerGPUHour Price      `json:"perGPUHour"`
 	From       Date       `json:"from"`
@@ -234,7 +236,7 @@ func (c Card) Validate() error {
 		}
 		if r.Tier != "" {
 			if _, err := meter.ParseTier(string(r.Tier)); err != nil {
-				add(f+".tier", "%v (or leave empty for both tiers)", err)
+				add(f+".tier", "%v (or leave empty for both reserved and ondemand)", err)
 			}
 		}
 		if r.PerGPUHour < 0 {
@@ -324,7 +326,7 @@ func (c Card) own(typ string, tier meter.Tier, at int64) (Rate, bool) {
 	var best Rate
 	found := false
 	for _, r := range c.Rates {
-		if r.Type != typ || (r.Tier != "" && r.Tier != tier) || r.From.Unix() > at {
+		if r.Type != typ || (r.Tier != "" && r.Tier != tier) || (r.Tier == "" && tier == meter.Booked) || r.From.Unix() > at {
 			continue
 		}
 		if !found || r.From.Unix() > best.From.Unix() || (r.From.Unix() == best.From.Unix() && r.Tier != "" && best.Tier == "") {
@@ -463,9 +465,22 @@ func RateDate(l meter.Line) int64 {
 	return l.Period.StartUnix()
 }
 
+// InsideBookingBasis is the rate basis of use inside a booking: priced at
+// 0, since the booking's charge paid for those GPUs.
+const InsideBookingBasis = "inside booking"
+
 // PriceLine prices one ledger line at the rate in effect at RateDate(l),
-// rounded once.
+// rounded once. Use of tier Booked (a job inside a booking's reservation)
+// costs 0 (basis "inside booking"); a booking charge (l.Charge) is priced
+// at the booked rate of its type, which must exist (ErrNoRate otherwise,
+// never 0).
 func (c Card) PriceLine(l meter.Line) (Quote, money.Amount, error) {
+	if l.Tier == meter.Booked && !l.Charge {
+		return Quote{Type: l.Type, Tier: l.Tier, PerHour: 0, Num: 1, Den: 1, Basis: InsideBookingBasis}, money.Zero(c.Unit()), nil
+	}
+	if l.Charge && l.Tier != meter.Booked {
+		return Quote{}, money.Amount{}, fmt.Errorf("booking %d: a charge line of tier %s (want booked)", l.Booking, l.Tier)
+	}
 	q, err := c.Quote(l.Type, l.Tier, RateDate(l))
 	if err != nil {
 		return Quote{}, money.Amount{}, err

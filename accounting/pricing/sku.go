@@ -110,7 +110,7 @@ func (c Card) PriceList() []PricePoint {
 	for typ, ds := range types {
 		slices.SortFunc(ds, func(a, b Date) int { return cmp.Compare(a.Unix(), b.Unix()) })
 		ds = slices.CompactFunc(ds, func(a, b Date) bool { return a.Unix() == b.Unix() })
-		for _, tier := range meter.Tiers {
+		for _, tier := range meter.AllTiers {
 			var last PricePoint
 			for _, d := range ds {
 				q, err := c.Quote(typ, tier, d.Unix())

@@ -173,8 +173,11 @@ func Rows(card pricing.Card, now time.Time) []Row {
 		if ty.Parent == "" {
 			continue
 		}
-		for _, tier := range meter.Tiers {
+		for _, tier := range meter.AllTiers {
 			q, err := card.Quote(ty.Name, tier, now.Unix())
+			if err != nil && tier == meter.Booked {
+				continue // bookings of the profile are not priced: nothing to list
+			}
 			if err != nil {
 				out = append(out, Row{ty.Name, string(tier), "no rate", card.Currency, "", "parent " + ty.Parent + " has no rate today", ""})
 				continue

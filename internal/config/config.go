@@ -194,6 +194,9 @@ type Schedules struct {
 	Bookings string `json:"bookings"`
 	// HealthCredits writes node health credits (health.credits).
 	HealthCredits string `json:"healthCredits"`
+	// BookingCharges writes the bookings' charges to the ledger
+	// (accounting/billing.BookingCharger).
+	BookingCharges string `json:"bookingCharges"`
 }
 
 // Bookings are the settings of tenant bookings (bridge/reserve).
@@ -219,6 +222,18 @@ type Bookings struct {
 	NodeClasses map[string][]string `json:"nodeClasses,omitempty"`
 	// DefaultPolicy limits tenants whose spec carries no booking policy.
 	DefaultPolicy BookingPolicy `json:"defaultPolicy"`
+	// Cancellation is what a cancelled booking is charged.
+	Cancellation Cancellation `json:"cancellation"`
+}
+
+// Cancellation is the bookings' cancellation policy (meter.Cancellation).
+type Cancellation struct {
+	// FreeBefore is the notice that makes a cancellation free: a booking
+	// cancelled at least this long before its start costs nothing; one
+	// cancelled later is charged from its start to FreeBefore after the
+	// cancel time (at most to its end). 0: free before the start, charged
+	// up to the cancel time after it.
+	FreeBefore Span `json:"freeBefore"`
 }
 
 // BookingPolicy limits what a tenant may book (bridge/reserve.Policy).
@@ -325,11 +340,15 @@ func Default() Config {
 			Bookings:    "@every 1m",
 			// After the ingest: a run is credited once its end is ingested.
 			HealthCredits: "@every 15m",
+			// BookingCharges: often enough that show usage and the
+			// exports follow a change within minutes.
+			BookingCharges: "@every 5m",
 		},
 		Bookings: Bookings{
 			ReservationPrefix:    "gpubridge-",
 			ReservationQOSSuffix: "-resv",
 			LeadTime:             Span{24 * time.Hour},
+			Cancellation:         Cancellation{FreeBefore: Span{24 * time.Hour}},
 			DefaultPolicy:        BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
 		},
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}},
@@ -506,6 +525,7 @@ func (c Config) Validate() error {
 		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
 		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
 		"schedules.bookings": c.Schedules.Bookings, "schedules.healthCredits": c.Schedules.HealthCredits,
+		"schedules.bookingCharges": c.Schedules.BookingCharges,
 	} {
 		if spec == "" {
 			continue // disabled
@@ -591,6 +611,9 @@ func (b Bookings) validate(add func(field, format string, a ...any)) {
 	}
 	if b.LeadTime.Duration < 0 {
 		add("bookings.leadTime", "must not be negative; use e.g. 24h (at least the pool's longest job time limit)")
+	}
+	if f := b.Cancellation.FreeBefore.Duration; f < 0 || f%time.Second != 0 {
+		add("bookings.cancellation.freeBefore", "%s: must be 0 or a positive whole number of seconds, such as 24h (the notice that makes a cancellation free)", f)
 	}
 	if b.UnbookablePercent < 0 || b.UnbookablePercent > 100 {
 		add("bookings.unbookablePercent", "%d is not a percentage from 0 to 100", b.UnbookablePercent)
