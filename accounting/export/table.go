@@ -1,11 +1,33 @@
 package export
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
+
+// UtilizationTable lays out each booking's utilization in the summaries
+// (`show usage`, after the usage table when a period has bookings): the
+// GPU-hours booked (charged), used by jobs inside its reservation, idle,
+// and the used share.
+func UtilizationTable(sums []Summary) table.Table {
+	t := table.Table{
+		Header: []string{"Period", "Tenant", "Account", "Booking", "GPUType", "BookedGPUHours", "UsedGPUHours", "IdleGPUHours", "Utilization"},
+		Keys:   []string{"period", "tenant", "account", "booking", "gpuType", "bookedGPUHours", "usedGPUHours", "idleGPUHours", "utilization"},
+		Kinds:  []table.Kind{table.String, table.String, table.String, table.Number, table.String, table.Decimal, table.Decimal, table.Decimal, table.String},
+		Rows:   [][]string{},
+	}
+	for _, s := range sums {
+		for _, u := range s.Utilization() {
+			pc := u.Percent()
+			t.Rows = append(t.Rows, []string{s.Meta.Period.String(), u.Tenant, u.Account, i64(u.Booking), u.Type,
+				GPUHours(u.Booked), GPUHours(u.Used), GPUHours(u.Idle()), fmt.Sprintf("%d.%02d%%", pc/100, pc%100)})
+		}
+	}
+	return t
+}
 
 // UsageTable lays out summaries (one per period) as `show usage` prints
 // them: one row per tenant, GPU type, tier and kind; with totals, a total
@@ -14,10 +36,10 @@ import (
 // rate shows "no rate" and no amount (JSON null).
 func UsageTable(sums []Summary, totals bool) table.Table {
 	t := table.Table{
-		Header: []string{"Period", "Status", "Tenant", "Account", "GPUType", "Tier", "Kind", "UsagePeriod", "GPUHours", "GPUSeconds", "Rate", "Amount", "Currency"},
-		Keys:   []string{"period", "status", "tenant", "account", "gpuType", "tier", "kind", "usagePeriod", "gpuHours", "gpuSeconds", "rate", "amount", "currency"},
+		Header: []string{"Period", "Status", "Tenant", "Account", "GPUType", "Tier", "Kind", "UsagePeriod", "GPUHours", "GPUSeconds", "Rate", "Amount", "Currency", "Booking"},
+		Keys:   []string{"period", "status", "tenant", "account", "gpuType", "tier", "kind", "usagePeriod", "gpuHours", "gpuSeconds", "rate", "amount", "currency", "booking"},
 		Kinds: []table.Kind{table.String, table.String, table.String, table.String, table.String, table.String, table.String, table.String,
-			table.Decimal, table.Number, table.Decimal, table.Decimal, table.String},
+			table.Decimal, table.Number, table.Decimal, table.Decimal, table.String, table.Number},
 		Rows: [][]string{},
 	}
 	for _, s := range sums {
@@ -36,7 +58,7 @@ func UsageTable(sums []Summary, totals bool) table.Table {
 				rate = "-" // an amount, not GPU time at a rate
 			}
 			t.Rows = append(t.Rows, []string{period, status, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
-				r.Usage.String(), GPUHours(r.GPUSeconds), strconv.FormatInt(r.GPUSeconds, 10), rate, amount, cur})
+				r.Usage.String(), GPUHours(r.GPUSeconds), strconv.FormatInt(r.GPUSeconds, 10), rate, amount, cur, bookingCell(r.Booking)})
 		}
 		if !totals {
 			continue
@@ -49,10 +71,10 @@ func UsageTable(sums []Summary, totals bool) table.Table {
 		}
 		for _, tt := range s.Tenants() {
 			t.Rows = append(t.Rows, []string{period, status, tt.Tenant, tt.Account, "*", "*", "total", "",
-				GPUHours(tt.GPUSeconds), strconv.FormatInt(tt.GPUSeconds, 10), "", amount(tt.Account, tt.Amount), cur})
+				GPUHours(tt.GPUSeconds), strconv.FormatInt(tt.GPUSeconds, 10), "", amount(tt.Account, tt.Amount), cur, ""})
 		}
 		t.Rows = append(t.Rows, []string{period, status, "*", "*", "*", "*", "total", "",
-			GPUHours(s.GPUSeconds), strconv.FormatInt(s.GPUSeconds, 10), "", amount("*", s.Amount), cur})
+			GPUHours(s.GPUSeconds), strconv.FormatInt(s.GPUSeconds, 10), "", amount("*", s.Amount), cur, ""})
 	}
 	return t
 }

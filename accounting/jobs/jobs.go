@@ -84,3 +84,22 @@ func (j *ClosePeriod) Run(ctx context.Context) error {
 		"amount", rec.Amount.String(), "currency", rec.Currency)
 	return nil
 }
+
+// BookingCharges writes the bookings' charges to the ledger per Run
+// (billing.BookingCharger: what the ledger lacks; a re-run adds nothing).
+type BookingCharges struct {
+	Charger *billing.BookingCharger
+	Log     *slog.Logger
+}
+
+// Name implements the daemon's Job.
+func (j *BookingCharges) Name() string { return "booking-charges" }
+
+// Run charges every booking.
+func (j *BookingCharges) Run(ctx context.Context) error {
+	res, err := j.Charger.Charge(ctx)
+	if j.Log != nil && res.Lines > 0 {
+		j.Log.Info("booking charges written", "bookings", res.Bookings, "lines", res.Lines, "corrections", res.Corrections)
+	}
+	return err
+}

@@ -32,7 +32,7 @@ func registerAccounting(a *App, root *cobra.Command) {
 		verbs[name] = v
 		return v
 	}
-	root.AddCommand(ingestCmd(a), closeCmd(a))
+	root.AddCommand(ingestCmd(a), closeCmd(a), chargeCmd(a))
 	need("export", "Export entities (chargeback)").AddCommand(exportChargebackCmd(a))
 	need("show", "Display entities").AddCommand(showUsageCmd(a), showRatesCmd(a), showRateCardCmd(a), showIngestCmd(a))
 	need("add", "Add entities").AddCommand(addRateCmd(a), addGPUTypeCmd(a))

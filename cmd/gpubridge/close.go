@@ -21,7 +21,8 @@ func closeCmd(a *App) *cobra.Command {
 the period and everything since from Slurm's accounting (ingest=no skips
 that), then checks that the period has ended, that the ingest has read past
 its end, and that every GPU type used has a rate; it refuses with the list
-of unpriced types otherwise. It stores the rate card and tenant labels the
+of unpriced types otherwise. Before the checks it brings the booking charges
+up to date (as gpubridge charge bookings does). It stores the rate card and tenant labels the
 period was priced with, so its export is the same forever. Use that arrives
 later is booked as an adjustment in the next open period.
 
@@ -42,6 +43,9 @@ Closing cannot be undone; it asks first unless -i is given.`,
 			ctx := cmd.Context()
 			cl, err := a.closer(ctx)
 			if err != nil {
+				return err
+			}
+			if cl.Charger, err = a.bookingCharger(ctx); err != nil {
 				return err
 			}
 			o := billing.CloseOptions{Period: p, Actor: actor(), Confirm: a.Confirm}

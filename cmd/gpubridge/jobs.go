@@ -73,10 +73,20 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			if cl.Reader, err = a.acctIngester(ctx, ""); err != nil {
 				return nil, err
 			}
+			if cl.Charger, err = a.bookingCharger(ctx); err != nil {
+				return nil, err
+			}
 			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period")}, nil
 		})},
 		{Spec: creditsSpec(c), Job: daemon.Lazy("health-credits", func(ctx context.Context) (daemon.Job, error) {
 			return a.creditJob(ctx, c, d.credits)
+		})},
+		{Spec: c.Schedules.BookingCharges, Job: daemon.Lazy("booking-charges", func(ctx context.Context) (daemon.Job, error) {
+			ch, err := a.bookingCharger(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &jobs.BookingCharges{Charger: ch, Log: a.Logger().With("component", "booking-charges")}, nil
 		})},
 	}, nil
 }

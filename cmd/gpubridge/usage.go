@@ -23,6 +23,13 @@ Adjustments are use of an earlier, already closed period that arrived late.
 A GPU type without a rate shows no amount; "gpubridge close" refuses such a
 period. An account that is no tenant's is shown as "(no tenant)".
 
+Bookings: a booking's charge is a row of kind "booking" (tier booked, its
+GPUs x its window at the booked rate); jobs that ran inside the booking's
+reservation are rows of tier booked at rate 0, with the booking's id in the
+Booking column. Totals count used GPU-seconds (not the booked ones) and
+every amount. After the table, each booking's utilization: booked, used and
+idle GPU-hours.
+
 start= and end= (months, or the first day of one: 2026-09, 2026-09-01) show
 the periods from start up to, not including, end (default: through this
 month), each with its totals, like sreport's start= and end=.`,
@@ -53,7 +60,15 @@ month), each with its totals, like sreport's start= and end=.`,
 				}
 				sums = append(sums, s)
 			}
-			return a.Print(export.UsageTable(sums, !a.output.JSON && !a.output.Parsable && !a.output.Trailing))
+			text := !a.output.JSON && !a.output.Parsable && !a.output.Trailing
+			if err := a.Print(export.UsageTable(sums, text)); err != nil {
+				return err
+			}
+			if ut := export.UtilizationTable(sums); text && len(ut.Rows) > 0 && len(a.output.Format) == 0 && len(a.output.Where) == 0 {
+				fmt.Fprintln(a.out, "\nBooking utilization (booked GPU-hours vs used by jobs inside the booking):")
+				return a.Print(ut)
+			}
+			return nil
 		},
 	}
 }
