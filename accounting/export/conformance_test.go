@@ -51,6 +51,10 @@ rates:
 		t.Fatal(err)
 	}
 	kwd.Card = c
+	booked := closed
+	if booked.Card, err = closed.Card.WithRate(pricing.Rate{Type: "h100", Tier: meter.Booked, PerGPUHour: 1_500_000_000, From: closed.Card.Rates[0].From}); err != nil {
+		t.Fatal(err)
+	}
 	return map[string]struct {
 		meta  Meta
 		lines []meter.Line
@@ -58,6 +62,7 @@ rates:
 		"open":       {open, fixture()},
 		"closed":     {closed, final},
 		"closed-kwd": {kwd, final},
+		"bookings":   {booked, append(slices.Clone(final), bookingLines()...)},
 	}
 }
 

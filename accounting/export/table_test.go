@@ -39,13 +39,13 @@ func TestUsageTable(t *testing.T) {
 	if err := table.Write(&b, table.Options{Parsable: true, NoHeader: true}, UsageTable(sums, true)); err != nil {
 		t.Fatal(err)
 	}
-	want := `2026-10|closed|acme|acme|h100|reserved|usage|2026-10|1.000000|3600|2.10|2.10|EUR
-2026-10|closed|acme|acme|*|*|total||1.000000|3600||2.10|EUR
-2026-10|closed|*|*|*|*|total||1.000000|3600||2.10|EUR
-2026-11|open|acme|acme|h100|reserved|usage|2026-11|0.500000|1800|2.10|1.05|EUR
-2026-11|open|acme|acme|a100|reserved|usage|2026-11|0.016667|60|no rate|-|EUR
-2026-11|open|acme|acme|*|*|total||0.516667|1860||1.05 + unpriced|EUR
-2026-11|open|*|*|*|*|total||0.516667|1860||1.05 + unpriced|EUR
+	want := `2026-10|closed|acme|acme|h100|reserved|usage|2026-10|1.000000|3600|2.10|2.10|EUR|
+2026-10|closed|acme|acme|*|*|total||1.000000|3600||2.10|EUR|
+2026-10|closed|*|*|*|*|total||1.000000|3600||2.10|EUR|
+2026-11|open|acme|acme|h100|reserved|usage|2026-11|0.500000|1800|2.10|1.05|EUR|
+2026-11|open|acme|acme|a100|reserved|usage|2026-11|0.016667|60|no rate|-|EUR|
+2026-11|open|acme|acme|*|*|total||0.516667|1860||1.05 + unpriced|EUR|
+2026-11|open|*|*|*|*|total||0.516667|1860||1.05 + unpriced|EUR|
 `
 	if d := cmp.Diff(want, b.String()); d != "" {
 		t.Errorf("(-want +got)\n%s", d)

@@ -62,3 +62,17 @@ func TestMariaDBOddNames(t *testing.T) {
 		t.Errorf("names (-want +got)\n%s", d)
 	}
 }
+
+// TestMariaDBBookingConformance runs the booking charge suite on a scratch
+// database (with the usage lines both ways).
+func TestMariaDBBookingConformance(t *testing.T) {
+	env := testbed.Require(t)
+	for name, inserts := range map[string]bool{"load data": false, "inserts": true} {
+		t.Run(name, func(t *testing.T) {
+			db, _ := acctest.ScratchDB(t, env, "bookcharge")
+			store := ledger.NewDB(db, nil)
+			store.UseInserts(inserts)
+			ledgertest.RunBookings(t, func(*testing.T) ledgertest.BookingStore { return store })
+		})
+	}
+}

@@ -10,3 +10,7 @@ import (
 func TestMemoryConformance(t *testing.T) {
 	ledgertest.Run(t, func(*testing.T) ledgertest.Store { return ledger.NewMemory() })
 }
+
+func TestMemoryBookingConformance(t *testing.T) {
+	ledgertest.RunBookings(t, func(*testing.T) ledgertest.BookingStore { return ledger.NewMemory() })
+}

@@ -471,12 +471,20 @@ const InsideBookingBasis = "inside booking"
 
 // PriceLine prices one ledger line at the rate in effect at RateDate(l),
 // rounded once. Use of tier Booked (a job inside a booking's reservation)
-// costs 0 (basis "inside booking"); a booking charge (l.Charge) is priced
+// costs 0 (basis "inside booking"; its quote's price is the booked rate,
+// the list price of that use, or 0 without one); a booking charge (l.Charge) is priced
 // at the booked rate of its type, which must exist (ErrNoRate otherwise,
 // never 0).
 func (c Card) PriceLine(l meter.Line) (Quote, money.Amount, error) {
 	if l.Tier == meter.Booked && !l.Charge {
-		return Quote{Type: l.Type, Tier: l.Tier, PerHour: 0, Num: 1, Den: 1, Basis: InsideBookingBasis}, money.Zero(c.Unit()), nil
+		// The list price is the booked rate (what the use would cost),
+		// when there is one; the amount is 0 either way.
+		q, err := c.Quote(l.Type, l.Tier, RateDate(l))
+		if err != nil {
+			q = Quote{Type: l.Type, Tier: l.Tier, Num: 1, Den: 1}
+		}
+		q.Basis = InsideBookingBasis
+		return q, money.Zero(c.Unit()), nil
 	}
 	if l.Charge && l.Tier != meter.Booked {
 		return Quote{}, money.Amount{}, fmt.Errorf("booking %d: a charge line of tier %s (want booked)", l.Booking, l.Tier)
