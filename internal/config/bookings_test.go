@@ -41,7 +41,7 @@ bookings:
 	}
 	want := Bookings{ReservationPrefix: "gpubridge-bk1-", ReservationQOSSuffix: "-resv", LeadTime: Span{48 * time.Hour}, UnbookablePercent: 10, NodeClasses: map[string][]string{"dgx": {"gpu-a"}},
 		DefaultPolicy: BookingPolicy{MaxGPUs: map[string]int{"h100": 2}, MaxWindow: Span{14 * 24 * time.Hour}, MinLead: Span{90 * time.Minute}, MaxHorizon: Span{365 * 24 * time.Hour}},
-		Cancellation: Cancellation{FreeBefore: Span{24 * time.Hour}}}
+		Cancellation:  Cancellation{FreeBefore: Span{24 * time.Hour}}}
 	if diff := cmp.Diff(want, c.Bookings); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
