@@ -17,8 +17,9 @@ import (
 )
 
 const rateCardHelp = `The rate card prices one GPU-hour per GPU type (or MIG profile) and tier
-(reserved, ondemand; none = both) in one currency, from a date (UTC) on. A
-MIG profile without its own rate costs its parent GPU's rate × compute
+(reserved, ondemand; none = both of them; booked = booking charges, which
+only a rate naming tier=booked prices) in one currency, from a date (UTC)
+on. A MIG profile without its own rate costs its parent GPU's rate × compute
 slices / 7; declare the parent with "gpubridge add gputype name=1g.10gb
 parent=h100". Prices are decimals (up to 9 places), never floats.`
 
@@ -139,7 +140,7 @@ Example file:
 
 func addRateCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rate type=TYPE price=DECIMAL from=YYYY-MM-DD [tier=reserved|ondemand] [currency=EUR]",
+		Use:   "rate type=TYPE price=DECIMAL from=YYYY-MM-DD [tier=reserved|ondemand|booked] [currency=EUR]",
 		Short: "Add (or replace) a rate per GPU-hour",
 		Long:  rateCardHelp + "\n\ncurrency= is needed only for the first rate (it creates the card).",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -168,7 +169,7 @@ func addRateCmd(a *App) *cobra.Command {
 			}
 			tier := string(r.Tier)
 			if tier == "" {
-				tier = "both tiers"
+				tier = "reserved and ondemand"
 			}
 			fmt.Fprintf(a.out, "rate %s (%s): %s %s per GPU-hour from %s\n", r.Type, tier, r.PerGPUHour, next.Currency, r.From)
 			return nil
@@ -178,7 +179,7 @@ func addRateCmd(a *App) *cobra.Command {
 
 func deleteRateCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rate type=TYPE from=YYYY-MM-DD [tier=reserved|ondemand]",
+		Use:   "rate type=TYPE from=YYYY-MM-DD [tier=reserved|ondemand|booked]",
 		Short: "Remove a rate from the rate card",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"type", "tier", "from"}})

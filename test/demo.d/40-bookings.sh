@@ -8,7 +8,8 @@
 # acme's reservation QOS); a globex job naming it is refused, and a globex
 # job outside it cannot use its idle GPU. Runs after the tenants step (10-);
 # idempotent: re-running cancels the bookings and jobs it made before.
-# Usage and chargeback of bookings come with billing (docs/bookings.md).
+# Then the booking's bill: the booked rate, the charge (GPUs x window),
+# the usage inside it at rate 0, its utilization, and the chargeback line.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 # shellcheck disable=SC1091
@@ -78,3 +79,19 @@ $IN scancel -A "$G" -n bookings-demo
 step "bookings: the daemon's metrics per GPU type"
 curl -fsS "http://${GPUBRIDGE_LISTEN:-127.0.0.1:9180}/metrics" 2>/dev/null | grep -E '^gpubridge_bookings_(capacity|booked|free|at_risk)\{resource="gpu:h100"' ||
   echo "(the daemon is not running: make demo starts it; the metrics appear after its first bookings run)"
+
+step "bookings: the bill: the booked rate (added if missing), the charge, the use inside at 0"
+gpubridge show rates -P -n | grep -q '^h100|booked|' || gpubridge add rate type=h100 tier=booked price=4.00 from=2026-01-01
+gpubridge show rates where tier=booked
+gpubridge ingest >/dev/null
+gpubridge charge bookings
+gpubridge show usage tenant="$A"
+
+step "bookings: the chargeback shows the booking as its own line (CSV; FOCUS: a Purchase of the commitment)"
+gpubridge export chargeback format=csv tenant="$A" | awk -F, 'NR == 1 || $7 == "booked"'
+gpubridge export chargeback format=focus tenant="$A" | python3 -c '
+import csv, sys
+for r in csv.DictReader(sys.stdin):
+    if r["x_Tier"] == "booked":
+        print(r["ChargeCategory"], r["PricingCategory"], r["CommitmentDiscountId"], r["CommitmentDiscountStatus"] or "-", r["x_GpuSeconds"], r["BilledCost"])
+'
