@@ -14,6 +14,10 @@
 //   - [IngestSetup.Ingester]: the ingester for a source (the slurm_acct_db
 //     database or slurmrestd) built from the configuration.
 //   - [TenantLabels]: the account → tenant labels from the tenant store.
+//   - [BookingCharger.Charge]: the bookings' charges into the ledger, for
+//     `gpubridge charge bookings`, the daemon's booking-charges job and a
+//     close (Closer.Charger), from a [BookingSource] cmd/ adapts the
+//     booking store to.
 //
 // It depends on the ledger, ingest, export, pricing and ratecard packages
 // and on small interfaces of its own for the stores; it opens nothing

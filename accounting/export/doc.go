@@ -14,6 +14,14 @@
 // the period is closed ([InvoiceID]). [FOCUSMetadata] dates a closed
 // period's metadata at its close, so both files stay the same bytes.
 //
+// Bookings: a booking's charge (kind booking) and the use inside it (tier
+// booked, amount 0) are rows of their own with the booking's id (CSV and
+// JSON "booking", FOCUS x_Booking); in FOCUS the charge is a Purchase
+// (One-Time) of the commitment CommitmentID and the use inside it Usage at
+// the Committed price, commitment Used. [Summary.Utilization] sets each
+// booking's booked GPU-seconds against the used ones. Totals' GPU-seconds
+// are the used ones; amounts include the charges.
+//
 // Every line is priced once ([pricing.Card.PriceLine], rounded half away
 // from zero to the minor unit); summary and totals are sums of line
 // amounts, so they always add up. A line with no rate fails the export

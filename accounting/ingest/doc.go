@@ -29,6 +29,14 @@
 // written, unless the operator accepted the gap for those hours
 // ([Ingester.AcceptMissing], audited); it is never billed as zero.
 //
+// Reservations: a run's reservation comes from the job row's id_resv,
+// resolved through <cluster>_resv_table (a row per version, all with its
+// name), or slurmrestd's reservation.requested; meter.TierRules makes a
+// run inside a booking's reservation tier booked. A job row naming a
+// reservation id the table lacks fails the ingest ([ErrUnknownReservation]),
+// and so does a tres_alloc entry that is not id=count ([ErrMalformedTRES]):
+// either could bill the run wrongly, silently.
+//
 // Both produce the same [meter.Run]s, so the ledger is the same whichever
 // source wrote it.
 //

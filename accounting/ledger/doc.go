@@ -28,6 +28,20 @@
 //     lines for earlier periods already exist with the same value, so only
 //     the last period is added.
 //
+// # Booking charges
+//
+// A booking's charge (meter.BookingCharges: its GPUs × its window per
+// month, under the cancellation policy) is a line of its own table,
+// booking_charge, keyed (cluster, booking, usage period, GPU type,
+// revision), with the same rules as the usage lines: ApplyCharges writes
+// the difference between each booking's charge as computed now and the sum
+// of its revisions (nothing on a re-run; a correction revision for a
+// changed booking; a reversal to 0 for a key it no longer has), booked in
+// the first open period; Charges streams them as meter.Lines with Charge
+// set. A usage line of a job inside a booking's reservation carries the
+// booking's id (usage_ledger.booking), so reports can set use against
+// what was booked. Close prices both; its GPUSeconds are the used ones.
+//
 // # Periods and adjustments
 //
 // A period (calendar month, UTC) is open until [Close] marks it closed; a

@@ -22,7 +22,15 @@
 //     false) that the next ingest replaces rather than adds to.
 //   - Tier: a run is [OnDemand] when it ran in the on-demand partition or
 //     under the on-demand QOS ([TierRules]), else [Reserved].
+//   - A run inside a booking's Slurm reservation (TierRules.BookingPrefix
+//     + the booking id) is tier [Booked], with the booking on its usage
+//     ([Usage.Booking]); it is priced at 0, since the booking's charge
+//     paid for those GPUs.
 //   - Suspended time is not subtracted: a suspended job keeps its GPUs.
+//   - A booking's charge ([BookingCharges]) is its GPUs × its window,
+//     split at month boundaries like a run; a cancelled booking is charged
+//     up to [Cancellation.ChargedEnd] (free with FreeBefore of notice,
+//     otherwise from its start to FreeBefore after the cancel time).
 //
 // The ledger stores [Line]s: a [Usage] plus the booking information
 // (revision, booked period). Money is not computed here (see pricing).

@@ -36,6 +36,15 @@
 //
 // A type with no rate is an error ([MissingRatesError]), never priced at 0.
 //
+// # Bookings
+//
+// The booked tier prices booking charges; only a rate that names it
+// applies (a rate without a tier prices reserved and ondemand), so a
+// booking whose type has no booked rate is missing its rate, never charged
+// at a usage rate or 0. Use inside a booking (tier booked, not a charge)
+// is priced at 0, its quote carrying the booked rate as its list price
+// ([InsideBookingBasis]).
+//
 // # The price list
 //
 // For FOCUS, a GPU type is a SKU ([SkuID], "gpu-h100") and a type in a tier

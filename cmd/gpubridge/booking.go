@@ -80,7 +80,15 @@ func (a *App) bookingsWith(ctx context.Context, needSlurm bool) (setup.Bookings,
 	if _, err := a.clients(); err != nil {
 		return setup.Bookings{}, err
 	}
-	return setup.Open(ctx, c, setup.Connections{DB: a.DB, Slurm: a.Slurm}, needSlurm)
+	bk, err := setup.Open(ctx, c, setup.Connections{DB: a.DB, Slurm: a.Slurm}, needSlurm)
+	if err == nil {
+		// Bookings' costs (a tenant's monthly spend limit) at the rate
+		// card's booked tier (charge.go).
+		if db, derr := a.DB(ctx); derr == nil {
+			bk.Service.Coster = bookingCoster(ctx, db)
+		}
+	}
+	return bk, err
 }
 
 // bookingErr gives input problems exit status 2 and keeps refusals (1).

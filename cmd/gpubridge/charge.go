@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/accounting/ratecard"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
@@ -56,10 +61,11 @@ func (a *App) bookingCharger(ctx context.Context) (*billing.BookingCharger, erro
 	if err != nil {
 		return nil, err
 	}
-	_, _, bs, err := a.bookingStore(ctx)
+	bk, err := a.bookingStore(ctx)
 	if err != nil {
 		return nil, err
 	}
+	bs := bk.Store
 	return &billing.BookingCharger{
 		Cluster: c.Cluster, Ledger: st, Policy: meter.Cancellation{FreeBefore: c.Bookings.Cancellation.FreeBefore.Duration},
 		Bookings: func(ctx context.Context) ([]meter.BookedWindow, []string, error) {
@@ -95,4 +101,26 @@ func bookedWindows(bs []reserve.Booking) ([]meter.BookedWindow, []string) {
 		out = append(out, w)
 	}
 	return out, un
+}
+
+// cardCoster prices bookings with the rate card's booked tier (a tenant's
+// monthly spend limit counts them): reserve.Coster.
+type cardCoster struct{ card pricing.Card }
+
+func (c cardCoster) BookedCost(typ string, gpuSeconds int64, at time.Time) (money.Amount, error) {
+	q, err := c.card.Quote(typ, meter.Booked, at.Unix())
+	if err != nil {
+		return money.Amount{}, err
+	}
+	return c.card.Amount(q, gpuSeconds)
+}
+
+// bookingCoster is the current rate card's cardCoster, or nil without a
+// card (a spend limit then refuses every booking: the cost is unknown).
+func bookingCoster(ctx context.Context, db *sqlx.DB) reserve.Coster {
+	card, ok, err := ratecard.NewDB(db).Current(ctx)
+	if err != nil || !ok {
+		return nil
+	}
+	return cardCoster{card}
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 )
 
@@ -23,5 +25,22 @@ func TestBookedWindows(t *testing.T) {
 	}
 	if len(un) != 2 || !strings.Contains(un[0], "booking 3") || !strings.Contains(un[1], "booking 4") {
 		t.Errorf("uncharged %q", un)
+	}
+}
+
+func TestCardCosterUsesTheBookedTier(t *testing.T) {
+	card, err := pricing.ParseYAML([]byte("version: 1\ncurrency: EUR\nrates:\n  - {type: h100, perGPUHour: \"2.00\", from: 2020-01-01}\n  - {type: h100, tier: booked, perGPUHour: \"1.50\", from: 2026-01-01}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cardCoster{card}
+	a, err := c.BookedCost("h100", 2*3600, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil || a.String() != "3.00" {
+		t.Errorf("cost %s %v, want 3.00 (2 GPU-hours at the booked 1.50)", a, err)
+	}
+	// Before the booked rate exists, the rate for both usage tiers does
+	// not price a booking.
+	if _, err := c.BookedCost("h100", 3600, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)); !errors.Is(err, pricing.ErrNoRate) {
+		t.Errorf("before the booked rate: %v, want ErrNoRate", err)
 	}
 }
