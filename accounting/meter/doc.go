@@ -22,8 +22,8 @@
 //     false) that the next ingest replaces rather than adds to.
 //   - Tier: a run is [OnDemand] when it ran in the on-demand partition or
 //     under the on-demand QOS ([TierRules]), else [Reserved].
-//   - A run inside a booking's Slurm reservation (TierRules.BookingPrefix
-//   - the booking id) is tier [Booked], with the booking on its usage
+//   - A run inside a booking's Slurm reservation (named BookingPrefix and
+//     the booking id, [TierRules]) is tier [Booked], with the booking on its usage
 //     ([Usage.Booking]); it is priced at 0, since the booking's charge
 //     paid for those GPUs.
 //   - Suspended time is not subtracted: a suspended job keeps its GPUs.
