@@ -13,9 +13,9 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
-	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // chargeCmd is `gpubridge charge bookings`: the booking charges written
