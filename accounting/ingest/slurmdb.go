@@ -290,7 +290,7 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 		}
 		if rid := int64(atou(resv)); rid != 0 {
 			name, ok := lk.resv[rid]
-			if !ok {
+			if !ok && r.Start > 0 {
 				// It may be a booking's, whose use is already paid for:
 				// refuse rather than bill it at the tier's rate.
 				return fmt.Errorf("slurm_acct_db: %w: job %d (submitted %d) ran in reservation id %d, which %s_resv_table does not hold (purged?)",
@@ -319,9 +319,11 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 	return nil
 }
 
-// ErrUnknownReservation: a job row names a reservation id that the
-// reservation table does not hold, so whether the job ran inside a booking
-// cannot be told.
+// ErrUnknownReservation: the row of a job that started names a reservation
+// id that the reservation table does not hold, so whether the job ran
+// inside a booking cannot be told. (A job that never started costs
+// nothing: its reservation may have been deleted before it began, which
+// leaves no row.)
 var ErrUnknownReservation = errors.New("job ran in an unknown reservation")
 
 // atou parses an unsigned decimal; anything else reads as 0.
