@@ -191,6 +191,15 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 		t.Errorf("utilization %+v", us)
 	}
 	bid := strconv.FormatInt(b.ID, 10)
+	// show usage on the scratch ledger: the booking's rows and its
+	// utilization after the table.
+	t.Setenv("GPUBRIDGE_DB_DSN", cfg.FormatDSN())
+	out := h.ok("show", "usage", "tenant=bkbacme", "period="+p.String())
+	t.Logf("$ gpubridge show usage tenant=bkbacme period=%s\n%s", p, out)
+	wantUse := strings.Join([]string{p.String(), "(no tenant)", "bkbacme", bid, "h100", export.GPUHours(charged), export.GPUHours(inside), export.GPUHours(charged - inside)}, " ")
+	if !strings.Contains(out, "Booking utilization") || !strings.Contains(strings.Join(strings.Fields(out), " "), wantUse) {
+		t.Errorf("show usage lacks the utilization row %q:\n%s", wantUse, out)
+	}
 	for _, f := range []export.Format{export.CSV, export.JSON, export.FOCUS} {
 		var buf bytes.Buffer
 		if err := books.Export(ctx, billing.ExportRequest{Period: p, Account: "bkbacme", Options: export.Options{Format: f}}, &buf); err != nil {
