@@ -84,7 +84,7 @@ step "bookings: the bill: the booked rate (added if missing), the charge, the us
 gpubridge show rates -P -n | grep -q '^h100|booked|' || gpubridge add rate type=h100 tier=booked price=4.00 from=2026-01-01
 gpubridge show rates where tier=booked
 gpubridge ingest >/dev/null
-gpubridge charge bookings
+gpubridge charge bookings || echo "(exit $?: the bookings named above are not charged)"
 gpubridge show usage tenant="$A"
 
 step "bookings: the chargeback shows the booking as its own line (CSV; FOCUS: a Purchase of the commitment)"
