@@ -81,7 +81,7 @@ curl -fsS "http://${GPUBRIDGE_LISTEN:-127.0.0.1:9180}/metrics" 2>/dev/null | gre
   echo "(the daemon is not running: make demo starts it; the metrics appear after its first bookings run)"
 
 step "bookings: the bill: the booked rate (added if missing), the charge, the use inside at 0"
-cur=$(gpubridge show ratecard 2>/dev/null | awk '$1 == "currency:" {print $2}')
+cur=$( (gpubridge show ratecard 2>/dev/null || true) | awk '$1 == "currency:" {print $2}')
 gpubridge show rates -P -n 2>/dev/null | grep -q '^h100|booked|' ||
   gpubridge add rate type=h100 tier=booked price=4.00 from=2026-01-01 currency="${cur:-EUR}"
 gpubridge show rates where tier=booked
