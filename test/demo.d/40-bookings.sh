@@ -90,8 +90,8 @@ gpubridge charge bookings || echo "(exit $?: the bookings named above are not ch
 gpubridge show usage tenant="$A"
 
 step "bookings: the chargeback shows the booking as its own line (CSV; FOCUS: a Purchase of the commitment)"
-gpubridge export chargeback format=csv tenant="$A" | awk -F, 'NR == 1 || $7 == "booked"'
-gpubridge export chargeback format=focus tenant="$A" | python3 -c '
+gpubridge export chargeback period="$(date -u +%Y-%m)" format=csv tenant="$A" | awk -F, 'NR == 1 || $7 == "booked"'
+gpubridge export chargeback period="$(date -u +%Y-%m)" format=focus tenant="$A" | python3 -c '
 import csv, sys
 for r in csv.DictReader(sys.stdin):
     if r["x_Tier"] == "booked":
