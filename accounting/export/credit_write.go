@@ -44,7 +44,7 @@ func writeCSVCredits(cw *cellWriter, m Meta) error {
 		start, end := it.bounds()
 		if err := cw.Write([]string{m.Period.String(), status(m), m.Cluster, it.Tenant, it.Account, "", jobString(it.JobID),
 			unixOrEmpty(it.Submit), it.Period.String(), string(meter.KindCredit), "0", "", "", "0", unixRFC(start), unixRFC(end),
-			"0", GPUHours(0), "", it.Description(), m.Card.Currency, it.Amount.String()}); err != nil {
+			"0", GPUHours(0), "", it.Description(), m.Card.Currency, it.Amount.String(), ""}); err != nil {
 			return err
 		}
 	}
