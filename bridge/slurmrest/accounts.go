@@ -60,47 +60,138 @@ func (c *Client) ListAccounts(ctx context.Context) ([]Account, error) {
 	return out, nil
 }
 
-// CreateAccounts creates accounts and their cluster associations
-// (POST /slurmdb/{v}/accounts_association/, one request per distinct
-// parent, description and organization). Creating an account that exists
-// adds its cluster association if missing and changes nothing else.
+// CreateAccounts creates accounts and their cluster associations under
+// their parents. Accounts that exist keep their description, organization
+// and coordinators; a missing cluster association is added.
+//
+// When every account has the same description and organization, that is
+// one POST /slurmdb/{v}/accounts_association/ per parent. Otherwise
+// (a tenant per account, each with its own description) it is one read of
+// the accounts (GET accounts/, so that existing ones are left alone), one
+// POST accounts/ carrying every missing account with its own description
+// and organization, and one POST accounts_association/ per parent adding
+// the cluster associations: three requests for a thousand accounts
+// (accounts_association/ takes a single description, and would need a
+// request per account). Parents in the batch come before their children.
 func (c *Client) CreateAccounts(ctx context.Context, specs []AccountSpec) error {
-	type group struct{ parent, desc, org string }
-	byGroup := map[group][]string{}
-	var order []group
+	if len(specs) == 0 {
+		return nil
+	}
+	type look struct{ desc, org string }
+	looks := map[look]bool{}
+	byParent := map[string][]string{}
+	var parents []string
+	seen := map[string]bool{}
+	norm := make([]AccountSpec, 0, len(specs))
 	for _, s := range specs {
 		if s.Name == "" {
 			return fmt.Errorf("create accounts: %w: an account has no name", ErrInvalid)
 		}
-		g := group{s.Parent, s.Description, s.Organization}
-		if g.parent == "" {
-			g.parent = "root"
+		if seen[s.Name] {
+			return fmt.Errorf("create accounts: %w: account %q given twice", ErrInvalid, s.Name)
 		}
-		if g.desc == "" {
-			g.desc = s.Name
+		seen[s.Name] = true
+		if s.Parent == "" {
+			s.Parent = "root"
 		}
-		if g.org == "" {
-			g.org = s.Name
+		if s.Description == "" {
+			s.Description = s.Name
 		}
-		if _, ok := byGroup[g]; !ok {
-			order = append(order, g)
+		if s.Organization == "" {
+			s.Organization = s.Name
 		}
-		byGroup[g] = append(byGroup[g], s.Name)
+		norm = append(norm, s)
+		looks[look{s.Description, s.Organization}] = true
+		if _, ok := byParent[s.Parent]; !ok {
+			parents = append(parents, s.Parent)
+		}
+		byParent[s.Parent] = append(byParent[s.Parent], s.Name)
 	}
-	for _, g := range order {
+	parents = parentsFirst(parents, seen, norm)
+	names := make([]string, len(norm))
+	for i, s := range norm {
+		names[i] = s.Name
+	}
+	first := norm[0]
+	if len(looks) > 1 {
+		all, err := c.ListAccounts(ctx)
+		if err != nil {
+			return fmt.Errorf("create accounts: %w", err)
+		}
+		exists := map[string]bool{}
+		for _, a := range all {
+			if !a.Deleted {
+				exists[a.Name] = true
+			}
+		}
+		var missing []Account
+		var missingNames []string
+		for _, s := range norm {
+			if !exists[s.Name] {
+				missing = append(missing, Account{Name: s.Name, Description: s.Description, Organization: s.Organization})
+				missingNames = append(missingNames, s.Name)
+			}
+		}
+		if len(missing) > 0 {
+			if err := c.postAccounts(ctx, missing); err != nil {
+				return bulkError("create accounts", missingNames, err)
+			}
+		}
+	}
+	for _, p := range parents {
+		// With one look, accounts_association/ creates the accounts with it;
+		// otherwise every account exists now, and accounts_association/
+		// leaves existing accounts as they are (their description and
+		// organization too) and only adds the missing cluster associations.
+		group := byParent[p]
+		desc, org := first.Description, first.Organization
 		body := map[string]any{
 			"association_condition": map[string]any{
-				"accounts":    byGroup[g],
+				"accounts":    group,
 				"clusters":    []string{c.cluster},
-				"association": map[string]any{"parent": g.parent},
+				"association": map[string]any{"parent": p},
 			},
-			"account": map[string]any{"description": g.desc, "organization": g.org},
+			"account": map[string]any{"description": desc, "organization": org},
 		}
 		if err := c.do(ctx, http.MethodPost, c.dbPath("accounts_association/"), nil, body, nil); err != nil {
-			return fmt.Errorf("create accounts %s under %s: %w", strings.Join(byGroup[g], ","), g.parent, err)
+			return bulkError(fmt.Sprintf("create the cluster associations of accounts under %s", p), group, err)
 		}
 	}
 	return nil
+}
+
+// parentsFirst orders parent names so that a parent that is itself created
+// in the batch (under another parent of the batch) comes after that parent.
+func parentsFirst(parents []string, inBatch map[string]bool, specs []AccountSpec) []string {
+	parentOf := map[string]string{}
+	for _, s := range specs {
+		parentOf[s.Name] = s.Parent
+	}
+	depth := func(p string) int {
+		d := 0
+		for inBatch[p] && d <= len(specs) {
+			p = parentOf[p]
+			d++
+		}
+		return d
+	}
+	out := slices.Clone(parents)
+	slices.SortStableFunc(out, func(a, b string) int { return depth(a) - depth(b) })
+	return out
+}
+
+// DeleteAccounts deletes accounts with their associations: one
+// DELETE /slurmdb/{v}/account/{name} per account (the API has no bulk
+// delete of accounts), PipelineDepth at a time. A failed delete does not
+// stop the others; the *BulkError names the accounts that were not
+// deleted. root and empty names are refused before anything is sent.
+func (c *Client) DeleteAccounts(ctx context.Context, names []string) error {
+	for _, n := range names {
+		if n == "" || n == "root" {
+			return fmt.Errorf("delete accounts: %w: refusing to delete %q", ErrInvalid, n)
+		}
+	}
+	return c.pipeline(ctx, "delete accounts", names, c.DeleteAccount)
 }
 
 // DeleteAccount deletes an account and its associations
@@ -240,14 +331,14 @@ func (c *Client) SetAccounts(ctx context.Context, accts []Account) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("set accounts: account(s) %s: %w (SetAccounts only updates existing accounts; use CreateAccounts)", strings.Join(missing, ","), ErrNotFound)
+		return fmt.Errorf("set accounts: account(s) %s: %w (SetAccounts only updates existing accounts; use CreateAccounts)", joinNames(missing, bulkShownNames, ","), ErrNotFound)
 	}
 	names := make([]string, 0, len(accts))
 	for _, a := range accts {
 		names = append(names, a.Name)
 	}
 	if err := c.postAccounts(ctx, accts); err != nil {
-		return fmt.Errorf("set accounts %s: %w", strings.Join(names, ","), err)
+		return bulkError("set accounts", names, err)
 	}
 	return nil
 }

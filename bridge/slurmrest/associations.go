@@ -32,6 +32,14 @@ type AssociationFilter struct {
 	Accounts   []string
 	Users      []string
 	Partitions []string
+	// Own asks for each association's own settings only: no parent
+	// account name (ParentAccount is empty) and no limits, QOS lists or
+	// default QOS inherited from parents (an association that inherits
+	// them reads as having none). slurmdbd then skips a parent lookup per
+	// account: about a fifth less of its time for a whole cluster's
+	// associations (slurmrestd's flags "Exclude parent id/name" and
+	// "Exclude limits from parents"). Ignored by DeleteAssociations.
+	Own bool
 }
 
 func (f AssociationFilter) empty() bool {
@@ -49,6 +57,16 @@ func (f AssociationFilter) query() url.Values {
 	add("account", f.Accounts)
 	add("user", f.Users)
 	add("partition", f.Partitions)
+	return q
+}
+
+// listQuery is query with the read-only flags.
+func (f AssociationFilter) listQuery() url.Values {
+	q := f.query()
+	if f.Own {
+		q.Set("Exclude parent id/name", "true")
+		q.Set("Exclude limits from parents", "true")
+	}
 	return q
 }
 
@@ -91,7 +109,7 @@ type assocsResp struct {
 // (GET /slurmdb/{v}/associations/).
 func (c *Client) ListAssociations(ctx context.Context, f AssociationFilter) ([]Association, error) {
 	var resp assocsResp
-	if err := c.do(ctx, http.MethodGet, c.dbPath("associations/"), f.query(), nil, &resp); err != nil {
+	if err := c.do(ctx, http.MethodGet, c.dbPath("associations/"), f.listQuery(), nil, &resp); err != nil {
 		return nil, fmt.Errorf("list associations: %w", err)
 	}
 	out := make([]Association, 0, len(resp.Associations))
@@ -115,8 +133,17 @@ func (c *Client) ListAssociations(ctx context.Context, f AssociationFilter) ([]A
 // (POST /slurmdb/{v}/associations/). Slurm silently creates nothing for a
 // user association whose account has no association on the cluster, so
 // this first checks (one read) and fails with ErrNoClusterAssociation,
-// writing nothing.
+// writing nothing. The request is all or nothing (*BulkError).
 func (c *Client) SetAssociations(ctx context.Context, specs []AssociationSpec) error {
+	return c.SetAssociationsKnown(ctx, specs, nil)
+}
+
+// SetAssociationsKnown is SetAssociations for a caller that knows which
+// accounts have their cluster association (clustered reports it: read
+// from the cluster before, or just created): its check reads only the
+// accounts clustered does not vouch for, and none when it vouches for all.
+// A nil clustered vouches for none.
+func (c *Client) SetAssociationsKnown(ctx context.Context, specs []AssociationSpec, clustered func(account string) bool) error {
 	if len(specs) == 0 {
 		return nil
 	}
@@ -124,6 +151,8 @@ func (c *Client) SetAssociations(ctx context.Context, specs []AssociationSpec) e
 		Associations []wAssoc `json:"associations"`
 	}
 	var userAccounts []string
+	seenAcct := map[string]bool{}
+	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		if s.Account == "" {
 			return fmt.Errorf("set associations: %w: an association has no account", ErrInvalid)
@@ -138,30 +167,49 @@ func (c *Client) SetAssociations(ctx context.Context, specs []AssociationSpec) e
 			}{s.DefaultQOS}
 		}
 		body.Associations = append(body.Associations, w)
-		if s.User != "" && !slices.Contains(userAccounts, s.Account) {
-			userAccounts = append(userAccounts, s.Account)
+		names = append(names, s.name())
+		if s.User != "" && !seenAcct[s.Account] {
+			seenAcct[s.Account] = true
+			if clustered == nil || !clustered(s.Account) {
+				userAccounts = append(userAccounts, s.Account)
+			}
 		}
 	}
 	if len(userAccounts) > 0 {
-		have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: userAccounts})
+		have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: userAccounts, Own: true})
 		if err != nil {
 			return fmt.Errorf("set associations: check accounts: %w", err)
 		}
+		ok := map[string]bool{}
+		for _, h := range have {
+			if h.User == "" && h.Cluster == c.cluster {
+				ok[h.Account] = true
+			}
+		}
 		var missing []string
 		for _, a := range userAccounts {
-			if !slices.ContainsFunc(have, func(h Association) bool { return h.Account == a && h.User == "" && h.Cluster == c.cluster }) {
+			if !ok[a] {
 				missing = append(missing, a)
 			}
 		}
 		if len(missing) > 0 {
 			return fmt.Errorf("set associations: account(s) %s on cluster %s: %w (create the account with CreateAccounts first); nothing was written",
-				strings.Join(missing, ", "), c.cluster, ErrNoClusterAssociation)
+				listNames(missing, bulkShownNames), c.cluster, ErrNoClusterAssociation)
 		}
 	}
 	if err := c.do(ctx, http.MethodPost, c.dbPath("associations/"), nil, body, nil); err != nil {
-		return fmt.Errorf("set associations: %w", err)
+		return bulkError("set associations", names, err)
 	}
 	return nil
+}
+
+// name is how Slurm's messages name the association: its user, or its
+// account for an account's own association.
+func (s AssociationSpec) name() string {
+	if s.User != "" {
+		return s.User
+	}
+	return s.Account
 }
 
 func (s AssociationSpec) label() string {

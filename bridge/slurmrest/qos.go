@@ -66,6 +66,10 @@ type QOSSpec struct {
 	MaxJobsPerUser   Limit
 	MaxSubmitPerUser Limit
 	MaxWallMinutes   Limit
+
+	// New says the caller knows the QOS does not exist yet: it has no
+	// preempt mode to keep, so SetQOS need not read the QOS for it.
+	New bool
 }
 
 type wTRESPer struct {
@@ -265,8 +269,9 @@ func (s QOSSpec) wire() (wQOS, error) {
 // one request (POST /slurmdb/{v}/qos/).
 //
 // Slurm resets an existing QOS's PreemptMode to "cluster" on any update
-// that does not name one; so when a spec leaves PreemptMode nil, SetQOS
-// first reads the QOS (one ListQOS) and sends the current mode back.
+// that does not name one; so when a spec leaves PreemptMode nil (and is
+// not New), SetQOS first reads the QOS (one ListQOS) and sends the current
+// mode back.
 func (c *Client) SetQOS(ctx context.Context, specs []QOSSpec) error {
 	if len(specs) == 0 {
 		return nil
@@ -281,12 +286,12 @@ func (c *Client) SetQOS(ctx context.Context, specs []QOSSpec) error {
 		if err != nil {
 			return fmt.Errorf("set QOS: %w", err)
 		}
-		if slices.Contains(names, s.Name) {
+		if slices.Contains(names, s.Name) { // quadratic, but a QOS batch is small next to its request
 			return fmt.Errorf("set QOS: %w: %s listed twice", ErrInvalid, s.Name)
 		}
 		names = append(names, s.Name)
 		body.QOS = append(body.QOS, w)
-		needModes = needModes || s.PreemptMode == nil
+		needModes = needModes || s.PreemptMode == nil && !s.New
 	}
 	if needModes {
 		existing, err := c.ListQOS(ctx)
@@ -308,9 +313,23 @@ func (c *Client) SetQOS(ctx context.Context, specs []QOSSpec) error {
 		}
 	}
 	if err := c.do(ctx, http.MethodPost, c.dbPath("qos/"), nil, body, nil); err != nil {
-		return fmt.Errorf("set QOS %v: %w", names, err)
+		return bulkError("set QOS", names, err)
 	}
 	return nil
+}
+
+// DeleteQOSNames deletes QOS: one DELETE /slurmdb/{v}/qos/{name} per
+// QOS (the API has no bulk delete of QOS), PipelineDepth at a time. A
+// failed delete does not stop the others; the *BulkError names the QOS
+// that were not deleted. "normal" and empty names are refused before
+// anything is sent.
+func (c *Client) DeleteQOSNames(ctx context.Context, names []string) error {
+	for _, n := range names {
+		if n == "" || n == "normal" {
+			return fmt.Errorf("delete QOS: %w: refusing to delete %q", ErrInvalid, n)
+		}
+	}
+	return c.pipeline(ctx, "delete QOS", names, c.DeleteQOS)
 }
 
 // DeleteQOS deletes a QOS (DELETE /slurmdb/{v}/qos/{name}).

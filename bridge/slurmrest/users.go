@@ -60,12 +60,15 @@ func (c *Client) ListUsers(ctx context.Context) ([]User, error) {
 	return out, nil
 }
 
-// CreateUsers creates users in one request (POST /slurmdb/{v}/users/).
+// CreateUsers creates users in one request (POST /slurmdb/{v}/users/); for
+// users that exist it sets the default account. The request is all or
+// nothing (*BulkError).
 func (c *Client) CreateUsers(ctx context.Context, specs []UserSpec) error {
 	if len(specs) == 0 {
 		return nil
 	}
 	body := usersResp{}
+	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		if s.Name == "" {
 			return fmt.Errorf("create users: %w: a user has no name", ErrInvalid)
@@ -73,11 +76,12 @@ func (c *Client) CreateUsers(ctx context.Context, specs []UserSpec) error {
 		w := wUser{Name: s.Name}
 		w.Default.Account = s.DefaultAccount
 		body.Users = append(body.Users, w)
+		names = append(names, s.Name)
 	}
 	if err := c.do(ctx, http.MethodPost, c.dbPath("users/"), nil, struct {
 		Users []wUser `json:"users"`
 	}{body.Users}, nil); err != nil {
-		return fmt.Errorf("create users: %w", err)
+		return bulkError("create or update users", names, err)
 	}
 	return nil
 }
