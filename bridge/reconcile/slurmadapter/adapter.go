@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
@@ -24,10 +26,10 @@ type Client interface {
 	SetQOS(ctx context.Context, specs []slurmrest.QOSSpec) error
 	CreateAccounts(ctx context.Context, specs []slurmrest.AccountSpec) error
 	CreateUsers(ctx context.Context, specs []slurmrest.UserSpec) error
-	SetAssociations(ctx context.Context, specs []slurmrest.AssociationSpec) error
+	SetAssociationsKnown(ctx context.Context, specs []slurmrest.AssociationSpec, clustered func(string) bool) error
 	DeleteAssociations(ctx context.Context, f slurmrest.AssociationFilter) ([]string, error)
-	DeleteAccount(ctx context.Context, name string) error
-	DeleteQOS(ctx context.Context, name string) error
+	DeleteAccounts(ctx context.Context, names []string) error
+	DeleteQOSNames(ctx context.Context, names []string) error
 	AddCoordinators(ctx context.Context, account string, users []string) error
 	RemoveCoordinators(ctx context.Context, account string, users []string) error
 }
@@ -50,12 +52,26 @@ var (
 // ErrUnsupported: the slurmrest client cannot make this change.
 var ErrUnsupported = errors.New("not supported by the slurmrest client")
 
-// Adapter is reconcile.Cluster over slurmrestd.
+// Adapter is reconcile.Cluster over slurmrestd. Its writes may be called
+// concurrently (reconcile.Apply runs independent batches at once).
 type Adapter struct {
 	c Client
+	// assocs, when set, reads the associations instead of GET
+	// associations/ (ReadAssociationsFrom).
+	assocs   AssocReader
+	fallback func(err error) bool
+
+	mu sync.Mutex
 	// coordinators read by the last ReadState, per account (needed to
 	// write whole coordinator lists with SetAccounts).
 	lastAccounts map[string]slurmrest.Account
+	// clustered: accounts with their cluster association, from the last
+	// ReadState and the accounts created since (PutAssocs need not check
+	// them again).
+	clustered map[string]bool
+	// live: the user associations (account, user) the last ReadState
+	// found, partitioned ones included (DeleteAssocs batches with them).
+	live *liveAssocs
 }
 
 var _ reconcile.Cluster = (*Adapter)(nil)
@@ -63,7 +79,23 @@ var _ reconcile.Cluster = (*Adapter)(nil)
 // New returns an adapter over c.
 func New(c Client) *Adapter { return &Adapter{c: c} }
 
-// ReadState implements reconcile.Reader: three requests.
+// AssocReader reads a cluster's associations with each one's own QOS list
+// and default QOS (AssocDB).
+type AssocReader interface {
+	Associations(ctx context.Context, cluster string, qosName map[int]string) ([]slurmrest.Association, error)
+}
+
+// ReadAssociationsFrom makes ReadState read the associations from r
+// (slurmdbd's database) instead of slurmrestd. When r fails and fallback
+// is set and returns true for the error (after logging it, say), the read
+// goes to slurmrestd instead; otherwise ReadState fails.
+func (a *Adapter) ReadAssociationsFrom(r AssocReader, fallback func(err error) bool) *Adapter {
+	a.assocs, a.fallback = r, fallback
+	return a
+}
+
+// ReadState implements reconcile.Reader: three requests (two, and a
+// query of slurmdbd's database, with ReadAssociationsFrom).
 func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 	var st reconcile.State
 	qos, err := a.c.ListQOS(ctx)
@@ -77,12 +109,16 @@ func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 	if err != nil {
 		return st, err
 	}
-	assocs, err := a.c.ListAssociations(ctx, slurmrest.AssociationFilter{Clusters: []string{a.c.Cluster()}})
+	assocs, err := a.readAssocs(ctx, qos)
 	if err != nil {
 		return st, err
 	}
 	clustered := map[string]bool{}
+	live := newLiveAssocs()
 	for _, as := range assocs {
+		if as.User != "" {
+			live.add(reconcile.AssocKey{Account: as.Account, User: as.User})
+		}
 		if as.Partition != "" {
 			continue // gpubridge makes no per-partition associations and leaves the site's alone
 		}
@@ -95,7 +131,11 @@ func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 			IsDefault: as.IsDefault,
 		})
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.lastAccounts = map[string]slurmrest.Account{}
+	a.clustered = clustered
+	a.live = live
 	for _, ac := range accts {
 		if ac.Name == "root" || ac.Deleted {
 			continue
@@ -108,6 +148,27 @@ func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 		})
 	}
 	return st, nil
+}
+
+// readAssocs reads the cluster's associations: each association's own
+// settings (gpubridge writes its QOS lists and default QOS explicitly, so
+// nothing inherited is needed, and slurmdbd then skips a parent lookup per
+// account), from the database when one is set.
+func (a *Adapter) readAssocs(ctx context.Context, qos []slurmrest.QOS) ([]slurmrest.Association, error) {
+	if a.assocs != nil {
+		names := make(map[int]string, len(qos))
+		for _, q := range qos {
+			names[q.ID] = q.Name
+		}
+		as, err := a.assocs.Associations(ctx, a.c.Cluster(), names)
+		if err == nil {
+			return as, nil
+		}
+		if a.fallback == nil || !a.fallback(err) {
+			return nil, err
+		}
+	}
+	return a.c.ListAssociations(ctx, slurmrest.AssociationFilter{Clusters: []string{a.c.Cluster()}, Own: true})
 }
 
 func qosFromSlurm(q slurmrest.QOS) tenant.QOS {
@@ -161,12 +222,12 @@ func (a *Adapter) ActiveJobs(ctx context.Context, accounts []string) ([]reconcil
 	return out, nil
 }
 
-// PutQOS implements reconcile.Writer: one request (SetQOS may read the
-// QOS first to keep their preempt modes).
+// PutQOS implements reconcile.Writer: one request (SetQOS reads the QOS
+// first to keep the preempt modes of those it modifies).
 func (a *Adapter) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
 	specs := make([]slurmrest.QOSSpec, 0, len(qs))
 	for _, q := range qs {
-		s := slurmrest.QOSSpec{Name: q.Name, Description: q.Description, ClearGrpTRES: q.ClearTRES}
+		s := slurmrest.QOSSpec{Name: q.Name, Description: q.Description, ClearGrpTRES: q.ClearTRES, New: q.Create}
 		for _, k := range sortedKeys(q.GrpTRES) {
 			typ, name := slurmstr.ParseTRESKey(k)
 			s.GrpTRES = append(s.GrpTRES, slurmrest.TRES{Type: typ, Name: name, Count: q.GrpTRES[k]})
@@ -191,13 +252,25 @@ func (a *Adapter) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
 	return a.c.SetQOS(ctx, specs)
 }
 
-// CreateAccounts implements reconcile.Writer.
+// CreateAccounts implements reconcile.Writer: with distinct descriptions a
+// read and two requests, else one (slurmrest.Client.CreateAccounts).
 func (a *Adapter) CreateAccounts(ctx context.Context, accts []tenant.Account) error {
 	specs := make([]slurmrest.AccountSpec, 0, len(accts))
 	for _, ac := range accts {
 		specs = append(specs, slurmrest.AccountSpec{Name: ac.Name, Description: ac.Description, Organization: ac.Organization, Parent: "root"})
 	}
-	return a.c.CreateAccounts(ctx, specs)
+	if err := a.c.CreateAccounts(ctx, specs); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.clustered == nil {
+		a.clustered = map[string]bool{}
+	}
+	for _, ac := range accts {
+		a.clustered[ac.Name] = true
+	}
+	return nil
 }
 
 // ModifyAccounts implements reconcile.Writer; it needs the client's
@@ -215,6 +288,8 @@ func (a *Adapter) ModifyAccounts(ctx context.Context, accts []tenant.Account) er
 	// SetAccounts writes the whole coordinator list: take it from the last
 	// ReadState (kept current by AddCoordinators/RemoveCoordinators), or
 	// read it when an account is not known from there.
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	known := a.lastAccounts
 	for _, ac := range accts {
 		if _, ok := known[ac.Name]; !ok {
@@ -260,13 +335,17 @@ func (a *Adapter) SetDefaultAccounts(ctx context.Context, us []tenant.User) erro
 }
 
 // PutAssocs implements reconcile.Writer: one request (plus the client's
-// check that the accounts have their cluster association).
+// check that the accounts have their cluster association, for accounts
+// neither the last ReadState nor CreateAccounts saw with one).
 func (a *Adapter) PutAssocs(ctx context.Context, as []tenant.Assoc) error {
 	specs := make([]slurmrest.AssociationSpec, 0, len(as))
 	for _, x := range as {
 		specs = append(specs, slurmrest.AssociationSpec{Account: x.Account, User: x.User, QOS: slices.Clone(x.QOS), DefaultQOS: x.DefaultQOS})
 	}
-	return a.c.SetAssociations(ctx, specs)
+	a.mu.Lock()
+	known := maps.Clone(a.clustered)
+	a.mu.Unlock()
+	return a.c.SetAssociationsKnown(ctx, specs, func(acct string) bool { return known[acct] })
 }
 
 // AddCoordinators implements reconcile.Writer.
@@ -280,6 +359,8 @@ func (a *Adapter) RemoveCoordinators(ctx context.Context, cs []tenant.Coord) err
 }
 
 func (a *Adapter) coordinators(ctx context.Context, cs []tenant.Coord, add bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	byAcct := map[string][]string{}
 	var order []string
 	for _, c := range cs {
@@ -336,44 +417,77 @@ func (a *Adapter) coordinators(ctx context.Context, cs []tenant.Coord, add bool)
 	return nil
 }
 
-// DeleteAssocs implements reconcile.Writer: one request per run of
-// associations of the same account, in the order given (a user's default
-// association comes last).
+// DeleteAssocs implements reconcile.Writer with few requests.
+// DELETE associations/ takes a filter, accounts x users, and removes every
+// association in that cross product; so the keys are grouped into batches
+// whose cross product holds no live association that is to stay (checked
+// against the last ReadState): deleting whole tenants' users is one
+// request. Slurm refuses (error 7009) a request that removes a user's
+// default association but not all of the user's associations, so the
+// associations of a user who loses all of them go in one batch (a user
+// who keeps one has been given another default first: SetDefaultAccounts).
+// Without a ReadState it sends one request per account, in the order
+// given (a user's default association last).
 func (a *Adapter) DeleteAssocs(ctx context.Context, ks []reconcile.AssocKey) error {
-	for i := 0; i < len(ks); {
-		j := i
-		var users []string
-		for j < len(ks) && ks[j].Account == ks[i].Account {
-			users = append(users, ks[j].User)
-			j++
-		}
-		f := slurmrest.AssociationFilter{Clusters: []string{a.c.Cluster()}, Accounts: []string{ks[i].Account}, Users: users}
+	a.mu.Lock()
+	live := a.live
+	a.mu.Unlock()
+	var batches []assocBatch
+	if live == nil {
+		batches = byAccountRuns(ks)
+	} else {
+		batches = live.batches(ks, maxBatchNames)
+	}
+	// A batch Slurm refuses does not stop the others (they are disjoint);
+	// its keys are reported as not written (*slurmrest.PipelineError).
+	pe := &slurmrest.PipelineError{Op: "delete user associations", Objects: len(ks)}
+	for _, b := range batches {
+		f := slurmrest.AssociationFilter{Clusters: []string{a.c.Cluster()}, Accounts: b.accounts, Users: b.users}
 		if _, err := a.c.DeleteAssociations(ctx, f); err != nil {
-			return err
+			var se *slurmrest.SlurmError
+			if !errors.As(err, &se) {
+				return err // Slurm's answer never came: stop
+			}
+			for _, k := range b.keys {
+				pe.Failed = append(pe.Failed, k.String())
+			}
+			pe.Errs = append(pe.Errs, fmt.Errorf("delete the associations of user(s) %s under account(s) %s: %w", list(b.users), list(b.accounts), err))
+			continue
 		}
-		i = j
+		if live != nil {
+			a.mu.Lock()
+			for _, k := range b.keys {
+				live.remove(k)
+			}
+			a.mu.Unlock()
+		}
+	}
+	if len(pe.Failed) > 0 {
+		return pe
 	}
 	return nil
 }
 
-// DeleteAccounts implements reconcile.Writer: one request per account.
+// maxBatchNames bounds the names in one DELETE associations/ query.
+const maxBatchNames = 800
+
+func list(names []string) string {
+	if len(names) <= 4 {
+		return strings.Join(names, ",")
+	}
+	return fmt.Sprintf("%s,... (%d)", strings.Join(names[:4], ","), len(names))
+}
+
+// DeleteAccounts implements reconcile.Writer: one request per account
+// (the API has no bulk delete), pipelined.
 func (a *Adapter) DeleteAccounts(ctx context.Context, names []string) error {
-	for _, n := range names {
-		if err := a.c.DeleteAccount(ctx, n); err != nil {
-			return err
-		}
-	}
-	return nil
+	return a.c.DeleteAccounts(ctx, names)
 }
 
-// DeleteQOS implements reconcile.Writer: one request per QOS.
+// DeleteQOS implements reconcile.Writer: one request per QOS (the API has
+// no bulk delete), pipelined.
 func (a *Adapter) DeleteQOS(ctx context.Context, names []string) error {
-	for _, n := range names {
-		if err := a.c.DeleteQOS(ctx, n); err != nil {
-			return err
-		}
-	}
-	return nil
+	return a.c.DeleteQOSNames(ctx, names)
 }
 
 // GPUTypes returns the GPU types the cluster tracks: the typed gres/gpu

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,7 +36,7 @@ func (c *client) ListAccounts(context.Context) ([]slurmrest.Account, error) {
 	return c.accts, nil
 }
 func (c *client) ListAssociations(_ context.Context, f slurmrest.AssociationFilter) ([]slurmrest.Association, error) {
-	c.calls = append(c.calls, fmt.Sprintf("ListAssociations %v", f.Clusters))
+	c.calls = append(c.calls, fmt.Sprintf("ListAssociations %v own=%v", f.Clusters, f.Own))
 	return c.assocs, nil
 }
 func (c *client) ListJobs(_ context.Context, f slurmrest.JobFilter) ([]slurmrest.Job, error) {
@@ -56,20 +57,26 @@ func (c *client) CreateUsers(_ context.Context, s []slurmrest.UserSpec) error {
 	c.calls = append(c.calls, fmt.Sprintf("CreateUsers %v", s))
 	return nil
 }
-func (c *client) SetAssociations(_ context.Context, s []slurmrest.AssociationSpec) error {
-	c.calls = append(c.calls, fmt.Sprintf("SetAssociations %v", s))
+func (c *client) SetAssociationsKnown(_ context.Context, s []slurmrest.AssociationSpec, clustered func(string) bool) error {
+	var unknown []string
+	for _, x := range s {
+		if !clustered(x.Account) && !slices.Contains(unknown, x.Account) {
+			unknown = append(unknown, x.Account)
+		}
+	}
+	c.calls = append(c.calls, fmt.Sprintf("SetAssociations %v unchecked=%v", s, unknown))
 	return nil
 }
 func (c *client) DeleteAssociations(_ context.Context, f slurmrest.AssociationFilter) ([]string, error) {
 	c.calls = append(c.calls, fmt.Sprintf("DeleteAssociations %v %v %v", f.Clusters, f.Accounts, f.Users))
 	return nil, nil
 }
-func (c *client) DeleteAccount(_ context.Context, n string) error {
-	c.calls = append(c.calls, "DeleteAccount "+n)
+func (c *client) DeleteAccounts(_ context.Context, n []string) error {
+	c.calls = append(c.calls, fmt.Sprintf("DeleteAccounts %v", n))
 	return nil
 }
-func (c *client) DeleteQOS(_ context.Context, n string) error {
-	c.calls = append(c.calls, "DeleteQOS "+n)
+func (c *client) DeleteQOSNames(_ context.Context, n []string) error {
+	c.calls = append(c.calls, fmt.Sprintf("DeleteQOSNames %v", n))
 	return nil
 }
 func (c *client) AddCoordinators(_ context.Context, a string, u []string) error {
@@ -129,7 +136,7 @@ func TestReadState(t *testing.T) {
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"ListQOS", "ListAccounts", "ListAssociations [testbed]"}, c.calls); diff != "" {
+	if diff := cmp.Diff([]string{"ListQOS", "ListAccounts", "ListAssociations [testbed] own=true"}, c.calls); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }
@@ -146,10 +153,10 @@ func TestPutQOSBlocking(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []slurmrest.QOSSpec{
-		{Name: "new", GrpTRES: []slurmrest.TRES{slurmrest.GPU("h100", 2)}},
+		{Name: "new", GrpTRES: []slurmrest.TRES{slurmrest.GPU("h100", 2)}, New: true},
 		{Name: "gone", MaxSubmitPerUser: slurmrest.LimitOf(0)},
 		{Name: "back", GrpTRES: []slurmrest.TRES{{Type: "cpu", Count: 4}}, ClearGrpTRES: []string{"gres/gpu:h100"}, MaxSubmitPerUser: slurmrest.Unlimited()},
-		{Name: "ondemand"},
+		{Name: "ondemand", New: true},
 	}
 	if diff := cmp.Diff(want, c.specs); diff != "" {
 		t.Errorf("specs (-want +got):\n%s", diff)
@@ -194,8 +201,7 @@ func TestWritesMapping(t *testing.T) {
 		"DeleteAssociations [testbed] [acme] [alice]",
 		"AddCoordinators acme [alice bob]",
 		"AddCoordinators globex [carol]",
-		"DeleteAccount x",
-		"DeleteAccount y",
+		"DeleteAccounts [x y]",
 		"CreateUsers [{alice globex}]",
 	}
 	if diff := cmp.Diff(want, c.calls); diff != "" {
