@@ -4,12 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 )
 
 // ErrConflict: a Slurm object that gpubridge does not own is in the way.
 var ErrConflict = errors.New("conflict with Slurm objects not managed by gpubridge")
+
+// ErrPartial: Slurm refused some tenants' changes; the others were
+// applied (Outcome.Failed says which and why).
+var ErrPartial = errors.New("some changes were refused by Slurm")
 
 // Compute reads the cluster (three bulk reads, plus one read of jobs when
 // something is to be removed) and returns the plan for tenants, without a
@@ -49,46 +56,370 @@ func ComputeWith(ctx context.Context, r Reader, tenants []tenant.Tenant, n tenan
 	return Diff(in), nil
 }
 
-// Apply makes the plan's changes in dependency order, one batch per kind
-// of change: QOS first (associations name them), then accounts, users,
-// associations and coordinators, then removals (accounts with their associations first, so that a
-// user's default association goes last). It
-// stops at the first failed batch; what was done stays done, and the next
-// plan shows what is left. A plan with conflicts, or refused by its delete
-// policy, is refused whole.
+// Refusal is what a Writer's error implements when Slurm refused the
+// batch because of what it holds (nothing of the batch was written), as
+// opposed to a failure to reach Slurm. Apply then finds the tenants whose
+// objects are refused and applies the others' (see ApplyOutcome).
+// Concerning names the objects Slurm's errors mention, as the Writer
+// names them (a hint; may be empty).
+type Refusal interface {
+	error
+	Refused() bool
+	Concerning() []string
+}
+
+// PartlyWritten is what a Writer's error implements when it wrote the
+// batch with separate requests and some of them failed: NotWritten names
+// those objects (as the Writer names them); the others were written.
+type PartlyWritten interface {
+	error
+	NotWritten() []string
+}
+
+// Failure is a tenant's change that Slurm refused.
+type Failure struct {
+	// Tenant is the tenant the objects belong to; "" for an object of no
+	// one tenant (the shared on-demand QOS).
+	Tenant string `json:"tenant"`
+	// Step is the batch: "create or modify QOS".
+	Step string `json:"step"`
+	// Objects are the tenant's objects in that batch (at most a few).
+	Objects []string `json:"objects"`
+	// Error is Slurm's answer, short.
+	Error string `json:"error"`
+}
+
+func (f Failure) String() string {
+	who := "tenant " + f.Tenant
+	if f.Tenant == "" {
+		who = "shared objects"
+	}
+	return fmt.Sprintf("%s: %s (%s): %s", who, f.Step, strings.Join(f.Objects, ", "), f.Error)
+}
+
+// Outcome is what an apply did besides the plan's changes.
+type Outcome struct {
+	// Failed are the tenants whose changes Slurm refused, one entry each
+	// (the first refusal); their later changes were held back, everything
+	// else was applied. The next plan shows what is left.
+	Failed []Failure `json:"failed,omitempty"`
+}
+
+// FailedTenant reports whether a tenant's changes failed or were held back.
+func (o Outcome) FailedTenant(name string) bool {
+	return slices.ContainsFunc(o.Failed, func(f Failure) bool { return f.Tenant == name })
+}
+
+// Err is nil, or ErrPartial listing the failures (a few of them).
+func (o Outcome) Err() error {
+	if len(o.Failed) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tenant(s) could not be changed; everything else was applied, and the next apply retries:", len(o.Failed))
+	for i, f := range o.Failed {
+		if i == maxReported {
+			fmt.Fprintf(&b, "\n  - and %d more", len(o.Failed)-i)
+			break
+		}
+		b.WriteString("\n  - ")
+		b.WriteString(f.String())
+	}
+	return fmt.Errorf("%w: %s", ErrPartial, b.String())
+}
+
+const maxReported = 10
+
+// Apply makes the plan's changes (ApplyOutcome) and returns its error:
+// nil, a failure to reach Slurm, or ErrPartial.
 func Apply(ctx context.Context, w Writer, p *Plan) error {
-	if err := p.Err(); err != nil {
+	o, err := ApplyOutcome(ctx, w, p)
+	if err != nil {
 		return err
 	}
-	steps := []struct {
-		what string
-		n    int
-		do   func() error
-	}{
-		{"create or modify QOS", len(p.w.qos), func() error { return w.PutQOS(ctx, p.w.qos) }},
-		{"create accounts", len(p.w.createAccts), func() error { return w.CreateAccounts(ctx, p.w.createAccts) }},
-		{"create users", len(p.w.createUsers), func() error { return w.CreateUsers(ctx, p.w.createUsers) }},
-		{"create or modify user associations", len(p.w.putAssocs), func() error { return w.PutAssocs(ctx, p.w.putAssocs) }},
-		{"change default accounts", len(p.w.setDefaults), func() error { return w.SetDefaultAccounts(ctx, p.w.setDefaults) }},
-		{"add coordinators", len(p.w.addCoords), func() error { return w.AddCoordinators(ctx, p.w.addCoords) }},
-		{"remove coordinators", len(p.w.removeCoords), func() error { return w.RemoveCoordinators(ctx, p.w.removeCoords) }},
-		{"delete accounts", len(p.w.deleteAccts), func() error { return w.DeleteAccounts(ctx, p.w.deleteAccts) }},
-		{"delete user associations", len(p.w.deleteAssocs), func() error { return w.DeleteAssocs(ctx, p.w.deleteAssocs) }},
-		{"delete QOS", len(p.w.deleteQOS), func() error { return w.DeleteQOS(ctx, p.w.deleteQOS) }},
+	return o.Err()
+}
+
+// ApplyOutcome makes the plan's changes in dependency order, one batch
+// per kind of change, in stages whose batches are independent and are
+// sent at once:
+//
+//  1. QOS (associations name them), accounts with their cluster
+//     associations, and user records (they depend on nothing; the
+//     largest batch, so it starts first);
+//  2. user associations (they need the accounts and QOS; Slurm needs no
+//     user record for one);
+//  3. default accounts, then coordinators (they need the users);
+//  4. removals: user associations (a user's in one request when the user
+//     loses them all), then accounts;
+//  5. QOS removals;
+//  6. descriptions and organizations of existing accounts (nothing depends
+//     on them).
+//
+// A batch Slurm refuses (a Refusal: nothing of it was written) is split by
+// tenant and sent again until the refused tenants are found; their
+// changes, in that batch and in the later stages, are held back and
+// reported in Outcome.Failed, and everything else is applied. Any other
+// failure (slurmrestd unreachable, a timeout) stops the apply at the end
+// of its stage and is returned; what was done stays done, and the next
+// plan shows what is left. A plan with conflicts, or refused by its
+// delete policy, is refused whole.
+func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
+	var out Outcome
+	if err := p.Err(); err != nil {
+		return out, err
+	}
+	qosOwnerOf := func(name string) string {
+		if name == p.naming.OnDemandQOS {
+			return ""
+		}
+		o := qosOwner(p.naming, name)
+		return o
+	}
+	x := &p.w
+	stages := [][]step{
+		{
+			mkStep("create or modify QOS", x.qos, func(q QOSWrite) (string, string) { return qosOwnerOf(q.Name), q.Name }, w.PutQOS),
+			mkStep("create accounts", x.createAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.CreateAccounts),
+			mkStep("create users", x.createUsers, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.CreateUsers),
+		},
+		{mkStep("create or modify user associations", x.putAssocs, func(a tenant.Assoc) (string, string) { return a.Account, a.User }, w.PutAssocs)},
+		{mkStep("change default accounts", x.setDefaults, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.SetDefaultAccounts)},
+		{mkStep("add coordinators", x.addCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.AddCoordinators)},
+		{mkStep("remove coordinators", x.removeCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.RemoveCoordinators)},
+		{mkStep("delete user associations", x.deleteAssocs, func(k AssocKey) (string, string) { return k.Account, k.String() }, w.DeleteAssocs)},
+		{mkStep("delete accounts", x.deleteAccts, func(n string) (string, string) { return n, n }, w.DeleteAccounts)},
+		{mkStep("delete QOS", x.deleteQOS, func(n string) (string, string) { return qosOwnerOf(n), n }, w.DeleteQOS)},
 		// Last: nothing depends on descriptions, and a client that cannot
 		// change them must not hold back the rest.
-		{"modify accounts", len(p.w.modifyAccts), func() error { return w.ModifyAccounts(ctx, p.w.modifyAccts) }},
+		{mkStep("modify accounts", x.modifyAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.ModifyAccounts)},
 	}
-	for _, s := range steps {
-		if s.n == 0 {
-			continue
+	blocked := map[string]bool{}
+	for _, st := range stages {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			fatal []error
+		)
+		for _, s := range st {
+			idx := s.pending(blocked)
+			if len(idx) == 0 {
+				continue
+			}
+			wg.Add(1)
+			go func(s step, idx []int) {
+				defer wg.Done()
+				fails, err := s.run(ctx, idx)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					fatal = append(fatal, fmt.Errorf("apply: %s (%d): %w", s.what, len(idx), err))
+				}
+				out.Failed = append(out.Failed, fails...)
+			}(s, idx)
+		}
+		wg.Wait()
+		for _, f := range out.Failed {
+			blocked[f.Tenant] = true
+		}
+		if len(fatal) > 0 {
+			return out, errors.Join(fatal...)
+		}
+	}
+	out.Failed = firstPerTenant(out.Failed)
+	return out, nil
+}
+
+// firstPerTenant keeps each tenant's first failure, tenants sorted.
+func firstPerTenant(fs []Failure) []Failure {
+	var out []Failure
+	for _, f := range fs {
+		if !slices.ContainsFunc(out, func(g Failure) bool { return g.Tenant == f.Tenant }) {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Failure) int { return strings.Compare(a.Tenant, b.Tenant) })
+	return out
+}
+
+// step is one batch: n objects, each with the tenant it belongs to and
+// the name a Writer's errors use for it.
+type step struct {
+	what  string
+	n     int
+	owner func(i int) string
+	name  func(i int) string
+	send  func(ctx context.Context, idx []int) error
+}
+
+func mkStep[T any](what string, items []T, id func(T) (owner, name string), write func(context.Context, []T) error) step {
+	return step{
+		what:  what,
+		n:     len(items),
+		owner: func(i int) string { o, _ := id(items[i]); return o },
+		name:  func(i int) string { _, n := id(items[i]); return n },
+		send: func(ctx context.Context, idx []int) error {
+			batch := make([]T, len(idx))
+			for j, i := range idx {
+				batch[j] = items[i]
+			}
+			return write(ctx, batch)
+		},
+	}
+}
+
+// pending are the objects whose tenant is not blocked.
+func (s step) pending(blocked map[string]bool) []int {
+	var idx []int
+	for i := range s.n {
+		if !blocked[s.owner(i)] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// run writes the objects at idx. A Refusal is narrowed down by tenant
+// (isolate); a PartlyWritten names what failed; any other error is
+// returned (the apply stops).
+func (s step) run(ctx context.Context, idx []int) ([]Failure, error) {
+	err := s.send(ctx, idx)
+	if err == nil {
+		return nil, nil
+	}
+	var pw PartlyWritten
+	if errors.As(err, &pw) {
+		return s.notWritten(idx, pw), nil
+	}
+	var ref Refusal
+	if !errors.As(err, &ref) || !ref.Refused() {
+		return nil, err
+	}
+	return s.isolate(ctx, idx, ref)
+}
+
+// notWritten turns a PartlyWritten into failures of the objects' tenants.
+func (s step) notWritten(idx []int, pw PartlyWritten) []Failure {
+	failed := map[string]bool{}
+	for _, n := range pw.NotWritten() {
+		failed[n] = true
+	}
+	byOwner := map[string][]string{}
+	var owners []string
+	for _, i := range idx {
+		if n := s.name(i); failed[n] {
+			o := s.owner(i)
+			if _, ok := byOwner[o]; !ok {
+				owners = append(owners, o)
+			}
+			byOwner[o] = append(byOwner[o], n)
+		}
+	}
+	var out []Failure
+	for _, o := range owners {
+		out = append(out, Failure{Tenant: o, Step: s.what, Objects: firstNames(byOwner[o]), Error: short(pw.Error())})
+	}
+	if len(out) == 0 { // names that match nothing: every tenant of the batch is in doubt
+		for _, o := range s.owners(idx) {
+			out = append(out, Failure{Tenant: o, Step: s.what, Objects: firstNames(s.namesOf(idx, o)), Error: short(pw.Error())})
+		}
+	}
+	return out
+}
+
+// isolate finds the tenants whose objects Slurm refuses in a batch that
+// was refused whole: it sends the batch again split by tenant, the
+// tenants Slurm's errors mention apart from the others, else in halves,
+// until each refused part is one tenant's. Each retry is one request;
+// a batch with one refused tenant among n takes about 2 log2(n) of them.
+func (s step) isolate(ctx context.Context, idx []int, ref Refusal) ([]Failure, error) {
+	owners := s.owners(idx)
+	if len(owners) == 1 {
+		return []Failure{{Tenant: owners[0], Step: s.what, Objects: firstNames(s.namesOf(idx, owners[0])), Error: short(ref.Error())}}, nil
+	}
+	hint := map[string]bool{}
+	for _, n := range ref.Concerning() {
+		hint[n] = true
+	}
+	suspect := map[string]bool{}
+	for _, i := range idx {
+		if hint[s.name(i)] {
+			suspect[s.owner(i)] = true
+		}
+	}
+	var parts [][]string
+	if len(suspect) > 0 && len(suspect) < len(owners) {
+		var a, b []string
+		for _, o := range owners {
+			if suspect[o] {
+				a = append(a, o)
+			} else {
+				b = append(b, o)
+			}
+		}
+		parts = [][]string{a, b}
+	} else {
+		parts = [][]string{owners[:len(owners)/2], owners[len(owners)/2:]}
+	}
+	var out []Failure
+	for _, part := range parts {
+		in := map[string]bool{}
+		for _, o := range part {
+			in[o] = true
+		}
+		var sub []int
+		for _, i := range idx {
+			if in[s.owner(i)] {
+				sub = append(sub, i)
+			}
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return out, err
 		}
-		if err := s.do(); err != nil {
-			return fmt.Errorf("apply: %s (%d): %w", s.what, s.n, err)
+		fails, err := s.run(ctx, sub)
+		out = append(out, fails...)
+		if err != nil {
+			return out, err
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// owners are the distinct tenants of the objects at idx, sorted.
+func (s step) owners(idx []int) []string {
+	var out []string
+	for _, i := range idx {
+		if o := s.owner(i); !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s step) namesOf(idx []int, owner string) []string {
+	var out []string
+	for _, i := range idx {
+		if s.owner(i) == owner {
+			out = append(out, s.name(i))
+		}
+	}
+	return out
+}
+
+func firstNames(ns []string) []string {
+	if len(ns) <= 3 {
+		return ns
+	}
+	return append(slices.Clone(ns[:3]), fmt.Sprintf("and %d more", len(ns)-3))
+}
+
+func short(s string) string {
+	if len(s) > 500 {
+		return s[:500] + "..."
+	}
+	return s
 }

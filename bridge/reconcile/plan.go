@@ -97,7 +97,10 @@ type Plan struct {
 	// allows (see DeletePolicy): refused unless Allowed.
 	MassDelete *MassDelete `json:"massDelete,omitempty"`
 
-	w writes
+	w      writes
+	naming tenant.Naming
+	// liveTRES is the GrpTRES of each QOS in Slurm when the plan was made.
+	liveTRES map[string]tenant.TRES
 }
 
 // Empty reports whether applying the plan would change nothing in Slurm.
@@ -176,7 +179,7 @@ func NeedJobs(in Input) []string {
 
 // Diff compares the tenants with the cluster. It is pure.
 func Diff(in Input) *Plan {
-	p := Plan{Changes: []Change{}}
+	p := Plan{Changes: []Change{}, naming: in.Naming}
 	plan(in, &p)
 	return &p
 }
@@ -236,8 +239,10 @@ func plan(in Input, p *Plan) []string {
 
 	// QOS.
 	liveQOS := map[string]tenant.QOS{}
+	p.liveTRES = map[string]tenant.TRES{}
 	for _, q := range in.State.QOS {
 		liveQOS[q.Name] = q
+		p.liveTRES[q.Name] = q.GrpTRES
 	}
 	wantQOS := map[string]bool{}
 	for _, q := range want.QOS {
@@ -455,8 +460,14 @@ func plan(in Input, p *Plan) []string {
 		}
 		removedAssoc[k] = true
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindUser, Name: k.String()})
+		// Also the associations of accounts being removed: deleted first,
+		// in few requests, so that a user who loses all of them loses them
+		// in one (Slurm refuses to remove a user's default association
+		// while others remain, error 7009, which removing the accounts one
+		// by one would do).
+		p.w.deleteAssocs = append(p.w.deleteAssocs, k)
 		if !removingAcct[a.Account] {
-			p.w.deleteAssocs = append(p.w.deleteAssocs, k) // an account's removal takes its associations along
+			del.assocs++
 		}
 	}
 	for _, a := range in.State.Assocs {
@@ -464,7 +475,6 @@ func plan(in Input, p *Plan) []string {
 			del.assocsAll++
 		}
 	}
-	del.assocs = len(p.w.deleteAssocs)
 	// A user losing their default account gets another of their
 	// associations as default (Slurm refuses to remove a default
 	// association while others remain).

@@ -415,8 +415,8 @@ func TestApplyStopsAtFirstFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "apply: create accounts (1): fake: CreateAccounts failed") {
 		t.Fatalf("err = %v", err)
 	}
-	if cl.Writes != 2 {
-		t.Errorf("writes = %d; want 2 (QOS, then the failed accounts batch)", cl.Writes)
+	if cl.Writes != 3 {
+		t.Errorf("writes = %d; want 3 (the first stage: QOS, users and the failed accounts batch; nothing after it)", cl.Writes)
 	}
 	cl.FailOn = ""
 	mustApply(t, cl, []tenant.Tenant{acme()})

@@ -63,32 +63,70 @@ type Result struct {
 	GuardWritten bool
 	// Removed are tenants dropped from the store (deletion finished).
 	Removed []string
+	// Failed are the tenants whose changes Slurm refused (Outcome.Failed).
+	Failed []Failure
 }
 
 // Apply makes p's changes, then writes the guard data file for the
 // tenants that remain and drops the tenants whose deletion finished. The
 // guard file is written only after Slurm accepted the changes, so that a
-// GPU type is never allowed before its limit exists.
+// GPU type is never allowed before its limit exists: a tenant whose
+// changes Slurm refused keeps in it only the GPU types whose limits Slurm
+// held when the plan was made. A tenant is dropped from the store only
+// when all its Slurm objects are gone. When Slurm refused some tenants'
+// changes, the rest is applied and the error is ErrPartial; when Slurm
+// could not be reached, the guard file and the store are left alone.
 func (r *Reconciler) Apply(ctx context.Context, p *Plan, ts []tenant.Tenant) (Result, error) {
 	var res Result
-	if err := Apply(ctx, r.Cluster, p); err != nil {
+	out, err := ApplyOutcome(ctx, r.Cluster, p)
+	res.Failed = out.Failed
+	if err != nil {
 		return res, err
 	}
-	remaining := slices.DeleteFunc(slices.Clone(ts), func(t tenant.Tenant) bool { return slices.Contains(p.Removed, t.Name) })
+	removed := slices.DeleteFunc(slices.Clone(p.Removed), out.FailedTenant)
+	remaining := slices.DeleteFunc(slices.Clone(ts), func(t tenant.Tenant) bool { return slices.Contains(removed, t.Name) })
 	if r.WriteGuard != nil {
-		w, err := r.WriteGuard(tenant.GuardFor(remaining, r.Naming))
+		w, err := r.WriteGuard(tenant.GuardFor(p.guardTenants(remaining, out), r.Naming))
 		if err != nil {
 			return res, err
 		}
 		res.GuardWritten = w
 	}
-	if len(p.Removed) > 0 {
-		if err := r.Store.Remove(ctx, r.Actor, p.Removed); err != nil {
-			return res, fmt.Errorf("slurm objects of %v are gone, but: %w", p.Removed, err)
+	if len(removed) > 0 {
+		if err := r.Store.Remove(ctx, r.Actor, removed); err != nil {
+			return res, fmt.Errorf("slurm objects of %v are gone, but: %w", removed, err)
 		}
-		res.Removed = p.Removed
+		res.Removed = removed
 	}
-	return res, nil
+	return res, out.Err()
+}
+
+// guardTenants are the tenants as the guard table may show them: a tenant
+// whose changes failed may use only the GPU types whose limits its QOS
+// held in Slurm when the plan was read (with those limits), none when its
+// QOS did not exist.
+func (p *Plan) guardTenants(ts []tenant.Tenant, out Outcome) []tenant.Tenant {
+	if len(out.Failed) == 0 {
+		return ts
+	}
+	res := make([]tenant.Tenant, 0, len(ts))
+	for _, t := range ts {
+		if !out.FailedTenant(t.Name) {
+			res = append(res, t)
+			continue
+		}
+		t = t.Clone()
+		live := p.liveTRES[p.naming.QOSName(t.Name)]
+		gpus := tenant.Quota{}
+		for typ := range t.GPUs {
+			if n, ok := live[tenant.GPUTRES(typ)]; ok {
+				gpus[typ] = n
+			}
+		}
+		t.GPUs = gpus
+		res = append(res, t)
+	}
+	return res
 }
 
 // Name implements the daemon's Job.
@@ -111,6 +149,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		log.Info("reconcile waiting", "kind", w.Kind, "name", w.Name, "running", w.Running, "pending", w.Pending)
 	}
 	res, err := r.Apply(ctx, p, ts)
+	for _, f := range res.Failed {
+		log.Warn("reconcile refused by Slurm", "tenant", f.Tenant, "step", f.Step, "objects", f.Objects, "error", f.Error)
+	}
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package reconciletest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,8 +21,14 @@ type Cluster struct {
 	users  map[string]string // user -> default account
 	// Jobs are returned by ActiveJobs (filtered by account).
 	Jobs []reconcile.JobCount
-	// FailOn makes the named Writer method fail (error injection).
+	// FailOn makes the named Writer method fail as an unreachable
+	// slurmrestd would (error injection: not a Refusal, the apply stops).
 	FailOn string
+	// Refuse makes any batch holding one of these objects (named as
+	// reconcile names them: a QOS, account or user name, "user (account)"
+	// for an association to delete) be refused whole, as Slurm refuses a
+	// request, with the value as Slurm's message.
+	Refuse map[string]string
 
 	Reads, Writes int
 }
@@ -129,28 +134,74 @@ func (c *Cluster) ActiveJobs(ctx context.Context, accounts []string) ([]reconcil
 	return out, nil
 }
 
-func (c *Cluster) write(method string) error {
+func (c *Cluster) write(method string, names ...string) error {
 	c.init()
 	c.Writes++
 	if c.FailOn == method {
 		return fmt.Errorf("fake: %s failed (injected)", method)
 	}
+	for _, n := range names {
+		if msg, ok := c.Refuse[n]; ok {
+			return Refusal{Msg: fmt.Sprintf("fake: %s refused: %s", method, msg), Objects: []string{n}}
+		}
+	}
 	return nil
+}
+
+// Refusal is the fake's reconcile.Refusal: Slurm refused a batch whole.
+type Refusal struct {
+	Msg     string
+	Objects []string
+}
+
+func (r Refusal) Error() string        { return r.Msg }
+func (r Refusal) Refused() bool        { return true }
+func (r Refusal) Concerning() []string { return r.Objects }
+func refuse(objects []string, format string, a ...any) error {
+	return Refusal{Msg: "fake: " + fmt.Sprintf(format, a...), Objects: objects}
+}
+
+// Partial is the fake's reconcile.PartlyWritten: a pipelined delete of
+// which some requests failed.
+type Partial struct {
+	Msgs   []string
+	Failed []string
+}
+
+func (p Partial) Error() string        { return strings.Join(p.Msgs, "; ") }
+func (p Partial) NotWritten() []string { return p.Failed }
+
+func (p *Partial) add(name, format string, a ...any) {
+	p.Failed = append(p.Failed, name)
+	p.Msgs = append(p.Msgs, "fake: "+fmt.Sprintf(format, a...))
+}
+
+func (p *Partial) err() error {
+	if len(p.Failed) == 0 {
+		return nil
+	}
+	return *p
 }
 
 // PutQOS implements reconcile.Writer.
 func (c *Cluster) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("PutQOS"); err != nil {
+	var names []string
+	for _, w := range qs {
+		names = append(names, w.Name)
+	}
+	if err := c.write("PutQOS", names...); err != nil {
 		return err
 	}
 	for _, w := range qs {
 		for _, v := range w.GrpTRES {
 			if v < 0 {
-				return errors.New("fake: negative TRES count")
+				return refuse([]string{w.Name}, "negative TRES count")
 			}
 		}
+	}
+	for _, w := range qs {
 		q, ok := c.qos[w.Name]
 		if !ok {
 			q = tenant.QOS{Name: w.Name, GrpTRES: tenant.TRES{}}
@@ -171,7 +222,11 @@ func (c *Cluster) PutQOS(ctx context.Context, qs []reconcile.QOSWrite) error {
 func (c *Cluster) CreateAccounts(ctx context.Context, as []tenant.Account) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("CreateAccounts"); err != nil {
+	var names []string
+	for _, a := range as {
+		names = append(names, a.Name)
+	}
+	if err := c.write("CreateAccounts", names...); err != nil {
 		return err
 	}
 	for _, a := range as {
@@ -188,14 +243,20 @@ func (c *Cluster) CreateAccounts(ctx context.Context, as []tenant.Account) error
 func (c *Cluster) ModifyAccounts(ctx context.Context, as []tenant.Account) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("ModifyAccounts"); err != nil {
+	var names []string
+	for _, a := range as {
+		names = append(names, a.Name)
+	}
+	if err := c.write("ModifyAccounts", names...); err != nil {
 		return err
 	}
 	for _, a := range as {
-		old, ok := c.accts[a.Name]
-		if !ok {
-			return fmt.Errorf("fake: account %s does not exist", a.Name)
+		if _, ok := c.accts[a.Name]; !ok {
+			return refuse([]string{a.Name}, "account %s does not exist", a.Name)
 		}
+	}
+	for _, a := range as {
+		old := c.accts[a.Name]
 		old.Description, old.Organization = a.Description, a.Organization
 	}
 	return nil
@@ -205,11 +266,17 @@ func (c *Cluster) ModifyAccounts(ctx context.Context, as []tenant.Account) error
 func (c *Cluster) CreateUsers(ctx context.Context, us []tenant.User) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("CreateUsers"); err != nil {
+	var names []string
+	for _, u := range us {
+		names = append(names, u.Name)
+	}
+	if err := c.write("CreateUsers", names...); err != nil {
 		return err
 	}
 	for _, u := range us {
-		c.users[u.Name] = u.DefaultAccount
+		if _, ok := c.users[u.Name]; !ok {
+			c.users[u.Name] = u.DefaultAccount
+		}
 	}
 	return nil
 }
@@ -218,8 +285,17 @@ func (c *Cluster) CreateUsers(ctx context.Context, us []tenant.User) error {
 func (c *Cluster) SetDefaultAccounts(ctx context.Context, us []tenant.User) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("SetDefaultAccounts"); err != nil {
+	var names []string
+	for _, u := range us {
+		names = append(names, u.Name)
+	}
+	if err := c.write("SetDefaultAccounts", names...); err != nil {
 		return err
+	}
+	for _, u := range us {
+		if _, ok := c.assocs[reconcile.AssocKey{Account: u.DefaultAccount, User: u.Name}]; !ok {
+			return refuse([]string{u.Name}, "user %s has no association with %s to make its default", u.Name, u.DefaultAccount)
+		}
 	}
 	for _, u := range us {
 		c.users[u.Name] = u.DefaultAccount
@@ -231,24 +307,32 @@ func (c *Cluster) SetDefaultAccounts(ctx context.Context, us []tenant.User) erro
 func (c *Cluster) PutAssocs(ctx context.Context, as []tenant.Assoc) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("PutAssocs"); err != nil {
+	var names []string
+	for _, a := range as {
+		names = append(names, a.User)
+	}
+	if err := c.write("PutAssocs", names...); err != nil {
 		return err
 	}
+	// All or nothing, as one request. Slurm needs no user record for an
+	// association; a user without a default account gets this one.
 	for _, a := range as {
 		acct, ok := c.accts[a.Account]
 		if !ok || !acct.Clustered {
 			return fmt.Errorf("fake: account %s has no cluster association", a.Account)
 		}
-		if _, ok := c.users[a.User]; !ok {
-			return fmt.Errorf("fake: user %s does not exist", a.User)
-		}
 		for _, q := range a.QOS {
 			if _, ok := c.qos[q]; !ok {
-				return fmt.Errorf("fake: QOS %s does not exist", q)
+				return refuse([]string{a.User}, "QOS %s does not exist", q)
 			}
 		}
+	}
+	for _, a := range as {
 		a.QOS = slices.Clone(a.QOS)
 		c.assocs[reconcile.AssocKey{Account: a.Account, User: a.User}] = a
+		if d, ok := c.users[a.User]; !ok || d == "" {
+			c.users[a.User] = a.Account
+		}
 	}
 	return nil
 }
@@ -257,14 +341,23 @@ func (c *Cluster) PutAssocs(ctx context.Context, as []tenant.Assoc) error {
 func (c *Cluster) AddCoordinators(ctx context.Context, cs []tenant.Coord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("AddCoordinators"); err != nil {
+	var names []string
+	for _, co := range cs {
+		names = append(names, co.User)
+	}
+	if err := c.write("AddCoordinators", names...); err != nil {
 		return err
 	}
 	for _, co := range cs {
-		a, ok := c.accts[co.Account]
-		if !ok {
-			return fmt.Errorf("fake: account %s does not exist", co.Account)
+		if _, ok := c.accts[co.Account]; !ok {
+			return refuse([]string{co.User}, "account %s does not exist", co.Account)
 		}
+		if _, ok := c.users[co.User]; !ok {
+			return refuse([]string{co.User}, "user %s does not exist", co.User)
+		}
+	}
+	for _, co := range cs {
+		a := c.accts[co.Account]
 		if !slices.Contains(a.Coordinators, co.User) {
 			a.Coordinators = append(a.Coordinators, co.User)
 		}
@@ -276,7 +369,11 @@ func (c *Cluster) AddCoordinators(ctx context.Context, cs []tenant.Coord) error 
 func (c *Cluster) RemoveCoordinators(ctx context.Context, cs []tenant.Coord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("RemoveCoordinators"); err != nil {
+	var names []string
+	for _, co := range cs {
+		names = append(names, co.User)
+	}
+	if err := c.write("RemoveCoordinators", names...); err != nil {
 		return err
 	}
 	for _, co := range cs {
@@ -287,76 +384,119 @@ func (c *Cluster) RemoveCoordinators(ctx context.Context, cs []tenant.Coord) err
 	return nil
 }
 
-// DeleteAssocs implements reconcile.Writer.
+// DeleteAssocs implements reconcile.Writer as one request: refused whole
+// when an association has active jobs, or when it removes a user's
+// default association but not all of the user's associations (Slurm's
+// error 7009).
 func (c *Cluster) DeleteAssocs(ctx context.Context, ks []reconcile.AssocKey) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("DeleteAssocs"); err != nil {
+	var names []string
+	gone := map[reconcile.AssocKey]bool{}
+	for _, k := range ks {
+		names = append(names, k.String())
+		gone[k] = true
+	}
+	if err := c.write("DeleteAssocs", names...); err != nil {
 		return err
 	}
 	for _, k := range ks {
 		if c.hasJobs(k.Account, k.User) {
-			return fmt.Errorf("fake: association %s has active jobs", k)
+			return refuse([]string{k.String()}, "association %s has active jobs", k)
 		}
-		if c.users[k.User] == k.Account && c.otherAssocs(k) {
-			return fmt.Errorf("fake: %s is the default account of %s", k.Account, k.User)
+		if c.users[k.User] == k.Account && c.keepsOthers(k.User, gone) {
+			return refuse([]string{k.String()}, "You can not remove the default account of a user (%s of %s)", k.Account, k.User)
 		}
+	}
+	for _, k := range ks {
 		delete(c.assocs, k)
+		if !c.keepsOthers(k.User, nil) {
+			c.users[k.User] = "" // a user record without associations
+		}
 	}
 	return nil
 }
 
-// DeleteAccounts implements reconcile.Writer.
+// DeleteAccounts implements reconcile.Writer with one request per
+// account, as slurmrestd needs: an account with active jobs, or whose
+// removal would take a user's default association while the user keeps
+// others (7009), is not deleted; the others are (Partial).
 func (c *Cluster) DeleteAccounts(ctx context.Context, names []string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("DeleteAccounts"); err != nil {
+	if err := c.write("DeleteAccounts", names...); err != nil {
 		return err
 	}
+	var p Partial
 	for _, n := range names {
 		if c.hasJobs(n, "") {
-			return fmt.Errorf("fake: account %s has active jobs", n)
+			p.add(n, "account %s has active jobs", n)
+			continue
 		}
-		delete(c.accts, n)
+		gone := map[reconcile.AssocKey]bool{}
 		for k := range c.assocs {
 			if k.Account == n {
-				delete(c.assocs, k)
+				gone[k] = true
+			}
+		}
+		refused := false
+		for k := range gone {
+			if c.users[k.User] == n && c.keepsOthers(k.User, gone) {
+				p.add(n, "delete account %s: You can not remove the default account of a user (%s)", n, k.User)
+				refused = true
+				break
+			}
+		}
+		if refused {
+			continue
+		}
+		delete(c.accts, n)
+		for k := range gone {
+			delete(c.assocs, k)
+			if !c.keepsOthers(k.User, nil) {
+				c.users[k.User] = ""
 			}
 		}
 	}
-	return nil
+	return p.err()
 }
 
-// DeleteQOS implements reconcile.Writer.
+// DeleteQOS implements reconcile.Writer with one request per QOS; a QOS
+// that associations still name is not deleted (a check of the plan's
+// order: Slurm would drop it from their lists).
 func (c *Cluster) DeleteQOS(ctx context.Context, names []string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.write("DeleteQOS"); err != nil {
+	if err := c.write("DeleteQOS", names...); err != nil {
 		return err
 	}
+	var p Partial
+outer:
 	for _, n := range names {
 		for _, a := range c.assocs {
 			if slices.Contains(a.QOS, n) {
-				return fmt.Errorf("fake: QOS %s is used by association %s", n, a.Key())
+				p.add(n, "QOS %s is used by association %s", n, a.Key())
+				continue outer
 			}
 		}
 		delete(c.qos, n)
 	}
-	return nil
+	return p.err()
 }
 
-func (c *Cluster) hasJobs(account, user string) bool {
-	for _, j := range c.Jobs {
-		if j.Account == account && (user == "" || j.User == user) && j.Running+j.Pending > 0 {
+// keepsOthers reports whether user has an association not in gone.
+func (c *Cluster) keepsOthers(user string, gone map[reconcile.AssocKey]bool) bool {
+	for k := range c.assocs {
+		if k.User == user && !gone[k] {
 			return true
 		}
 	}
 	return false
 }
 
-func (c *Cluster) otherAssocs(k reconcile.AssocKey) bool {
-	for o := range c.assocs {
-		if o.User == k.User && o.Account != k.Account {
+func (c *Cluster) hasJobs(account, user string) bool {
+	for _, j := range c.Jobs {
+		if j.Account == account && (user == "" || j.User == user) && j.Running+j.Pending > 0 {
 			return true
 		}
 	}
