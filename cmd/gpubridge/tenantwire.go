@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/user"
 
@@ -102,13 +103,39 @@ func (a *App) tenantStore(ctx context.Context) (*tenantstore.Store, error) {
 	return tenantstore.New(db), nil
 }
 
-// tenantCluster is the reconcile adapter over the slurmrestd client.
+// tenantCluster is the reconcile adapter over the slurmrestd client,
+// reading associations from slurmdbd's database as
+// reconcile.readAssociations says.
 func (a *App) tenantCluster(ctx context.Context) (*slurmadapter.Adapter, error) {
 	cl, err := a.Slurm(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return slurmadapter.New(cl), nil
+	ad := slurmadapter.New(cl)
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	mode := c.Reconcile.ReadAssociations
+	if mode == config.ReadAssociationsREST || mode == config.ReadAssociationsAuto && c.SlurmDB.DSN == "" {
+		return ad, nil
+	}
+	db, err := a.acctSlurmDB(ctx)
+	if err != nil {
+		if mode == config.ReadAssociationsDatabase {
+			return nil, fmt.Errorf("reconcile.readAssociations=database: %w", err)
+		}
+		a.Logger().Warn("associations are read from slurmrestd: slurmdbd's database is not reachable", "error", err)
+		return ad, nil
+	}
+	var fallback func(error) bool
+	if mode == config.ReadAssociationsAuto {
+		fallback = func(err error) bool {
+			a.Logger().Warn("associations are read from slurmrestd: the read of slurmdbd's database failed (reconcile.readAssociations=auto)", "error", err)
+			return true
+		}
+	}
+	return ad.ReadAssociationsFrom(slurmadapter.AssocDB{DB: db}, fallback), nil
 }
 
 // actor is who the audit log names: the invoking user (the sudo user when

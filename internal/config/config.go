@@ -85,7 +85,20 @@ type Reconcile struct {
 	// burst run-once, the daemon's reconcile and burst jobs) waits for the
 	// cluster's one-writer lock.
 	WriterLockTimeout Duration `json:"writerLockTimeout"`
+	// ReadAssociations is where plans read the cluster's associations:
+	// "database" (slurmdbd's database through slurmdb.dsn: milliseconds),
+	// "rest" (GET associations/: over a second at 4,000 associations), or
+	// "auto" (the database when slurmdb.dsn is set, slurmrestd when it is
+	// not or the database read fails, with a warning). See docs/scale.md.
+	ReadAssociations string `json:"readAssociations"`
 }
+
+// Where plans read associations (Reconcile.ReadAssociations).
+const (
+	ReadAssociationsAuto     = "auto"
+	ReadAssociationsDatabase = "database"
+	ReadAssociationsREST     = "rest"
+)
 
 // Chargeback names who provides, publishes and invoices the GPU time in
 // the FOCUS export (ProviderName, PublisherName, InvoiceIssuerName). An
@@ -351,7 +364,7 @@ func Default() Config {
 			Cancellation:         Cancellation{FreeBefore: Span{24 * time.Hour}},
 			DefaultPolicy:        BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
 		},
-		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}},
+		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}, ReadAssociations: ReadAssociationsAuto},
 		Health:    defaultHealth(),
 		API:       API{RefreshInterval: Duration{15 * time.Second}, AuthFailuresPerMinute: 10, AuthFailureBurst: 20},
 		Ingest:    Ingest{ChangesEvery: Duration{time.Hour}, VerifyEvery: Duration{24 * time.Hour}},
@@ -552,6 +565,15 @@ func (c Config) Validate() error {
 		if d != 0 && d < time.Minute {
 			add(field, "is %s; must be 0 (off) or at least 1m, such as 1h", d)
 		}
+	}
+	switch c.Reconcile.ReadAssociations {
+	case ReadAssociationsAuto, ReadAssociationsREST:
+	case ReadAssociationsDatabase:
+		if c.SlurmDB.DSN == "" {
+			add("reconcile.readAssociations", "%q needs slurmdb.dsn (GPUBRIDGE_SLURMDB_DSN), a read-only DSN for slurmdbd's database; or use \"auto\" or \"rest\"", c.Reconcile.ReadAssociations)
+		}
+	default:
+		add("reconcile.readAssociations", "%q is not one of auto, database, rest", c.Reconcile.ReadAssociations)
 	}
 	if c.Tenants.QOSPrefix != "" && !validName(c.Tenants.QOSPrefix) {
 		add("tenants.qosPrefix", "%q may hold only letters, digits, '-' and '_'", c.Tenants.QOSPrefix)

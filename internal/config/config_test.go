@@ -166,13 +166,27 @@ func TestReconcileKeys(t *testing.T) {
 	if c.Reconcile.MaxDeleteShare != 0.10 || c.Reconcile.WriterLockTimeout.Duration != 30*time.Second {
 		t.Fatalf("defaults: %+v", c.Reconcile)
 	}
+	if c.Reconcile.ReadAssociations != ReadAssociationsAuto {
+		t.Fatalf("readAssociations default %q", c.Reconcile.ReadAssociations)
+	}
 	c.Reconcile.MaxDeleteShare = 1.5
 	c.Reconcile.WriterLockTimeout.Duration = 0
+	c.Reconcile.ReadAssociations = "sql"
 	err := c.Validate()
-	for _, f := range []string{"reconcile.maxDeleteShare: 1.5 is not a share from 0 to 1", "reconcile.writerLockTimeout: must be a positive duration"} {
+	for _, f := range []string{"reconcile.maxDeleteShare: 1.5 is not a share from 0 to 1", "reconcile.writerLockTimeout: must be a positive duration",
+		`reconcile.readAssociations: "sql" is not one of auto, database, rest`} {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("Validate() = %v; want %q", err, f)
 		}
+	}
+	c = Default()
+	c.Reconcile.ReadAssociations = ReadAssociationsDatabase
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "reconcile.readAssociations: \"database\" needs slurmdb.dsn") {
+		t.Errorf("database without slurmdb.dsn: %v", err)
+	}
+	c.SlurmDB.DSN = "ro:ro@tcp(127.0.0.1:3306)/slurm_acct_db"
+	if err := c.Validate(); err != nil && strings.Contains(err.Error(), "readAssociations") {
+		t.Errorf("database with slurmdb.dsn: %v", err)
 	}
 }
 
