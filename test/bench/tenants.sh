@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Tenants benchmark (`make bench`): gpubridge apply of BENCH_TENANTS tenants
-# (default 1,000) with BENCH_USERS users each (default 3) on the testbed:
-# cold apply time, no-op apply time, slurmrestd reads and writes; beside the
-# equivalent loop of one `sacctmgr -i add ...` per object timed in the same
-# run, on BENCH_SACCTMGR_TENANTS tenants (default 200; 0 = all, about 5 minutes
-# for 1,000) and extrapolated, explicitly labelled, when that is a sample.
-# Goals: no-op apply <= 3 reads and 0 writes; cold apply >= 10x faster.
-# Objects are named t3b* (t3bs* for the sacctmgr loop) and removed afterwards;
-# the store is a scratch database (gpubridge_t3bbench), dropped afterwards.
+# Tenants benchmark (`make bench`): on the testbed, in the same run,
+#   - gpubridge: cold apply of BENCH_TENANTS tenants (default 1,000) with
+#     BENCH_USERS users each (default 3), each tenant with its own description
+#     and organization (BENCH_SAME_DESCRIPTION=1: all the same), a no-op apply,
+#     and deleting them all; slurmrestd reads and writes of each;
+#   - the fast peer, sacctmgr with the same tenants: one `sacctmgr add qos` of
+#     every QOS plus one `sacctmgr load` of a flat file (cold), the same load
+#     again (no-op), and `sacctmgr delete account` + `delete qos` of all of them
+#     (one command each);
+#   - the slow peer, one `sacctmgr -i add` per object, on BENCH_SACCTMGR_TENANTS
+#     tenants (default 100; 0 = all), extrapolated (and labelled so) when that is
+#     a sample.
+# It prints each ratio and whether its goal is met (cold <= sacctmgr load;
+# no-op <= 0.5 s, 0 writes and <= 1/10 of sacctmgr's no-op load; delete <= 2x
+# sacctmgr's delete), and the machine load at start and end.
+# BENCH_CPUPROFILE=FILE writes a CPU profile of the no-op apply.
+# Objects are named t3b* (t3bs* for the loop) and removed afterwards; the store
+# is a scratch database (gpubridge_t3bbench), dropped afterwards. About 2-3
+# minutes at 1,000 tenants: run it inside test/testbed/use.sh.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 [ -f .testbed/env ] || { echo "tenants bench: .testbed/env missing; run make testbed-up" >&2; exit 1; }
@@ -16,4 +26,7 @@ source .testbed/env
 export TMPDIR=${TMPDIR:-$PWD/.testbed/tmp}; mkdir -p "$TMPDIR"
 bin=$TMPDIR/tenantbench
 go build -o "$bin" ./test/bench/tenantbench
-"$bin" -tenants "${BENCH_TENANTS:-1000}" -users "${BENCH_USERS:-3}" -sacctmgr-tenants "${BENCH_SACCTMGR_TENANTS:-200}"
+args=(-tenants "${BENCH_TENANTS:-1000}" -users "${BENCH_USERS:-3}" -sacctmgr-tenants "${BENCH_SACCTMGR_TENANTS:-100}")
+[[ ${BENCH_SAME_DESCRIPTION:-} == 1 ]] && args+=(-same-description)
+[[ -n ${BENCH_CPUPROFILE:-} ]] && args+=(-cpuprofile "$BENCH_CPUPROFILE")
+"$bin" "${args[@]}"
