@@ -199,29 +199,32 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			fatal []error
-		)
-		for _, s := range st {
+		var wg sync.WaitGroup
+		fails := make([][]Failure, len(st))
+		errs := make([]error, len(st))
+		for j, s := range st {
 			idx := s.pending(blocked)
 			if len(idx) == 0 {
 				continue
 			}
 			wg.Add(1)
-			go func(s step, idx []int) {
+			go func() {
 				defer wg.Done()
-				fails, err := s.run(ctx, idx)
-				mu.Lock()
-				defer mu.Unlock()
+				f, err := s.run(ctx, idx)
+				fails[j] = f
 				if err != nil {
-					fatal = append(fatal, fmt.Errorf("apply: %s (%d): %w", s.what, len(idx), err))
+					errs[j] = fmt.Errorf("apply: %s (%d): %w", s.what, len(idx), err)
 				}
-				out.Failed = append(out.Failed, fails...)
-			}(s, idx)
+			}()
 		}
 		wg.Wait()
+		var fatal []error
+		for j := range st { // in the stage's order, whatever finished first
+			out.Failed = append(out.Failed, fails[j]...)
+			if errs[j] != nil {
+				fatal = append(fatal, errs[j])
+			}
+		}
 		for _, f := range out.Failed {
 			blocked[f.Tenant] = true
 		}
