@@ -141,27 +141,26 @@ func Apply(ctx context.Context, w Writer, p *Plan) error {
 }
 
 // ApplyOutcome makes the plan's changes in dependency order, one batch
-// per kind of change, in stages whose batches are independent and are
-// sent at once:
+// per kind of change; each batch is sent as soon as the batches it needs
+// are done, so independent ones are sent at once:
 //
-//  1. QOS (associations name them), accounts with their cluster
-//     associations, and user records (they depend on nothing; the
-//     largest batch, so it starts first);
-//  2. user associations (they need the accounts and QOS; Slurm needs no
-//     user record for one);
-//  3. default accounts, then coordinators (they need the users);
-//  4. removals: user associations (a user's in one request when the user
-//     loses them all), then accounts;
-//  5. QOS removals;
-//  6. descriptions and organizations of existing accounts (nothing depends
-//     on them).
+//   - QOS, accounts with their cluster associations, and user records
+//     depend on nothing and start together;
+//   - user associations need the QOS and the accounts (Slurm needs no user
+//     record for one), not the users: they start when those two are done;
+//   - default accounts need the users and the associations; then
+//     coordinators are added, then removed;
+//   - removals: user associations (a user's in one request when the user
+//     loses them all), then accounts, then QOS;
+//   - last, descriptions and organizations of existing accounts (nothing
+//     depends on them).
 //
 // A batch Slurm refuses (a Refusal: nothing of it was written) is split by
 // tenant and sent again until the refused tenants are found; their
-// changes, in that batch and in the later stages, are held back and
-// reported in Outcome.Failed, and everything else is applied. Any other
-// failure (slurmrestd unreachable, a timeout) stops the apply at the end
-// of its stage and is returned; what was done stays done, and the next
+// changes, in that batch and in the batches that need it, are held back
+// and reported in Outcome.Failed, and everything else is applied. Any
+// other failure (slurmrestd unreachable, a timeout) is returned and no
+// batch that needs the failed one starts (independent ones finish); what was done stays done, and the next
 // plan shows what is left. A plan with conflicts, or refused by its
 // delete policy, is refused whole.
 func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
@@ -177,60 +176,94 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 		return o
 	}
 	x := &p.w
-	stages := [][]step{
-		{
-			mkStep("create or modify QOS", x.qos, func(q QOSWrite) (string, string) { return qosOwnerOf(q.Name), q.Name }, w.PutQOS),
-			mkStep("create accounts", x.createAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.CreateAccounts),
-			mkStep("create users", x.createUsers, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.CreateUsers),
-		},
-		{mkStep("create or modify user associations", x.putAssocs, func(a tenant.Assoc) (string, string) { return a.Account, a.User }, w.PutAssocs)},
-		{mkStep("change default accounts", x.setDefaults, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.SetDefaultAccounts)},
-		{mkStep("add coordinators", x.addCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.AddCoordinators)},
-		{mkStep("remove coordinators", x.removeCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.RemoveCoordinators)},
-		{mkStep("delete user associations", x.deleteAssocs, func(k AssocKey) (string, string) { return k.Account, k.String() }, w.DeleteAssocs)},
-		{mkStep("delete accounts", x.deleteAccts, func(n string) (string, string) { return n, n }, w.DeleteAccounts)},
-		{mkStep("delete QOS", x.deleteQOS, func(n string) (string, string) { return qosOwnerOf(n), n }, w.DeleteQOS)},
+	// The batches and what each must wait for (indexes into nodes).
+	nodes := []struct {
+		s     step
+		after []int
+	}{
+		/* 0 */ {mkStep("create or modify QOS", x.qos, func(q QOSWrite) (string, string) { return qosOwnerOf(q.Name), q.Name }, w.PutQOS), nil},
+		/* 1 */ {mkStep("create accounts", x.createAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.CreateAccounts), nil},
+		/* 2 */ {mkStep("create users", x.createUsers, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.CreateUsers), nil},
+		/* 3 */ {mkStep("create or modify user associations", x.putAssocs, func(a tenant.Assoc) (string, string) { return a.Account, a.User }, w.PutAssocs), []int{0, 1}},
+		/* 4 */ {mkStep("change default accounts", x.setDefaults, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.SetDefaultAccounts), []int{2, 3}},
+		/* 5 */ {mkStep("add coordinators", x.addCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.AddCoordinators), []int{4}},
+		/* 6 */ {mkStep("remove coordinators", x.removeCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.RemoveCoordinators), []int{5}},
+		/* 7 */ {mkStep("delete user associations", x.deleteAssocs, func(k AssocKey) (string, string) { return k.Account, k.String() }, w.DeleteAssocs), []int{6}},
+		/* 8 */ {mkStep("delete accounts", x.deleteAccts, func(n string) (string, string) { return n, n }, w.DeleteAccounts), []int{7}},
+		/* 9 */ {mkStep("delete QOS", x.deleteQOS, func(n string) (string, string) { return qosOwnerOf(n), n }, w.DeleteQOS), []int{8}},
 		// Last: nothing depends on descriptions, and a client that cannot
 		// change them must not hold back the rest.
-		{mkStep("modify accounts", x.modifyAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.ModifyAccounts)},
+		/* 10 */ {mkStep("modify accounts", x.modifyAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.ModifyAccounts), []int{9}},
 	}
-	blocked := map[string]bool{}
-	for _, st := range stages {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		var wg sync.WaitGroup
-		fails := make([][]Failure, len(st))
-		errs := make([]error, len(st))
-		for j, s := range st {
-			idx := s.pending(blocked)
-			if len(idx) == 0 {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				f, err := s.run(ctx, idx)
-				fails[j] = f
-				if err != nil {
-					errs[j] = fmt.Errorf("apply: %s (%d): %w", s.what, len(idx), err)
+	// ancestors[i]: every batch i waits for, directly or not; a batch holds
+	// back the tenants that failed in those (and only those: which other
+	// batches finished first does not matter).
+	ancestors := make([][]int, len(nodes))
+	for i, n := range nodes {
+		seen := map[int]bool{}
+		for _, d := range n.after {
+			for _, a := range append(slices.Clone(ancestors[d]), d) {
+				if !seen[a] {
+					seen[a] = true
+					ancestors[i] = append(ancestors[i], a)
 				}
-			}()
-		}
-		wg.Wait()
-		var fatal []error
-		for j := range st { // in the stage's order, whatever finished first
-			out.Failed = append(out.Failed, fails[j]...)
-			if errs[j] != nil {
-				fatal = append(fatal, errs[j])
 			}
 		}
-		for _, f := range out.Failed {
-			blocked[f.Tenant] = true
+	}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	fails := make([][]Failure, len(nodes))
+	errs := make([]error, len(nodes))
+	done := make([]chan struct{}, len(nodes))
+	for i := range nodes {
+		done[i] = make(chan struct{})
+	}
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[i])
+			for _, d := range n.after {
+				<-done[d]
+			}
+			mu.Lock()
+			blocked := map[string]bool{}
+			stop := ctx.Err() != nil
+			for _, a := range ancestors[i] {
+				for _, f := range fails[a] {
+					blocked[f.Tenant] = true
+				}
+				stop = stop || errs[a] != nil
+			}
+			mu.Unlock()
+			idx := n.s.pending(blocked)
+			if stop || len(idx) == 0 {
+				return
+			}
+			f, err := n.s.run(ctx, idx)
+			mu.Lock()
+			defer mu.Unlock()
+			fails[i] = f
+			if err != nil {
+				errs[i] = fmt.Errorf("apply: %s (%d): %w", n.s.what, len(idx), err)
+			}
+		}()
+	}
+	wg.Wait()
+	var fatal []error
+	for i := range nodes { // in the batches' order, whatever finished first
+		out.Failed = append(out.Failed, fails[i]...)
+		if errs[i] != nil {
+			fatal = append(fatal, errs[i])
 		}
-		if len(fatal) > 0 {
-			return out, errors.Join(fatal...)
-		}
+	}
+	if len(fatal) > 0 {
+		return out, errors.Join(fatal...)
+	}
+	if err := ctx.Err(); err != nil {
+		return out, err
 	}
 	out.Failed = firstPerTenant(out.Failed)
 	return out, nil

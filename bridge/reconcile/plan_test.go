@@ -416,7 +416,7 @@ func TestApplyStopsAtFirstFailure(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	if cl.Writes != 3 {
-		t.Errorf("writes = %d; want 3 (the first stage: QOS, users and the failed accounts batch; nothing after it)", cl.Writes)
+		t.Errorf("writes = %d; want 3 (QOS, users and the failed accounts batch; nothing that needs the accounts)", cl.Writes)
 	}
 	cl.FailOn = ""
 	mustApply(t, cl, []tenant.Tenant{acme()})
