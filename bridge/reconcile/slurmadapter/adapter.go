@@ -86,7 +86,8 @@ type AssocReader interface {
 }
 
 // ReadAssociationsFrom makes ReadState read the associations from r
-// (slurmdbd's database) instead of slurmrestd. When r fails and fallback
+// (slurmdbd's database) instead of slurmrestd, and the QOS too when r is
+// also a QOSReader (AssocDB is). When r fails and fallback
 // is set and returns true for the error (after logging it, say), the read
 // goes to slurmrestd instead; otherwise ReadState fails.
 func (a *Adapter) ReadAssociationsFrom(r AssocReader, fallback func(err error) bool) *Adapter {
@@ -98,7 +99,7 @@ func (a *Adapter) ReadAssociationsFrom(r AssocReader, fallback func(err error) b
 // query of slurmdbd's database, with ReadAssociationsFrom).
 func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 	var st reconcile.State
-	qos, err := a.c.ListQOS(ctx)
+	qos, err := a.readQOS(ctx)
 	if err != nil {
 		return st, err
 	}
@@ -169,6 +170,28 @@ func (a *Adapter) readAssocs(ctx context.Context, qos []slurmrest.QOS) ([]slurmr
 		}
 	}
 	return a.c.ListAssociations(ctx, slurmrest.AssociationFilter{Clusters: []string{a.c.Cluster()}, Own: true})
+}
+
+// QOSReader reads the cluster's QOS with their ids, descriptions,
+// GrpTRES and MaxSubmitJobsPerUser (AssocDB).
+type QOSReader interface {
+	QOS(ctx context.Context) ([]slurmrest.QOS, error)
+}
+
+// readQOS reads the QOS from the database when the association reader
+// reads QOS too (AssocDB), else from slurmrestd; a failed database read
+// falls back as readAssocs does.
+func (a *Adapter) readQOS(ctx context.Context) ([]slurmrest.QOS, error) {
+	if r, ok := a.assocs.(QOSReader); ok {
+		qs, err := r.QOS(ctx)
+		if err == nil {
+			return qs, nil
+		}
+		if a.fallback == nil || !a.fallback(err) {
+			return nil, err
+		}
+	}
+	return a.c.ListQOS(ctx)
 }
 
 func qosFromSlurm(q slurmrest.QOS) tenant.QOS {

@@ -2,6 +2,7 @@ package slurmadapter
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -89,4 +90,66 @@ func ownQOS(qos, delta string, qosName map[int]string) []string {
 		}
 	}
 	return out
+}
+
+type qosRow struct {
+	ID          int            `db:"id"`
+	Name        string         `db:"name"`
+	Description sql.NullString `db:"description"`
+	GrpTRES     string         `db:"grp_tres"`
+	MaxSubmitPU sql.NullInt64  `db:"max_submit_jobs_per_user"`
+}
+
+type tresRow struct {
+	ID   int    `db:"id"`
+	Type string `db:"type"`
+	Name string `db:"name"`
+}
+
+// QOS returns the live QOS with what a plan compares (id, name,
+// description, GrpTRES, MaxSubmitJobsPerUser), from qos_table and
+// tres_table: two queries, milliseconds, where slurmrestd's GET qos/ of a
+// thousand tenants' QOS takes about 160 ms. A GrpTRES entry whose TRES id
+// tres_table does not know is an error (never guessed).
+func (d AssocDB) QOS(ctx context.Context) ([]slurmrest.QOS, error) {
+	var tres []tresRow
+	if err := d.DB.SelectContext(ctx, &tres, "SELECT id, type, name FROM tres_table WHERE deleted = 0"); err != nil {
+		return nil, fmt.Errorf("read TRES from slurmdbd's database (tres_table): %w", err)
+	}
+	byID := make(map[int]tresRow, len(tres))
+	for _, t := range tres {
+		byID[t.ID] = t
+	}
+	var rows []qosRow
+	if err := d.DB.SelectContext(ctx, &rows, "SELECT id, name, description, grp_tres, max_submit_jobs_per_user FROM qos_table WHERE deleted = 0"); err != nil {
+		return nil, fmt.Errorf("read QOS from slurmdbd's database (qos_table): %w", err)
+	}
+	out := make([]slurmrest.QOS, 0, len(rows))
+	for _, r := range rows {
+		q := slurmrest.QOS{ID: r.ID, Name: r.Name, Description: r.Description.String}
+		for _, f := range strings.Split(r.GrpTRES, ",") {
+			if f == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(f, "=")
+			id, err1 := strconv.Atoi(k)
+			n, err2 := strconv.ParseInt(v, 10, 64)
+			if !ok || err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("read QOS from slurmdbd's database: QOS %s: grp_tres %q is not id=count,...", r.Name, r.GrpTRES)
+			}
+			t, known := byID[id]
+			if !known {
+				return nil, fmt.Errorf("read QOS from slurmdbd's database: QOS %s: grp_tres names TRES id %d, which tres_table does not hold", r.Name, id)
+			}
+			if n < 0 {
+				continue // a limit being cleared
+			}
+			q.GrpTRES = append(q.GrpTRES, slurmrest.TRES{Type: t.Type, Name: t.Name, ID: id, Count: n})
+		}
+		if r.MaxSubmitPU.Valid && r.MaxSubmitPU.Int64 >= 0 {
+			q.MaxSubmitPerUser = slurmrest.LimitOf(r.MaxSubmitPU.Int64)
+		}
+		out = append(out, q)
+	}
+	return out, nil
 }

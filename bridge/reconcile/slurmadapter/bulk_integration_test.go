@@ -1,0 +1,209 @@
+//go:build integration
+
+package slurmadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/bridge/reconcile"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest/slurmresttest"
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/testbed"
+)
+
+// TestIntegrationBulkApply: 40 tenants x 2 users, each with its own
+// description and organization, applied through the real slurmrestd in
+// few writes (QOS, accounts' read + POST accounts/ + accounts_association/,
+// users, associations); every account carries its own description; the
+// QOS and associations read from slurmdbd's database equal (the whole
+// cluster's QOS, the test's associations) those read by REST; the
+// no-op plan is empty with 0 writes; deleting them all leaves nothing.
+func TestIntegrationBulkApply(t *testing.T) {
+	env := testbed.Require(t)
+	ctx := context.Background()
+	c := slurmresttest.New(t, env, "", func(o *slurmrest.Options) { o.Timeout = 2 * time.Minute })
+	const pre = "s13bk"
+	naming := tenant.Naming{QOSPrefix: "", OnDemandQOS: "ondemand"}
+	var ts []tenant.Tenant
+	var objs slurmresttest.Objects
+	for i := range 40 {
+		n := fmt.Sprintf("%s%02d", pre, i)
+		ts = append(ts, tenant.Tenant{Name: n, Description: fmt.Sprintf("team %d of the bulk test", i), Organization: fmt.Sprintf("org %d", i),
+			Users: []string{n + "a", n + "b"}, GPUs: tenant.Quota{"h100": 1}, State: tenant.Active})
+		objs.Accounts = append(objs.Accounts, n)
+		objs.Users = append(objs.Users, n+"a", n+"b")
+		objs.QOS = append(objs.QOS, n)
+	}
+	cleanupQuiet(t, c, objs)
+	_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "add", "qos", "ondemand") // shared, never removed
+	db, err := sqlx.Open("mysql", env.SlurmDBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ad := New(c).ReadAssociationsFrom(AssocDB{DB: db}, nil)
+	scope := func(n string) bool { return strings.HasPrefix(n, pre) }
+
+	p, err := reconcile.ComputeScoped(ctx, ad, ts, naming, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0 := c.Stats()
+	if err := reconcile.Apply(ctx, ad, p); err != nil {
+		t.Fatalf("cold apply: %v", err)
+	}
+	s1 := c.Stats()
+	if w := s1.Writes - s0.Writes; w > 5 {
+		t.Errorf("cold apply of 40 tenants: %d writes; want at most 5 (one per kind of object, two for accounts)", w)
+	}
+	accts, err := c.ListAccounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range accts {
+		if scope(a.Name) {
+			got[a.Name] = a.Description + "|" + a.Organization
+		}
+	}
+	want := map[string]string{}
+	for _, x := range ts {
+		want[x.Name] = x.Description + "|" + x.Organization
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("accounts' descriptions|organizations (-want +got):\n%s", diff)
+	}
+
+	// The database read equals the REST read.
+	stDB, err := ad.ReadState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stREST, err := New(c).ReadState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(scopedAssocs(stREST, scope), scopedAssocs(stDB, scope)); diff != "" {
+		t.Errorf("associations read from the database differ from REST's (-rest +db):\n%s", diff)
+	}
+	if diff := cmp.Diff(stREST.QOS, stDB.QOS, cmpopts.SortSlices(func(a, b tenant.QOS) bool { return a.Name < b.Name }), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("QOS read from the database differ from REST's (-rest +db):\n%s", diff)
+	}
+
+	again, err := reconcile.ComputeScoped(ctx, ad, ts, naming, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := c.Stats()
+	if err := reconcile.Apply(ctx, ad, again); err != nil {
+		t.Fatal(err)
+	}
+	if !again.Empty() || c.Stats().Writes != s2.Writes {
+		t.Errorf("no-op: %d changes, %d writes; want 0 and 0", len(again.Changes), c.Stats().Writes-s2.Writes)
+	}
+
+	var gone []tenant.Tenant
+	for _, x := range ts {
+		x = x.Clone()
+		x.State = tenant.Deleting
+		gone = append(gone, x)
+	}
+	del, err := reconcile.ComputeScoped(ctx, ad, gone, naming, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcile.Apply(ctx, ad, del); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	left, err := reconcile.ComputeScoped(ctx, ad, nil, naming, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !left.Empty() {
+		t.Errorf("after deleting all: %d changes left: %v", len(left.Changes), left.Changes[:min(5, len(left.Changes))])
+	}
+}
+
+// TestIntegrationBulkErrorShort: a bulk QOS write of 300 QOS of which one
+// names a TRES the cluster does not track is refused whole by slurmrestd;
+// the error is short, says nothing was written, and nothing was.
+func TestIntegrationBulkErrorShort(t *testing.T) {
+	env := testbed.Require(t)
+	ctx := context.Background()
+	c := slurmresttest.New(t, env, "", nil)
+	const pre = "s13be"
+	var specs []slurmrest.QOSSpec
+	var objs slurmresttest.Objects
+	for i := range 300 {
+		n := fmt.Sprintf("%s%03d", pre, i)
+		s := slurmrest.QOSSpec{Name: n, Description: "bulk error test", New: true,
+			GrpTRES: []slurmrest.TRES{{Type: "gres", Name: "gpu:h100", Count: 1}}}
+		if i == 137 {
+			s.GrpTRES = []slurmrest.TRES{{Type: "gres", Name: "gpu:nosuchtype", Count: 1}}
+		}
+		specs = append(specs, s)
+		objs.QOS = append(objs.QOS, n)
+	}
+	cleanupQuiet(t, c, objs)
+	err := c.SetQOS(ctx, specs)
+	if err == nil {
+		t.Fatal("SetQOS with an unknown TRES: no error")
+	}
+	var be *slurmrest.BulkError
+	if !errors.As(err, &be) {
+		t.Fatalf("err = %v (%T); want a *slurmrest.BulkError", err, err)
+	}
+	t.Logf("error (%d bytes): %v", len(err.Error()), err)
+	if len(err.Error()) > 1200 {
+		t.Errorf("error is %d bytes; want it short", len(err.Error()))
+	}
+	if !strings.Contains(err.Error(), "set QOS (300 object(s) in one request)") || !strings.Contains(err.Error(), "nothing of this request was written") {
+		t.Errorf("error: %v", err)
+	}
+	qs, err := c.ListQOS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if strings.HasPrefix(q.Name, pre) {
+			t.Errorf("QOS %s exists although the request was refused", q.Name)
+		}
+	}
+}
+
+func scopedAssocs(st reconcile.State, scope func(string) bool) []reconcile.Assoc {
+	var out []reconcile.Assoc
+	for _, a := range st.Assocs {
+		if scope(a.Account) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// cleanupQuiet removes objs (those that exist) now and when the test
+// ends.
+func cleanupQuiet(t *testing.T, c *slurmrest.Client, objs slurmresttest.Objects) {
+	rm := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_ = c.DeleteAccounts(ctx, objs.Accounts)
+		for _, u := range objs.Users {
+			_ = c.DeleteUser(ctx, u)
+		}
+		_ = c.DeleteQOSNames(ctx, objs.QOS)
+	}
+	rm()
+	t.Cleanup(rm)
+}
