@@ -147,7 +147,7 @@ changes (like terraform plan).`,
 				return err
 			}
 			if detailed && (!p.Empty() || len(p.Removed) > 0) {
-				return usagef("plan: %d change(s) to apply (--detailed-exitcode)", len(p.Changes)+len(p.Removed))
+				return exitStatus{code: exitUsage, msg: fmt.Sprintf("%d change(s) to apply (--detailed-exitcode)", len(p.Changes)+len(p.Removed))}
 			}
 			return nil
 		},

@@ -319,6 +319,10 @@ func TestTenantDriftRepair(t *testing.T) {
 	if p.Writes != 0 || p.Reads > 3 {
 		t.Errorf("plan made %d reads and %d writes", p.Reads, p.Writes)
 	}
+	// Changes are no error: exit 2, and no "error" on stderr.
+	if _, errs, code := h.cli("", "plan", "--detailed-exitcode"); code != 2 || strings.Contains(errs, "error") {
+		t.Errorf("plan --detailed-exitcode with changes: exit %d, stderr %q; want 2 without \"error\"", code, errs)
+	}
 	h.apply()
 	if got := h.sacctmgr("-n", "-P", "show", "qos", "t3drift", "format=grptres"); strings.TrimSpace(got) != "gres/gpu:1g.10gb=1,gres/gpu:h100=2" {
 		t.Errorf("GrpTRES after apply = %q", got)
