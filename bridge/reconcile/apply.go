@@ -103,6 +103,9 @@ type Outcome struct {
 	// (the first refusal); their later changes were held back, everything
 	// else was applied. The next plan shows what is left.
 	Failed []Failure `json:"failed,omitempty"`
+	// HeldBack is the delete policy's refusal when it refused the plan's
+	// deletions: they were not applied, everything else was.
+	HeldBack *MassDelete `json:"heldBack,omitempty"`
 }
 
 // FailedTenant reports whether a tenant's changes failed or were held back.
@@ -110,10 +113,15 @@ func (o Outcome) FailedTenant(name string) bool {
 	return slices.ContainsFunc(o.Failed, func(f Failure) bool { return f.Tenant == name })
 }
 
-// Err is nil, or ErrPartial listing the failures (a few of them).
+// Err is nil, or ErrPartial listing the failures (a few of them), or
+// ErrMassDelete when deletions were held back, or both.
 func (o Outcome) Err() error {
+	var held error
+	if m := o.HeldBack; m != nil {
+		held = fmt.Errorf("%w (%s): %s; those %d change(s) were held back, everything else was applied. %s", ErrMassDelete, m.Reason, m.Message, m.HeldBack, m.Hint)
+	}
 	if len(o.Failed) == 0 {
-		return nil
+		return held
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tenant(s) could not be changed; everything else was applied, and the next apply retries:", len(o.Failed))
@@ -125,7 +133,11 @@ func (o Outcome) Err() error {
 		b.WriteString("\n  - ")
 		b.WriteString(f.String())
 	}
-	return fmt.Errorf("%w: %s", ErrPartial, b.String())
+	partial := fmt.Errorf("%w: %s", ErrPartial, b.String())
+	if held != nil {
+		return errors.Join(held, partial)
+	}
+	return partial
 }
 
 const maxReported = 10
@@ -158,15 +170,19 @@ func Apply(ctx context.Context, w Writer, p *Plan) error {
 // A batch Slurm refuses (a Refusal: nothing of it was written) is split by
 // tenant and sent again until the refused tenants are found; their
 // changes, in that batch and in the batches that need it, are held back
-// and reported in Outcome.Failed, and everything else is applied. Any
+// and reported in Outcome.Failed, and everything else is applied. A plan
+// whose deletions the delete policy refused is applied without them
+// (Outcome.HeldBack). Any
 // other failure (slurmrestd unreachable, a timeout) is returned and no
 // batch that needs the failed one starts (independent ones finish); what was done stays done, and the next
-// plan shows what is left. A plan with conflicts, or refused by its
-// delete policy, is refused whole.
+// plan shows what is left. A plan with conflicts is refused whole.
 func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 	var out Outcome
-	if err := p.Err(); err != nil {
-		return out, err
+	if len(p.Conflicts) > 0 {
+		return out, p.Err()
+	}
+	if p.Refused() {
+		out.HeldBack = p.MassDelete
 	}
 	qosOwnerOf := func(name string) string {
 		if name == p.naming.OnDemandQOS {

@@ -71,6 +71,9 @@ type MassDelete struct {
 	Hint    string `json:"hint,omitempty"`
 	// Allowed: --allow-mass-delete let the plan through.
 	Allowed bool `json:"allowed,omitempty"`
+	// HeldBack counts the plan's changes not applied for the refusal (its
+	// deletions, and default account changes made for them).
+	HeldBack int `json:"heldBack,omitempty"`
 	// Tenants whose Slurm objects this plan deletes, of TenantsInSlurm.
 	Tenants        []string `json:"tenants"`
 	TenantsInSlurm int      `json:"tenantsInSlurm"`
@@ -90,7 +93,7 @@ func (m MassDelete) String() string {
 }
 
 func (m MassDelete) refusal() string {
-	return "refused: " + m.Message + "; nothing was changed. " + m.Hint
+	return "refused: " + m.Message + "; those deletions are held back, everything else is applied. " + m.Hint
 }
 
 // allowance is how many of n one plan may delete: MaxShare of them, and

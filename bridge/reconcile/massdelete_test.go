@@ -141,12 +141,22 @@ func TestDeletePolicy(t *testing.T) {
 					}
 					continue
 				}
-				if err := p.Err(); !errors.Is(err, reconcile.ErrMassDelete) || !strings.Contains(err.Error(), "nothing was changed") {
-					t.Errorf("Err() = %v; want ErrMassDelete saying nothing was changed", err)
+				if err := p.Err(); !errors.Is(err, reconcile.ErrMassDelete) || !strings.Contains(err.Error(), "those deletions were held back") {
+					t.Errorf("Err() = %v; want ErrMassDelete saying the deletions are held back", err)
 				}
-				cl.ResetCounts()
-				if err := reconcile.Apply(context.Background(), cl, p); err == nil || cl.Writes != 0 {
-					t.Errorf("Apply of a refused plan: err=%v writes=%d; want an error and no writes", err, cl.Writes)
+				for _, ch := range p.Changes {
+					if ch.Action == reconcile.Delete && !ch.HeldBack {
+						t.Errorf("deletion not held back: %s", ch)
+					}
+				}
+				before, _ := cl.ReadState(context.Background())
+				err = reconcile.Apply(context.Background(), cl, p)
+				if !errors.Is(err, reconcile.ErrMassDelete) || !strings.Contains(err.Error(), "held back, everything else was applied") {
+					t.Errorf("Apply of a refused plan: err=%v; want ErrMassDelete saying what was held back", err)
+				}
+				after, _ := cl.ReadState(context.Background())
+				if gone := lost(before, after); len(gone) > 0 {
+					t.Errorf("Apply of a refused plan deleted %v", gone)
 				}
 			}
 		})
@@ -181,5 +191,77 @@ func TestDeletePolicyWaitsDoNotCount(t *testing.T) {
 	}
 	if p.MassDelete != nil || len(p.Waiting) != 1 {
 		t.Fatalf("mass delete %+v, waiting %v; want none and globex waiting", p.MassDelete, p.Waiting)
+	}
+}
+
+// lost lists the accounts, user associations and QOS of before that
+// after lacks.
+func lost(before, after reconcile.State) []string {
+	var out []string
+	has := map[string]bool{}
+	for _, a := range after.Accounts {
+		has["account "+a.Name] = true
+	}
+	for _, a := range after.Assocs {
+		has["user "+a.Key()] = true
+	}
+	for _, q := range after.QOS {
+		has["qos "+q.Name] = true
+	}
+	for _, a := range before.Accounts {
+		if !has["account "+a.Name] {
+			out = append(out, "account "+a.Name)
+		}
+	}
+	for _, a := range before.Assocs {
+		if !has["user "+a.Key()] {
+			out = append(out, "user "+a.Key())
+		}
+	}
+	for _, q := range before.QOS {
+		if !has["qos "+q.Name] {
+			out = append(out, "qos "+q.Name)
+		}
+	}
+	return out
+}
+
+// TestMassDeleteHoldsBackOnlyDeletions: a plan refused for deleting too
+// many tenants still creates the new tenant and changes the quota of
+// another; only the deletions wait (and the next plan shows them).
+func TestMassDeleteHoldsBackOnlyDeletions(t *testing.T) {
+	cl := &reconciletest.Cluster{}
+	thirty := teams(numbered(30)...)
+	mustApply(t, cl, thirty)
+	store := deleting(thirty, "t00", "t01", "t02", "t03", "t04")
+	store[10].GPUs = tenant.Quota{"h100": 3}
+	store = append(store, team("newco"))
+	p, err := reconcile.ComputeWith(context.Background(), cl, store, naming, reconcile.Options{Deletes: &reconcile.DeletePolicy{MaxShare: 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Refused() || p.MassDelete.HeldBack == 0 {
+		t.Fatalf("plan not refused: %+v", p.MassDelete)
+	}
+	err = reconcile.Apply(context.Background(), cl, p)
+	if !errors.Is(err, reconcile.ErrMassDelete) {
+		t.Fatalf("Apply: %v; want ErrMassDelete", err)
+	}
+	if q, ok := cl.QOS("newco"); !ok {
+		t.Error("the new tenant was not created")
+	} else if q.GrpTRES["gres/gpu:h100"] != 1 {
+		t.Errorf("newco GrpTRES %v", q.GrpTRES)
+	}
+	if q, _ := cl.QOS("t10"); q.GrpTRES["gres/gpu:h100"] != 3 {
+		t.Errorf("t10's quota change was held back too: %v", q.GrpTRES)
+	}
+	next, _ := reconcile.ComputeWith(context.Background(), cl, store, naming, reconcile.Options{Deletes: &reconcile.DeletePolicy{MaxShare: 0.1}})
+	for _, ch := range next.Changes {
+		if ch.Action != reconcile.Delete {
+			t.Errorf("left after the apply: %s; want only the held-back deletions", ch)
+		}
+	}
+	if _, ok := cl.QOS("t00"); !ok {
+		t.Error("t00 was deleted although the deletions were refused")
 	}
 }

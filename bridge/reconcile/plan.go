@@ -38,6 +38,9 @@ type Change struct {
 	New    string `json:"new,omitempty"`
 	// Detail describes a created object: "GrpTRES=gres/gpu:h100=2".
 	Detail string `json:"detail,omitempty"`
+	// HeldBack: the delete policy refused the plan's deletions, and this
+	// one (or the default account change made for one) is not applied.
+	HeldBack bool `json:"heldBack,omitempty"`
 }
 
 func (c Change) String() string {
@@ -48,6 +51,9 @@ func (c Change) String() string {
 		fmt.Fprintf(&b, "  %s %s -> %s", c.Field, show(c.Old), show(c.New))
 	case c.Detail != "":
 		fmt.Fprintf(&b, "  %s", c.Detail)
+	}
+	if c.HeldBack {
+		b.WriteString("  (held back: mass deletion refused)")
 	}
 	return b.String()
 }
@@ -109,12 +115,13 @@ func (p *Plan) Empty() bool { return len(p.Changes) == 0 }
 // Refused reports whether the delete policy refused the plan.
 func (p *Plan) Refused() bool { return p.MassDelete != nil && !p.MassDelete.Allowed }
 
-// Err returns an error listing the conflicts, or the delete policy's
-// refusal, or nil.
+// Err returns an error listing the conflicts (nothing of the plan is
+// applied), or the delete policy's refusal (the deletions are held back,
+// the rest is applied), or nil.
 func (p *Plan) Err() error {
 	if len(p.Conflicts) == 0 {
 		if p.Refused() {
-			return fmt.Errorf("%w (%s): %s; nothing was changed. %s", ErrMassDelete, p.MassDelete.Reason, p.MassDelete.Message, p.MassDelete.Hint)
+			return fmt.Errorf("%w (%s): %s; those deletions were held back (everything else is applied). %s", ErrMassDelete, p.MassDelete.Reason, p.MassDelete.Message, p.MassDelete.Hint)
 		}
 		return nil
 	}
@@ -479,6 +486,7 @@ func plan(in Input, p *Plan) []string {
 	// associations as default (Slurm refuses to remove a default
 	// association while others remain).
 	defaultOf := map[string]string{}
+	forDelete := map[int]bool{} // changes made only for a deletion
 	for _, u := range want.Users {
 		defaultOf[u.Name] = u.DefaultAccount
 	}
@@ -502,6 +510,7 @@ func plan(in Input, p *Plan) []string {
 		if d := defaultOf[user]; d != "" && slices.Contains(remaining, d) {
 			next = d
 		}
+		forDelete[len(p.Changes)] = true
 		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: user, Field: "DefaultAccount", Old: lostDefault, New: next})
 		p.w.setDefaults = append(p.w.setDefaults, tenant.User{Name: user, DefaultAccount: next})
 	}
@@ -541,8 +550,21 @@ func plan(in Input, p *Plan) []string {
 	if in.Deletes != nil {
 		p.MassDelete = in.Deletes.check(del, in.Tenants)
 	}
-	if len(p.Conflicts) > 0 || p.Refused() {
-		p.w = writes{} // a plan with conflicts, or refused, is not applied
+	switch {
+	case len(p.Conflicts) > 0:
+		p.w = writes{} // a plan with conflicts is not applied
+	case p.Refused():
+		// The deletions are held back (and the default account changes
+		// made for them); the rest of the plan is applied.
+		p.w.deleteAssocs, p.w.deleteAccts, p.w.deleteQOS, p.w.setDefaults = nil, nil, nil, nil
+		// A tenant whose objects stay is not finished.
+		p.Removed = slices.DeleteFunc(p.Removed, func(n string) bool { return slices.Contains(p.MassDelete.Tenants, n) })
+		for i := range p.Changes {
+			if p.Changes[i].Action == Delete || forDelete[i] {
+				p.Changes[i].HeldBack = true
+				p.MassDelete.HeldBack++
+			}
+		}
 	}
 	return slices.Sorted(maps.Keys(consulted))
 }

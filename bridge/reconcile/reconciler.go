@@ -85,7 +85,10 @@ func (r *Reconciler) Apply(ctx context.Context, p *Plan, ts []tenant.Tenant) (Re
 	}
 	removed := slices.DeleteFunc(slices.Clone(p.Removed), out.FailedTenant)
 	remaining := slices.DeleteFunc(slices.Clone(ts), func(t tenant.Tenant) bool { return slices.Contains(removed, t.Name) })
-	if r.WriteGuard != nil {
+	// A store refused as not knowing tenants that Slurm has (empty, stale
+	// or foreign) does not rewrite the guard file: it keeps what it held.
+	unrecorded := out.HeldBack != nil && out.HeldBack.Reason == ReasonUnrecorded
+	if r.WriteGuard != nil && !unrecorded {
 		w, err := r.WriteGuard(tenant.GuardFor(p.guardTenants(remaining, out), r.Naming))
 		if err != nil {
 			return res, err

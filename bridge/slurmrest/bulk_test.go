@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestBulkErrorIsShort: a refused bulk request of 3,000 associations whose
@@ -84,14 +85,16 @@ func TestBulkErrorNotRefused(t *testing.T) {
 	}
 }
 
-// TestDeleteAccountsPipelined: one DELETE per account, at most
-// PipelineDepth at once; a refused one does not stop the others and is
-// named in a short *PipelineError; root is refused before anything is
+// TestDeleteAccountsPipelined: first one DELETE associations/ naming the
+// accounts (on the client's cluster), then one DELETE per account, at
+// most PipelineDepth at once; a refused one does not stop the others and
+// is named in a short *PipelineError; root is refused before anything is
 // sent.
 func TestDeleteAccountsPipelined(t *testing.T) {
 	var inFlight, most, n atomic.Int32
 	var mu sync.Mutex
 	seen := map[string]bool{}
+	var assocQueries []string
 	f := &fake{h: func(w http.ResponseWriter, r *http.Request) {
 		cur := inFlight.Add(1)
 		defer inFlight.Add(-1)
@@ -101,7 +104,15 @@ func TestDeleteAccountsPipelined(t *testing.T) {
 				break
 			}
 		}
+		if strings.HasSuffix(r.URL.Path, "/associations/") {
+			mu.Lock()
+			assocQueries = append(assocQueries, r.Method+" "+r.URL.Query().Get("account")+" cluster="+r.URL.Query().Get("cluster"))
+			mu.Unlock()
+			io.WriteString(w, `{"removed_associations":[]}`)
+			return
+		}
 		n.Add(1)
+		time.Sleep(2 * time.Millisecond) // long enough for the requests to overlap
 		name := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 		mu.Lock()
 		seen[name] = true
@@ -133,6 +144,9 @@ func TestDeleteAccountsPipelined(t *testing.T) {
 	}
 	if got := strings.Join(pe.NotWritten(), ","); got != "a0007,a0042" {
 		t.Errorf("NotWritten = %s", got)
+	}
+	if want := []string{"DELETE " + strings.Join(names, ",") + " cluster=fake"}; strings.Join(assocQueries, "\n") != strings.Join(want, "\n") {
+		t.Errorf("associations deleted with %q; want %q", assocQueries, want)
 	}
 	if n.Load() != 100 || len(seen) != 100 {
 		t.Errorf("%d requests for %d accounts; want one each", n.Load(), len(seen))

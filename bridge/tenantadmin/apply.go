@@ -80,6 +80,9 @@ type ApplyResult struct {
 	Applied bool
 	// GuardWritten: the guard data file changed.
 	GuardWritten bool
+	// Failed are the tenants whose changes Slurm refused (the rest was
+	// applied).
+	Failed []reconcile.Failure
 }
 
 func (s *Service) reconciler(st Store, cl Cluster, allow bool) *reconcile.Reconciler {
@@ -151,8 +154,9 @@ func (s *Service) noteRefusal(p *reconcile.Plan) {
 // re-plans and refuses if the plan changed; then it writes the file's
 // store changes in one transaction (at the versions read: a concurrent
 // edit makes it fail, never lost), the Slurm changes, the guard file, and
-// drops the tenants whose deletion finished. A plan with conflicts or
-// refused by the delete policy changes nothing.
+// drops the tenants whose deletion finished. A plan with conflicts
+// changes nothing; one whose deletions the delete policy refused is
+// applied without them (the error wraps reconcile.ErrMassDelete).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (ApplyResult, error) {
 	var f *fileInput
 	if req.File != nil {
@@ -183,8 +187,8 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (ApplyResult, err
 		req.Show(pv)
 	}
 	res := ApplyResult{Preview: pv}
-	if err := pv.Plan.Err(); err != nil {
-		return res, err
+	if len(pv.Plan.Conflicts) > 0 {
+		return res, pv.Plan.Err()
 	}
 	if req.Confirm != nil && !pv.Empty() {
 		release() // a person may take their time
@@ -208,7 +212,11 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (ApplyResult, err
 	}
 	out, err := r.Apply(ctx, res.Plan, res.tenants)
 	res.GuardWritten = out.GuardWritten
+	res.Failed = out.Failed
 	if err != nil {
+		// Also deletions held back by the delete policy (ErrMassDelete), or
+		// tenants Slurm refused (ErrPartial): the rest was applied, and the
+		// error says what was not; Applied stays false.
 		return res, err
 	}
 	res.Applied = true

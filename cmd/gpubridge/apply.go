@@ -89,8 +89,22 @@ func (a *App) printPlan(w io.Writer, p *reconcile.Plan, sc []storeChange) {
 		return
 	}
 	if p.Refused() {
-		fmt.Fprintf(w, "Nothing can be applied: the plan deletes more than a store may (%s; see docs/tenants.md, \"Mass deletions\").\n", p.MassDelete.Reason)
-		return
+		fmt.Fprintf(w, "%d change(s) held back: the plan deletes more than a store may (%s; see docs/tenants.md, \"Mass deletions\"); the rest is applied.\n", p.MassDelete.HeldBack, p.MassDelete.Reason)
+		cr, mo, de = 0, 0, 0
+		for _, c := range p.Changes {
+			switch {
+			case c.HeldBack:
+			case c.Action == reconcile.Create:
+				cr++
+			case c.Action == reconcile.Modify:
+				mo++
+			case c.Action == reconcile.Delete:
+				de++
+			}
+		}
+		if cr+mo+de == 0 {
+			return
+		}
 	}
 	if p.Empty() && len(p.Removed) == 0 && len(sc) == 0 {
 		if len(p.Waiting) > 0 {
