@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
+	"github.com/gpubridge/gpubridge/bridge/reconcile/reconciletest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 )
@@ -89,6 +91,49 @@ Plan: 1 to create, 1 to modify, 1 to delete in Slurm; 1 removal(s) waiting for j
 	(&App{}).printPlan(&b, &reconcile.Plan{}, nil)
 	if b.String() != "No changes: Slurm matches the tenants.\n" {
 		t.Errorf("empty plan: %q", b.String())
+	}
+}
+
+// TestPrintPlanHeldBack: a plan whose deletions the delete policy refused
+// marks them held back, counts only what is applied, and says so
+// (docs/tenants.md, "Mass deletions", shows this output).
+func TestPrintPlanHeldBack(t *testing.T) {
+	naming := tenant.Naming{OnDemandQOS: "ondemand"}
+	team := func(n string, users ...string) tenant.Tenant {
+		return tenant.Tenant{Name: n, Users: users, GPUs: tenant.Quota{"h100": 1}, State: tenant.Active}
+	}
+	cl := &reconciletest.Cluster{}
+	ts := []tenant.Tenant{team("mlteam", "alice"), team("speech", "dave"), team("vision", "carol")}
+	p, err := reconcile.Compute(context.Background(), cl, ts, naming)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcile.Apply(context.Background(), cl, p); err != nil {
+		t.Fatal(err)
+	}
+	store := []tenant.Tenant{ts[0], team("speech", "dave"), team("vision", "carol"), team("newco", "erin")}
+	store[1].State, store[2].State = tenant.Deleting, tenant.Deleting
+	p, err = reconcile.ComputeWith(context.Background(), cl, store, naming, reconcile.Options{Deletes: &reconcile.DeletePolicy{MaxShare: 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	(&App{}).printPlan(&b, p, nil)
+	want := `+ qos newco  GrpTRES=gres/gpu:h100=1
++ account newco  parent=root Description="gpubridge: tenant" Organization=gpubridge
++ user erin (newco)  QOS=newco,ondemand DefaultQOS=newco
+- user dave (speech)  (held back: mass deletion refused)
+- user carol (vision)  (held back: mass deletion refused)
+- account speech  (held back: mass deletion refused)
+- account vision  (held back: mass deletion refused)
+- qos speech  (held back: mass deletion refused)
+- qos vision  (held back: mass deletion refused)
+! mass deletion refused: the plan deletes the Slurm objects of 2 of 3 tenants (speech, vision), more than reconcile.maxDeleteShare=0.1 allows in one run (1); those deletions are held back, everything else is applied. Run ` + "`gpubridge apply --allow-mass-delete`" + ` to delete them at once
+6 change(s) held back: the plan deletes more than a store may (share; see docs/tenants.md, "Mass deletions"); the rest is applied.
+Plan: 3 to create, 0 to modify, 0 to delete in Slurm.
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
