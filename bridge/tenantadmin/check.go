@@ -2,7 +2,6 @@ package tenantadmin
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
@@ -58,12 +57,10 @@ func (s *Service) readFile(ctx context.Context, b []byte) (*fileInput, error) {
 		notes = append(notes, "names not checked against the store: "+serr.Error())
 	}
 	if terr == nil && serr == nil {
+		// A delete of a tenant the store does not hold is already done: a
+		// file applied again (GitOps) after the deletion finished is a
+		// no-op, not an error (MergeFile skips it).
 		f, ps = tenant.ParseFile(b, existing, tenant.Rules{GPUTypes: types, Naming: s.Naming})
-		for i, d := range f.Delete {
-			if !slices.Contains(existing, d) {
-				ps = append(ps, tenant.Problem{Field: fmt.Sprintf("delete[%d]", i), Msg: fmt.Sprintf("%q is not a tenant", d)})
-			}
-		}
 	}
 	if len(ps) > 0 {
 		return nil, problemsError(ps, notes...)

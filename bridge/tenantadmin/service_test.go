@@ -356,10 +356,6 @@ func TestInputErrors(t *testing.T) {
 			_, err := w.svc.Apply(ctx, ApplyRequest{File: []byte("tenants:\n  - name: yes\n")})
 			return err
 		}(),
-		"delete in file": func() error {
-			_, err := w.svc.Apply(ctx, ApplyRequest{File: []byte("delete: [nosuch]\n")})
-			return err
-		}(),
 	}
 	for name, err := range cases {
 		if !errors.Is(err, ErrInput) {
@@ -368,6 +364,25 @@ func TestInputErrors(t *testing.T) {
 	}
 	if got, _ := w.store.Get(ctx, "acme"); got.IsDeleting() {
 		t.Error("delete of acme and a missing tenant marked acme")
+	}
+}
+
+// TestFileDeleteOfGoneTenantIsNoOp: a tenants file that deletes a tenant
+// whose deletion has finished (applied again, GitOps) changes nothing and
+// is no error; a delete of a stored tenant in the same file still works.
+func TestFileDeleteOfGoneTenantIsNoOp(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(nil)
+	ok(t, w.svc.Add(ctx, team("acme", "alice"), nil, func(tenant.Tenant) error { return nil }))
+	_, err := w.svc.Apply(ctx, ApplyRequest{})
+	ok(t, err)
+	res, err := w.svc.Apply(ctx, ApplyRequest{File: []byte("delete: [gone]\n")})
+	if err != nil || len(res.StoreChanges) != 0 || !res.Plan.Empty() {
+		t.Fatalf("delete of a gone tenant: err=%v store changes %v, plan %v; want a no-op", err, res.StoreChanges, res.Plan.Changes)
+	}
+	res, err = w.svc.Apply(ctx, ApplyRequest{File: []byte("delete: [gone, acme]\n"), AllowMassDelete: true})
+	if err != nil || len(res.StoreChanges) != 1 || res.StoreChanges[0].Tenant != "acme" {
+		t.Fatalf("delete of gone and acme: err=%v store changes %+v", err, res.StoreChanges)
 	}
 }
 
