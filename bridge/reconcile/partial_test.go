@@ -148,3 +148,27 @@ func hasAssoc(t *testing.T, cl *reconciletest.Cluster, account string) bool {
 }
 
 var _ = tenant.Tenant{}
+
+// TestDeleteTwoTenantsSharingAUser: two tenants share sam, who has no
+// other association; deleting both succeeds in one apply (Slurm refuses to
+// remove sam's default association while sam keeps the other, error 7009,
+// so sam's associations go in one request before the accounts), both are
+// dropped from the store, and the next plan is empty.
+func TestDeleteTwoTenantsSharingAUser(t *testing.T) {
+	cl := &reconciletest.Cluster{}
+	a := tenant.Tenant{Name: "a", Users: []string{"sam", "u1"}, GPUs: tenant.Quota{"h100": 1}, State: tenant.Active}
+	b := tenant.Tenant{Name: "b", Users: []string{"sam", "u2"}, GPUs: tenant.Quota{"h100": 1}, State: tenant.Active}
+	mustApply(t, cl, []tenant.Tenant{a, b, team("c")})
+	st := &memStore{ts: deleting([]tenant.Tenant{a, b, team("c")}, "a", "b")}
+	r := &reconcile.Reconciler{Store: st, Cluster: cl, Naming: naming, Actor: "test"}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatalf("delete of two tenants sharing sam: %v", err)
+	}
+	if len(st.ts) != 1 || st.ts[0].Name != "c" {
+		t.Errorf("store after the delete: %v; want only c", st.ts)
+	}
+	p, _ := reconcile.Compute(context.Background(), cl, st.ts, naming)
+	if !p.Empty() {
+		t.Errorf("left after the delete: %v", lines(p))
+	}
+}
