@@ -274,8 +274,7 @@ func plan(in Input, p *Plan) []string {
 			continue // used as it is; the burst controller owns its limits
 		}
 		if !tenant.IsMarked(live.Description) && !adopted[KindQOS+"/"+q.Name] {
-			p.Conflicts = append(p.Conflicts, Conflict{KindQOS, q.Name, "exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import " +
-				qosOwner(in.Naming, q.Name) + "` or choose another tenant name"})
+			p.Conflicts = append(p.Conflicts, Conflict{KindQOS, q.Name, "exists in Slurm and was not created by gpubridge; " + adoptHint(qosOwner(in.Naming, q.Name))})
 			continue
 		}
 		var changed bool
@@ -329,8 +328,7 @@ func plan(in Input, p *Plan) []string {
 			continue
 		}
 		if !tenant.IsMarked(live.Description) && !adopted[a.Name] {
-			p.Conflicts = append(p.Conflicts, Conflict{KindAccount, a.Name, "exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import " +
-				a.Name + "` or choose another tenant name"})
+			p.Conflicts = append(p.Conflicts, Conflict{KindAccount, a.Name, "exists in Slurm and was not created by gpubridge; " + adoptHint(a.Name)})
 			continue
 		}
 		ours[a.Name] = true
@@ -578,6 +576,15 @@ func requiresResv(b bool) string {
 		return FlagRequiredReservation
 	}
 	return ""
+}
+
+// adoptHint says how to get out of a conflict: the store holds tenant
+// name (that is why it is planned), so `import` alone would answer
+// "already a tenant"; deleting the tenant first drops it from the store
+// without touching the site's objects (they are not gpubridge's), and
+// import then adopts them.
+func adoptHint(name string) string {
+	return fmt.Sprintf("to make the site's objects tenant %s, run `gpubridge delete tenant %s`, `gpubridge apply` (drops it from the store and leaves the site's objects alone), then `gpubridge import %s`; or rename the tenant in the store", name, name, name)
 }
 
 func blocked(b bool) string {

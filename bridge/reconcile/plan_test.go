@@ -143,7 +143,7 @@ func TestPlanLines(t *testing.T) {
 				c.Seed(nil, []reconcile.Account{{Account: tenant.Account{Name: "acme", Description: "site", Organization: "uni"}, Clustered: true}}, nil)
 			},
 			now: []tenant.Tenant{acme()},
-			err: "account acme: exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import acme`",
+			err: "account acme: exists in Slurm and was not created by gpubridge; to make the site's objects tenant acme, run `gpubridge delete tenant acme`, `gpubridge apply` (drops it from the store and leaves the site's objects alone), then `gpubridge import acme`; or rename the tenant in the store",
 		},
 		"an existing on-demand QOS is used as it is": {
 			setup: func(c *reconciletest.Cluster) {

@@ -485,7 +485,7 @@ func TestTenantUsersAndImport(t *testing.T) {
 	// A tenant declared over the site's account is a conflict: nothing is
 	// changed, and deleting that tenant leaves the site's account alone.
 	h.ok("-i", "add", "tenant", "t3imp", "users=heidi")
-	if _, errs, code := h.cli("", "plan"); code == 0 || !strings.Contains(errs, "account t3imp: exists in Slurm and was not created by gpubridge; adopt it with `gpubridge import t3imp`") {
+	if _, errs, code := h.cli("", "plan"); code == 0 || !strings.Contains(errs, "account t3imp: exists in Slurm and was not created by gpubridge; to make the site's objects tenant t3imp, run `gpubridge delete tenant t3imp`, `gpubridge apply` (drops it from the store and leaves the site's objects alone), then `gpubridge import t3imp`; or rename the tenant in the store") {
 		t.Errorf("plan over a site account: exit %d, %s", code, errs)
 	}
 	h.ok("-i", "delete", "tenant", "t3imp")
