@@ -74,7 +74,10 @@ func TestIntegrationBulkApply(t *testing.T) {
 	got := map[string]string{}
 	for _, a := range accts {
 		if scope(a.Name) {
-			got[a.Name] = a.Description + "|" + a.Organization
+			if !tenant.IsMarked(a.Description) {
+				t.Errorf("account %s: description %q lacks gpubridge's marker", a.Name, a.Description)
+			}
+			got[a.Name] = tenant.Unmark(a.Description) + "|" + a.Organization
 		}
 	}
 	want := map[string]string{}
@@ -135,30 +138,30 @@ func TestIntegrationBulkApply(t *testing.T) {
 	}
 }
 
-// TestIntegrationBulkErrorShort: a bulk QOS write of 300 QOS of which one
-// names a TRES the cluster does not track is refused whole by slurmrestd;
-// the error is short, says nothing was written, and nothing was.
+// TestIntegrationBulkErrorShort: a bulk write of 300 user associations of
+// which one names a QOS that does not exist is refused whole by
+// slurmrestd; the error is short, says nothing was written, and nothing
+// was.
 func TestIntegrationBulkErrorShort(t *testing.T) {
 	env := testbed.Require(t)
 	ctx := context.Background()
 	c := slurmresttest.New(t, env, "", nil)
-	const pre = "s13be"
-	var specs []slurmrest.QOSSpec
-	var objs slurmresttest.Objects
+	const acct = "s13be"
+	cleanupQuiet(t, c, slurmresttest.Objects{Accounts: []string{acct}})
+	if err := c.CreateAccounts(ctx, []slurmrest.AccountSpec{{Name: acct, Description: "bulk error test"}}); err != nil {
+		t.Fatal(err)
+	}
+	var specs []slurmrest.AssociationSpec
 	for i := range 300 {
-		n := fmt.Sprintf("%s%03d", pre, i)
-		s := slurmrest.QOSSpec{Name: n, Description: "bulk error test", New: true,
-			GrpTRES: []slurmrest.TRES{{Type: "gres", Name: "gpu:h100", Count: 1}}}
+		s := slurmrest.AssociationSpec{Account: acct, User: fmt.Sprintf("%s%03d", acct, i), QOS: []string{"normal"}}
 		if i == 137 {
-			s.GrpTRES = []slurmrest.TRES{{Type: "gres", Name: "gpu:nosuchtype", Count: 1}}
+			s.QOS = []string{"s13benosuchqos"}
 		}
 		specs = append(specs, s)
-		objs.QOS = append(objs.QOS, n)
 	}
-	cleanupQuiet(t, c, objs)
-	err := c.SetQOS(ctx, specs)
+	err := c.SetAssociations(ctx, specs)
 	if err == nil {
-		t.Fatal("SetQOS with an unknown TRES: no error")
+		t.Fatal("SetAssociations with an unknown QOS: no error")
 	}
 	var be *slurmrest.BulkError
 	if !errors.As(err, &be) {
@@ -168,16 +171,16 @@ func TestIntegrationBulkErrorShort(t *testing.T) {
 	if len(err.Error()) > 1200 {
 		t.Errorf("error is %d bytes; want it short", len(err.Error()))
 	}
-	if !strings.Contains(err.Error(), "set QOS (300 object(s) in one request)") || !strings.Contains(err.Error(), "nothing of this request was written") {
+	if !strings.Contains(err.Error(), "set associations (300 object(s) in one request)") || !strings.Contains(err.Error(), "nothing of this request was written") {
 		t.Errorf("error: %v", err)
 	}
-	qs, err := c.ListQOS(ctx)
+	as, err := c.ListAssociations(ctx, slurmrest.AssociationFilter{Clusters: []string{c.Cluster()}, Accounts: []string{acct}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range qs {
-		if strings.HasPrefix(q.Name, pre) {
-			t.Errorf("QOS %s exists although the request was refused", q.Name)
+	for _, a := range as {
+		if a.User != "" {
+			t.Errorf("association %s/%s exists although the request was refused", a.Account, a.User)
 		}
 	}
 }
