@@ -268,7 +268,7 @@ func TestReservationQOSFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []slurmrest.QOSSpec{
-		{Name: "acme-resv", Flags: []string{"REQUIRED_RESERVATION"}},
+		{Name: "acme-resv", Flags: []string{"REQUIRED_RESERVATION"}, New: true},
 		{Name: "globex-resv", Flags: []string{"REQUIRED_RESERVATION"}, MaxSubmitPerUser: slurmrest.LimitOf(0)},
 		{Name: "globex", Flags: []string{"REMOVE", "REQUIRED_RESERVATION"}, MaxSubmitPerUser: slurmrest.Unlimited()},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 )
 
@@ -98,7 +99,12 @@ type qosRow struct {
 	Description sql.NullString `db:"description"`
 	GrpTRES     string         `db:"grp_tres"`
 	MaxSubmitPU sql.NullInt64  `db:"max_submit_jobs_per_user"`
+	Flags       sql.NullInt64  `db:"flags"`
 }
+
+// qosFlagReqResv is Slurm's QOS_FLAG_REQ_RESV (slurmdb.h: SLURM_BIT(5)),
+// REQUIRED_RESERVATION in slurmrestd's answers, as qos_table.flags holds it.
+const qosFlagReqResv = 1 << 5
 
 type tresRow struct {
 	ID   int    `db:"id"`
@@ -107,7 +113,7 @@ type tresRow struct {
 }
 
 // QOS returns the live QOS with what a plan compares (id, name,
-// description, GrpTRES, MaxSubmitJobsPerUser), from qos_table and
+// description, GrpTRES, MaxSubmitJobsPerUser, REQUIRED_RESERVATION), from qos_table and
 // tres_table: two queries, milliseconds, where slurmrestd's GET qos/ of a
 // thousand tenants' QOS takes about 160 ms. A GrpTRES entry whose TRES id
 // tres_table does not know is an error (never guessed).
@@ -121,7 +127,7 @@ func (d AssocDB) QOS(ctx context.Context) ([]slurmrest.QOS, error) {
 		byID[t.ID] = t
 	}
 	var rows []qosRow
-	if err := d.DB.SelectContext(ctx, &rows, "SELECT id, name, description, grp_tres, max_submit_jobs_per_user FROM qos_table WHERE deleted = 0"); err != nil {
+	if err := d.DB.SelectContext(ctx, &rows, "SELECT id, name, description, grp_tres, max_submit_jobs_per_user, flags FROM qos_table WHERE deleted = 0"); err != nil {
 		return nil, fmt.Errorf("read QOS from slurmdbd's database (qos_table): %w", err)
 	}
 	out := make([]slurmrest.QOS, 0, len(rows))
@@ -145,6 +151,9 @@ func (d AssocDB) QOS(ctx context.Context) ([]slurmrest.QOS, error) {
 				continue // a limit being cleared
 			}
 			q.GrpTRES = append(q.GrpTRES, slurmrest.TRES{Type: t.Type, Name: t.Name, ID: id, Count: n})
+		}
+		if r.Flags.Int64&qosFlagReqResv != 0 {
+			q.Flags = append(q.Flags, reconcile.FlagRequiredReservation)
 		}
 		if r.MaxSubmitPU.Valid && r.MaxSubmitPU.Int64 >= 0 {
 			q.MaxSubmitPerUser = slurmrest.LimitOf(r.MaxSubmitPU.Int64)
