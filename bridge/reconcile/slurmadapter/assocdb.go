@@ -141,7 +141,7 @@ func (d AssocDB) QOS(ctx context.Context) ([]slurmrest.QOS, error) {
 			id, err1 := strconv.Atoi(k)
 			n, err2 := strconv.ParseInt(v, 10, 64)
 			if !ok || err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("read QOS from slurmdbd's database: QOS %s: grp_tres %q is not id=count,...", r.Name, r.GrpTRES)
+				return nil, fmt.Errorf("read QOS from slurmdbd's database: QOS %s: grp_tres %q is not a list of id=count", r.Name, r.GrpTRES)
 			}
 			t, known := byID[id]
 			if !known {
