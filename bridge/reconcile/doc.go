@@ -6,8 +6,12 @@
 // diff: objects to create, fields to modify (old -> new) and objects to
 // delete. Apply executes a plan through the Cluster port in batched writes,
 // in dependency order (QOS, accounts, users, associations, coordinators,
-// then removals in reverse), so that a second apply finds nothing to do and
-// makes zero writes.
+// then removals in reverse; each batch starts as soon as those it needs are
+// done), so that a second apply finds nothing to do and makes zero writes.
+// A batch Slurm refuses is split by tenant until the refused tenants are
+// found: they are held back and reported (Outcome.Failed, ErrPartial),
+// everyone else is applied, and a tenant is dropped from the store only
+// when its objects are gone.
 //
 // Ownership: gpubridge modifies or deletes only Slurm accounts and QOS
 // whose description carries tenant.Marker (and the associations and
@@ -26,8 +30,9 @@
 // Deleting only what a store means (DeletePolicy, massdelete.go): every
 // front end computes its plans with a delete policy, and a plan that
 // deletes the objects of tenants the store has no record of, of every
-// tenant, or of more than a share of them, is refused whole (Plan.Err,
-// ErrMassDelete) unless a person allowed it.
+// tenant, or of more than a share of them, has those deletions held back
+// (Change.HeldBack; Plan.Err and Apply's error wrap ErrMassDelete) unless a
+// person allowed it; the rest of the plan is applied.
 //
 // Cluster is the port this package needs (Reader, and Writer split by the
 // kind of object written: QOSWriter, AccountWriter, UserWriter,
