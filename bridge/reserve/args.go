@@ -54,13 +54,13 @@ func ParseAdd(kv map[string]string, now time.Time, zone Zone) (Request, Problems
 	var ps Problems
 	r.Tenant = strings.TrimSpace(kv["tenant"])
 	if r.Tenant == "" {
-		ps.add("tenant", "required: the tenant the booking is for (tenant=acme)")
+		ps.Add("tenant", "required: the tenant the booking is for (tenant=acme)")
 	}
 	g, hasG := kv["gpus"]
 	n, hasN := kv["nodes"]
 	switch {
 	case hasG && hasN:
-		ps.add("gpus", "give gpus=TYPE:COUNT or nodes=CLASS:COUNT, not both")
+		ps.Add("gpus", "give gpus=TYPE:COUNT or nodes=CLASS:COUNT, not both")
 	case hasN:
 		r.Kind = KindNode
 		r.NodeClass, r.Count = parseAmount(&ps, "nodes", n, "nodes=dgx:2")
@@ -69,7 +69,7 @@ func ParseAdd(kv map[string]string, now time.Time, zone Zone) (Request, Problems
 		r.Kind = KindGPU
 		r.GPUType, r.Count = parseAmount(&ps, "gpus", g, "gpus=h100:8")
 	default:
-		ps.add("gpus", "required: what to book, gpus=TYPE:COUNT (gpus=h100:8) or nodes=CLASS:COUNT")
+		ps.Add("gpus", "required: what to book, gpus=TYPE:COUNT (gpus=h100:8) or nodes=CLASS:COUNT")
 	}
 	r.Fields.Start, r.Fields.End = DefaultFields.Start, DefaultFields.End
 	if r.Fields.GPUs == "" {
@@ -78,28 +78,28 @@ func ParseAdd(kv map[string]string, now time.Time, zone Zone) (Request, Problems
 	if s, ok := kv["start"]; ok {
 		r.Start = parseTimeField(&ps, "start", s, now, zone)
 	} else {
-		ps.add("start", "required: when the window starts (start=2026-12-14T00:00Z, start=now+2d)")
+		ps.Add("start", "required: when the window starts (start=2026-12-14T00:00Z, start=now+2d)")
 	}
 	e, hasE := kv["end"]
 	d, hasD := kv["duration"]
 	switch {
 	case hasE && hasD:
-		ps.add("end", "give end= or duration=, not both")
+		ps.Add("end", "give end= or duration=, not both")
 	case hasE:
 		r.End = parseTimeField(&ps, "end", e, now, zone)
 	case hasD:
 		r.Fields.End = "duration"
 		dur, err := ParseDuration(d)
 		if err != nil {
-			ps.add("duration", "%v", err)
+			ps.Add("duration", "%v", err)
 		} else if !r.Start.IsZero() {
 			r.End = r.Start.Add(dur)
 		}
 	default:
-		ps.add("end", "required: when the window ends (end=...) or how long it lasts (duration=14d)")
+		ps.Add("end", "required: when the window ends (end=...) or how long it lasts (duration=14d)")
 	}
 	if !r.Start.IsZero() && !r.End.IsZero() && !r.End.After(r.Start) {
-		ps.add(r.Fields.End, "%s is not after start %s: a window must end after it starts", FormatTime(r.End, Zone{}, false), FormatTime(r.Start, Zone{}, false))
+		ps.Add(r.Fields.End, "%s is not after start %s: a window must end after it starts", FormatTime(r.End, Zone{}, false), FormatTime(r.Start, Zone{}, false))
 	}
 	if p, ok := kv["purpose"]; ok {
 		r.Purpose = strings.TrimSpace(p)
@@ -133,7 +133,7 @@ func ParseChange(kv map[string]string, now time.Time, zone Zone) (Change, Proble
 	d, hasD := kv["duration"]
 	switch {
 	case hasE && hasD:
-		ps.add("end", "give end= or duration=, not both")
+		ps.Add("end", "give end= or duration=, not both")
 	case hasE:
 		t := parseTimeField(&ps, "end", e, now, zone)
 		c.End = &t
@@ -141,7 +141,7 @@ func ParseChange(kv map[string]string, now time.Time, zone Zone) (Change, Proble
 		c.Fields.End = "duration"
 		dur, err := ParseDuration(d)
 		if err != nil {
-			ps.add("duration", "%v", err)
+			ps.Add("duration", "%v", err)
 		} else {
 			c.Duration = &dur
 		}
@@ -149,7 +149,7 @@ func ParseChange(kv map[string]string, now time.Time, zone Zone) (Change, Proble
 	for _, k := range []string{"gpus", "nodes"} {
 		if v, ok := kv[k]; ok {
 			if c.Count != nil {
-				ps.add(k, "give gpus= or nodes=, not both")
+				ps.Add(k, "give gpus= or nodes=, not both")
 				continue
 			}
 			name, n := parseAmount(&ps, k, v, map[string]string{"gpus": "gpus=h100:8", "nodes": "nodes=dgx:2"}[k])
@@ -163,7 +163,7 @@ func ParseChange(kv map[string]string, now time.Time, zone Zone) (Change, Proble
 		c.Purpose = &p
 	}
 	if len(kv) == 0 {
-		ps.add("set", "nothing to change; give start=, end=, duration=, gpus= or purpose=")
+		ps.Add("set", "nothing to change; give start=, end=, duration=, gpus= or purpose=")
 	}
 	return c, ps
 }
@@ -172,21 +172,21 @@ func parseAmount(ps *Problems, field, v, example string) (string, int) {
 	name, cnt, ok := strings.Cut(strings.TrimSpace(v), ":")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" {
-		ps.add(field, "%q: want NAME:COUNT, e.g. %s", v, example)
+		ps.Add(field, "%q: want NAME:COUNT, e.g. %s", v, example)
 		return name, 0
 	}
 	if strings.ContainsAny(name, ",= ") {
-		ps.add(field, "%q: one NAME:COUNT only, e.g. %s", v, example)
+		ps.Add(field, "%q: one NAME:COUNT only, e.g. %s", v, example)
 		return name, 0
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(cnt))
 	switch {
 	case err != nil:
-		ps.add(field, "count %q is not a whole number", cnt)
+		ps.Add(field, "count %q is not a whole number", cnt)
 	case n < 0:
-		ps.add(field, "count %d is negative; book at least 1", n)
+		ps.Add(field, "count %d is negative; book at least 1", n)
 	case n == 0:
-		ps.add(field, "count is 0; book at least 1")
+		ps.Add(field, "count is 0; book at least 1")
 	}
 	return name, n
 }
@@ -194,7 +194,7 @@ func parseAmount(ps *Problems, field, v, example string) (string, int) {
 func parseTimeField(ps *Problems, field, s string, now time.Time, zone Zone) time.Time {
 	t, err := ParseTime(s, now, zone)
 	if err != nil {
-		ps.add(field, "%v", err)
+		ps.Add(field, "%v", err)
 		return time.Time{}
 	}
 	return t
@@ -202,11 +202,11 @@ func parseTimeField(ps *Problems, field, s string, now time.Time, zone Zone) tim
 
 func checkPurpose(ps *Problems, p string) {
 	if len(p) > 255 {
-		ps.add("purpose", "is %d bytes; at most 255", len(p))
+		ps.Add("purpose", "is %d bytes; at most 255", len(p))
 	}
 	for _, r := range p {
 		if unicode.IsControl(r) {
-			ps.add("purpose", "contains a control character")
+			ps.Add("purpose", "contains a control character")
 			break
 		}
 	}

@@ -111,20 +111,20 @@ type Settings struct {
 func (s Settings) Validate() Problems {
 	var ps Problems
 	if s.Prefix == "" || !validSlurmName(s.Prefix) {
-		ps.add("bookings.reservationPrefix", "%q must be letters, digits, '-', '_' or '.' (default gpubridge-)", s.Prefix)
+		ps.Add("bookings.reservationPrefix", "%q must be letters, digits, '-', '_' or '.' (default gpubridge-)", s.Prefix)
 	}
 	if s.LeadTime < 0 {
-		ps.add("bookings.leadTime", "must not be negative")
+		ps.Add("bookings.leadTime", "must not be negative")
 	}
 	if s.UnbookablePercent < 0 || s.UnbookablePercent > 100 {
-		ps.add("bookings.unbookablePercent", "%d is not a percentage from 0 to 100", s.UnbookablePercent)
+		ps.Add("bookings.unbookablePercent", "%d is not a percentage from 0 to 100", s.UnbookablePercent)
 	}
 	for _, c := range slices.Sorted(maps.Keys(s.NodeClasses)) {
 		if !validSlurmName(c) || strings.Contains(c, ":") {
-			ps.add("bookings.nodeClasses", "class name %q: letters, digits, '-', '_' or '.'", c)
+			ps.Add("bookings.nodeClasses", "class name %q: letters, digits, '-', '_' or '.'", c)
 		}
 		if len(s.NodeClasses[c]) == 0 {
-			ps.add("bookings.nodeClasses."+c, "lists no nodes")
+			ps.Add("bookings.nodeClasses."+c, "lists no nodes")
 		}
 	}
 	ps = append(ps, s.DefaultPolicy.Validate("bookings.defaultPolicy")...)

@@ -64,22 +64,22 @@ func (p Policy) Validate(prefix string) Problems {
 	var ps Problems
 	for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
 		if t == "" || strings.ContainsAny(t, ":=, ") {
-			ps.add(prefix+".maxGPUs", "%q is not a GPU type or MIG profile", t)
+			ps.Add(prefix+".maxGPUs", "%q is not a GPU type or MIG profile", t)
 		}
 		if p.MaxGPUs[t] < 0 {
-			ps.add(prefix+".maxGPUs."+t, "%d is negative; use 0 to forbid booking %s", p.MaxGPUs[t], t)
+			ps.Add(prefix+".maxGPUs."+t, "%d is negative; use 0 to forbid booking %s", p.MaxGPUs[t], t)
 		}
 	}
 	for field, v := range map[string]Span{"maxWindow": p.MaxWindow, "minLead": p.MinLead, "maxHorizon": p.MaxHorizon} {
 		if v < 0 {
-			ps.add(prefix+"."+field, "must not be negative")
+			ps.Add(prefix+"."+field, "must not be negative")
 		}
 	}
 	if p.MaxWindow > 0 && p.MaxHorizon > 0 && p.MaxWindow > p.MaxHorizon {
-		ps.add(prefix+".maxWindow", "%s is longer than maxHorizon %s: no booking could use it", FormatDuration(time.Duration(p.MaxWindow)), FormatDuration(time.Duration(p.MaxHorizon)))
+		ps.Add(prefix+".maxWindow", "%s is longer than maxHorizon %s: no booking could use it", FormatDuration(time.Duration(p.MaxWindow)), FormatDuration(time.Duration(p.MaxHorizon)))
 	}
 	if p.MonthlySpendLimit != nil && p.MonthlySpendLimit.Sign() < 0 {
-		ps.add(prefix+".monthlySpendLimit", "must not be negative")
+		ps.Add(prefix+".monthlySpendLimit", "must not be negative")
 	}
 	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Field, b.Field) })
 	return ps
@@ -105,14 +105,14 @@ func (s Settings) CheckPolicy(p Policy, b Booking, own []Booking, inv Inventory,
 	var ps Problems
 	d := b.Duration()
 	if p.MaxWindow > 0 && d > time.Duration(p.MaxWindow) {
-		ps.add(f.End, "the window is %s, longer than tenant %s may book at once (policy maxWindow %s)", FormatDuration(d), b.Tenant, FormatDuration(time.Duration(p.MaxWindow)))
+		ps.Add(f.End, "the window is %s, longer than tenant %s may book at once (policy maxWindow %s)", FormatDuration(d), b.Tenant, FormatDuration(time.Duration(p.MaxWindow)))
 	}
 	if p.MinLead > 0 && b.Start.Before(now.Add(time.Duration(p.MinLead))) {
-		ps.add(f.Start, "%s is less than %s ahead; tenant %s must book at least that far ahead (policy minLead); the earliest start is %s",
+		ps.Add(f.Start, "%s is less than %s ahead; tenant %s must book at least that far ahead (policy minLead); the earliest start is %s",
 			FormatTime(b.Start, Zone{}, false), FormatDuration(time.Duration(p.MinLead)), b.Tenant, FormatTime(now.Add(time.Duration(p.MinLead)).Truncate(time.Second).Add(time.Second), Zone{}, false))
 	}
 	if p.MaxHorizon > 0 && b.End.After(now.Add(time.Duration(p.MaxHorizon))) {
-		ps.add(f.End, "%s is beyond the booking horizon of %s (policy maxHorizon: bookings must end by %s)",
+		ps.Add(f.End, "%s is beyond the booking horizon of %s (policy maxHorizon: bookings must end by %s)",
 			FormatTime(b.End, Zone{}, false), FormatDuration(time.Duration(p.MaxHorizon)), FormatTime(now.Add(time.Duration(p.MaxHorizon)), Zone{}, false))
 	}
 	if len(p.MaxGPUs) > 0 {
@@ -132,7 +132,7 @@ func (s Settings) CheckPolicy(p Policy, b Booking, own []Booking, inv Inventory,
 				}
 				for _, seg := range cal.Segments(fromUnix(m.Start), fromUnix(m.End)) {
 					if seg.Committed > limit {
-						ps.add(f.GPUs, "tenant %s would have %d %s booked at once from %s, more than its policy allows (maxGPUs %s=%d)",
+						ps.Add(f.GPUs, "tenant %s would have %d %s booked at once from %s, more than its policy allows (maxGPUs %s=%d)",
 							b.Tenant, seg.Committed, typ, FormatTime(seg.From, Zone{}, false), typ, limit)
 						break
 					}
@@ -151,7 +151,7 @@ func (s Settings) CheckPolicy(p Policy, b Booking, own []Booking, inv Inventory,
 func (s Settings) checkSpend(limit money.Amount, b Booking, own []Booking, inv Inventory, coster Coster, f Fields) Problems {
 	var ps Problems
 	if coster == nil {
-		ps.add(f.GPUs, "tenant %s has a monthly spend limit, but no booked rate is configured to price bookings with; refusing rather than guessing", b.Tenant)
+		ps.Add(f.GPUs, "tenant %s has a monthly spend limit, but no booked rate is configured to price bookings with; refusing rather than guessing", b.Tenant)
 		return ps
 	}
 	all := []Booking{b}
@@ -179,22 +179,22 @@ func (s Settings) checkSpend(limit money.Amount, b Booking, own []Booking, inv I
 				}
 				cost, err := coster.BookedCost(typ, int64(c.Count)*(z-a), fromUnix(a))
 				if err != nil {
-					ps.add(f.GPUs, "cannot price booked %s for tenant %s's monthly spend limit: %v", typ, b.Tenant, err)
+					ps.Add(f.GPUs, "cannot price booked %s for tenant %s's monthly spend limit: %v", typ, b.Tenant, err)
 					return ps
 				}
 				if total, err = total.Add(cost); err != nil {
-					ps.add(f.GPUs, "cannot add up tenant %s's booked cost: %v", b.Tenant, err)
+					ps.Add(f.GPUs, "cannot add up tenant %s's booked cost: %v", b.Tenant, err)
 					return ps
 				}
 			}
 		}
 		lim, err := limit.In(total.Currency())
 		if err != nil && total.Sign() != 0 {
-			ps.add(f.GPUs, "tenant %s's monthly spend limit %s cannot be compared with the booked cost in %s: %v", b.Tenant, limit, total.Currency(), err)
+			ps.Add(f.GPUs, "tenant %s's monthly spend limit %s cannot be compared with the booked cost in %s: %v", b.Tenant, limit, total.Currency(), err)
 			return ps
 		}
 		if c, err := total.Cmp(lim); err == nil && c > 0 {
-			ps.add(f.GPUs, "tenant %s's bookings would cost %s %s in %s, over its monthly spend limit of %s", b.Tenant, total, total.Currency(), m.Format("2006-01"), limit)
+			ps.Add(f.GPUs, "tenant %s's bookings would cost %s %s in %s, over its monthly spend limit of %s", b.Tenant, total, total.Currency(), m.Format("2006-01"), limit)
 		}
 	}
 	return ps

@@ -50,11 +50,11 @@ func ParseList(args map[string]string, now time.Time, zone Zone) (ListFilter, Pr
 	var ps Problems
 	if strings.Contains(lf.Tenant, ",") {
 		// A list would silently match no tenant: refuse it.
-		ps.add("tenant", "one tenant at a time (got %q): give tenant=NAME once per query, or leave tenant= out for every tenant's bookings", lf.Tenant)
+		ps.Add("tenant", "one tenant at a time (got %q): give tenant=NAME once per query, or leave tenant= out for every tenant's bookings", lf.Tenant)
 	}
 	for _, s := range kv.List(args["state"]) {
 		if !slices.Contains(States, State(s)) {
-			ps.add("state", "%q is not a state (%s)", s, StatesList())
+			ps.Add("state", "%q is not a state (%s)", s, StatesList())
 		}
 		lf.States = append(lf.States, State(s))
 	}
@@ -87,7 +87,7 @@ func ParseAvailability(args map[string]string, now time.Time, zone Zone) (Availa
 	if v, ok := args["step"]; ok {
 		d, err := ParseDuration(v)
 		if err != nil {
-			ps.add("step", "%s", err.Error())
+			ps.Add("step", "%s", err.Error())
 		}
 		q.Step = d
 	}
@@ -105,14 +105,14 @@ func ParseSlotQuery(args map[string]string, now time.Time, zone Zone) (SlotQuery
 	var err error
 	if v, ok := args["count"]; ok {
 		if q.Count, err = strconv.Atoi(v); err != nil {
-			ps.add("count", "%q is not a whole number", v)
+			ps.Add("count", "%q is not a whole number", v)
 		}
 	} else {
-		ps.add("count", "required: how many GPUs (or nodes)")
+		ps.Add("count", "required: how many GPUs (or nodes)")
 	}
 	if v, ok := args["duration"]; ok {
 		if q.Duration, err = ParseDuration(v); err != nil {
-			ps.add("duration", "%s", err.Error())
+			ps.Add("duration", "%s", err.Error())
 		}
 	}
 	if _, ok := args["after"]; ok {
@@ -120,7 +120,7 @@ func ParseSlotQuery(args map[string]string, now time.Time, zone Zone) (SlotQuery
 	}
 	if v, ok := args["limit"]; ok {
 		if q.Limit, err = strconv.Atoi(v); err != nil || q.Limit < 1 || q.Limit > 100 {
-			ps.add("limit", "%q is not a number from 1 to 100", v)
+			ps.Add("limit", "%q is not a number from 1 to 100", v)
 		}
 	}
 	return q, ps
@@ -137,23 +137,23 @@ func ParseMaintenance(args map[string]string, now time.Time, zone Zone) (Mainten
 	if _, ok := args["start"]; ok {
 		m.Start = parseOptionalTime(&ps, args, "start", now, zone)
 	} else {
-		ps.add("start", "required")
+		ps.Add("start", "required")
 	}
 	e, hasE := args["end"]
 	d, hasD := args["duration"]
 	switch {
 	case hasE == hasD:
-		ps.add("end", "give end= or duration= (one of them)")
+		ps.Add("end", "give end= or duration= (one of them)")
 	case hasE:
 		t, err := ParseTime(e, now, zone)
 		if err != nil {
-			ps.add("end", "%s", err.Error())
+			ps.Add("end", "%s", err.Error())
 		}
 		m.End = t
 	default:
 		dur, err := ParseDuration(d)
 		if err != nil {
-			ps.add("duration", "%s", err.Error())
+			ps.Add("duration", "%s", err.Error())
 		}
 		m.End = m.Start.Add(dur)
 	}
@@ -169,7 +169,7 @@ func parseOptionalTime(ps *Problems, args map[string]string, key string, now tim
 	}
 	t, err := ParseTime(v, now, zone)
 	if err != nil {
-		ps.add(key, "%s", err.Error())
+		ps.Add(key, "%s", err.Error())
 	}
 	return t
 }

@@ -64,7 +64,7 @@ func (s *Service) tenant(ctx context.Context, tenant string, ps *Problems) (Poli
 	info, err := s.Tenants.BookingTenant(ctx, tenant)
 	switch {
 	case errors.Is(err, ErrUnknownTenant):
-		ps.add("tenant", "%v (see `gpubridge show tenants`)", err)
+		ps.Add("tenant", "%v (see `gpubridge show tenants`)", err)
 		return Policy{}, nil, nil
 	case err != nil:
 		return Policy{}, nil, fmt.Errorf("read tenant %q: %w", tenant, err)
@@ -103,7 +103,7 @@ func (s *Service) checkUsable(b Booking, types []string, inv Inventory, f Fields
 	if len(types) > 0 {
 		have = strings.Join(types, ", ")
 	}
-	ps.add(f.GPUs, "tenant %s's jobs may request only the GPU types of its quota (%s), so they could not use booked %s; add %s to its quota first (`gpubridge modify tenant %s set gpus=%s:0` is enough: jobs inside a booking do not count against the quota)",
+	ps.Add(f.GPUs, "tenant %s's jobs may request only the GPU types of its quota (%s), so they could not use booked %s; add %s to its quota first (`gpubridge modify tenant %s set gpus=%s:0` is enough: jobs inside a booking do not count against the quota)",
 		b.Tenant, have, strings.Join(missing, ", "), strings.Join(missing, ", "), b.Tenant, strings.Join(missing, ":0,"))
 }
 
@@ -118,9 +118,9 @@ func (s *Service) checkShape(b Booking, inv Inventory, now time.Time, f Fields, 
 		total := inv.Total(b.GPUType)
 		switch {
 		case total == 0:
-			ps.add(f.GPUs, "the pool has no GPUs of type %q (types: %s)", b.GPUType, strings.Join(inv.Types(), ", "))
+			ps.Add(f.GPUs, "the pool has no GPUs of type %q (types: %s)", b.GPUType, strings.Join(inv.Types(), ", "))
 		case b.Count > total:
-			ps.add(f.GPUs, "%d %s is more than the pool holds (%d)", b.Count, b.GPUType, total)
+			ps.Add(f.GPUs, "%d %s is more than the pool holds (%d)", b.Count, b.GPUType, total)
 		}
 	case KindNode:
 		if b.NodeClass == "" {
@@ -129,19 +129,19 @@ func (s *Service) checkShape(b Booking, inv Inventory, now time.Time, f Fields, 
 		nodes := s.Settings.classNodes(inv, b.NodeClass)
 		switch {
 		case len(s.Settings.NodeClasses[b.NodeClass]) == 0:
-			ps.add(f.GPUs, "no node class %q (classes: %s; config bookings.nodeClasses)", b.NodeClass, strings.Join(slices.Sorted(maps.Keys(s.Settings.NodeClasses)), ", "))
+			ps.Add(f.GPUs, "no node class %q (classes: %s; config bookings.nodeClasses)", b.NodeClass, strings.Join(slices.Sorted(maps.Keys(s.Settings.NodeClasses)), ", "))
 		case b.Count > len(nodes):
-			ps.add(f.GPUs, "%d node(s) of class %s is more than the pool holds (%d)", b.Count, b.NodeClass, len(nodes))
+			ps.Add(f.GPUs, "%d node(s) of class %s is more than the pool holds (%d)", b.Count, b.NodeClass, len(nodes))
 		}
 	}
 	if !b.Start.IsZero() && b.Start.Before(now.Add(-pastGrace)) {
-		ps.add(f.Start, "%s is in the past (now is %s); a booking starts now or later", FormatTime(b.Start, Zone{}, false), FormatTime(now, Zone{}, false))
+		ps.Add(f.Start, "%s is in the past (now is %s); a booking starts now or later", FormatTime(b.Start, Zone{}, false), FormatTime(now, Zone{}, false))
 	}
 	if !b.End.IsZero() && !b.End.After(now) {
-		ps.add(f.End, "%s is in the past (now is %s)", FormatTime(b.End, Zone{}, false), FormatTime(now, Zone{}, false))
+		ps.Add(f.End, "%s is in the past (now is %s)", FormatTime(b.End, Zone{}, false), FormatTime(now, Zone{}, false))
 	}
 	if b.Start.Nanosecond() != 0 || b.End.Nanosecond() != 0 {
-		ps.add(f.Start, "times have second resolution")
+		ps.Add(f.Start, "times have second resolution")
 	}
 }
 
@@ -168,13 +168,13 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 		Start: r.Start.UTC(), End: r.End.UTC(), Purpose: r.Purpose, State: StateRequested, CreatedBy: actor, CreatedAt: now, UpdatedAt: now}
 	var ps Problems
 	if b.Kind != KindGPU && b.Kind != KindNode {
-		ps.add(f.GPUs, "what to book: gpus=TYPE:COUNT or nodes=CLASS:COUNT")
+		ps.Add(f.GPUs, "what to book: gpus=TYPE:COUNT or nodes=CLASS:COUNT")
 	}
 	if b.Count <= 0 {
-		ps.add(f.GPUs, "count %d: book at least 1", b.Count)
+		ps.Add(f.GPUs, "count %d: book at least 1", b.Count)
 	}
 	if b.Start.IsZero() || b.End.IsZero() || !b.End.After(b.Start) {
-		ps.add(f.End, "the window must end after it starts")
+		ps.Add(f.End, "the window must end after it starts")
 	}
 	inv, err := s.Source.Inventory(ctx)
 	if err != nil {
@@ -182,7 +182,7 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 	}
 	s.checkShape(b, inv, now, f, &ps)
 	if b.Tenant == "" {
-		ps.add("tenant", "required")
+		ps.Add("tenant", "required")
 	}
 	p, types, err := s.tenant(ctx, b.Tenant, &ps)
 	if err != nil {
@@ -309,7 +309,7 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 		var ps Problems
 		switch st := cur.StateAt(now); st {
 		case StateCancelled, StateEnded:
-			ps.add("id", "booking %d is %s; it cannot change", id, st)
+			ps.Add("id", "booking %d is %s; it cannot change", id, st)
 			return ps
 		}
 		nb := cur
@@ -319,19 +319,19 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 				name = cur.NodeClass
 			}
 			if *c.Type != name || (f.GPUs == "nodes") != (cur.Kind == KindNode) {
-				ps.add(f.GPUs, "booking %d holds %s; its type or class cannot change (delete it and add a new booking)", id, cur.What())
+				ps.Add(f.GPUs, "booking %d holds %s; its type or class cannot change (delete it and add a new booking)", id, cur.What())
 			}
 		}
 		if c.Count != nil {
 			nb.Count = *c.Count
 			if nb.Count <= 0 {
-				ps.add(f.GPUs, "count %d: book at least 1", nb.Count)
+				ps.Add(f.GPUs, "count %d: book at least 1", nb.Count)
 			}
 		}
 		if c.Start != nil {
 			nb.Start = c.Start.UTC()
 			if !now.Before(cur.Start) && !nb.Start.Equal(cur.Start) {
-				ps.add(f.Start, "booking %d started at %s; an active booking's start cannot move", id, FormatTime(cur.Start, Zone{}, false))
+				ps.Add(f.Start, "booking %d started at %s; an active booking's start cannot move", id, FormatTime(cur.Start, Zone{}, false))
 			}
 		}
 		if c.End != nil {
@@ -344,7 +344,7 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 			nb.Purpose = *c.Purpose
 		}
 		if !nb.End.After(nb.Start) {
-			ps.add(f.End, "%s is not after start %s: a window must end after it starts", FormatTime(nb.End, Zone{}, false), FormatTime(nb.Start, Zone{}, false))
+			ps.Add(f.End, "%s is not after start %s: a window must end after it starts", FormatTime(nb.End, Zone{}, false), FormatTime(nb.Start, Zone{}, false))
 		}
 		shapeStart := nb
 		if nb.Start.Equal(cur.Start) {
@@ -483,12 +483,12 @@ type AvailabilityQuery struct {
 func (s *Service) Availability(ctx context.Context, q AvailabilityQuery) (Availability, error) {
 	var ps Problems
 	if !q.To.After(q.From) {
-		ps.add("to", "%s is not after from %s", FormatTime(q.To, Zone{}, false), FormatTime(q.From, Zone{}, false))
+		ps.Add("to", "%s is not after from %s", FormatTime(q.To, Zone{}, false), FormatTime(q.From, Zone{}, false))
 	}
 	if q.Step <= 0 || q.Step%time.Second != 0 {
-		ps.add("step", "must be a positive whole number of seconds, e.g. 1h or 1d")
+		ps.Add("step", "must be a positive whole number of seconds, e.g. 1h or 1d")
 	} else if q.To.After(q.From) && q.To.Sub(q.From)/q.Step > 100_000 {
-		ps.add("step", "%s over %s is more than 100000 steps; use a longer step", FormatDuration(q.Step), FormatDuration(q.To.Sub(q.From)))
+		ps.Add("step", "%s over %s is more than 100000 steps; use a longer step", FormatDuration(q.Step), FormatDuration(q.To.Sub(q.From)))
 	}
 	inv, err := s.Source.Inventory(ctx)
 	if err != nil {
@@ -569,14 +569,14 @@ func (s *Service) resources(types []string, inv Inventory, ps *Problems) ([]Reso
 	for _, t := range types {
 		if c, ok := strings.CutPrefix(t, "node:"); ok {
 			if _, known := s.Settings.NodeClasses[c]; !known {
-				ps.add("type", "no node class %q (config bookings.nodeClasses)", c)
+				ps.Add("type", "no node class %q (config bookings.nodeClasses)", c)
 				continue
 			}
 			rs = append(rs, NodeClass(c))
 			continue
 		}
 		if inv.Total(t) == 0 {
-			ps.add("type", "the pool has no GPUs of type %q (types: %s)", t, strings.Join(inv.Types(), ", "))
+			ps.Add("type", "the pool has no GPUs of type %q (types: %s)", t, strings.Join(inv.Types(), ", "))
 			continue
 		}
 		rs = append(rs, GPU(t))
@@ -600,10 +600,10 @@ func (s *Service) FindSlots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	now := s.now()
 	var ps Problems
 	if q.Count <= 0 {
-		ps.add("count", "%d: ask for at least 1", q.Count)
+		ps.Add("count", "%d: ask for at least 1", q.Count)
 	}
 	if q.Duration <= 0 {
-		ps.add("duration", "required: how long the window lasts, e.g. 14d")
+		ps.Add("duration", "required: how long the window lasts, e.g. 14d")
 	}
 	if q.Limit <= 0 {
 		q.Limit = 3
@@ -617,7 +617,7 @@ func (s *Service) FindSlots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 		return nil, fmt.Errorf("read the cluster: %w", err)
 	}
 	if q.Type == "" {
-		ps.add("type", "required: a GPU type (type=h100) or node class (type=node:dgx)")
+		ps.Add("type", "required: a GPU type (type=h100) or node class (type=node:dgx)")
 	}
 	probe := Booking{Tenant: q.Tenant, Kind: KindGPU, GPUType: q.Type, Count: q.Count, Start: after, End: after.Add(q.Duration)}
 	if c, ok := strings.CutPrefix(q.Type, "node:"); ok {
@@ -662,7 +662,7 @@ func (s *Service) AddMaintenance(ctx context.Context, actor string, m Maintenanc
 		return Maintenance{}, nil, fmt.Errorf("read the cluster: %w", err)
 	}
 	if len(m.Nodes) == 0 {
-		ps.add("nodes", "required: the nodes under maintenance (nodes=gpu-a,gpu-b)")
+		ps.Add("nodes", "required: the nodes under maintenance (nodes=gpu-a,gpu-b)")
 	}
 	var rs []Resource
 	for _, n := range m.Nodes {
@@ -672,7 +672,7 @@ func (s *Service) AddMaintenance(ctx context.Context, actor string, m Maintenanc
 			for _, x := range inv.Nodes {
 				names = append(names, x.Name)
 			}
-			ps.add("nodes", "%q is not a node of the pool (nodes: %s)", n, strings.Join(names, ", "))
+			ps.Add("nodes", "%q is not a node of the pool (nodes: %s)", n, strings.Join(names, ", "))
 			continue
 		}
 		for t := range nd.GPUs {
@@ -685,9 +685,9 @@ func (s *Service) AddMaintenance(ctx context.Context, actor string, m Maintenanc
 		}
 	}
 	if m.Start.IsZero() || m.End.IsZero() || !m.End.After(m.Start) {
-		ps.add("end", "the window must end after it starts")
+		ps.Add("end", "the window must end after it starts")
 	} else if !m.End.After(now) {
-		ps.add("end", "%s is in the past", FormatTime(m.End, Zone{}, false))
+		ps.Add("end", "%s is in the past", FormatTime(m.End, Zone{}, false))
 	}
 	checkPurpose(&ps, m.Reason)
 	if len(ps) > 0 {

@@ -101,6 +101,7 @@ var Gpubridge = Layout{
 		// internal/: shared infrastructure.
 		"internal/slurmstr":            {Pure: true, Importers: []string{"*"}},
 		"internal/money":               {Pure: true, Importers: []string{"*"}},
+		"internal/problem":             {Pure: true, Importers: []string{"*"}}, // the one list of input problems
 		"internal/config":              {Pure: true, Importers: []string{"cmd/gpubridge", "internal/daemon", "internal/clients", "accounting/billing", "bridge/burst/service", "bridge/health/setup", "bridge/reserve/setup", "bridge/api/setup"}},
 		"internal/kv":                  {Pure: true, Importers: []string{"*"}},
 		"internal/dbsetup":             {Pure: true, Importers: []string{"cmd/gpubridge"}}, // init-db's SQL (pure: no driver)

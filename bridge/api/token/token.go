@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/problem"
 )
 
 // Prefix starts every token, so that a token is recognised where it leaks
@@ -126,41 +128,26 @@ func (t Token) Key() string {
 // Actor is the token as the audit log names who made a change.
 func (t Token) Actor() string { return "api-token " + t.Key() }
 
-// Problem is one thing wrong with one field of a new token.
-type Problem struct {
-	Field string
-	Msg   string
-}
+// ErrInvalid is matched (errors.Is) by Problems: the token's fields were
+// wrong and nothing was stored.
+var ErrInvalid = errors.New("invalid token")
 
-func (p Problem) String() string { return p.Field + ": " + p.Msg }
+// Problem is one thing wrong with one field of a new token.
+type Problem = problem.Problem
 
 // Problems is every problem found; as an error it lists them all.
-type Problems []Problem
+type Problems = problem.List[invalidToken]
 
-func (ps Problems) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d problem(s), nothing was changed:", len(ps))
-	for _, p := range ps {
-		b.WriteString("\n  - ")
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
+type invalidToken struct{}
 
-// Err returns ps as an error, or nil.
-func (ps Problems) Err() error {
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps
-}
+func (invalidToken) Sentinel() error { return ErrInvalid }
 
 // Check validates a new token's name, tenant, scope and expiry at now:
 // an admin token has no tenant, every other one has one; a name is
 // [a-z0-9][a-z0-9._-]*; an expiry lies in the future.
 func Check(t Token, now time.Time) Problems {
 	var ps Problems
-	add := func(field, format string, a ...any) { ps = append(ps, Problem{field, fmt.Sprintf(format, a...)}) }
+	add := ps.Add
 	switch {
 	case t.Name == "":
 		add("name", "required: what the token is for (name=ci)")
