@@ -96,6 +96,14 @@ func TestNodeFailCredit(t *testing.T) {
 			}
 			return s != ""
 		})
+		// The NODE_FAIL job holds its two GPUs while it is completing (until
+		// the restarted slurmd confirms its end): the next test that needs
+		// the whole of gpu-a must not find them taken.
+		_, _ = env.Run(context.Background(), "", nil, "scancel", id)
+		acctest.WaitFor(t, "job "+id+" to be gone from gpu-a", 2*time.Minute, func() bool {
+			out, err := env.Run(context.Background(), "", nil, "squeue", "-h", "-j", id, "-o", "%T")
+			return err == nil && strings.TrimSpace(out) == "" || strings.Contains(out, "Invalid job id")
+		})
 	})
 	acctest.WaitFor(t, "gpu-a's slurmd to be gone", 30*time.Second, func() bool { return !slurmdUp() })
 	downAt := time.Now().UTC()

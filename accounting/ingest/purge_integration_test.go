@@ -58,6 +58,12 @@ func TestPurgeCheckPassesHealthyHours(t *testing.T) {
 		}
 	}
 	// Preemption: four on-demand jobs fill gpu-a, a pool job takes one's GPU.
+	// They need all four h100: wait until no job of an earlier test (one
+	// still completing after a node fault) holds any.
+	acctest.WaitFor(t, "gpu-a to hold no job", 3*time.Minute, func() bool {
+		out, err := env.Run(context.Background(), "", nil, "squeue", "-h", "-w", "gpu-a", "-o", "%i %T")
+		return err == nil && strings.TrimSpace(out) == ""
+	})
 	var od []string
 	for range 4 {
 		od = append(od, sb("bob", "-p", "ondemand", "--qos=ondemand", "--requeue", "--gres=gpu:h100:1", "--wrap", "sleep 120"))
