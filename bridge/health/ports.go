@@ -128,6 +128,15 @@ type NoBookings struct{}
 // BookedNodes returns none.
 func (NoBookings) BookedNodes(context.Context, string, time.Time) ([]string, error) { return nil, nil }
 
+// BookingMover re-projects the bookings on nodes gpubridge has just taken
+// out of service or returned to it (bridge/reserve's projector: a booking
+// on a drained node is marked at risk, and moved to healthy GPUs where the
+// ledger has room), so that a drain does not wait for the next bookings
+// run. It returns one line per booking it marked or moved.
+type BookingMover interface {
+	Reproject(ctx context.Context, nodes []string) ([]string, error)
+}
+
 // Observer receives the service's measurements (bridge/health/metrics).
 type Observer interface {
 	NodeStates(counts map[State]int)

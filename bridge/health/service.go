@@ -106,6 +106,9 @@ type Params struct {
 	Settings Settings
 	Logger   *slog.Logger
 	Observer Observer
+	// Mover re-projects bookings on the nodes a cycle held or released
+	// (nil: the bookings job finds them at its next run).
+	Mover BookingMover
 	// Now is the clock (tests inject one); default time.Now.
 	Now func() time.Time
 	// Sleep waits between polls; default a timer that honours ctx.
@@ -264,7 +267,10 @@ type Report struct {
 	// Skipped says why nodes got no run this cycle (node: why).
 	Skipped map[string]string `json:"skipped,omitempty"`
 	Pruned  int64             `json:"pruned,omitempty"`
-	Errors  []string          `json:"errors,omitempty"`
+	// Bookings are what the booking projector did after nodes were held
+	// or released (Mover), one line per booking.
+	Bookings []string `json:"bookings,omitempty"`
+	Errors   []string `json:"errors,omitempty"`
 }
 
 func (r *Report) skip(node, why string) {
@@ -374,6 +380,7 @@ func (s *Service) Cycle(ctx context.Context, schedule string) (Report, error) {
 	s.reconcile(ctx, st, &rep, nil)
 	s.submitSchedule(ctx, st, sched, &rep)
 	s.settle(ctx, st, &rep)
+	s.reproject(ctx, &rep)
 	if s.Settings.Retention > 0 {
 		n, err := s.Store.Prune(ctx, rep.At.Add(-s.Settings.Retention))
 		if err != nil {
@@ -404,11 +411,40 @@ func (s *Service) Harvest(ctx context.Context) (Report, error) {
 	}
 	s.observe(ctx, st, &rep)
 	s.reconcile(ctx, st, &rep, nil)
+	s.reproject(ctx, &rep)
 	s.observeStates(st)
 	if len(rep.Errors) > 0 {
 		return rep, fmt.Errorf("health harvest: %s", strings.Join(rep.Errors, "; "))
 	}
 	return rep, nil
+}
+
+// servesTenants reports whether a node in state st takes tenants' jobs
+// (a node without a record did, before gpubridge managed it).
+func servesTenants(st State) bool { return st == "" || st.InService() }
+
+// reproject hands the nodes whose service changed in this report (held,
+// released, taken over by a person) to the Mover, after Slurm has been
+// changed, so that bookings on them are marked at risk or moved now.
+func (s *Service) reproject(ctx context.Context, rep *Report) {
+	if s.Mover == nil {
+		return
+	}
+	var nodes []string
+	for _, e := range rep.Events {
+		if servesTenants(e.From) != servesTenants(e.To) && !slices.Contains(nodes, e.Node) {
+			nodes = append(nodes, e.Node)
+		}
+	}
+	if len(nodes) == 0 {
+		return
+	}
+	slices.Sort(nodes)
+	lines, err := s.Mover.Reproject(ctx, nodes)
+	rep.Bookings = append(rep.Bookings, lines...)
+	if err != nil {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("bookings on %s: %v", strings.Join(nodes, ","), err))
+	}
 }
 
 func (s *Service) observeStates(st *snapshot) {

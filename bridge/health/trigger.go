@@ -217,6 +217,10 @@ func (s *Service) ResumeNode(ctx context.Context, node, actor, why string) (Node
 	if len(rep.Errors) > 0 {
 		return stored, fmt.Errorf("%s is serving in gpubridge's records, but Slurm was not updated (the next cycle retries): %s", node, strings.Join(rep.Errors, "; "))
 	}
+	moved := Report{Events: []Event{ev}}
+	if s.reproject(ctx, &moved); len(moved.Errors) > 0 {
+		return stored, fmt.Errorf("%s is serving again, but its bookings were not re-projected (the bookings job will): %s", node, strings.Join(moved.Errors, "; "))
+	}
 	return stored, nil
 }
 

@@ -48,6 +48,9 @@ func ReportTable(rep Report) table.Table {
 	for _, n := range skipped {
 		t.Rows = append(t.Rows, []string{"skipped", n, rep.Skipped[n]})
 	}
+	for _, b := range rep.Bookings {
+		t.Rows = append(t.Rows, []string{"booking", "", b})
+	}
 	for _, e := range rep.Errors {
 		t.Rows = append(t.Rows, []string{"error", "", e})
 	}
