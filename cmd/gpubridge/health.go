@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
+	hmetrics "github.com/gpubridge/gpubridge/bridge/health/metrics"
 	"github.com/gpubridge/gpubridge/bridge/health/setup"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/kv"
@@ -25,10 +29,18 @@ func registerHealth(a *App, root, show *cobra.Command) {
 	show.AddCommand(showHealthCmd(a), showChecksCmd(a))
 }
 
-// healthService builds the health service of the configuration
-// (bridge/health/setup): what the configuration says is checked before
-// anything connects.
+// healthService builds the health service of the configuration for a
+// command (bridge/health/setup).
 func (a *App) healthService(ctx context.Context) (*health.Service, error) {
+	return a.healthServiceWith(ctx, nil, nil)
+}
+
+// healthServiceWith builds the health service of the configuration
+// (bridge/health/setup), with the daemon's recorders when given: what the
+// configuration says is checked before anything connects. When gpubridge
+// projects bookings (schedules.bookings), a node the service holds or
+// releases has its bookings re-projected at once (bookingMover).
+func (a *App) healthServiceWith(ctx context.Context, obs *hmetrics.Recorder, bookings *bmetrics.Recorder) (*health.Service, error) {
 	c, err := a.Config()
 	if err != nil {
 		return nil, err
@@ -49,11 +61,62 @@ func (a *App) healthService(ctx context.Context) (*health.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := setup.New(setup.Params{Config: c, Slurm: cl, DB: db, Logger: a.Logger().With("component", "health")}, nodes, cat)
+	p := setup.Params{Config: c, Slurm: cl, DB: db, Logger: a.Logger().With("component", "health")}
+	if obs != nil {
+		p.Observer = obs
+	}
+	if c.Schedules.Bookings != "" {
+		p.Mover = bookingMover{a: a, rec: bookings}
+	}
+	svc, err := setup.New(p, nodes, cat)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	return svc, nil
+}
+
+// bookingMover runs the booking projector (bridge/reserve) under the
+// writer lock when the health service held or released nodes: a booking
+// on a drained node is marked at risk, or moved to healthy GPUs where
+// the ledger has room.
+type bookingMover struct {
+	a   *App
+	rec *bmetrics.Recorder // the daemon's; nil in a command
+}
+
+func (m bookingMover) Reproject(ctx context.Context, nodes []string) ([]string, error) {
+	what := "gpubridge health (bookings on " + strings.Join(nodes, ",") + ")"
+	p, err := m.a.projector(ctx, what)
+	if err != nil {
+		return nil, err
+	}
+	release, err := m.a.writerLockFor(ctx, what)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rep, err := p.Project(ctx)
+	if m.rec != nil {
+		m.rec.Observe(rep, err)
+	}
+	return projectionLines(rep), err
+}
+
+// projectionLines say what a projection did, for the health report: each
+// action with its outcome, then each booking at risk and why.
+func projectionLines(rep reserve.Report) []string {
+	var out []string
+	for _, x := range rep.Actions {
+		l := x.Action.String() + " (" + x.Outcome + ")"
+		if x.Error != "" {
+			l += ": " + x.Error
+		}
+		out = append(out, l)
+	}
+	for _, b := range rep.AtRisk {
+		out = append(out, fmt.Sprintf("booking %d of %s (%s) at risk: %s", b.ID, b.Tenant, b.What(), b.Note))
+	}
+	return out
 }
 
 // speakFor checks that the invoking user may act for a tenant.

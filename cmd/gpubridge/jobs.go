@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"sync"
 
 	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
+	"github.com/gpubridge/gpubridge/bridge/health"
 	cmetrics "github.com/gpubridge/gpubridge/bridge/health/credit/metrics"
+	hmetrics "github.com/gpubridge/gpubridge/bridge/health/metrics"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reserve/setup"
@@ -25,18 +28,19 @@ type daemonJobs struct {
 	api       *apiWiring         // likewise: the tenant API's metrics
 	bookings  *bmetrics.Recorder // likewise
 	credits   *cmetrics.Recorder // likewise
+	health    *hmetrics.Recorder // likewise
 }
 
 func newDaemonJobs(a *App) *daemonJobs {
 	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: newAPIWiring(a), bookings: bmetrics.New(a.Registry()),
-		credits: cmetrics.New(a.Registry())}
+		credits: cmetrics.New(a.Registry()), health: hmetrics.New(a.Registry())}
 }
 
 // Jobs makes the jobs of configuration c on its clients. Nothing connects
 // here: each job builds its clients at its first run (daemon.Lazy).
 func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled, error) {
 	a := d.a.withClients(c, set)
-	return []daemon.Scheduled{
+	return append([]daemon.Scheduled{
 		{Spec: c.Schedules.Reconcile, Job: daemon.Lazy("reconcile", func(ctx context.Context) (daemon.Job, error) {
 			j := a.reconcileJob(c, d.reconcile)
 			j.s.Drift = d.api.metrics.ObserveReconcile
@@ -88,7 +92,52 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			}
 			return &jobs.BookingCharges{Charger: ch, Log: a.Logger().With("component", "booking-charges")}, nil
 		})},
-	}, nil
+	}, d.healthJobs(a, c)...), nil
+}
+
+// healthJobs are the node health jobs (bridge/health), when health.nodes
+// lists nodes: one cycle per health schedule on its own spec
+// (health-acceptance, health-quick, ...) and health-harvest on
+// schedules.health, all over one service (built at the first run).
+func (d *daemonJobs) healthJobs(a *App, c config.Config) []daemon.Scheduled {
+	if len(c.Health.Nodes) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var svc *health.Service
+	service := func(ctx context.Context) (*health.Service, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if svc != nil {
+			return svc, nil
+		}
+		s, err := a.healthServiceWith(ctx, d.health, d.bookings)
+		if err == nil {
+			svc = s
+		}
+		return s, err
+	}
+	var out []daemon.Scheduled
+	for _, s := range append([]config.HealthSchedule{c.Health.Acceptance}, c.Health.Schedules...) {
+		name := s.Name
+		out = append(out, daemon.Scheduled{Spec: s.Spec, Job: daemon.Lazy("health-"+name, func(ctx context.Context) (daemon.Job, error) {
+			svc, err := service(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return svc.Job(name)
+		})})
+	}
+	return append(out, daemon.Scheduled{Spec: c.Schedules.Health, Job: daemon.Lazy("health-harvest", func(ctx context.Context) (daemon.Job, error) {
+		svc, err := service(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return daemon.Func("health-harvest", func(ctx context.Context) error {
+			_, err := svc.Harvest(ctx)
+			return err
+		}), nil
+	})})
 }
 
 // Checks are the readiness probes of c: gpubridge's database always (the
@@ -98,7 +147,7 @@ func (d *daemonJobs) Checks(c config.Config, set *clients.Set) []daemon.Check {
 	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
 	source, _ := billing.IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || c.Cluster == "" || ((acct || creditsSpec(c) != "") && source == billing.SourceSlurmrestd) {
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || len(c.Health.Nodes) > 0 || c.Cluster == "" || ((acct || creditsSpec(c) != "") && source == billing.SourceSlurmrestd) {
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
 	}
 	if (acct || creditsSpec(c) != "") && source == billing.SourceSlurmDB { // the credit job reads how runs ended there too

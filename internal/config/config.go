@@ -210,6 +210,11 @@ type Schedules struct {
 	// BookingCharges writes the bookings' charges to the ledger
 	// (accounting/billing.BookingCharger).
 	BookingCharges string `json:"bookingCharges"`
+	// Health finishes the health check runs whose jobs ended (results,
+	// drains, resumes) between their schedules' cycles (bridge/health);
+	// the schedules run on health.acceptance.spec and
+	// health.schedules[].spec. Only when health.nodes lists nodes.
+	Health string `json:"health"`
 }
 
 // Bookings are the settings of tenant bookings (bridge/reserve).
@@ -356,6 +361,7 @@ func Default() Config {
 			// BookingCharges: often enough that show usage and the
 			// exports follow a change within minutes.
 			BookingCharges: "@every 5m",
+			Health:         "@every 1m",
 		},
 		Bookings: Bookings{
 			ReservationPrefix:    "gpubridge-",
@@ -539,6 +545,7 @@ func (c Config) Validate() error {
 		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
 		"schedules.bookings": c.Schedules.Bookings, "schedules.healthCredits": c.Schedules.HealthCredits,
 		"schedules.bookingCharges": c.Schedules.BookingCharges,
+		"schedules.health":         c.Schedules.Health,
 	} {
 		if spec == "" {
 			continue // disabled

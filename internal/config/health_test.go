@@ -80,3 +80,18 @@ func TestHealthProblems(t *testing.T) {
 		}
 	}
 }
+
+func TestHealthSchedule(t *testing.T) {
+	c := Default()
+	if c.Schedules.Health != "@every 1m" {
+		t.Errorf("schedules.health default %q", c.Schedules.Health)
+	}
+	c.Schedules.Health = "each minute"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `- schedules.health: "each minute" is not a cron spec`) {
+		t.Errorf("bad schedules.health: %v", err)
+	}
+	c.Schedules.Health = ""
+	if err := c.Validate(); err != nil {
+		t.Errorf("schedules.health off: %v", err)
+	}
+}

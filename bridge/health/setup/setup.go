@@ -27,6 +27,10 @@ type Params struct {
 	Slurm  *slurmrest.Client
 	DB     *sqlx.DB
 	Logger *slog.Logger
+	// Observer receives the measurements (bridge/health/metrics; nil: none).
+	Observer health.Observer
+	// Mover re-projects bookings on nodes held or released (nil: none).
+	Mover health.BookingMover
 }
 
 // Check reads the parts of the configuration the service needs before it
@@ -103,6 +107,7 @@ func New(p Params, nodes []string, cat check.Catalog) (*health.Service, error) {
 	return health.New(health.Params{
 		Nodes: ad, Jobs: ad, Outputs: slurmadapter.Files{NodeDir: c.Health.OutputDir, LocalDir: c.Health.LocalOutputDir},
 		Store: store.New(p.DB, cluster), Usage: ad, Bookings: ad, Catalog: cat, Settings: Settings(c, nodes), Logger: p.Logger,
+		Observer: p.Observer, Mover: p.Mover,
 	})
 }
 
