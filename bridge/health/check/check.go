@@ -177,7 +177,7 @@ func (c Check) Evaluate(in Input) Result {
 	case KindNVBandwidth:
 		r = parseNVBandwidth(in, nvbTestcases(c.Command))
 	case KindNCCL:
-		r = parseNCCL(in)
+		r = parseNCCL(in, max(c.Nodes, 1))
 	case KindSite:
 		r = parseSite(in)
 	default:

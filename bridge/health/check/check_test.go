@@ -297,3 +297,36 @@ func TestVerdictWorse(t *testing.T) {
 		t.Error("Worse does not order pass < warn < fail (unknown counts as fail)")
 	}
 }
+
+// TestNCCLTwoNodeSpan: nccl-2node passes on the recorded two-host run when
+// its bandwidth meets the threshold, with its ranks and hosts as values;
+// the same run with every rank on one host fails (the network was not
+// measured), which the single-node check does not ask for; a cut run
+// fails.
+func TestNCCLTwoNodeSpan(t *testing.T) {
+	low := Thresholds{"h100": {"busbw_gbps": {Min: f64(150)}}}
+	cat, err := NewCatalog([]Def{{Name: "nccl-2node", Thresholds: low}, {Name: "nccl-1node", Thresholds: low}}, "health.checks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := cat["nccl-2node"].Evaluate(Input{Output: fixture(t, "nccl-2node-h100.txt"), Model: "h100", GPUs: 4})
+	vals := map[string]float64{}
+	for _, v := range two.Values {
+		vals[v.Name] = v.Value
+	}
+	if two.Verdict != Pass || vals["ranks"] != 8 || vals["hosts"] != 2 || vals["busbw_gbps"] != 155.79 {
+		t.Errorf("two hosts: %s %q %v", two.Verdict, two.Reason, vals)
+	}
+	one := fixture(t, "nccl-2node-one-host.txt")
+	got := cat["nccl-2node"].Evaluate(Input{Output: one, Model: "h100", GPUs: 4})
+	if got.Verdict != Fail || !strings.Contains(got.Reason, "the ranks ran on 1 host(s) (gpu-a), the check spans 2 nodes") {
+		t.Errorf("one host, two-node check: %s %q", got.Verdict, got.Reason)
+	}
+	if got := cat["nccl-1node"].Evaluate(Input{Output: one, Model: "h100", GPUs: 4}); got.Verdict != Pass {
+		t.Errorf("one host, single-node check: %s %q", got.Verdict, got.Reason)
+	}
+	cut := fixture(t, "nccl-2node-h100.txt")
+	if got := cat["nccl-2node"].Evaluate(Input{Output: cut[:len(cut)/2], Model: "h100", GPUs: 4}); got.Verdict != Fail {
+		t.Errorf("cut two-node run: %s", got.Verdict)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -25,12 +26,22 @@ import (
 // "Test CUDA failure". Values: busbw_gbps (the bus bandwidth at the largest
 // size, the better of out-of-place and in-place) and avg_busbw_gbps.
 
+// The header lists each rank's host and device,
+//
+//	#  Rank  4 Group  0 Pid  38764 on      gpu-c device  0 [0x18] NVIDIA H100 80GB HBM3
+//
+// a check that spans nodes (nccl-2node) fails when its ranks sat on fewer
+// hosts than it asked for (srun did not spread over the allocation, and
+// the run measured NVLink, not the network). Values: ranks and hosts.
+
 var (
-	ncclAvg = regexp.MustCompile(`^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)`)
+	ncclRank = regexp.MustCompile(`^#\s*Rank\s+(\d+)\s.*\son\s+(\S+)\s+device\s+(\d+)`)
+	ncclAvg  = regexp.MustCompile(`^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)`)
 	ncclOOB = regexp.MustCompile(`^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)`)
 )
 
-func parseNCCL(in Input) Result {
+func parseNCCL(in Input, nodes int) Result {
+	ranks, hosts := 0, map[string]bool{}
 	var header []string
 	var busCols, wrongCols []int
 	sizeCol := -1
@@ -46,6 +57,11 @@ func parseNCCL(in Input) Result {
 		}
 		if strings.Contains(l, "Test NCCL failure") || strings.Contains(l, "Test CUDA failure") || strings.Contains(l, "Test failure") {
 			failures = append(failures, clip(l, 120))
+			continue
+		}
+		if m := ncclRank.FindStringSubmatch(l); m != nil && header == nil {
+			ranks++
+			hosts[m[2]] = true
 			continue
 		}
 		if m := ncclAvg.FindStringSubmatch(l); m != nil {
@@ -127,10 +143,22 @@ func parseNCCL(in Input) Result {
 		return failf("nccl-tests printed its header but no result row (truncated output)")
 	case !haveAvg:
 		return failf("no 'Avg bus bandwidth' line: the nccl-tests output is truncated")
+	case nodes > 1 && len(hosts) < nodes:
+		names := make([]string, 0, len(hosts))
+		for h := range hosts {
+			names = append(names, h)
+		}
+		sort.Strings(names)
+		return failf("the ranks ran on %d host(s) (%s), the check spans %d nodes: srun did not spread over the allocation, so the network was not measured",
+			len(hosts), strings.Join(names, ","), nodes)
 	}
-	return Result{Verdict: Pass, Values: []Value{
+	vals := []Value{
 		{Name: "busbw_gbps", Value: lastBus, Unit: "GB/s"},
 		{Name: "avg_busbw_gbps", Value: avg, Unit: "GB/s"},
 		{Name: "max_size_bytes", Value: float64(lastSize), Unit: "B"},
-	}}
+	}
+	if ranks > 0 {
+		vals = append(vals, Value{Name: "ranks", Value: float64(ranks)}, Value{Name: "hosts", Value: float64(len(hosts))})
+	}
+	return Result{Verdict: Pass, Values: vals}
 }
