@@ -165,9 +165,12 @@ const (
 
 // Run is one check job on one node (or two, for a two-node check).
 type Run struct {
-	ID          int64     `json:"id"`
-	Key         string    `json:"key"`
-	Node        string    `json:"node"`
+	ID   int64  `json:"id"`
+	Key  string `json:"key"`
+	Node string `json:"node"`
+	// Peers are the other nodes of a two-node check (nccl-2node): the
+	// job spans Node and Peers, and its results apply to each.
+	Peers       []string  `json:"peers,omitempty"`
 	Checks      []string  `json:"checks"`
 	Purpose     Purpose   `json:"purpose"`
 	Schedule    string    `json:"schedule,omitempty"`
@@ -182,6 +185,9 @@ type Run struct {
 	FinishedAt  time.Time `json:"finishedAt,omitzero"`
 	Note        string    `json:"note,omitempty"` // why aborted
 }
+
+// AllNodes are the run's nodes: Node, then Peers.
+func (r Run) AllNodes() []string { return append([]string{r.Node}, r.Peers...) }
 
 // StoredResult is one check's result in a run, as stored.
 type StoredResult struct {

@@ -335,7 +335,7 @@ func (s *Service) loadRuns(ctx context.Context, st *snapshot) error {
 // runOn returns the run in flight on node.
 func (st *snapshot) runOn(node string) (Run, bool) {
 	for _, r := range st.inflight {
-		if r.Node == node {
+		if slices.Contains(r.AllNodes(), node) {
 			return r, true
 		}
 	}
@@ -442,6 +442,7 @@ func (s *Service) reproject(ctx context.Context, rep *Report) {
 	slices.Sort(nodes)
 	lines, err := s.Mover.Reproject(ctx, nodes)
 	rep.Bookings = append(rep.Bookings, lines...)
+	s.Logger.Info("health: bookings re-projected", "nodes", strings.Join(nodes, ","), "did", strings.Join(lines, "; "), "error", err)
 	if err != nil {
 		rep.Errors = append(rep.Errors, fmt.Sprintf("bookings on %s: %v", strings.Join(nodes, ","), err))
 	}
@@ -553,21 +554,28 @@ func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Repo
 		if cancelled && res.Verdict == check.Fail && o.ExitCode < 0 {
 			res.Reason = "not finished: the check job was cancelled"
 		}
-		fin.Results = append(fin.Results, StoredResult{RunID: r.ID, Node: r.Node, Check: o.Check, Verdict: res.Verdict,
-			Reason: res.Reason, Values: res.Values, Start: o.Start, End: o.End, ExitCode: o.ExitCode, JobID: r.JobID,
-			Tenant: r.Tenant, Purpose: r.Purpose, At: now})
+		for _, node := range r.AllNodes() { // a two-node check's result is each node's
+			fin.Results = append(fin.Results, StoredResult{RunID: r.ID, Node: node, Check: o.Check, Verdict: res.Verdict,
+				Reason: res.Reason, Values: res.Values, Start: o.Start, End: o.End, ExitCode: o.ExitCode, JobID: r.JobID,
+				Tenant: r.Tenant, Purpose: r.Purpose, At: now})
+		}
 		crs = append(crs, CheckResult{Check: o.Check, Result: res, Fatal: checks[i].Fatal})
 	}
-	var ev *Event
-	var next Node
-	if rec, ok := st.recs[r.Node]; ok {
-		next, ev = Apply(rec, Outcome{RunID: r.ID, Held: r.Held, Aborted: cancelled, Results: crs}, now, s.Settings.Policy)
+	nexts := map[string]Node{}
+	for _, node := range r.AllNodes() {
+		rec, ok := st.recs[node]
+		if !ok {
+			continue
+		}
+		next, ev := Apply(rec, Outcome{RunID: r.ID, Held: r.Held, Aborted: cancelled, Results: crs}, now, s.Settings.Policy)
 		if ev != nil || !sameRecord(next, rec) {
 			fin.Nodes = append(fin.Nodes, next)
 		}
 		if ev != nil {
+			ev.Node = node
 			fin.Events = append(fin.Events, *ev)
 		}
+		nexts[node] = next
 	}
 	won, err := s.Store.FinishRun(ctx, fin)
 	if err != nil {
@@ -580,23 +588,27 @@ func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Repo
 		s.Logger.Warn("health: output file not removed", "run", r.ID, "key", r.Key, "error", err)
 	}
 	rep.Finished = append(rep.Finished, fin.Run)
-	if ev != nil {
-		rep.Events = append(rep.Events, *ev)
-		s.Logger.Info("health: node state", "node", r.Node, "from", ev.From, "to", ev.To, "reason", ev.Reason, "run", r.ID)
+	for _, ev := range fin.Events {
+		rep.Events = append(rep.Events, ev)
+		s.Logger.Info("health: node state", "node", ev.Node, "from", ev.From, "to", ev.To, "reason", ev.Reason, "run", r.ID)
 	}
 	if s.Observer != nil {
 		for _, res := range fin.Results {
-			s.Observer.CheckResult(res.Check, res.Verdict, res.Duration())
+			if res.Node == r.Node { // once per check, not per node
+				s.Observer.CheckResult(res.Check, res.Verdict, res.Duration())
+			}
 		}
 	}
-	if ev != nil && ev.Fatal && ev.To == Drained && ev.From.InService() {
-		// A fatal failure stops the node now: its jobs are killed. Later
-		// cycles hold it with DRAIN like any other.
-		reason := DrainReason(next)
-		if err := s.Nodes.Down(ctx, r.Node, reason); err != nil {
-			return true, fmt.Errorf("stop %s after a fatal check: %w", r.Node, err)
+	for _, ev := range fin.Events {
+		if ev.Fatal && ev.To == Drained && ev.From.InService() {
+			// A fatal failure stops the node now: its jobs are killed.
+			// Later cycles hold it with DRAIN like any other.
+			reason := DrainReason(nexts[ev.Node])
+			if err := s.Nodes.Down(ctx, ev.Node, reason); err != nil {
+				return true, fmt.Errorf("stop %s after a fatal check: %w", ev.Node, err)
+			}
+			rep.Actions = append(rep.Actions, Action{Kind: ActDown, Node: ev.Node, Reason: reason})
 		}
-		rep.Actions = append(rep.Actions, Action{Kind: ActDown, Node: r.Node, Reason: reason})
 	}
 	return true, nil
 }
@@ -760,7 +772,7 @@ func (s *Service) submitSchedule(ctx context.Context, st *snapshot, sched Schedu
 }
 
 // submit stores and submits one run on a node.
-func (s *Service) submit(ctx context.Context, st *snapshot, sn SlurmNode, names []string, p Purpose, schedule string, held bool, tenant, actor string) (Run, error) {
+func (s *Service) submit(ctx context.Context, st *snapshot, sn SlurmNode, names []string, p Purpose, schedule string, held bool, tenant, actor string, peers ...SlurmNode) (Run, error) {
 	checks, err := s.Catalog.Resolve(names)
 	if err != nil {
 		return Run{}, err
@@ -771,6 +783,11 @@ func (s *Service) submit(ctx context.Context, st *snapshot, sn SlurmNode, names 
 	}
 	r := Run{Key: key, Node: sn.Name, Checks: slices.Clone(names), Purpose: p, Schedule: schedule, Held: held, Tenant: tenant,
 		Actor: actor, State: RunSubmitting, Model: sn.Model(), GPUs: sn.GPUCount(), RequestedAt: s.now()}
+	nodes := []string{sn.Name}
+	for _, pn := range peers {
+		r.Peers = append(r.Peers, pn.Name)
+		nodes = append(nodes, pn.Name)
+	}
 	script := check.Script{Key: key, Checks: checks, Model: r.Model, GPUs: r.GPUs}
 	text, err := script.Render()
 	if err != nil {
@@ -781,7 +798,7 @@ func (s *Service) submit(ctx context.Context, st *snapshot, sn SlurmNode, names 
 	}
 	req := JobRequest{
 		Name: "gpubridge-health", Comment: "gpubridge-health run=" + key, Account: s.Settings.Account, User: s.Settings.User,
-		QOS: s.Settings.QOS, Partition: s.Settings.Partition, Nodes: []string{sn.Name}, Script: text,
+		QOS: s.Settings.QOS, Partition: s.Settings.Partition, Nodes: nodes, Script: text,
 		TimeLimit: script.TimeLimit(), StdOut: s.Outputs.Path(key),
 	}
 	if req.Partition == "" && len(sn.Partitions) > 0 {

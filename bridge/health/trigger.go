@@ -18,6 +18,11 @@ type Request struct {
 	// TenantChecksPerHour times an hour, and only nodes in service.
 	Tenant string
 	Actor  string
+	// Peer is the second node of a two-node check (nccl-2node): the job
+	// spans Node and Peer, and its result is each node's. Both must be
+	// in service, free of runs, of the same GPU model and in a partition
+	// together; a tenant must use both.
+	Peer string
 }
 
 // Trigger submits a run for a request and returns it. The run is judged
@@ -38,15 +43,37 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	span := 1
 	for _, c := range checks {
-		if c.Nodes > 1 {
-			return Run{}, fmt.Errorf("%w: %s spans %d nodes; a check triggered on one node runs single-node checks", ErrInvalid, c.Name, c.Nodes)
+		span = max(span, c.Nodes)
+	}
+	for _, c := range checks {
+		switch {
+		case c.Nodes > 2:
+			return Run{}, fmt.Errorf("%w: %s spans %d nodes; gpubridge runs checks on one or two nodes", ErrInvalid, c.Name, c.Nodes)
+		case span == 2 && c.Nodes != 2:
+			return Run{}, fmt.Errorf("%w: %s is a single-node check; a two-node run holds only two-node checks (run %s on its own)", ErrInvalid, c.Name, c.Name)
 		}
+	}
+	switch {
+	case span == 2 && q.Peer == "":
+		return Run{}, fmt.Errorf("%w: %s spans 2 nodes: name the second with peer=NODE", ErrInvalid, strings.Join(names, ","))
+	case span == 1 && q.Peer != "":
+		return Run{}, fmt.Errorf("%w: peer=%s is for two-node checks (nccl-2node); %s runs on one node", ErrInvalid, q.Peer, strings.Join(names, ","))
+	case q.Peer == q.Node:
+		return Run{}, fmt.Errorf("%w: peer=%s is the node itself; a two-node check needs another node", ErrInvalid, q.Peer)
+	case q.Peer != "" && !s.managed(q.Peer):
+		return Run{}, fmt.Errorf("%w: peer %s is not under gpubridge's health management (health.nodes: %s)", ErrUnknownNode, q.Peer, strings.Join(s.Settings.Nodes, ","))
 	}
 	now := s.now()
 	if q.Tenant != "" {
 		if err := s.mayCheck(ctx, q.Tenant, q.Node, now); err != nil {
 			return Run{}, err
+		}
+		if q.Peer != "" {
+			if err := s.mayCheck(ctx, q.Tenant, q.Peer, now); err != nil {
+				return Run{}, err
+			}
 		}
 	}
 	st, err := s.load(ctx)
@@ -72,6 +99,17 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 	if st.activeRuns() >= s.Settings.MaxConcurrent {
 		return Run{}, fmt.Errorf("%w: %d check jobs are in flight, the cap (health.maxConcurrent); try again later", ErrBusy, st.activeRuns())
 	}
+	if q.Peer != "" {
+		peer, err := s.peer(st, sn, rec, q.Peer)
+		if err != nil {
+			return Run{}, err
+		}
+		purpose := PurposeAdmin
+		if q.Tenant != "" {
+			purpose = PurposeTenant
+		}
+		return s.submit(ctx, st, sn, names, purpose, "", false, q.Tenant, q.Actor, peer)
+	}
 	purpose := PurposeAdmin
 	if q.Tenant != "" {
 		purpose = PurposeTenant
@@ -95,6 +133,39 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 		return r, fmt.Errorf("run %d submitted, but: %s", r.ID, strings.Join(rep.Errors, "; "))
 	}
 	return r, nil
+}
+
+// peer checks the second node of a two-node run on sn (record rec): both
+// in service (a held node runs its acceptance set alone), no run on the
+// peer, the same GPU model and count, a partition in common.
+func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string) (SlurmNode, error) {
+	pn, ok := st.slurm[name]
+	if !ok {
+		return SlurmNode{}, fmt.Errorf("%w: slurmctld does not know node %s", ErrUnknownNode, name)
+	}
+	prec, ok := st.recs[name]
+	switch {
+	case !rec.State.InService():
+		return SlurmNode{}, fmt.Errorf("%w: %s is %s; two-node checks run on nodes in service", ErrNotAllowed, sn.Name, rec.State)
+	case !ok:
+		return SlurmNode{}, fmt.Errorf("%w: %s is new to gpubridge and not admitted yet", ErrBusy, name)
+	case !prec.State.InService():
+		return SlurmNode{}, fmt.Errorf("%w: peer %s is %s; two-node checks run on nodes in service", ErrNotAllowed, name, prec.State)
+	case pn.Model() != sn.Model() || pn.GPUCount() != sn.GPUCount():
+		return SlurmNode{}, fmt.Errorf("%w: %s has %d %s GPUs, peer %s has %d %s; a two-node check pairs nodes of one model", ErrInvalid,
+			sn.Name, sn.GPUCount(), sn.Model(), name, pn.GPUCount(), pn.Model())
+	}
+	if r, busy := st.runOn(name); busy {
+		return SlurmNode{}, fmt.Errorf("%w: run %d (%s) is in flight on %s; see `gpubridge show checks run=%d`", ErrBusy, r.ID, strings.Join(r.Checks, ","), name, r.ID)
+	}
+	part := s.Settings.Partition
+	if part == "" && len(sn.Partitions) > 0 {
+		part = sn.Partitions[0]
+	}
+	if part != "" && !slices.Contains(pn.Partitions, part) {
+		return SlurmNode{}, fmt.Errorf("%w: peer %s is not in partition %s of %s; a two-node job runs in one partition", ErrInvalid, name, part, sn.Name)
+	}
+	return pn, nil
 }
 
 // mayCheck authorizes a tenant's check: the node runs its jobs or is booked

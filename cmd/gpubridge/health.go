@@ -90,6 +90,7 @@ func (m bookingMover) Reproject(ctx context.Context, nodes []string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
+	p.Logger = m.a.Logger().With("component", "bookings")
 	release, err := m.a.writerLockFor(ctx, what)
 	if err != nil {
 		return nil, err
@@ -143,7 +144,7 @@ func healthErr(err error) error {
 
 func checkNodeCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "node NAME [check=a,b] [tenant=NAME] [wait=DURATION]",
+		Use:   "node NAME [check=a,b] [peer=NODE] [tenant=NAME] [wait=DURATION]",
 		Short: "Run health checks on a node now (as a Slurm job under the health service account)",
 		Long: `Runs checks on one node as a Slurm job under the health service account
 (health.account): nothing of it is billed to a tenant. Without check= it runs
@@ -155,12 +156,18 @@ its admins): the node must run a job of the tenant or be booked for it, the
 tenant may trigger health.tenantChecksPerHour checks an hour, and the result
 is shown to that tenant only. wait=2m waits for the result and prints it.
 
-Example:
-  gpubridge check node gpu-a check=nccl-1node wait=30m`,
+peer=NODE is the second node of a two-node check (nccl-2node, or a site
+check with nodes: 2): one job spans both nodes (srun inside it), both must
+be in service and of one GPU model, and the result is each node's (a
+failure drains both).
+
+Examples:
+  gpubridge check node gpu-a check=nccl-1node wait=30m
+  gpubridge check node gpu-a check=nccl-2node peer=gpu-b wait=45m`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"check", "tenant", "wait"}})
+			p, err := kv.Parse(args, kv.Spec{Keys: []string{"check", "tenant", "wait", "peer"}})
 			if err != nil {
 				return usageError{err}
 			}
@@ -183,7 +190,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			r, err := svc.Trigger(ctx, health.Request{Node: p.Names[0], Checks: kv.List(p.Where["check"]), Tenant: tenantName, Actor: actor()})
+			r, err := svc.Trigger(ctx, health.Request{Node: p.Names[0], Checks: kv.List(p.Where["check"]), Tenant: tenantName, Actor: actor(), Peer: p.Where["peer"]})
 			if err != nil {
 				return healthErr(err)
 			}

@@ -75,6 +75,9 @@ type HealthCheck struct {
 	Exclusive  *bool                             `json:"exclusive"`
 	Thresholds map[string]map[string]HealthBound `json:"thresholds"`
 	FailXIDs   []int                             `json:"failXIDs"`
+	// Nodes a site check spans: 1 (default) or 2 (its command runs srun
+	// across both nodes of its job; triggered with peer=).
+	Nodes int `json:"nodes"`
 }
 
 // HealthBound bounds a measured value.
@@ -184,6 +187,9 @@ func (c Config) validateHealth(add func(field, format string, a ...any)) {
 		}
 		if ch.Timeout.Duration < 0 {
 			add(fmt.Sprintf("health.checks[%d].timeout", i), "must not be negative")
+		}
+		if ch.Nodes < 0 || ch.Nodes > 2 {
+			add(fmt.Sprintf("health.checks[%d].nodes", i), "is %d; a check spans 1 or 2 nodes", ch.Nodes)
 		}
 	}
 }

@@ -68,13 +68,13 @@ func TestHealthProblems(t *testing.T) {
 	c.Health.Retention = Duration{}
 	c.Health.Acceptance.Spec = "sometimes"
 	c.Health.Schedules = append(c.Health.Schedules, HealthSchedule{Name: "quick", Checks: []string{"Bad"}})
-	c.Health.Checks = []HealthCheck{{Name: "x y"}}
+	c.Health.Checks = []HealthCheck{{Name: "x y", Nodes: 3}}
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("invalid health section accepted")
 	}
 	for _, field := range []string{"health.nodes[0]", "health.account", "health.outputDir", "health.maxConcurrent", "health.retention",
-		"health.acceptance.spec", "health.schedules[2].name", "health.schedules[2].checks[0]", "health.checks[0].name"} {
+		"health.acceptance.spec", "health.schedules[2].name", "health.schedules[2].checks[0]", "health.checks[0].name", "health.checks[0].nodes"} {
 		if !strings.Contains(err.Error(), "- "+field+":") {
 			t.Errorf("no problem reported for %s:\n%v", field, err)
 		}

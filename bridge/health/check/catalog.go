@@ -68,6 +68,9 @@ type Def struct {
 	Exclusive  *bool
 	Thresholds Thresholds
 	FailXIDs   []int
+	// Nodes a site check spans: 0 or 1 one node, 2 a job on two nodes
+	// whose command runs srun across them (a built-in keeps its own).
+	Nodes int
 }
 
 // Catalog is the checks a site can run, by name.
@@ -148,6 +151,14 @@ func NewCatalog(defs []Def, field string) (Catalog, error) {
 					ps = append(ps, Problem{p, fmt.Sprintf("min %s is above max %s", formatNumber(*b.Min), formatNumber(*b.Max))})
 				}
 			}
+		}
+		switch {
+		case d.Nodes < 0 || d.Nodes > 2:
+			ps = append(ps, Problem{at + ".nodes", fmt.Sprintf("%d: a check spans 1 or 2 nodes", d.Nodes)})
+		case d.Nodes > 0 && builtin && d.Nodes != c.Nodes:
+			ps = append(ps, Problem{at + ".nodes", fmt.Sprintf("%d: the built-in %s spans %d node(s)", d.Nodes, d.Name, c.Nodes)})
+		case d.Nodes > 0:
+			c.Nodes = d.Nodes
 		}
 		if d.FailXIDs != nil {
 			if c.Kind != KindXID {

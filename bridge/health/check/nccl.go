@@ -37,7 +37,7 @@ import (
 var (
 	ncclRank = regexp.MustCompile(`^#\s*Rank\s+(\d+)\s.*\son\s+(\S+)\s+device\s+(\d+)`)
 	ncclAvg  = regexp.MustCompile(`^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)`)
-	ncclOOB = regexp.MustCompile(`^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)`)
+	ncclOOB  = regexp.MustCompile(`^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)`)
 )
 
 func parseNCCL(in Input, nodes int) Result {

@@ -199,8 +199,8 @@ func (c *Cluster) Submit(_ context.Context, r health.JobRequest) (int64, error) 
 	if c.FailSubmit != nil {
 		return 0, c.FailSubmit
 	}
-	if len(r.Nodes) != 1 || c.nodes[r.Nodes[0]] == nil {
-		return 0, fmt.Errorf("fake: job needs one known node, got %v", r.Nodes)
+	if len(r.Nodes) < 1 || len(r.Nodes) > 2 || slices.ContainsFunc(r.Nodes, func(n string) bool { return c.nodes[n] == nil }) {
+		return 0, fmt.Errorf("fake: job needs one or two known nodes, got %v", r.Nodes)
 	}
 	if r.Reservation != "" && !c.fences[strings.TrimPrefix(r.Reservation, "gpubridge_health_")] {
 		return 0, fmt.Errorf("fake: reservation %s does not exist", r.Reservation)
@@ -255,12 +255,15 @@ func (c *Cluster) tick() {
 		if j.State != "PENDING" {
 			continue
 		}
-		n := c.nodes[j.Node]
-		if n.Unavailable() {
-			continue
+		nodes := j.Req.Nodes
+		if len(nodes) == 0 {
+			nodes = []string{j.Node}
 		}
-		if c.fences[j.Node] && j.Req.Reservation != health.FenceName(j.Node) {
-			continue // the reservation holds the whole node
+		if slices.ContainsFunc(nodes, func(name string) bool {
+			// a drained node, or one its health reservation holds whole
+			return c.nodes[name].Unavailable() || (c.fences[name] && j.Req.Reservation != health.FenceName(name))
+		}) {
+			continue
 		}
 		if j.Tenant != "" {
 			j.State = "RUNNING"
@@ -280,7 +283,13 @@ func (c *Cluster) output(j *Job) []byte {
 	for _, ch := range j.checks {
 		out, rc := "", 0
 		if c.Check != nil {
-			out, rc = c.Check(j.Node, ch)
+			// A job on two nodes prints what the first failing node gives.
+			for i, n := range j.Req.Nodes {
+				o, r := c.Check(n, ch)
+				if i == 0 || (rc == 0 && r != 0) {
+					out, rc = o, r
+				}
+			}
 		}
 		t := now().Unix()
 		fmt.Fprintf(&b, "@@gpubridge-health %s begin %s %d\n%s", j.key, ch, t, out)

@@ -56,7 +56,7 @@ func Check(c config.Config) ([]string, check.Catalog, error) {
 	}
 	defs := make([]check.Def, 0, len(h.Checks))
 	for _, d := range h.Checks {
-		def := check.Def{Name: d.Name, Command: d.Command, Timeout: d.Timeout.Duration, Fatal: d.Fatal, Exclusive: d.Exclusive, FailXIDs: d.FailXIDs}
+		def := check.Def{Name: d.Name, Command: d.Command, Timeout: d.Timeout.Duration, Fatal: d.Fatal, Exclusive: d.Exclusive, FailXIDs: d.FailXIDs, Nodes: d.Nodes}
 		if d.Thresholds != nil {
 			def.Thresholds = check.Thresholds{}
 			for model, vals := range d.Thresholds {

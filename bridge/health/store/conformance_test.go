@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func testRunLifecycle(t *testing.T, s health.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.CreateRun(ctx, health.Run{Key: uniqKey(), Node: "gpu-a", Checks: []string{"site-a", "xid"},
+	r, err := s.CreateRun(ctx, health.Run{Key: uniqKey(), Node: "gpu-a", Peers: []string{"gpu-b"}, Checks: []string{"site-a", "xid"},
 		Purpose: health.PurposeTenant, Tenant: "acme", Actor: "alice", Model: "h100", GPUs: 4, RequestedAt: t0})
 	if err != nil || r.ID == 0 || r.State != health.RunSubmitting {
 		t.Fatalf("CreateRun: %+v, %v", r, err)
@@ -90,7 +91,7 @@ func testRunLifecycle(t *testing.T, s health.Store) {
 		t.Fatal(err)
 	}
 	inflight, err := s.InFlight(ctx)
-	if err != nil || len(inflight) != 1 || inflight[0].JobID != 4711 || inflight[0].State != health.RunSubmitted {
+	if err != nil || len(inflight) != 1 || inflight[0].JobID != 4711 || inflight[0].State != health.RunSubmitted || !slices.Equal(inflight[0].Peers, []string{"gpu-b"}) {
 		t.Fatalf("InFlight = %+v, %v", inflight, err)
 	}
 	if n, err := s.TenantRuns(ctx, "acme", t0.Add(-time.Hour)); err != nil || n != 1 {

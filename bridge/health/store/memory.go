@@ -94,6 +94,7 @@ func (m *Memory) CreateRun(_ context.Context, r health.Run) (health.Run, error) 
 	r.State = health.RunSubmitting
 	r.RequestedAt = r.RequestedAt.UTC().Truncate(time.Microsecond)
 	r.Checks = slices.Clone(r.Checks)
+	r.Peers = slices.Clone(r.Peers)
 	m.runs = append(m.runs, r)
 	return r, nil
 }
@@ -130,6 +131,7 @@ func (m *Memory) InFlight(context.Context) ([]health.Run, error) {
 	for _, r := range m.runs {
 		if r.State == health.RunSubmitting || r.State == health.RunSubmitted {
 			r.Checks = slices.Clone(r.Checks)
+			r.Peers = slices.Clone(r.Peers)
 			out = append(out, r)
 		}
 	}

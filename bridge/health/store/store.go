@@ -165,6 +165,7 @@ type runRow struct {
 	Cluster     string       `db:"cluster"`
 	Key         string       `db:"run_key"`
 	Node        string       `db:"node"`
+	Peers       string       `db:"peers"`
 	Checks      string       `db:"checks"`
 	Purpose     string       `db:"purpose"`
 	Schedule    string       `db:"schedule_name"`
@@ -180,7 +181,7 @@ type runRow struct {
 	Note        string       `db:"note"`
 }
 
-const runCols = `id, cluster, run_key, node, checks, purpose, schedule_name, held, tenant, actor, state, job_id, model, gpus, requested_at, finished_at, note`
+const runCols = `id, cluster, run_key, node, peers, checks, purpose, schedule_name, held, tenant, actor, state, job_id, model, gpus, requested_at, finished_at, note`
 
 func (r runRow) run() health.Run {
 	out := health.Run{ID: r.ID, Key: r.Key, Node: r.Node, Purpose: health.Purpose(r.Purpose), Schedule: r.Schedule,
@@ -188,6 +189,9 @@ func (r runRow) run() health.Run {
 		GPUs: r.GPUs, RequestedAt: r.RequestedAt.UTC(), Note: r.Note}
 	if r.Checks != "" {
 		out.Checks = strings.Split(r.Checks, ",")
+	}
+	if r.Peers != "" {
+		out.Peers = strings.Split(r.Peers, ",")
 	}
 	if r.FinishedAt.Valid {
 		out.FinishedAt = r.FinishedAt.Time.UTC()
@@ -199,9 +203,9 @@ func (r runRow) run() health.Run {
 func (s *DB) CreateRun(ctx context.Context, r health.Run) (health.Run, error) {
 	r.State = health.RunSubmitting
 	r.RequestedAt = r.RequestedAt.UTC().Truncate(time.Microsecond)
-	res, err := s.db.ExecContext(ctx, `INSERT INTO health_runs (cluster, run_key, node, checks, purpose, schedule_name, held,
-		tenant, actor, state, job_id, model, gpus, requested_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')`,
-		s.cluster, r.Key, r.Node, strings.Join(r.Checks, ","), string(r.Purpose), r.Schedule, r.Held, r.Tenant,
+	res, err := s.db.ExecContext(ctx, `INSERT INTO health_runs (cluster, run_key, node, peers, checks, purpose, schedule_name, held,
+		tenant, actor, state, job_id, model, gpus, requested_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')`,
+		s.cluster, r.Key, r.Node, strings.Join(r.Peers, ","), strings.Join(r.Checks, ","), string(r.Purpose), r.Schedule, r.Held, r.Tenant,
 		clip(r.Actor, 128), string(r.State), r.Model, r.GPUs, r.RequestedAt)
 	if err != nil {
 		return health.Run{}, fmt.Errorf("store health run on %s: %w", r.Node, err)

@@ -1,0 +1,228 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/testbed"
+)
+
+// TestHealthDaemonDrainsBookedNode: `gpubridge serve` runs the health
+// schedules (a site check that fails while a fault file exists, every 3
+// s) on gpu-a, which carries an active booking of its 2 h100. The fault
+// drains gpu-a within two intervals of the check's schedule; the drain
+// re-projects the booking at once (the bookings job itself runs only at
+// start, on @every 1h): it is at risk, and says why it cannot move (gpu-a
+// has the only h100). The health metrics are on /metrics. With the fault
+// cleared gpu-a requalifies, serves again, and the booking is back on its
+// h100.
+func TestHealthDaemonDrainsBookedNode(t *testing.T) {
+	ctx := context.Background()
+	tag := fmt.Sprintf("hltd%04d", rand.IntN(10000))
+	svcAcct := tag + "svc"
+	h := newBookingIT(t, tag, svcAcct)
+	env := h.env
+	dir := "/tmp/" + tag
+	if err := os.MkdirAll(filepath.Join(env.Root, dir), 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.RemoveAll(filepath.Join(env.Root, dir))
+		_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "root", "where", "account="+svcAcct)
+	})
+	t.Cleanup(func() { releaseHealthNodes(ctx, t, env, h.slurm, svcAcct, "gpu-a") })
+	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "root", "account="+svcAcct)
+	h.ok("-i", "add", "tenant", tag, "users=alice", "gpus=h100:0")
+
+	fault := filepath.Join(env.Root, dir, "fault")
+	conf := filepath.Join(t.TempDir(), "gpubridge.yaml")
+	yaml := fmt.Sprintf(`version: 1
+bookings:
+  leadTime: 1h
+schedules:
+  reconcile: ""
+  burst: ""
+  ingest: ""
+  closePeriod: ""
+  bookings: "@every 1h"
+  health: "@every 2s"
+health:
+  nodes: [gpu-a]
+  account: %s
+  outputDir: %s
+  localOutputDir: %s
+  startWait: 20s
+  requalifyPasses: 1
+  acceptance:
+    name: acceptance
+    spec: "@every 3s"
+    checks: [probe]
+  schedules:
+    - name: quick
+      spec: "@every 3s"
+      checks: [probe]
+  checks:
+    - name: probe
+      command: "if [ -e %s/fault ]; then echo temp_c=95; echo reason=sensor hot; exit 1; fi; echo temp_c=41"
+      timeout: 30s
+      thresholds:
+        "*": {temp_c: {max: 90}}
+`, svcAcct, dir, filepath.Join(env.Root, dir), dir)
+	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) string { t.Helper(); return h.ok(append([]string{"--config", conf}, args...)...) }
+	// gpu-a's burn-in, by hand first (the booking's reservation must land
+	// on a node that serves).
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.HasPrefix(cli("show", "health", "-P", "-n"), "gpu-a|serving|") {
+		if time.Now().After(deadline) {
+			t.Fatalf("gpu-a not serving after its burn-in:\n%s", cli("show", "health"))
+		}
+		cli("health", "run-once")
+		time.Sleep(2 * time.Second)
+	}
+	var b reserve.Booking
+	if err := json.Unmarshal([]byte(cli("-i", "--json", "add", "booking", "tenant="+tag, "gpus=h100:2", "start=now", "duration=20m")), &b); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%s%d", h.prefix, b.ID)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("GPUBRIDGE_LISTEN", addr)
+	sctx, cancel := context.WithCancel(ctx)
+	done, log := make(chan int, 1), &lockedBuffer{}
+	go func() {
+		done <- runContext(sctx, []string{"--config", conf, "serve"}, strings.NewReader(""), io.Discard, log)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("serve exited %d:\n%s", code, log)
+			}
+		case <-time.After(45 * time.Second):
+			t.Errorf("serve did not stop:\n%s", log)
+		}
+	})
+	metric := func(series string) float64 {
+		cl := &http.Client{Timeout: 5 * time.Second}
+		resp, err := cl.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, series+" "); ok {
+				f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return f
+			}
+		}
+		return -1
+	}
+	waitFor := func(what string, d time.Duration, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v\nserve's log:\n%s", what, d, log)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	hasGPUs := func() bool {
+		r, err := h.slurm.GetReservation(ctx, name)
+		return err == nil && strings.Contains(r.TRES, "gres/gpu:h100=2")
+	}
+	waitFor("the bookings job's first run creates the reservation", 30*time.Second, hasGPUs)
+	waitFor("the health metrics: gpu-a serving", 20*time.Second, func() bool { return metric(`gpubridge_health_nodes{state="serving"}`) == 1 })
+
+	if err := os.WriteFile(fault, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	waitFor("gpu-a drained", 60*time.Second, func() bool { return metric(`gpubridge_health_nodes{state="drained"}`) == 1 })
+	drained := time.Since(t0)
+	t.Logf("gpu-a drained %.1f s after the fault (quick schedule every 3 s, harvest every 2 s)", drained.Seconds())
+	if out := cli("show", "health", "-P", "-n", "format=node,state,reason"); !strings.HasPrefix(out, "gpu-a|drained|probe failed: sensor hot (exit 1); temp_c=95 > 90") {
+		t.Errorf("show health while drained: %s", out)
+	}
+	if f := metric(`gpubridge_health_check_results_total{check="probe",verdict="fail"}`); f < 1 {
+		t.Errorf("fail results metric %v", f)
+	}
+	// The bookings job runs hourly: only the drain's re-projection can
+	// have marked it.
+	waitFor("the booking at risk", 20*time.Second, func() bool {
+		return metric(`gpubridge_bookings_at_risk{resource="gpu:h100",type="h100"}`) == 1
+	})
+	var bs []reserve.Booking
+	if err := json.Unmarshal([]byte(cli("--json", "show", "bookings", "state=at-risk")), &bs); err != nil || len(bs) != 1 || bs[0].ID != b.ID ||
+		!strings.Contains(bs[0].Note, "cannot move: 0 healthy h100 free") {
+		t.Errorf("show bookings state=at-risk: %v %+v", err, bs)
+	}
+	if out := cli("show", "bookings", "format=id,state,note"); !strings.Contains(out, "at-risk") {
+		t.Errorf("show bookings:\n%s", out)
+	}
+	if !strings.Contains(log.String(), "booking at risk") && !strings.Contains(log.String(), "health: node state") {
+		t.Errorf("serve's log says nothing of the drain:\n%s", log)
+	}
+
+	if err := os.Remove(fault); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("gpu-a serving again", 90*time.Second, func() bool { return metric(`gpubridge_health_nodes{state="serving"}`) == 1 })
+	waitFor("the booking back on its h100", 30*time.Second, func() bool {
+		if hasGPUs() {
+			return true
+		}
+		r, err := h.slurm.GetReservation(ctx, name)
+		t.Logf("reservation %+v %v; bookings:\n%s", r, err, cli("show", "bookings", "format=id,state,note"))
+		time.Sleep(3 * time.Second)
+		return false
+	})
+	if r := metric(`gpubridge_bookings_at_risk{resource="gpu:h100",type="h100"}`); r != 0 {
+		t.Errorf("at-risk metric %v after gpu-a is back", r)
+	}
+}
+
+// releaseHealthNodes hands the nodes back as the test found them: the
+// check jobs cancelled, the health reservations removed, a node gpubridge
+// drained resumed.
+func releaseHealthNodes(ctx context.Context, t *testing.T, env testbed.Env, cl *slurmrest.Client, account string, nodes ...string) {
+	_, _ = env.Run(ctx, "", nil, "scancel", "-A", account)
+	time.Sleep(2 * time.Second)
+	ns, _ := cl.ListNodes(ctx)
+	for _, n := range nodes {
+		_ = cl.DeleteReservation(ctx, health.FenceName(n))
+		for _, x := range ns {
+			if x.Name == n && health.Ours(x.Reason) {
+				if err := cl.UpdateNode(ctx, n, slurmrest.NodeResume, ""); err != nil {
+					t.Errorf("resume %s: %v", n, err)
+				}
+			}
+		}
+	}
+}
