@@ -96,11 +96,13 @@ func (s Settings) withDefaults() Settings {
 
 // Params are what a Service is built from.
 type Params struct {
-	Nodes    NodeControl
-	Jobs     JobRunner
-	Outputs  Outputs
-	Store    Store
-	Usage    TenantUsage
+	Nodes   NodeControl
+	Jobs    JobRunner
+	Outputs Outputs
+	Store   Store
+	Usage   TenantUsage
+	// History says where a tenant's jobs ran (show health tenant= history).
+	History  TenantHistory
 	Bookings Bookings
 	Catalog  check.Catalog
 	Settings Settings

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpubridge/gpubridge/bridge/health/check"
 )
 
 // Request is a check triggered on one node by a tenant or an admin.
@@ -100,7 +102,10 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 		return Run{}, fmt.Errorf("%w: %d check jobs are in flight, the cap (health.maxConcurrent); try again later", ErrBusy, st.activeRuns())
 	}
 	if q.Peer != "" {
-		peer, err := s.peer(st, sn, rec, q.Peer)
+		// Built-in checks judge per GPU model (nccl-2node's bandwidth);
+		// a site check may pair any two nodes.
+		sameModel := slices.ContainsFunc(checks, func(c check.Check) bool { return c.Kind != check.KindSite })
+		peer, err := s.peer(st, sn, rec, q.Peer, sameModel)
 		if err != nil {
 			return Run{}, err
 		}
@@ -137,8 +142,9 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 
 // peer checks the second node of a two-node run on sn (record rec): both
 // in service (a held node runs its acceptance set alone), no run on the
-// peer, the same GPU model and count, a partition in common.
-func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string) (SlurmNode, error) {
+// peer, the same GPU model and count (sameModel: a built-in check, judged
+// per model), a partition in common.
+func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string, sameModel bool) (SlurmNode, error) {
 	pn, ok := st.slurm[name]
 	if !ok {
 		return SlurmNode{}, fmt.Errorf("%w: slurmctld does not know node %s", ErrUnknownNode, name)
@@ -151,7 +157,7 @@ func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string) (Slurm
 		return SlurmNode{}, fmt.Errorf("%w: %s is new to gpubridge and not admitted yet", ErrBusy, name)
 	case !prec.State.InService():
 		return SlurmNode{}, fmt.Errorf("%w: peer %s is %s; two-node checks run on nodes in service", ErrNotAllowed, name, prec.State)
-	case pn.Model() != sn.Model() || pn.GPUCount() != sn.GPUCount():
+	case sameModel && (pn.Model() != sn.Model() || pn.GPUCount() != sn.GPUCount()):
 		return SlurmNode{}, fmt.Errorf("%w: %s has %d %s GPUs, peer %s has %d %s; a two-node check pairs nodes of one model", ErrInvalid,
 			sn.Name, sn.GPUCount(), sn.Model(), name, pn.GPUCount(), pn.Model())
 	}

@@ -123,3 +123,16 @@ func NodesTable(vs []NodeView) table.Table {
 func NodeTable(n Node) table.Table {
 	return table.Table{Header: []string{"Node", "State", "Reason"}, Rows: [][]string{{n.Name, string(n.State), n.Reason}}, Raw: []Node{n}}
 }
+
+// HistoryTable lays out a tenant's view of the nodes it used (show health
+// tenant=X history), newest first.
+func HistoryTable(hs []HistoryEntry) table.Table {
+	if hs == nil {
+		hs = []HistoryEntry{}
+	}
+	t := table.Table{Header: []string{"At", "Node", "What", "Detail"}, Raw: hs}
+	for _, h := range hs {
+		t.Rows = append(t.Rows, []string{h.At.UTC().Format(time.RFC3339), h.Node, h.What, h.Detail()})
+	}
+	return t
+}
