@@ -344,17 +344,43 @@ func showChecksCmd(a *App) *cobra.Command {
 
 func showHealthCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "health [node=NAME] [tenant=NAME]",
+		Use:   "health [history] [node=NAME] [tenant=NAME] [since=168h]",
 		Short: "Nodes under health management: lifecycle state, why, Slurm state, last check",
-		Args:  cobra.ArbitraryArgs,
+		Long: `Lists the nodes under health management: lifecycle state, why, since when,
+Slurm's state and reason, the health reservation, the run in flight and the
+last check. tenant=NAME (as root or one of its admins) lists the nodes the
+tenant uses now.
+
+history tenant=NAME is the tenant's view of the nodes it used since a time
+(since=, default 168h): when its jobs ran on each node (slurmdbd's records),
+the node's lifecycle changes then (why it was drained, resumed), and the
+results of the checks that ran then: the tenant's own and gpubridge's
+scheduled ones, never another tenant's.
+
+Examples:
+  gpubridge show health
+  gpubridge show health history tenant=acme since=720h`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant"}}, health.NodesTable(nil))
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "since"}}, health.NodesTable(nil), health.HistoryTable(nil))
 			if err != nil {
 				return err
 			}
-			if len(p.Names) > 0 {
-				return usagef("unexpected %q: use node=NAME", p.Names[0])
+			history := len(p.Names) == 1 && p.Names[0] == "history"
+			switch {
+			case len(p.Names) > 0 && !history:
+				return usagef("unexpected %q: use node=NAME (or history tenant=NAME)", p.Names[0])
+			case history && p.Where["tenant"] == "":
+				return usagef("history is a tenant's view: add tenant=NAME (an admin sees every check with show checks)")
+			case !history && p.Where["since"] != "":
+				return usagef("since= goes with history tenant=NAME")
+			}
+			since := 168 * time.Hour
+			if v, ok := p.Where["since"]; ok {
+				if since, err = time.ParseDuration(v); err != nil || since <= 0 {
+					return usagef("since=%q: want a duration such as 168h", v)
+				}
 			}
 			if t := p.Where["tenant"]; t != "" {
 				if err := a.speakFor(ctx, t); err != nil {
@@ -364,6 +390,13 @@ func showHealthCmd(a *App) *cobra.Command {
 			svc, err := a.healthService(ctx)
 			if err != nil {
 				return err
+			}
+			if history {
+				hs, err := svc.TenantHistory(ctx, p.Where["tenant"], p.Where["node"], time.Now().Add(-since))
+				if err != nil {
+					return healthErr(err)
+				}
+				return a.Print(health.HistoryTable(hs))
 			}
 			vs, err := svc.Health(ctx, health.HealthFilter{Node: p.Where["node"], Tenant: p.Where["tenant"]})
 			if err != nil {

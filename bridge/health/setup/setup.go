@@ -106,7 +106,7 @@ func New(p Params, nodes []string, cat check.Catalog) (*health.Service, error) {
 	ad.BookingPrefix = c.Bookings.ReservationPrefix
 	return health.New(health.Params{
 		Nodes: ad, Jobs: ad, Outputs: slurmadapter.Files{NodeDir: c.Health.OutputDir, LocalDir: c.Health.LocalOutputDir},
-		Store: store.New(p.DB, cluster), Usage: ad, Bookings: ad, Catalog: cat, Settings: Settings(c, nodes), Logger: p.Logger,
+		Store: store.New(p.DB, cluster), Usage: ad, History: ad, Bookings: ad, Catalog: cat, Settings: Settings(c, nodes), Logger: p.Logger,
 		Observer: p.Observer, Mover: p.Mover,
 	})
 }

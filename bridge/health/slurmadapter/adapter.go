@@ -272,6 +272,34 @@ func (a *Adapter) TenantNodes(ctx context.Context, tenant string) ([]string, err
 	return out, nil
 }
 
+// NodeUses returns where the tenant's jobs ran in [since, until], from
+// slurmdbd's job records of the tenant's account (its name): one use per
+// job and node, a job still running ending at until.
+func (a *Adapter) NodeUses(ctx context.Context, tenant string, since, until time.Time) ([]health.NodeUse, error) {
+	jobs, err := a.cl.ListDBJobs(ctx, slurmrest.DBJobFilter{Start: since, End: until, Accounts: []string{tenant}, SkipSteps: true, NoTruncate: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []health.NodeUse
+	for _, j := range jobs {
+		if j.StartTime.IsZero() || j.Nodes == "" || j.Nodes == "None assigned" || j.Account != tenant {
+			continue // never ran
+		}
+		end := j.EndTime
+		if end.IsZero() || end.After(until) {
+			end = until
+		}
+		names, err := slurmstr.ExpandHostlist(j.Nodes)
+		if err != nil {
+			return nil, fmt.Errorf("job %d nodes %q: %w", j.JobID, j.Nodes, err)
+		}
+		for _, n := range names {
+			out = append(out, health.NodeUse{Node: n, Start: j.StartTime.UTC(), End: end.UTC()})
+		}
+	}
+	return out, nil
+}
+
 // bookingID is what follows the prefix in a booking's reservation name.
 var bookingID = regexp.MustCompile(`^[0-9]+$`)
 
