@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -172,6 +173,33 @@ func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string, sameMo
 		return SlurmNode{}, fmt.Errorf("%w: peer %s is not in partition %s of %s; a two-node job runs in one partition", ErrInvalid, name, part, sn.Name)
 	}
 	return pn, nil
+}
+
+// ErrStillRunning: CheckNow's wait ended before the run did (the run goes
+// on; its results come with a later cycle).
+var ErrStillRunning = errors.New("still running")
+
+// CheckNow triggers a run (Trigger) and, when wait is above 0, waits up to
+// wait for its results. Without a wait it returns the submitted run and no
+// results. A run that gives no verdict (its job was cancelled) is an error
+// naming why; a run that outlasts the wait is ErrStillRunning with the run.
+func (s *Service) CheckNow(ctx context.Context, q Request, wait time.Duration) (Run, []StoredResult, error) {
+	r, err := s.Trigger(ctx, q)
+	if err != nil || wait <= 0 {
+		return r, nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	run, res, err := s.Wait(wctx, r.ID)
+	switch {
+	case err != nil && wctx.Err() != nil && ctx.Err() == nil:
+		return r, nil, fmt.Errorf("%w: run %d (job %d) did not finish within %s; it goes on: `gpubridge show checks run=%d`", ErrStillRunning, r.ID, r.JobID, wait, r.ID)
+	case err != nil:
+		return r, nil, fmt.Errorf("%w (the run goes on: `gpubridge show checks run=%d`)", err, r.ID)
+	case run.State == RunAborted:
+		return run, nil, fmt.Errorf("run %d gave no verdict: %s", run.ID, run.Note)
+	}
+	return run, res, nil
 }
 
 // mayCheck authorizes a tenant's check: the node runs its jobs or is booked

@@ -113,3 +113,36 @@ func TestTwoNodeCheck(t *testing.T) {
 		t.Errorf("a held peer: %v", err)
 	}
 }
+
+// TestCheckNow: with a wait it returns the results; a run that outlasts
+// the wait (its node drained by a person while the job waits) is
+// ErrStillRunning with the run; without a wait the submitted run.
+func TestCheckNow(t *testing.T) {
+	e := newEnv(t, func(p *health.Params) {
+		sleep := p.Sleep
+		p.Sleep = func(ctx context.Context, d time.Duration) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return sleep(ctx, d)
+		}
+	}, "gpu-a", "gpu-b")
+	ctx := context.Background()
+	e.serving("gpu-a")
+	e.serving("gpu-b")
+	r, res, err := e.svc.CheckNow(ctx, health.Request{Node: "gpu-a", Checks: []string{"probe"}}, time.Minute)
+	if err != nil || r.State != health.RunDone || len(res) != 1 || res[0].Verdict != check.Pass {
+		t.Fatalf("CheckNow with a wait: %+v %+v %v", r, res, err)
+	}
+	r, res, err = e.svc.CheckNow(ctx, health.Request{Node: "gpu-b", Checks: []string{"probe"}}, 0)
+	if err != nil || r.State != health.RunSubmitted || res != nil {
+		t.Fatalf("CheckNow without a wait: %+v %+v %v", r, res, err)
+	}
+	e.svc.Wait(ctx, r.ID)
+	e.c.PersonDrains("gpu-b", "ops: cable")
+	// The record still says serving until a cycle sees the person's drain.
+	_, _, err = e.svc.CheckNow(ctx, health.Request{Node: "gpu-b", Checks: []string{"probe"}}, 20*time.Millisecond)
+	if !errors.Is(err, health.ErrStillRunning) || !strings.Contains(err.Error(), "it goes on: `gpubridge show checks run=") {
+		t.Errorf("a run that outlasts the wait: %v", err)
+	}
+}

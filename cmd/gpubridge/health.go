@@ -190,21 +190,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			r, err := svc.Trigger(ctx, health.Request{Node: p.Names[0], Checks: kv.List(p.Where["check"]), Tenant: tenantName, Actor: actor(), Peer: p.Where["peer"]})
+			r, res, err := svc.CheckNow(ctx, health.Request{Node: p.Names[0], Checks: kv.List(p.Where["check"]), Tenant: tenantName, Actor: actor(), Peer: p.Where["peer"]}, wait)
 			if err != nil {
 				return healthErr(err)
 			}
 			if wait == 0 {
 				return a.Print(health.RunsTable([]health.Run{r}))
-			}
-			wctx, cancel := context.WithTimeout(ctx, wait)
-			defer cancel()
-			run, res, err := svc.Wait(wctx, r.ID)
-			if err != nil {
-				return fmt.Errorf("%w (the run goes on: `gpubridge show checks run=%d`)", err, r.ID)
-			}
-			if run.State == health.RunAborted {
-				return fmt.Errorf("run %d gave no verdict: %s", run.ID, run.Note)
 			}
 			return a.Print(health.ResultsTable(res))
 		},

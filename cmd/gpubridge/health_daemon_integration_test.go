@@ -226,3 +226,90 @@ func releaseHealthNodes(ctx context.Context, t *testing.T, env testbed.Env, cl *
 		}
 	}
 }
+
+// TestHealthTwoNodeJob: a two-node site check (nodes: 2) that stands in
+// for nccl-2node on the fake GPUs: `check node gpu-a peer=gpu-b` runs one
+// job on both nodes, its srun spreads one task per node (the command
+// counts the distinct SLURMD_NODENAMEs), the result is stored for each
+// node, and sacct shows the job on two nodes under the health account.
+func TestHealthTwoNodeJob(t *testing.T) {
+	ctx := context.Background()
+	tag := fmt.Sprintf("hlt2n%04d", rand.IntN(10000))
+	svcAcct := tag + "svc"
+	h := newBookingIT(t, svcAcct)
+	env := h.env
+	dir := "/tmp/" + tag
+	if err := os.MkdirAll(filepath.Join(env.Root, dir), 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.RemoveAll(filepath.Join(env.Root, dir))
+		_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "root", "where", "account="+svcAcct)
+	})
+	t.Cleanup(func() { releaseHealthNodes(ctx, t, env, h.slurm, svcAcct, "gpu-a", "gpu-b") })
+	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "root", "account="+svcAcct)
+	conf := filepath.Join(t.TempDir(), "gpubridge.yaml")
+	yaml := fmt.Sprintf(`version: 1
+schedules:
+  bookings: ""
+health:
+  nodes: ["gpu-[a-b]"]
+  account: %s
+  outputDir: %s
+  localOutputDir: %s
+  startWait: 20s
+  acceptance:
+    name: acceptance
+    spec: "@every 5m"
+    checks: [probe]
+  schedules:
+    - name: quick
+      spec: "@every 10m"
+      checks: [probe]
+  checks:
+    - name: probe
+      command: "echo temp_c=41"
+      timeout: 30s
+    - name: pair
+      nodes: 2
+      command: "echo hosts=$(srun --nodes=2 --ntasks-per-node=1 bash -c 'echo $SLURMD_NODENAME' | sort -u | wc -l)"
+      timeout: 60s
+      thresholds:
+        "*": {hosts: {min: 2}}
+`, svcAcct, dir, filepath.Join(env.Root, dir))
+	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) string { t.Helper(); return h.ok(append([]string{"--config", conf}, args...)...) }
+	deadline := time.Now().Add(60 * time.Second)
+	for strings.Count(cli("show", "health", "-P", "-n"), "|serving|") != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("gpu-a and gpu-b not serving after their burn-in:\n%s", cli("show", "health"))
+		}
+		cli("health", "run-once")
+		time.Sleep(2 * time.Second)
+	}
+	if out, errs, code := h.cli("--config", conf, "check", "node", "gpu-a", "check=pair"); code != 2 || !strings.Contains(errs, "pair spans 2 nodes: name the second with peer=NODE") {
+		t.Errorf("a two-node check without peer=: exit %d: %s%s", code, out, errs)
+	}
+	out := cli("check", "node", "gpu-a", "check=pair", "peer=gpu-b", "wait=90s", "-P", "-n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("check node gpu-a check=pair peer=gpu-b:\n%s", out)
+	}
+	var nodes []string
+	for _, l := range lines {
+		f := strings.Split(l, "|")
+		nodes = append(nodes, f[2])
+		if f[3] != "pair" || f[4] != "pass" || f[6] != "hosts=2" {
+			t.Errorf("result %q: want pair pass hosts=2", l)
+		}
+	}
+	if strings.Join(nodes, ",") != "gpu-a,gpu-b" && strings.Join(nodes, ",") != "gpu-b,gpu-a" {
+		t.Errorf("results on %v, want one per node", nodes)
+	}
+	jobID := strings.Split(lines[0], "|")[8]
+	if got := strings.TrimSpace(env.Exec(t, "", "sacct", "-X", "-n", "-P", "-j", jobID, "-o", "account,nnodes,nodelist")); got != svcAcct+"|2|gpu-[a-b]" {
+		t.Errorf("sacct of the pair's job %s: %q, want %s|2|gpu-[a-b]", jobID, got, svcAcct)
+	}
+}

@@ -34,7 +34,11 @@ func hltRun(args ...string) (int, string, string) {
 // gpubridge database and a config of its own: run-once admits gpu-a and
 // cpu-a (burn-in, then serving), a tenant's check on cpu-a (which runs none
 // of its jobs) is refused, its check on gpu-a runs and is shown to it, show
-// health lists both nodes, resume node refuses a node in service.
+// health lists both nodes, resume node refuses a node in service. A second
+// tenant on gpu-a checks it too; then a fault drains gpu-a, and the first
+// tenant's history shows its use of gpu-a, its own check, the failing
+// scheduled check and why gpu-a was drained, never the other tenant's
+// check (which the other tenant's history holds).
 func TestHealthCLI(t *testing.T) {
 	env := testbed.Require(t)
 	ctx := context.Background()
@@ -54,7 +58,7 @@ func TestHealthCLI(t *testing.T) {
 	}
 	t.Setenv("GPUBRIDGE_DB_DSN", cfg.FormatDSN())
 
-	svcAcct, tenantName := tag+"svc", tag+"ten"
+	svcAcct, tenantName, otherName := tag+"svc", tag+"ten", tag+"two"
 	dir := "/tmp/" + tag
 	if err := os.MkdirAll(filepath.Join(env.Root, dir), 0o1777); err != nil {
 		t.Fatal(err)
@@ -65,7 +69,7 @@ func TestHealthCLI(t *testing.T) {
 	}
 	var jobs []string
 	t.Cleanup(func() {
-		for _, a := range []string{svcAcct, tenantName} {
+		for _, a := range []string{svcAcct, tenantName, otherName} {
 			_, _ = env.Run(ctx, "", nil, "scancel", "-A", a)
 		}
 		time.Sleep(3 * time.Second)
@@ -79,7 +83,7 @@ func TestHealthCLI(t *testing.T) {
 				}
 			}
 		}
-		for _, a := range []string{svcAcct, tenantName} {
+		for _, a := range []string{svcAcct, tenantName, otherName} {
 			_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "where", "account="+a)
 			_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "account", a)
 		}
@@ -93,11 +97,14 @@ func TestHealthCLI(t *testing.T) {
 	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "root", "account="+svcAcct)
 	env.Exec(t, "", "sacctmgr", "-i", "add", "account", tenantName, "parent=root")
 	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "alice", "account="+tenantName)
+	env.Exec(t, "", "sacctmgr", "-i", "add", "account", otherName, "parent=root")
+	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "bob", "account="+otherName)
 	db, err := sqldb.OpenMigrated(ctx, cfg.FormatDSN())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tenantstore.New(db).Put(ctx, "test", []tenant.Tenant{{Name: tenantName, Users: []string{"alice"}, Admins: []string{"alice"},
+		GPUs: tenant.Quota{"h100": 1}, State: tenant.Active}, {Name: otherName, Users: []string{"bob"}, Admins: []string{"bob"},
 		GPUs: tenant.Quota{"h100": 1}, State: tenant.Active}}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +128,11 @@ health:
       checks: [probe]
   checks:
     - name: probe
-      command: "echo temp_c=41"
+      command: "if [ -e %s/fault ]; then echo temp_c=95; echo reason=sensor hot; exit 1; fi; echo temp_c=41"
       timeout: 30s
       thresholds:
         "*": {temp_c: {max: 90}}
-`, svcAcct, dir, filepath.Join(env.Root, dir))
+`, svcAcct, dir, filepath.Join(env.Root, dir), dir)
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -193,5 +200,55 @@ health:
 	}
 	if _, err := strconv.Atoi(runID); err != nil {
 		t.Errorf("run id %q", runID)
+	}
+
+	// The other tenant runs on gpu-a too and checks it.
+	jobOut = env.Exec(t, "bob", "sbatch", "--parsable", "-A", otherName, "-w", "gpu-a", "-t", "5", "-o", "/dev/null", "--wrap", "sleep 120")
+	jobs = append(jobs, strings.TrimSpace(jobOut))
+	for i := 0; i < 30; i++ {
+		if s := env.Exec(t, "", "squeue", "-h", "-j", jobs[1], "-o", "%T"); strings.TrimSpace(s) == "RUNNING" {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	out = ok("check", "node", "gpu-a", "tenant="+otherName, "check=probe", "wait=60s", "-P", "-n")
+	otherRun := strings.Split(strings.TrimSpace(out), "|")[1]
+	if out := ok("show", "checks", "tenant="+tenantName, "-P", "-n"); strings.Contains(out, "|"+otherRun+"|") {
+		t.Errorf("show checks tenant=%s shows %s's run %s:\n%s", tenantName, otherName, otherRun, out)
+	}
+	// A fault: the quick schedule's run fails, the next cycle drains.
+	if err := os.WriteFile(filepath.Join(env.Root, dir, "fault"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok("health", "run-once", "schedule=quick")
+	deadline = time.Now().Add(60 * time.Second)
+	for !strings.Contains(ok("show", "health", "node=gpu-a", "-P", "-n"), "|drained|") {
+		if time.Now().After(deadline) {
+			t.Fatalf("gpu-a not drained:\n%s", ok("show", "health"))
+		}
+		time.Sleep(2 * time.Second)
+		ok("health", "run-once", "schedule=quick")
+	}
+	os.Remove(filepath.Join(env.Root, dir, "fault"))
+	hist := ok("show", "health", "history", "tenant="+tenantName, "-P", "-n")
+	for _, want := range []string{
+		"|gpu-a|state|serving -> drained: probe failed: sensor hot (exit 1); temp_c=95 > 90 (h100)",
+		"|gpu-a|check|probe fail: sensor hot (exit 1); temp_c=95 > 90 (h100) (temp_c=95) [run ",
+		"|gpu-a|check|probe pass (temp_c=41) [run " + runID + ", tenant]",
+		"|gpu-a|used|its jobs ran here ",
+	} {
+		if !strings.Contains(hist, want) {
+			t.Errorf("%s's history lacks %q:\n%s", tenantName, want, hist)
+		}
+	}
+	if strings.Contains(hist, "[run "+otherRun+",") || strings.Contains(hist, "cpu-a") {
+		t.Errorf("%s's history shows %s's run %s or a node it never used:\n%s", tenantName, otherName, otherRun, hist)
+	}
+	if h := ok("show", "health", "history", "tenant="+otherName, "-P", "-n"); !strings.Contains(h, "[run "+otherRun+", tenant]") || strings.Contains(h, "[run "+runID+",") {
+		t.Errorf("%s's history:\n%s", otherName, h)
+	}
+	code, _, errs = hltRun("--config", conf, "show", "health", "history", "tenant="+tenantName)
+	if code != 0 {
+		t.Errorf("show health history as root: exit %d: %s", code, errs)
 	}
 }
