@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpubridge/gpubridge/bridge/health/check"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -135,4 +136,14 @@ func HistoryTable(hs []HistoryEntry) table.Table {
 		t.Rows = append(t.Rows, []string{h.At.UTC().Format(time.RFC3339), h.Node, h.What, h.Detail()})
 	}
 	return t
+}
+
+// JudgeTable is one recorded output judged (health judge).
+func JudgeTable(name, file string, r check.Result) table.Table {
+	var vals []string
+	for _, v := range r.Values {
+		vals = append(vals, v.String())
+	}
+	return table.Table{Header: []string{"File", "Check", "Verdict", "Reason", "Values"},
+		Rows: [][]string{{file, name, string(r.Verdict), r.Reason, strings.Join(vals, " ")}}, Raw: r}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/bridge/health/check"
 	hmetrics "github.com/gpubridge/gpubridge/bridge/health/metrics"
 	"github.com/gpubridge/gpubridge/bridge/health/setup"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
@@ -118,6 +121,18 @@ func projectionLines(rep reserve.Report) []string {
 		out = append(out, fmt.Sprintf("booking %d of %s (%s) at risk: %s", b.ID, b.Tenant, b.What(), b.Note))
 	}
 	return out
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(stdin io.Reader, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return b, nil
 }
 
 // speakFor checks that the invoking user may act for a tenant.
@@ -246,9 +261,57 @@ func healthCmd(a *App) *cobra.Command {
 		Short: "Node health: run a schedule's cycle now",
 		Args:  unknownSub,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("health needs a subcommand: run-once")
+			return usagef("health needs a subcommand: run-once, judge")
 		},
 	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "judge CHECK FILE [model=h100] [gpus=N] [exit=N]",
+		Short: "Judge a saved output of a check as a run would (the parsers and thresholds of health.checks); reads only",
+		Long: `judge runs the parser and thresholds of a check (a built-in or one of
+health.checks) on a saved output, as a check run would judge it on a node
+with gpus GPUs of model (the key of per-model thresholds), with the
+command's exit code (default 0). FILE - reads stdin. It connects to
+nothing; test/gpu/ runs it on a GPU machine's real nvidia-smi and dcgmi
+output.
+
+Example:
+  nvidia-smi --query-gpu=index,pci.bus_id,ecc.mode.current,... --format=csv >ecc.csv
+  gpubridge health judge nvidia-smi-ecc ecc.csv model=h100 gpus=8`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := kv.Parse(args, kv.Spec{Keys: []string{"model", "gpus", "exit"}})
+			if err != nil {
+				return usageError{err}
+			}
+			if len(p.Names) != 2 {
+				return usagef("judge takes a check name and a file, then key=value options (got %q)", p.Names)
+			}
+			in := check.Input{Model: p.Where["model"]}
+			for key, dst := range map[string]*int{"gpus": &in.GPUs, "exit": &in.ExitCode} {
+				if v, ok := p.Where[key]; ok {
+					if *dst, err = strconv.Atoi(v); err != nil || *dst < 0 {
+						return usagef("%s=%q: want a number, 0 or more", key, v)
+					}
+				}
+			}
+			c, err := a.Config()
+			if err != nil {
+				return err
+			}
+			cat, err := setup.Catalog(c)
+			if err != nil {
+				return err
+			}
+			if in.Output, err = readInput(cmd.InOrStdin(), p.Names[1]); err != nil {
+				return err
+			}
+			r, err := cat.Judge(p.Names[0], in)
+			if err != nil {
+				return usageError{err}
+			}
+			return a.Print(health.JudgeTable(p.Names[0], p.Names[1], r))
+		},
+	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "run-once [schedule=NAME]",
 		Short: "Run one cycle of a health schedule now (default: acceptance), as the daemon does",

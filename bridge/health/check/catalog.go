@@ -215,3 +215,13 @@ func (c Catalog) Resolve(names []string) ([]Check, error) {
 	}
 	return out, nil
 }
+
+// Judge judges a recorded output of a check (the command's output and exit
+// code, on a node with GPUs of model): what a run would make of it.
+func (c Catalog) Judge(name string, in Input) (Result, error) {
+	ch, ok := c[name]
+	if !ok {
+		return Result{}, fmt.Errorf("unknown check %q; known: %s", name, strings.Join(c.Names(), ", "))
+	}
+	return ch.Evaluate(in), nil
+}

@@ -54,8 +54,18 @@ func Check(c config.Config) ([]string, check.Catalog, error) {
 			}
 		}
 	}
-	defs := make([]check.Def, 0, len(h.Checks))
-	for _, d := range h.Checks {
+	cat, err := Catalog(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nodes, cat, nil
+}
+
+// Catalog is the check catalog of health.checks: the built-ins, overridden
+// and extended by the site's definitions (its error names the fields).
+func Catalog(c config.Config) (check.Catalog, error) {
+	defs := make([]check.Def, 0, len(c.Health.Checks))
+	for _, d := range c.Health.Checks {
 		def := check.Def{Name: d.Name, Command: d.Command, Timeout: d.Timeout.Duration, Fatal: d.Fatal, Exclusive: d.Exclusive, FailXIDs: d.FailXIDs, Nodes: d.Nodes}
 		if d.Thresholds != nil {
 			def.Thresholds = check.Thresholds{}
@@ -68,11 +78,7 @@ func Check(c config.Config) ([]string, check.Catalog, error) {
 		}
 		defs = append(defs, def)
 	}
-	cat, err := check.NewCatalog(defs, "health.checks")
-	if err != nil {
-		return nil, nil, err
-	}
-	return nodes, cat, nil
+	return check.NewCatalog(defs, "health.checks")
 }
 
 // Settings are the service's settings of configuration c for nodes.
