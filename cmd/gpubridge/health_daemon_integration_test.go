@@ -173,6 +173,17 @@ health:
 	if f := metric(`gpubridge_health_check_results_total{check="probe",verdict="fail"}`); f < 1 {
 		t.Errorf("fail results metric %v", f)
 	}
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var ms []string
+		for _, l := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(l, "gpubridge_health_") && !strings.Contains(l, "_bucket") || strings.HasPrefix(l, "gpubridge_bookings_at_risk") {
+				ms = append(ms, l)
+			}
+		}
+		t.Logf("$ curl -s http://%s/metrics | grep -E '^gpubridge_(health_|bookings_at_risk)'\n%s", addr, strings.Join(ms, "\n"))
+	}
 	// The bookings job runs hourly: only the drain's re-projection can
 	// have marked it.
 	waitFor("the booking at risk", 20*time.Second, func() bool {
@@ -185,6 +196,8 @@ health:
 	}
 	if out := cli("show", "bookings", "format=id,state,note"); !strings.Contains(out, "at-risk") {
 		t.Errorf("show bookings:\n%s", out)
+	} else {
+		t.Logf("$ gpubridge show bookings format=id,state,note\n%s", out)
 	}
 	if !strings.Contains(log.String(), "booking at risk") && !strings.Contains(log.String(), "health: node state") {
 		t.Errorf("serve's log says nothing of the drain:\n%s", log)
@@ -206,6 +219,13 @@ health:
 	if r := metric(`gpubridge_bookings_at_risk{resource="gpu:h100",type="h100"}`); r != 0 {
 		t.Errorf("at-risk metric %v after gpu-a is back", r)
 	}
+	var lines []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, "component=health") || strings.Contains(l, "component=bookings") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("serve's log (health, bookings):\n%s", strings.Join(lines, "\n"))
 }
 
 // releaseHealthNodes hands the nodes back as the test found them: the
@@ -308,6 +328,7 @@ health:
 	if strings.Join(nodes, ",") != "gpu-a,gpu-b" && strings.Join(nodes, ",") != "gpu-b,gpu-a" {
 		t.Errorf("results on %v, want one per node", nodes)
 	}
+	t.Logf("$ gpubridge check node gpu-a check=pair peer=gpu-b wait=90s\n%s", cli("show", "checks", "check=pair"))
 	jobID := strings.Split(lines[0], "|")[8]
 	if got := strings.TrimSpace(env.Exec(t, "", "sacct", "-X", "-n", "-P", "-j", jobID, "-o", "account,nnodes,nodelist")); got != svcAcct+"|2|gpu-[a-b]" {
 		t.Errorf("sacct of the pair's job %s: %q, want %s|2|gpu-[a-b]", jobID, got, svcAcct)

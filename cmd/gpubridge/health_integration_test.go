@@ -247,8 +247,11 @@ health:
 	if h := ok("show", "health", "history", "tenant="+otherName, "-P", "-n"); !strings.Contains(h, "[run "+otherRun+", tenant]") || strings.Contains(h, "[run "+runID+",") {
 		t.Errorf("%s's history:\n%s", otherName, h)
 	}
-	code, _, errs = hltRun("--config", conf, "show", "health", "history", "tenant="+tenantName)
+	code, shown, errs := hltRun("--config", conf, "show", "health", "history", "tenant="+tenantName)
 	if code != 0 {
 		t.Errorf("show health history as root: exit %d: %s", code, errs)
 	}
+	t.Logf("$ gpubridge show health history tenant=%s\n%s", tenantName, shown)
+	_, shown, _ = hltRun("--config", conf, "show", "checks", "node=gpu-a", "limit=4")
+	t.Logf("$ gpubridge show checks node=gpu-a limit=4\n%s", shown)
 }
