@@ -77,8 +77,7 @@ func TestBuildHistory(t *testing.T) {
 // (beta also runs there) is in beta's history and not in acme's, and
 // acme's view of gpu-b, which it never used, is empty.
 func TestTenantHistoryShowsWhyItsNodeWasDrained(t *testing.T) {
-	var e *env
-	e = newEnv(t, func(p *health.Params) {
+	e := newEnv(t, func(p *health.Params) {
 		p.History = uses(func(tenant string, since, until time.Time) []health.NodeUse {
 			if tenant == "acme" || tenant == "beta" {
 				return []health.NodeUse{{Node: "gpu-a", Start: at("08:00"), End: until}}
