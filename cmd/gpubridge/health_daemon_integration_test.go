@@ -217,7 +217,8 @@ health:
 		out, errs, code := h.cli("--config", conf, "project", "--dry-run")
 		t.Logf("project --dry-run: exit %d\n%s%s", code, out, errs)
 		t.Fatalf("the booking is not back on its h100 20 s after gpu-a serves again:\n%s\nserve's log:\n%s", cli("show", "bookings", "format=id,state,note"), log)
-	}	if r := metric(`gpubridge_bookings_at_risk{resource="gpu:h100",type="h100"}`); r != 0 {
+	}
+	if r := metric(`gpubridge_bookings_at_risk{resource="gpu:h100",type="h100"}`); r != 0 {
 		t.Errorf("at-risk metric %v after gpu-a is back", r)
 	}
 	var lines []string
