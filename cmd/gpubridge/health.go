@@ -279,9 +279,9 @@ Example:
   gpubridge health judge nvidia-smi-ecc ecc.csv model=h100 gpus=8`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"model", "gpus", "exit"}})
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"model", "gpus", "exit"}}, health.JudgeTable("", "", check.Result{}))
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if len(p.Names) != 2 {
 				return usagef("judge takes a check name and a file, then key=value options (got %q)", p.Names)
