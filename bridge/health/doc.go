@@ -15,14 +15,21 @@
 //     service user only) keeps tenants off while gpubridge holds it; the
 //     node is resumed behind it only until an acceptance run's job starts,
 //     and drained again at once;
-//   - the service (Service, over the small ports in ports.go: NodeControl,
-//     JobRunner, Outputs, Store, TenantUsage, Bookings, Observer): one job
-//     per schedule for the daemon (Scheduled), each Cycle harvesting the
-//     runs whose jobs ended, moving the lifecycle, submitting the
-//     schedule's checks within a cap; tenants' and admins' checks
-//     (Trigger: a tenant only on the nodes it uses, rate-limited); the
-//     admin override (ResumeNode, audited); the views of show health and
-//     show checks.
+//   - the service (Service, over the small ports in ports.go and
+//     history.go: NodeControl, JobRunner, Outputs, Store, TenantUsage,
+//     TenantHistory, Bookings, BookingMover, Observer): one job per
+//     schedule for the daemon (Scheduled, Job; Harvest between cycles),
+//     each Cycle harvesting the runs whose jobs ended, moving the
+//     lifecycle, submitting the schedule's checks within a cap, and handing
+//     the nodes it held or released to the booking projector (Mover) once
+//     Slurm shows the change; tenants' and admins' checks (Trigger,
+//     CheckNow: a tenant only on the nodes it uses, rate-limited; a
+//     two-node check on a node and its peer, one job on both, the result
+//     each node's); the admin override (ResumeNode, audited); the views of
+//     show health, show checks and a tenant's history of the nodes it used
+//     (TenantHistory: its spans, the nodes' events and the scheduled and
+//     its own check results then, never another tenant's), laid out in
+//     view.go.
 //
 // Check definitions and parsers live in check, credits in credit, the
 // MariaDB store in store, the Slurm adapter in slurmadapter, Prometheus
