@@ -83,6 +83,7 @@ func TestDrainReprojectsBookings(t *testing.T) {
 	if diff := cmp.Diff([]string{"gpu-a drained=yes", "gpu-a drained=no"}, m.calls); diff != "" {
 		t.Errorf("projector calls after the override (-want +got)\n%s", diff)
 	}
+
 	if e.rec("gpu-a").State != health.Serving {
 		t.Errorf("the override did not stand: %+v", e.rec("gpu-a"))
 	}
@@ -94,5 +95,35 @@ func TestDrainReprojectsBookings(t *testing.T) {
 	}
 	if e.rec("gpu-a").State != health.Drained || err == nil || !strings.Contains(err.Error(), "bookings on gpu-a: slurmrestd down") {
 		t.Errorf("cycle with the projector failing: %v (%s)", err, e.rec("gpu-a").State)
+	}
+}
+
+// TestReleaseReprojectsTwice: a node that requalifies has its bookings
+// re-projected by the cycle that returns it to service and once more by
+// the next one, then no more.
+func TestReleaseReprojectsTwice(t *testing.T) {
+	m := &mover{}
+	e := newEnv(t, func(p *health.Params) { p.Mover = m })
+	m.c = e.c
+	e.serving("gpu-a")
+	e.setFault("gpu-a", true)
+	for i := 0; i < 4 && e.rec("gpu-a").State != health.Drained; i++ {
+		e.advance(interval)
+		e.cycle("quick")
+	}
+	e.setFault("gpu-a", false)
+	for i := 0; i < 6 && e.rec("gpu-a").State != health.Serving; i++ {
+		e.advance(5 * time.Minute)
+		e.cycle("acceptance")
+	}
+	if e.rec("gpu-a").State != health.Serving {
+		t.Fatalf("gpu-a %+v", e.rec("gpu-a"))
+	}
+	for i := 0; i < 3; i++ {
+		e.advance(interval)
+		e.cycle("quick")
+	}
+	if diff := cmp.Diff([]string{"gpu-a drained=yes", "gpu-a drained=no", "gpu-a drained=no"}, m.calls); diff != "" {
+		t.Errorf("projector calls (-want +got)\n%s", diff)
 	}
 }

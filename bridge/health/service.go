@@ -124,6 +124,11 @@ type Params struct {
 type Service struct {
 	Params
 	mu sync.Mutex
+	// again are the nodes returned to service at the last re-projection:
+	// the next cycle or harvest re-projects their bookings once more
+	// (slurmctld was seen to report a node resumed and unfenced a moment
+	// ago as still unavailable to the projector that ran right after).
+	again []string
 }
 
 // New returns a service; it validates the settings against the catalog.
@@ -427,21 +432,27 @@ func servesTenants(st State) bool { return st == "" || st.InService() }
 
 // reproject hands the nodes whose service changed in this report (held,
 // released, taken over by a person) to the Mover, after Slurm has been
-// changed, so that bookings on them are marked at risk or moved now.
+// changed, so that bookings on them are marked at risk or moved now; the
+// nodes released last time go along once more.
 func (s *Service) reproject(ctx context.Context, rep *Report) {
 	if s.Mover == nil {
 		return
 	}
-	var nodes []string
+	nodes := slices.Clone(s.again)
+	var released []string
 	for _, e := range rep.Events {
 		if servesTenants(e.From) != servesTenants(e.To) && !slices.Contains(nodes, e.Node) {
 			nodes = append(nodes, e.Node)
+		}
+		if !servesTenants(e.From) && servesTenants(e.To) {
+			released = append(released, e.Node)
 		}
 	}
 	if len(nodes) == 0 {
 		return
 	}
 	slices.Sort(nodes)
+	s.again = released
 	lines, err := s.Mover.Reproject(ctx, nodes)
 	rep.Bookings = append(rep.Bookings, lines...)
 	s.Logger.Info("health: bookings re-projected", "nodes", strings.Join(nodes, ","), "did", strings.Join(lines, "; "), "error", err)
@@ -712,7 +723,7 @@ func (s *Service) reconcile(ctx context.Context, st *snapshot, rep *Report, only
 }
 
 func (s *Service) act(ctx context.Context, a Action) error {
-	s.Logger.Debug("health: slurm", "action", a.Kind, "node", a.Node, "reason", a.Reason)
+	s.Logger.Info("health: slurm", "action", a.Kind, "node", a.Node, "reason", a.Reason)
 	switch a.Kind {
 	case ActFence:
 		return s.Nodes.Fence(ctx, a.Node)
