@@ -66,7 +66,7 @@ func RunsTable(rs []Run) table.Table {
 	t := table.Table{Header: []string{"Run", "Node", "Checks", "Purpose", "Tenant", "JobID", "State"}, Raw: rs,
 		Kinds: []table.Kind{table.Number, table.String, table.String, table.String, table.String, table.Number, table.String}}
 	for _, r := range rs {
-		t.Rows = append(t.Rows, []string{strconv.FormatInt(r.ID, 10), r.Node, strings.Join(r.Checks, ","), string(r.Purpose), r.Tenant,
+		t.Rows = append(t.Rows, []string{strconv.FormatInt(r.ID, 10), strings.Join(r.AllNodes(), ","), strings.Join(r.Checks, ","), string(r.Purpose), r.Tenant,
 			strconv.FormatInt(r.JobID, 10), string(r.State)})
 	}
 	return t

@@ -41,3 +41,10 @@ func TestHealthTables(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+func TestRunsTableNamesBothNodesOfAPair(t *testing.T) {
+	rows := RunsTable([]Run{{ID: 3, Node: "gpu-a", Peers: []string{"gpu-b"}, Checks: []string{"nccl-2node"}, Purpose: PurposeAdmin, JobID: 14, State: RunSubmitted}}).Rows
+	if len(rows) != 1 || rows[0][1] != "gpu-a,gpu-b" {
+		t.Errorf("rows %v", rows)
+	}
+}
