@@ -22,7 +22,7 @@ func ReportTable(rep Report) table.Table {
 		if r.Note != "" {
 			d += ": " + r.Note
 		}
-		t.Rows = append(t.Rows, []string{"finished", r.Node, d})
+		t.Rows = append(t.Rows, []string{"finished", strings.Join(r.AllNodes(), ","), d})
 	}
 	for _, e := range rep.Events {
 		from := string(e.From)
@@ -39,7 +39,7 @@ func ReportTable(rep Report) table.Table {
 		t.Rows = append(t.Rows, []string{"slurm", x.Node, d})
 	}
 	for _, r := range rep.Submitted {
-		t.Rows = append(t.Rows, []string{"submitted", r.Node, fmt.Sprintf("run %d (%s) job %d", r.ID, strings.Join(r.Checks, ","), r.JobID)})
+		t.Rows = append(t.Rows, []string{"submitted", strings.Join(r.AllNodes(), ","), fmt.Sprintf("run %d (%s) job %d", r.ID, strings.Join(r.Checks, ","), r.JobID)})
 	}
 	skipped := make([]string, 0, len(rep.Skipped))
 	for n := range rep.Skipped {
