@@ -61,6 +61,7 @@ schedules:
   ingest: ""
   closePeriod: ""
   bookings: "@every 1h"
+  healthCredits: ""
   health: "@every 2s"
 health:
   nodes: [gpu-a]
