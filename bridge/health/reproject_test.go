@@ -100,7 +100,8 @@ func TestDrainReprojectsBookings(t *testing.T) {
 
 // TestReleaseReprojectsTwice: a node that requalifies has its bookings
 // re-projected by the cycle that returns it to service and once more by
-// the next one, then no more.
+// the first cycle 5 s or more later (not a harvest right after), then no
+// more.
 func TestReleaseReprojectsTwice(t *testing.T) {
 	m := &mover{}
 	e := newEnv(t, func(p *health.Params) { p.Mover = m })
@@ -118,6 +119,12 @@ func TestReleaseReprojectsTwice(t *testing.T) {
 	}
 	if e.rec("gpu-a").State != health.Serving {
 		t.Fatalf("gpu-a %+v", e.rec("gpu-a"))
+	}
+	if _, err := e.svc.Harvest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.calls) != 2 {
+		t.Errorf("a harvest right after the release re-projected again: %v", m.calls)
 	}
 	for i := 0; i < 3; i++ {
 		e.advance(interval)

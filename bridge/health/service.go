@@ -124,12 +124,17 @@ type Params struct {
 type Service struct {
 	Params
 	mu sync.Mutex
-	// again are the nodes returned to service at the last re-projection:
-	// the next cycle or harvest re-projects their bookings once more
-	// (slurmctld was seen to report a node resumed and unfenced a moment
-	// ago as still unavailable to the projector that ran right after).
-	again []string
+	// again are the nodes returned to service, with when: the first cycle
+	// or harvest releaseSettle after that re-projects their bookings once
+	// more (slurmctld was seen to report a node resumed and unfenced a
+	// moment ago as still unavailable to the projectors that ran within
+	// the next 20 ms; one a second later moved the booking back).
+	again map[string]time.Time
 }
+
+// releaseSettle is how long after a node's return to service its bookings
+// are re-projected a second time.
+const releaseSettle = 5 * time.Second
 
 // New returns a service; it validates the settings against the catalog.
 func New(p Params) (*Service, error) {
@@ -432,27 +437,37 @@ func servesTenants(st State) bool { return st == "" || st.InService() }
 
 // reproject hands the nodes whose service changed in this report (held,
 // released, taken over by a person) to the Mover, after Slurm has been
-// changed, so that bookings on them are marked at risk or moved now; the
-// nodes released last time go along once more.
+// changed, so that bookings on them are marked at risk or moved now; a
+// node returned to service goes along once more releaseSettle later.
 func (s *Service) reproject(ctx context.Context, rep *Report) {
 	if s.Mover == nil {
 		return
 	}
-	nodes := slices.Clone(s.again)
-	var released []string
+	now := s.now()
+	var nodes []string
+	for n, at := range s.again {
+		if !now.Before(at.Add(releaseSettle)) {
+			nodes = append(nodes, n)
+			delete(s.again, n)
+		}
+	}
 	for _, e := range rep.Events {
 		if servesTenants(e.From) != servesTenants(e.To) && !slices.Contains(nodes, e.Node) {
 			nodes = append(nodes, e.Node)
 		}
 		if !servesTenants(e.From) && servesTenants(e.To) {
-			released = append(released, e.Node)
+			if s.again == nil {
+				s.again = map[string]time.Time{}
+			}
+			s.again[e.Node] = now
+		} else {
+			delete(s.again, e.Node)
 		}
 	}
 	if len(nodes) == 0 {
 		return
 	}
 	slices.Sort(nodes)
-	s.again = released
 	lines, err := s.Mover.Reproject(ctx, nodes)
 	rep.Bookings = append(rep.Bookings, lines...)
 	s.Logger.Info("health: bookings re-projected", "nodes", strings.Join(nodes, ","), "did", strings.Join(lines, "; "), "error", err)
