@@ -41,7 +41,7 @@ const FileVersion = 1
 
 var (
 	fileKeys   = []string{"version", "tenants", "delete"}
-	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst", "bookings"}
+	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst", "bookings", "adopted"}
 	burstKeys  = []string{"enabled", "maxOnDemandGPUs", "monthlyBudget"}
 )
 
@@ -125,7 +125,9 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 	return f, nil
 }
 
-// Marshal writes f as YAML (the form ParseFile reads).
+// Marshal writes f as YAML (the form ParseFile reads). A tenant's adopted
+// mark is written (adopted: true), so that a dump restores it; its state
+// is not (a tenant being deleted is listed under delete).
 func (f File) Marshal() ([]byte, error) {
 	if f.Version == 0 {
 		f.Version = FileVersion
@@ -134,7 +136,7 @@ func (f File) Marshal() ([]byte, error) {
 	out.Tenants = make([]Tenant, len(f.Tenants))
 	for i, t := range f.Tenants {
 		t = t.Clone()
-		t.State, t.Adopted = "", false // set by gpubridge, not by files
+		t.State = "" // set by gpubridge, not by files
 		out.Tenants[i] = t
 	}
 	return yaml.Marshal(out)
@@ -219,6 +221,16 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 			ps = append(ps, parseBurst(v, &t.Burst, kn)...)
 		case "bookings":
 			ps = append(ps, parseBookings(v, &t.Bookings, kn)...)
+		case "adopted":
+			// Set by `gpubridge import` and written by `gpubridge dump`; a
+			// file's value counts only when it creates the tenant's record
+			// (a restore): an existing tenant keeps its own (MergeFile).
+			s, _ := scalar(v)
+			on, msg := ParseBool(s)
+			if msg != "" {
+				ps.add("adopted", "%s", msg)
+			}
+			t.Adopted = on
 		default:
 			ps.add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
 		}

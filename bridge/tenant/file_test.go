@@ -61,7 +61,7 @@ tenants:
 			yaml: "tenant:\n  - name: x\ntenants:\n  - name: acme\n    gpu: {h100: 1}\n",
 			want: Problems{
 				{"tenant", "is not a file key; known keys: version, tenants, delete"},
-				{"tenants[0] (acme).gpu", "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst, bookings"},
+				{"tenants[0] (acme).gpu", "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst, bookings, adopted"},
 			},
 		},
 		"not YAML": {

@@ -59,6 +59,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerInitDB(a, root)
 	registerCompletion(a, root)
 	registerMan(a, root)
+	registerDump(a, root)
 	registerTokens(a, show, add, del)
 	return root
 }
