@@ -22,12 +22,13 @@ type Memory struct {
 	mu      sync.Mutex
 	tenants map[string]tenant.Stored // by lower-cased name
 	audit   []sqldb.AuditEntry
+	removed map[string]string // tombstones: lower-cased name → name
 	now     func() time.Time
 }
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{tenants: map[string]tenant.Stored{}, now: time.Now}
+	return &Memory{tenants: map[string]tenant.Stored{}, removed: map[string]string{}, now: time.Now}
 }
 
 // WithClock sets the clock (tests).
@@ -247,9 +248,11 @@ func (m *Memory) MarkDeleting(_ context.Context, actor string, names []string) (
 	return changes, nil
 }
 
-// Remove drops tenants being deleted (see Store.Remove).
+// Remove drops tenants being deleted (see Store.Remove), keeping their
+// names as tombstones (RemovedNames).
 func (m *Memory) Remove(_ context.Context, actor string, names []string) error {
-	return m.tx(func(ts map[string]tenant.Stored, audit *[]sqldb.AuditEntry) error {
+	var gone []string
+	err := m.tx(func(ts map[string]tenant.Stored, audit *[]sqldb.AuditEntry) error {
 		for _, n := range names {
 			t, ok := ts[strings.ToLower(n)]
 			if !ok || !t.IsDeleting() {
@@ -259,9 +262,32 @@ func (m *Memory) Remove(_ context.Context, actor string, names []string) error {
 			if err := m.record(audit, actor, ActionRemove, t.Name, t.Tenant, nil); err != nil {
 				return err
 			}
+			gone = append(gone, t.Name)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range gone {
+		m.removed[strings.ToLower(n)] = n
+	}
+	return nil
+}
+
+// RemovedNames returns the names of removed tenants, sorted
+// case-insensitively as MariaDB's collation does (see Store.RemovedNames).
+func (m *Memory) RemovedNames(context.Context) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.removed))
+	for _, n := range m.removed {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	return out, nil
 }
 
 // Audit returns audit rows, newest first (see Store.Audit).

@@ -143,6 +143,17 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// RemovedNames returns the names of tenants whose deletion finished
+// (Remove), sorted case-insensitively: the ledger still labels their
+// accounts' usage.
+func (s *Store) RemovedNames(ctx context.Context) ([]string, error) {
+	var names []string
+	if err := s.db.SelectContext(ctx, &names, `SELECT name FROM tenants_removed ORDER BY name`); err != nil {
+		return nil, fmt.Errorf("list removed tenant names: %w", err)
+	}
+	return names, nil
+}
+
 // load reads tenants (all when names is nil); forUpdate locks their rows.
 func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]tenant.Stored, error) {
 	where, args := "", []any{}
@@ -564,6 +575,10 @@ func (s *Store) Remove(ctx context.Context, actor string, names []string) error 
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM tenants WHERE name = ?`, t.Name); err != nil {
 				return fmt.Errorf("remove %q: %w", t.Name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tenants_removed (name, removed_at) VALUES (?, ?)
+				ON DUPLICATE KEY UPDATE name = VALUES(name), removed_at = VALUES(removed_at)`, t.Name, now); err != nil {
+				return fmt.Errorf("remove %q: tombstone: %w", t.Name, err)
 			}
 			if err := sqldb.Audit(ctx, tx, now, actor, ActionRemove, AuditKind, t.Name, t.Tenant, nil); err != nil {
 				return err

@@ -27,6 +27,7 @@ type Store interface {
 	Commit(ctx context.Context, actor string, e tenant.Edit) error
 	MarkDeleting(ctx context.Context, actor string, names []string) ([]tenantstore.Change, error)
 	Remove(ctx context.Context, actor string, names []string) error
+	RemovedNames(ctx context.Context) ([]string, error)
 	Audit(ctx context.Context, f tenantstore.AuditFilter) ([]sqldb.AuditEntry, error)
 }
 
@@ -47,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"NotFound":                testNotFound,
 		"EmptyEditChangesNothing": testEmptyEdit,
 		"BookingPolicy":           testBookingPolicy,
+		"RemovedNamesKept":        testRemovedNames,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) { fn(t, open(t)) })
@@ -277,6 +279,37 @@ func testMarkDeletingAndRemove(t *testing.T, s Store) {
 	}
 	if _, err := s.MarkDeleting(ctx, "tester", []string{"nosuch"}); !errors.Is(err, tenant.ErrNotFound) {
 		t.Errorf("MarkDeleting of a missing tenant: %v", err)
+	}
+}
+
+// testRemovedNames: a removed tenant's name stays known (the ledger labels
+// the usage of the month it was deleted in with it); a tenant only being
+// deleted, or not deleted, is no tombstone; removing again, after the name
+// was declared and deleted once more, keeps one entry.
+func testRemovedNames(t *testing.T, s Store) {
+	ctx := context.Background()
+	_, err := s.Put(ctx, "tester", []tenant.Tenant{acme(), globex(), {Name: "Initech", State: tenant.Active}})
+	must(t, err)
+	_, err = s.MarkDeleting(ctx, "tester", []string{"globex", "Initech"})
+	must(t, err)
+	if got, err := s.RemovedNames(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("RemovedNames before any removal = %v, %v; want none", got, err)
+	}
+	must(t, s.Remove(ctx, "tester", []string{"globex", "acme"}))
+	got, err := s.RemovedNames(ctx)
+	must(t, err)
+	if diff := cmp.Diff([]string{"globex"}, got); diff != "" {
+		t.Errorf("RemovedNames (-want +got):\n%s", diff)
+	}
+	_, err = s.Put(ctx, "tester", []tenant.Tenant{globex()})
+	must(t, err)
+	_, err = s.MarkDeleting(ctx, "tester", []string{"globex"})
+	must(t, err)
+	must(t, s.Remove(ctx, "tester", []string{"globex", "Initech"}))
+	got, err = s.RemovedNames(ctx)
+	must(t, err)
+	if diff := cmp.Diff([]string{"globex", "Initech"}, got); diff != "" {
+		t.Errorf("RemovedNames after a second removal (-want +got):\n%s", diff)
 	}
 }
 
