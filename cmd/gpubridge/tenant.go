@@ -32,7 +32,11 @@ const tenantArgsHelp = `Options (key=value):
   admins=alice              users made coordinators of the tenant's account
   description="..."         organization="..."
   cpus=256  memory=1T       optional limits on the tenant's running jobs
-  burst=yes burstmaxgpus=8 burstbudget=2500.00   on-demand burst policy`
+  burst=yes burstmaxgpus=8 burstbudget=2500.00   on-demand burst policy
+  booking.maxgpus=h100:8 booking.maxwindow=14d booking.minlead=1d
+  booking.maxhorizon=90d booking.spendlimit=5000.00
+                            what the tenant may book (each key overrides
+                            bookings.defaultPolicy; see docs/bookings.md)`
 
 func addTenantCmd(a *App) *cobra.Command {
 	return &cobra.Command{
@@ -99,12 +103,16 @@ func orNone(s string) string {
 
 func modifyTenantCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "tenant NAME set key=value ...",
-		Short: "Change a tenant (gpus= merges by type; type:none drops one)",
+		Use:               "tenant NAME set key=value ...",
+		ValidArgsFunction: completeTenants(a, true),
+		Short:             "Change a tenant (gpus= merges by type; type:none drops one)",
 		Long: `Change a tenant in gpubridge's store; ` + "`gpubridge apply`" + ` makes the change in Slurm.
 gpus= sets the listed types and keeps the others (h100:none drops h100);
 users= and admins= replace the lists; cpus=none, memory=none and
-burstbudget=none clear those limits. Shrinking a quota never stops running
+burstbudget=none clear those limits; booking.KEY=none unsets one booking
+key (the default applies), booking=none all of them. Booking and burst
+policy involve nothing in Slurm: gpubridge reads them from its store (the
+next booking, the burst controller's next pass). Shrinking a quota never stops running
 jobs: Slurm's GrpTRES only holds back new starts.
 
 ` + tenantArgsHelp + `
@@ -125,12 +133,20 @@ Example:
 			if err != nil {
 				return err
 			}
-			changed, err := svc.Modify(ctx, p.Names[0], p.Set, a.confirmChanges)
+			var changes []tenant.FieldChange
+			changed, err := svc.Modify(ctx, p.Names[0], p.Set, func(name string, cs []tenant.FieldChange) error {
+				changes = cs
+				return a.confirmChanges(name, cs)
+			})
 			if err != nil {
 				return tenantErr(err)
 			}
 			if !changed {
 				fmt.Fprintf(a.out, "Tenant %s: nothing to change.\n", p.Names[0])
+				return nil
+			}
+			if tenant.PolicyOnly(changes) {
+				fmt.Fprintf(a.out, "Tenant %s modified. Nothing changes in Slurm: the booking and burst policy are read from the store (by the next booking and the burst controller's next pass); `gpubridge apply` is not needed.\n", p.Names[0])
 				return nil
 			}
 			fmt.Fprintf(a.out, "Tenant %s modified. `gpubridge apply` makes the change in Slurm.\n", p.Names[0])
@@ -146,8 +162,9 @@ func (a *App) confirmChanges(name string, cs []tenant.FieldChange) error {
 
 func deleteTenantCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "tenant NAME ...",
-		Short: "Delete tenants: block new jobs now, remove the Slurm objects once their jobs end",
+		Use:               "tenant NAME ...",
+		ValidArgsFunction: completeTenants(a, true),
+		Short:             "Delete tenants: block new jobs now, remove the Slurm objects once their jobs end",
 		Long: `Mark tenants for deletion. Deleting never kills running jobs. The next
 ` + "`gpubridge apply`" + ` blocks new submissions (the tenant QOS gets MaxSubmitJobsPerUser=0
 and the job_submit guard refuses the account's jobs) while running and pending
@@ -192,9 +209,10 @@ func userArgs(args []string, extra ...string) (string, string, map[string]string
 
 func addUserCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "user NAME tenant=TENANT [admin=yes]",
-		Short: "Add a user to a tenant (admin=yes also makes them a coordinator of its account)",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               "user NAME tenant=TENANT [admin=yes]",
+		ValidArgsFunction: completeTenants(a, false),
+		Short:             "Add a user to a tenant (admin=yes also makes them a coordinator of its account)",
+		Args:              cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			name, tn, where, err := userArgs(args, "admin")
@@ -228,9 +246,10 @@ func addUserCmd(a *App) *cobra.Command {
 
 func deleteUserCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "user NAME tenant=TENANT",
-		Short: "Remove a user from a tenant (their association goes once their jobs there end)",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               "user NAME tenant=TENANT",
+		ValidArgsFunction: completeTenants(a, false),
+		Short:             "Remove a user from a tenant (their association goes once their jobs there end)",
+		Args:              cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			name, tn, _, err := userArgs(args)
@@ -252,9 +271,10 @@ func deleteUserCmd(a *App) *cobra.Command {
 
 func showTenantsCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:     "tenants [NAME ...] [format=name,gpus,users]",
-		Aliases: []string{"tenant"},
-		Short:   "Show tenants as stored (what apply makes Slurm hold)",
+		Use:               "tenants [NAME ...] [format=name,gpus,users]",
+		ValidArgsFunction: completeTenants(a, true),
+		Aliases:           []string{"tenant"},
+		Short:             "Show tenants as stored (what apply makes Slurm hold)",
 		Long: "Show tenants. format= picks the columns: " + strings.Join(tenant.FieldKeys, ",") + `.
 With --json the full tenant records are printed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -157,3 +157,20 @@ func TestAuditSummary(t *testing.T) {
 		})
 	}
 }
+
+// TestTenantHelpNamesBookingKeys: add/modify tenant --help list the
+// booking.* keys they accept.
+func TestTenantHelpNamesBookingKeys(t *testing.T) {
+	noBackends(t)
+	for _, verb := range []string{"add", "modify"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{verb, "tenant", "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%s tenant --help: exit %d %s", verb, code, errb.String())
+		}
+		for _, k := range []string{"booking.maxgpus=", "booking.maxwindow=", "booking.minlead=", "booking.maxhorizon=", "booking.spendlimit="} {
+			if !strings.Contains(out.String(), k) {
+				t.Errorf("%s tenant --help does not mention %s:\n%s", verb, k, out.String())
+			}
+		}
+	}
+}
