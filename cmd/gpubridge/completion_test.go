@@ -12,7 +12,8 @@ import (
 // file names).
 func TestTenantCompletionHookedUp(t *testing.T) {
 	root := newRootCmd(&App{})
-	for _, path := range []string{"add booking", "show bookings", "find slot", "show burst", "add token", "show tokens", "delete token"} {
+	for _, path := range []string{"add booking", "show bookings", "find slot", "show burst", "add token", "show tokens", "delete token",
+		"show usage", "export chargeback", "modify tenant", "delete tenant", "show tenants", "add user", "delete user"} {
 		c, _, err := root.Find(strings.Fields(path))
 		if err != nil || c.ValidArgsFunction == nil {
 			t.Errorf("%s: no tenant completion (err %v)", path, err)

@@ -11,8 +11,9 @@ import (
 func exportChargebackCmd(a *App) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
-		Use:   "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [-f FILE] [metadata=PATH]",
-		Short: "Export a period's chargeback: summary per tenant, GPU type and tier, or job line items",
+		ValidArgsFunction: completeTenants(a, false),
+		Use:               "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [-f FILE] [metadata=PATH]",
+		Short:             "Export a period's chargeback: summary per tenant, GPU type and tier, or job line items",
 		Long: `Writes the chargeback of one billing period to stdout (or -f FILE, file=):
   format=csv    summary rows per tenant, GPU type, tier (and rate), with
                 GPU-seconds, GPU-hours, rate per GPU-hour and amount

@@ -13,8 +13,9 @@ import (
 
 func showUsageCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "usage [tenant=NAME] [period=YYYY-MM | start=YYYY-MM [end=YYYY-MM]]",
-		Short: "GPU use and cost per tenant, GPU type and tier (default: this month to date)",
+		ValidArgsFunction: completeTenants(a, false),
+		Use:               "usage [tenant=NAME] [period=YYYY-MM | start=YYYY-MM [end=YYYY-MM]]",
+		Short:             "GPU use and cost per tenant, GPU type and tier (default: this month to date)",
 		Long: `Shows the ledger of one billing period (a calendar month, UTC) per tenant,
 GPU type and tier: GPU-seconds, GPU-hours, rate and amount. For the current
 (open) period it includes the accrued use of jobs still running, as of the
