@@ -42,7 +42,7 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 	slices.Sort(keys)
 	if _, a := kv["memory"]; a {
 		if _, b := kv["mem"]; b {
-			ps.add("memory", "memory= and mem= are the same option; give one")
+			ps.Add("memory", "memory= and mem= are the same option; give one")
 		}
 	}
 	for _, k := range keys {
@@ -72,7 +72,7 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 			}
 			n, msg := ParseCount(v, MaxCPUs)
 			if msg != "" {
-				ps.add("cpus", "%s", msg)
+				ps.Add("cpus", "%s", msg)
 				continue
 			}
 			t.CPUs = &n
@@ -83,21 +83,21 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 			}
 			m, msg := ParseMemory(v)
 			if msg != "" {
-				ps.add("memory", "%s", msg)
+				ps.Add("memory", "%s", msg)
 				continue
 			}
 			t.Memory = &m
 		case "burst":
 			b, msg := ParseBool(v)
 			if msg != "" {
-				ps.add("burst", "%s", msg)
+				ps.Add("burst", "%s", msg)
 				continue
 			}
 			t.Burst.Enabled = b
 		case "burstmaxgpus":
 			n, msg := ParseCount(v, MaxGPUs)
 			if msg != "" {
-				ps.add("burst.maxOnDemandGPUs", "%s", msg)
+				ps.Add("burst.maxOnDemandGPUs", "%s", msg)
 				continue
 			}
 			t.Burst.MaxOnDemandGPUs = n
@@ -108,14 +108,14 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 			}
 			m, msg := ParseMoney(v)
 			if msg != "" {
-				ps.add("burst.monthlyBudget", "%s", msg)
+				ps.Add("burst.monthlyBudget", "%s", msg)
 				continue
 			}
 			t.Burst.MonthlyBudget = &m
 		case "booking", "booking.maxgpus", "booking.maxwindow", "booking.minlead", "booking.maxhorizon", "booking.spendlimit":
 			setBookingArg(&t.Bookings, k, v, modify, &ps)
 		default:
-			ps.add(k, "is not a tenant option; known options: %s", strings.Join(ArgKeys, ", "))
+			ps.Add(k, "is not a tenant option; known options: %s", strings.Join(ArgKeys, ", "))
 		}
 	}
 	return ps

@@ -131,7 +131,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 	switch key {
 	case "booking":
 		if !none {
-			ps.add("bookings", "only booking=none is accepted (it removes the tenant's booking policy, so the default applies); set the keys with booking.maxgpus=, booking.maxwindow=, booking.minlead=, booking.maxhorizon=, booking.spendlimit=")
+			ps.Add("bookings", "only booking=none is accepted (it removes the tenant's booking policy, so the default applies); set the keys with booking.maxgpus=, booking.maxwindow=, booking.minlead=, booking.maxhorizon=, booking.spendlimit=")
 			return
 		}
 		*p = BookingPolicy{}
@@ -141,7 +141,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 		*ps = append(*ps, qp...)
 		if !modify {
 			for _, d := range qc.Drop {
-				ps.add(field+"."+d, "none is only for `modify tenant`; leave the type out instead")
+				ps.Add(field+"."+d, "none is only for `modify tenant`; leave the type out instead")
 			}
 		}
 		if p.MaxGPUs == nil || !modify {
@@ -149,7 +149,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 		}
 		for t, n := range qc.Set {
 			if n > MaxGPUs {
-				ps.add(field+"."+t, "%d is too large; at most %d", n, MaxGPUs)
+				ps.Add(field+"."+t, "%d is too large; at most %d", n, MaxGPUs)
 				continue
 			}
 			p.MaxGPUs[t] = int(n)
@@ -169,7 +169,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 		}
 		s, msg := parseSpan(v)
 		if msg != "" {
-			ps.add(field, "%s", msg)
+			ps.Add(field, "%s", msg)
 			return
 		}
 		*dst = &s
@@ -181,7 +181,7 @@ func setBookingArg(p *BookingPolicy, key, v string, modify bool, ps *Problems) {
 		}
 		m, msg := ParseMoney(v)
 		if msg != "" {
-			ps.add(field, "%s", msg)
+			ps.Add(field, "%s", msg)
 			return
 		}
 		p.MonthlySpendLimit = &m
@@ -210,7 +210,7 @@ func parseBookings(v json.RawMessage, p *BookingPolicy, kinds *yamlNode) Problem
 	var ps Problems
 	var m map[string]json.RawMessage
 	if err := decode(v, &m); err != nil || m == nil {
-		ps.add("bookings", "must be a mapping with %s", strings.Join(bookingFileKeys, ", "))
+		ps.Add("bookings", "must be a mapping with %s", strings.Join(bookingFileKeys, ", "))
 		return ps
 	}
 	for _, k := range sortedKeys(m) {
@@ -224,7 +224,7 @@ func parseBookings(v json.RawMessage, p *BookingPolicy, kinds *yamlNode) Problem
 			ps = append(ps, qp...)
 			for t, n := range q {
 				if n > MaxGPUs {
-					ps.add(f+"."+t, "%d is too large; at most %d", n, MaxGPUs)
+					ps.Add(f+"."+t, "%d is too large; at most %d", n, MaxGPUs)
 					continue
 				}
 				if p.MaxGPUs == nil {
@@ -235,12 +235,12 @@ func parseBookings(v json.RawMessage, p *BookingPolicy, kinds *yamlNode) Problem
 		case "maxWindow", "minLead", "maxHorizon":
 			s, ok := scalar(m[k])
 			if !ok {
-				ps.add(f, "must be a duration such as 14d")
+				ps.Add(f, "must be a duration such as 14d")
 				continue
 			}
 			sp, msg := parseSpan(s)
 			if msg != "" {
-				ps.add(f, "%s", msg)
+				ps.Add(f, "%s", msg)
 				continue
 			}
 			switch k {
@@ -258,12 +258,12 @@ func parseBookings(v json.RawMessage, p *BookingPolicy, kinds *yamlNode) Problem
 				msg = km
 			}
 			if msg != "" {
-				ps.add(f, "%s", msg)
+				ps.Add(f, "%s", msg)
 				continue
 			}
 			p.MonthlySpendLimit = &mo
 		default:
-			ps.add(f, "is not a bookings field; known fields: %s", strings.Join(bookingFileKeys, ", "))
+			ps.Add(f, "is not a bookings field; known fields: %s", strings.Join(bookingFileKeys, ", "))
 		}
 	}
 	return ps
@@ -288,19 +288,19 @@ func validateBookings(p BookingPolicy, known map[string]bool, knownList []string
 	}
 	for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
 		if msg := CheckGPUType(t); msg != "" {
-			ps.add("bookings.maxGPUs."+t, "%s", msg)
+			ps.Add("bookings.maxGPUs."+t, "%s", msg)
 			continue
 		}
 		if p.MaxGPUs[t] > MaxGPUs {
-			ps.add("bookings.maxGPUs."+t, "%d is too large; at most %d", p.MaxGPUs[t], MaxGPUs)
+			ps.Add("bookings.maxGPUs."+t, "%d is too large; at most %d", p.MaxGPUs[t], MaxGPUs)
 		}
 		if known != nil && !known[t] {
-			ps.add("bookings.maxGPUs."+t, "%s", unknownType(t, knownList))
+			ps.Add("bookings.maxGPUs."+t, "%s", unknownType(t, knownList))
 		}
 	}
 	if b := p.MonthlySpendLimit; b != nil {
 		if c, err := b.Cmp(MaxBudget); c > 0 || err != nil {
-			ps.add("bookings.monthlySpendLimit", "%s is out of range; give 0 to %s", b.String(), MaxBudget)
+			ps.Add("bookings.monthlySpendLimit", "%s is out of range; give 0 to %s", b.String(), MaxBudget)
 		}
 	}
 	return ps

@@ -36,27 +36,27 @@ func TestBookingArgs(t *testing.T) {
 				"booking.spendlimit": "lots"},
 			want: BookingPolicy{MaxGPUs: map[string]int{"a100": 2}},
 			ps: Problems{
-				{"bookings.maxGPUs", `"h200" has no count; write TYPE:COUNT such as h100:16`},
-				{"bookings.maxGPUs.a100", `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`},
-				{"bookings.maxGPUs.h100", "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"},
-				{"bookings.maxWindow", `duration "2 weeks": want whole numbers with units w, d, h, m or s, such as 14d, 36h or 1d12h; or 0 for no limit`},
-				{"bookings.minLead", "-1d is negative; give a duration such as 14d, or 0 for no limit"},
-				{"bookings.monthlySpendLimit", `"lots" is not an amount such as 2500.00 (digits, at most 6 decimals)`},
+				{Field: "bookings.maxGPUs", Msg: `"h200" has no count; write TYPE:COUNT such as h100:16`},
+				{Field: "bookings.maxGPUs.a100", Msg: `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`},
+				{Field: "bookings.maxGPUs.h100", Msg: "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"},
+				{Field: "bookings.maxWindow", Msg: `duration "2 weeks": want whole numbers with units w, d, h, m or s, such as 14d, 36h or 1d12h; or 0 for no limit`},
+				{Field: "bookings.minLead", Msg: "-1d is negative; give a duration such as 14d, or 0 for no limit"},
+				{Field: "bookings.monthlySpendLimit", Msg: `"lots" is not an amount such as 2500.00 (digits, at most 6 decimals)`},
 			},
 		},
 		"window longer than horizon": {
 			args: map[string]string{"booking.maxwindow": "30d", "booking.maxhorizon": "7d"},
 			want: BookingPolicy{MaxWindow: span(30 * day), MaxHorizon: span(7 * day)},
-			ps:   Problems{{"bookings.maxWindow", "30d is longer than maxHorizon 7d: no booking could use it"}},
+			ps:   Problems{{Field: "bookings.maxWindow", Msg: "30d is longer than maxHorizon 7d: no booking could use it"}},
 		},
 		"booking= takes only none": {
 			args: map[string]string{"booking": "yes"},
-			ps: Problems{{"bookings", "only booking=none is accepted (it removes the tenant's booking policy, so the default applies); " +
+			ps: Problems{{Field: "bookings", Msg: "only booking=none is accepted (it removes the tenant's booking policy, so the default applies); " +
 				"set the keys with booking.maxgpus=, booking.maxwindow=, booking.minlead=, booking.maxhorizon=, booking.spendlimit="}},
 		},
 		"none is for modify": {
 			args: map[string]string{"booking.maxgpus": "h100:none"},
-			ps:   Problems{{"bookings.maxGPUs.h100", "none is only for `modify tenant`; leave the type out instead"}},
+			ps:   Problems{{Field: "bookings.maxGPUs.h100", Msg: "none is only for `modify tenant`; leave the type out instead"}},
 		},
 	}
 	for name, c := range cases {
@@ -154,10 +154,10 @@ tenants:
     bookings: {maxGPUs: {h100: 1.0, a100: 1}, maxWindow: forever, window: 3d, monthlySpendLimit: 10.5}
 `), nil, testRules)
 	want := Problems{
-		{"tenants[1] (globex).bookings.maxGPUs.a100", `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`},
-		{"tenants[1] (globex).bookings.maxGPUs.h100", "1.0 is a decimal number; give a whole number without a decimal point, such as 1"},
-		{"tenants[1] (globex).bookings.maxWindow", `duration "forever": want whole numbers with units w, d, h, m or s, such as 14d, 36h or 1d12h; or 0 for no limit`},
-		{"tenants[1] (globex).bookings.window", "is not a bookings field; known fields: maxGPUs, maxWindow, minLead, maxHorizon, monthlySpendLimit"},
+		{Field: "tenants[1] (globex).bookings.maxGPUs.a100", Msg: `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`},
+		{Field: "tenants[1] (globex).bookings.maxGPUs.h100", Msg: "1.0 is a decimal number; give a whole number without a decimal point, such as 1"},
+		{Field: "tenants[1] (globex).bookings.maxWindow", Msg: `duration "forever": want whole numbers with units w, d, h, m or s, such as 14d, 36h or 1d12h; or 0 for no limit`},
+		{Field: "tenants[1] (globex).bookings.window", Msg: "is not a bookings field; known fields: maxGPUs, maxWindow, minLead, maxHorizon, monthlySpendLimit"},
 	}
 	got := append(Problems(nil), ps...)
 	sortProblems(got)
@@ -288,10 +288,10 @@ func TestReservationQOSNames(t *testing.T) {
 		want Problems
 	}{
 		"plain":        {name: "acme"},
-		"ends in it":   {name: "team-resv", want: Problems{{"name", `names ending in "-resv" are kept for reservation QOS (tenant team's is q-team-resv; bookings.reservationQOSSuffix); choose another name`}}},
+		"ends in it":   {name: "team-resv", want: Problems{{Field: "name", Msg: `names ending in "-resv" are kept for reservation QOS (tenant team's is q-team-resv; bookings.reservationQOSSuffix); choose another name`}}},
 		"no suffix":    {name: "team-resv", n: Naming{QOSPrefix: "q-"}},
-		"too long":     {name: "abcdefghijklmnopqrstuvwxyz012345", n: Naming{QOSPrefix: strings.Repeat("p", 30), ReservationQOSSuffix: "-resv"}, want: Problems{{"name", `the reservation QOS name "` + strings.Repeat("p", 30) + `abcdefghijklmnopqrstuvwxyz012345-resv" would be longer than 64 characters; choose a shorter name`}}},
-		"is on-demand": {name: "od", n: Naming{OnDemandQOS: "od-x", ReservationQOSSuffix: "-x"}, want: Problems{{"name", `the reservation QOS name "od-x" is taken by the shared on-demand QOS; choose another name`}}},
+		"too long":     {name: "abcdefghijklmnopqrstuvwxyz012345", n: Naming{QOSPrefix: strings.Repeat("p", 30), ReservationQOSSuffix: "-resv"}, want: Problems{{Field: "name", Msg: `the reservation QOS name "` + strings.Repeat("p", 30) + `abcdefghijklmnopqrstuvwxyz012345-resv" would be longer than 64 characters; choose a shorter name`}}},
+		"is on-demand": {name: "od", n: Naming{OnDemandQOS: "od-x", ReservationQOSSuffix: "-x"}, want: Problems{{Field: "name", Msg: `the reservation QOS name "od-x" is taken by the shared on-demand QOS; choose another name`}}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -52,35 +52,35 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 	var f File
 	var ps Problems
 	if len(b) > MaxFileBytes {
-		ps.add("file", "is %d bytes; at most %d (4 MiB): split it into several files", len(b), MaxFileBytes)
+		ps.Add("file", "is %d bytes; at most %d (4 MiB): split it into several files", len(b), MaxFileBytes)
 		return f, ps
 	}
 	j, err := yaml.YAMLToJSONStrict(b)
 	if err != nil {
-		ps.add("file", "is not valid YAML: %v", err)
+		ps.Add("file", "is not valid YAML: %v", err)
 		return f, ps
 	}
 	kinds := readYAMLKinds(b)
 	var top map[string]json.RawMessage
 	if err := decode(j, &top); err != nil || top == nil {
-		ps.add("file", "must be a YAML mapping with a tenants: list")
+		ps.Add("file", "must be a YAML mapping with a tenants: list")
 		return f, ps
 	}
 	for _, k := range sortedKeys(top) {
 		if !slices.Contains(fileKeys, k) {
-			ps.add(k, "is not a file key; known keys: %s", strings.Join(fileKeys, ", "))
+			ps.Add(k, "is not a file key; known keys: %s", strings.Join(fileKeys, ", "))
 		}
 	}
 	if v, ok := top["version"]; ok {
 		if s, isScalar := scalar(v); !isScalar || s != fmt.Sprint(FileVersion) {
-			ps.add("version", "must be %d", FileVersion)
+			ps.Add("version", "must be %d", FileVersion)
 		}
 		f.Version = FileVersion
 	}
 	if v, ok := top["tenants"]; ok {
 		var items []json.RawMessage
 		if err := decode(v, &items); err != nil {
-			ps.add("tenants", "must be a list of tenants")
+			ps.Add("tenants", "must be a list of tenants")
 		}
 		for i, item := range items {
 			t, tp := parseTenant(item, kinds.get("tenants").item(i))
@@ -88,31 +88,31 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 			if t.Name != "" {
 				label += " (" + t.Name + ")"
 			}
-			ps = append(ps, tp.prefixed(label)...)
+			ps = append(ps, tp.Prefixed(label)...)
 			f.Tenants = append(f.Tenants, t)
 		}
 	}
 	if v, ok := top["delete"]; ok {
 		names, msg := stringList(v)
 		if msg != "" {
-			ps.add("delete", "%s", msg)
+			ps.Add("delete", "%s", msg)
 		}
 		for i, n := range names {
 			if m := kindProblem(kinds.get("delete").item(i), wantName, n); m != "" {
-				ps.add(fmt.Sprintf("delete[%d]", i), "%s", m)
+				ps.Add(fmt.Sprintf("delete[%d]", i), "%s", m)
 			} else if m := CheckName(n); m != "" {
-				ps.add(fmt.Sprintf("delete[%d]", i), "%s", m)
+				ps.Add(fmt.Sprintf("delete[%d]", i), "%s", m)
 			}
 			for _, t := range f.Tenants {
 				if t.Name == n {
-					ps.add(fmt.Sprintf("delete[%d]", i), "%q is also listed under tenants; give it in one place", n)
+					ps.Add(fmt.Sprintf("delete[%d]", i), "%q is also listed under tenants; give it in one place", n)
 				}
 			}
 		}
 		f.Delete = names
 	}
 	if len(f.Tenants) == 0 && len(f.Delete) == 0 && len(ps) == 0 {
-		ps.add("tenants", "the file declares no tenants and deletes none")
+		ps.Add("tenants", "the file declares no tenants and deletes none")
 	}
 	ps = append(ps, ValidateSet(f.Tenants, existing, r, true)...)
 	ps = dedupe(ps)
@@ -149,7 +149,7 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 	t := Tenant{State: Active}
 	var m map[string]json.RawMessage
 	if err := decode(raw, &m); err != nil || m == nil {
-		ps.add("", "must be a mapping with at least a name")
+		ps.Add("", "must be a mapping with at least a name")
 		return t, ps
 	}
 	for _, k := range sortedKeys(m) {
@@ -160,15 +160,15 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 			s, _ := scalar(v)
 			t.Name = s
 			if msg := kindProblem(kn, wantName, s); msg != "" {
-				ps.add("name", "%s", msg)
+				ps.Add("name", "%s", msg)
 				t.Name = kn.raw // as written, so that problems name it so
 			}
 		case "description", "organization":
 			s, ok := scalar(v)
 			if !ok {
-				ps.add(k, "must be text")
+				ps.Add(k, "must be text")
 			} else if msg := kindProblem(kn, wantText, s); msg != "" {
-				ps.add(k, "%s", msg)
+				ps.Add(k, "%s", msg)
 			}
 			if k == "description" {
 				t.Description = s
@@ -178,11 +178,11 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 		case "users", "admins":
 			l, msg := stringList(v)
 			if msg != "" {
-				ps.add(k, "%s", msg)
+				ps.Add(k, "%s", msg)
 			}
 			for i, u := range l {
 				if m := kindProblem(kn.item(i), wantName, u); m != "" {
-					ps.add(fmt.Sprintf("%s[%d]", k, i), "%s", m)
+					ps.Add(fmt.Sprintf("%s[%d]", k, i), "%s", m)
 					l[i] = kn.item(i).raw
 				}
 			}
@@ -202,7 +202,7 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 				msg = km
 			}
 			if msg != "" {
-				ps.add("cpus", "%s", msg)
+				ps.Add("cpus", "%s", msg)
 			} else {
 				t.CPUs = &n
 			}
@@ -213,7 +213,7 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 				msg = km
 			}
 			if msg != "" {
-				ps.add("memory", "%s", msg)
+				ps.Add("memory", "%s", msg)
 			} else {
 				t.Memory = &mb
 			}
@@ -228,11 +228,11 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 			s, _ := scalar(v)
 			on, msg := ParseBool(s)
 			if msg != "" {
-				ps.add("adopted", "%s", msg)
+				ps.Add("adopted", "%s", msg)
 			}
 			t.Adopted = on
 		default:
-			ps.add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
+			ps.Add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
 		}
 	}
 	return t, ps
@@ -245,20 +245,20 @@ func parseQuotaValue(v json.RawMessage, kinds *yamlNode) (Quota, Problems) {
 		qc, qp := ParseQuota("gpus", s)
 		ps = append(ps, qp...)
 		for _, d := range qc.Drop {
-			ps.add("gpus."+d, "none is only for `modify tenant`; leave the type out instead")
+			ps.Add("gpus."+d, "none is only for `modify tenant`; leave the type out instead")
 		}
 		return qc.Apply(nil), ps
 	}
 	var m map[string]json.RawMessage
 	if err := decode(v, &m); err != nil {
-		ps.add("gpus", "must be a mapping of GPU type to count, such as {h100: 16, 1g.10gb: 14}")
+		ps.Add("gpus", "must be a mapping of GPU type to count, such as {h100: 16, 1g.10gb: 14}")
 		return nil, ps
 	}
 	q := Quota{}
 	for _, typ := range sortedKeys(m) {
 		s, ok := scalar(m[typ])
 		if !ok {
-			ps.add("gpus."+typ, "must be a whole number")
+			ps.Add("gpus."+typ, "must be a whole number")
 			continue
 		}
 		n, msg := ParseCount(s, MaxGPUs)
@@ -266,7 +266,7 @@ func parseQuotaValue(v json.RawMessage, kinds *yamlNode) (Quota, Problems) {
 			msg = km
 		}
 		if msg != "" {
-			ps.add("gpus."+typ, "%s", msg)
+			ps.Add("gpus."+typ, "%s", msg)
 			continue
 		}
 		q[typ] = n
@@ -281,7 +281,7 @@ func parseBurst(v json.RawMessage, b *Burst, kinds *yamlNode) Problems {
 	var ps Problems
 	var m map[string]json.RawMessage
 	if err := decode(v, &m); err != nil || m == nil {
-		ps.add("burst", "must be a mapping with enabled, maxOnDemandGPUs and monthlyBudget")
+		ps.Add("burst", "must be a mapping with enabled, maxOnDemandGPUs and monthlyBudget")
 		return ps
 	}
 	for _, k := range sortedKeys(m) {
@@ -291,7 +291,7 @@ func parseBurst(v json.RawMessage, b *Burst, kinds *yamlNode) Problems {
 		case "enabled":
 			on, msg := ParseBool(s)
 			if msg != "" {
-				ps.add(f, "%s", msg)
+				ps.Add(f, "%s", msg)
 			}
 			b.Enabled = on
 		case "maxOnDemandGPUs":
@@ -300,7 +300,7 @@ func parseBurst(v json.RawMessage, b *Burst, kinds *yamlNode) Problems {
 				msg = km
 			}
 			if msg != "" {
-				ps.add(f, "%s", msg)
+				ps.Add(f, "%s", msg)
 			}
 			b.MaxOnDemandGPUs = n
 		case "monthlyBudget":
@@ -309,12 +309,12 @@ func parseBurst(v json.RawMessage, b *Burst, kinds *yamlNode) Problems {
 				msg = km
 			}
 			if msg != "" {
-				ps.add(f, "%s", msg)
+				ps.Add(f, "%s", msg)
 			} else {
 				b.MonthlyBudget = &mo
 			}
 		default:
-			ps.add(f, "is not a burst field; known fields: %s", strings.Join(burstKeys, ", "))
+			ps.Add(f, "is not a burst field; known fields: %s", strings.Join(burstKeys, ", "))
 		}
 	}
 	return ps

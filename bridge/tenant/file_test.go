@@ -44,58 +44,58 @@ tenants:
     gpus: {h100: 1}
 `,
 			want: Problems{
-				{"tenants[1] (a;b).gpus.1g.10gb", `"abc" is not a whole number; give digits only, such as 4`},
-				{"tenants[1] (a;b).gpus.h100", "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"},
-				{"tenants[1] (a;b).name", `"a;b" is not a valid name: use lower-case letters, digits, '-' and '_', starting with a letter (bad character ';')`},
-				{"tenants[1] (a;b).gpus.a100", `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`},
+				{Field: "tenants[1] (a;b).gpus.1g.10gb", Msg: `"abc" is not a whole number; give digits only, such as 4`},
+				{Field: "tenants[1] (a;b).gpus.h100", Msg: "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"},
+				{Field: "tenants[1] (a;b).name", Msg: `"a;b" is not a valid name: use lower-case letters, digits, '-' and '_', starting with a letter (bad character ';')`},
+				{Field: "tenants[1] (a;b).gpus.a100", Msg: `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`},
 			},
 		},
 		"case collision inside the file": {
 			yaml: "tenants:\n  - name: teama\n  - name: TeamA\n",
 			want: Problems{
-				{"tenants[1] (TeamA).name", `"TeamA" has upper-case letters; Slurm lower-cases account names, so write "teama"`},
-				{"tenants[1] (TeamA).name", `"TeamA" collides with "teama" (tenants[0]): Slurm lower-cases account names`},
+				{Field: "tenants[1] (TeamA).name", Msg: `"TeamA" has upper-case letters; Slurm lower-cases account names, so write "teama"`},
+				{Field: "tenants[1] (TeamA).name", Msg: `"TeamA" collides with "teama" (tenants[0]): Slurm lower-cases account names`},
 			},
 		},
 		"unknown keys": {
 			yaml: "tenant:\n  - name: x\ntenants:\n  - name: acme\n    gpu: {h100: 1}\n",
 			want: Problems{
-				{"tenant", "is not a file key; known keys: version, tenants, delete"},
-				{"tenants[0] (acme).gpu", "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst, bookings, adopted"},
+				{Field: "tenant", Msg: "is not a file key; known keys: version, tenants, delete"},
+				{Field: "tenants[0] (acme).gpu", Msg: "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst, bookings, adopted"},
 			},
 		},
 		"not YAML": {
 			yaml: "tenants: [\n",
-			want: Problems{{"file", "is not valid YAML: yaml: line 1: did not find expected node content"}},
+			want: Problems{{Field: "file", Msg: "is not valid YAML: yaml: line 1: did not find expected node content"}},
 		},
 		"duplicate key": {
 			yaml: "tenants:\n  - name: acme\n    name: other\n",
-			want: Problems{{"file", `is not valid YAML: yaml: unmarshal errors:
+			want: Problems{{Field: "file", Msg: `is not valid YAML: yaml: unmarshal errors:
   line 3: key "name" already set in map`}},
 		},
 		"missing name": {
 			yaml: "tenants:\n  - gpus: {h100: 1}\n",
-			want: Problems{{"tenants[0].name", "is empty; give a name such as acme"}},
+			want: Problems{{Field: "tenants[0].name", Msg: "is empty; give a name such as acme"}},
 		},
 		"float quota": {
 			yaml: "tenants:\n  - name: acme\n    gpus: {h100: 1.5}\n",
-			want: Problems{{"tenants[0] (acme).gpus.h100", `"1.5" is not a whole number; give digits only, such as 4`}},
+			want: Problems{{Field: "tenants[0] (acme).gpus.h100", Msg: `"1.5" is not a whole number; give digits only, such as 4`}},
 		},
 		"none in file": {
 			yaml: "tenants:\n  - name: acme\n    gpus: h100:none\n",
-			want: Problems{{"tenants[0] (acme).gpus.h100", "none is only for `modify tenant`; leave the type out instead"}},
+			want: Problems{{Field: "tenants[0] (acme).gpus.h100", Msg: "none is only for `modify tenant`; leave the type out instead"}},
 		},
 		"empty": {
 			yaml: "version: 1\n",
-			want: Problems{{"tenants", "the file declares no tenants and deletes none"}},
+			want: Problems{{Field: "tenants", Msg: "the file declares no tenants and deletes none"}},
 		},
 		"wrong version": {
 			yaml: "version: 2\ntenants:\n  - name: acme\n",
-			want: Problems{{"version", "must be 1"}},
+			want: Problems{{Field: "version", Msg: "must be 1"}},
 		},
 		"delete and declare": {
 			yaml: "tenants:\n  - name: acme\ndelete: [acme]\n",
-			want: Problems{{"delete[0]", `"acme" is also listed under tenants; give it in one place`}},
+			want: Problems{{Field: "delete[0]", Msg: `"acme" is also listed under tenants; give it in one place`}},
 		},
 	}
 	for name, c := range cases {
@@ -150,41 +150,41 @@ func TestParseFileRefusesWhatYAMLChanges(t *testing.T) {
 		"boolean name and users": {
 			yaml: "tenants:\n  - name: yes\n    users: [alice, on]\n    admins: [alice]\n",
 			want: Problems{
-				{"tenants[0] (yes).name", `yes is read by YAML as the boolean true, not as text; write it in quotes: "yes"`},
-				{"tenants[0] (yes).users[1]", `on is read by YAML as the boolean true, not as text; write it in quotes: "on"`},
+				{Field: "tenants[0] (yes).name", Msg: `yes is read by YAML as the boolean true, not as text; write it in quotes: "yes"`},
+				{Field: "tenants[0] (yes).users[1]", Msg: `on is read by YAML as the boolean true, not as text; write it in quotes: "on"`},
 			},
 		},
 		"boolean in delete": {
 			yaml: "delete: [n]\n",
-			want: Problems{{"delete[0]", `n is read by YAML as the boolean false, not as text; write it in quotes: "n"`}},
+			want: Problems{{Field: "delete[0]", Msg: `n is read by YAML as the boolean false, not as text; write it in quotes: "n"`}},
 		},
 		"boolean description": {
 			yaml: "tenants:\n  - name: acme\n    description: no\n",
-			want: Problems{{"tenants[0] (acme).description", `no is read by YAML as the boolean false, not as text; write it in quotes: "no"`}},
+			want: Problems{{Field: "tenants[0] (acme).description", Msg: `no is read by YAML as the boolean false, not as text; write it in quotes: "no"`}},
 		},
 		"decimal and octal counts": {
 			yaml: "tenants:\n  - name: acme\n    gpus: {h100: 16.0, 1g.10gb: 010}\n    cpus: 0x10\n    memory: 2.0\n    burst: {maxOnDemandGPUs: 1_000}\n",
 			want: Problems{
-				{"tenants[0] (acme).gpus.h100", "16.0 is a decimal number; give a whole number without a decimal point, such as 16"},
-				{"tenants[0] (acme).gpus.1g.10gb", "010 is read by YAML as the number 8 (octal, hexadecimal or with '_'); write plain decimal digits"},
-				{"tenants[0] (acme).cpus", "0x10 is read by YAML as the number 16 (octal, hexadecimal or with '_'); write plain decimal digits"},
-				{"tenants[0] (acme).memory", "2.0 is a decimal number; give a whole number without a decimal point, such as 2"},
-				{"tenants[0] (acme).burst.maxOnDemandGPUs", "1_000 is read by YAML as the number 1000 (octal, hexadecimal or with '_'); write plain decimal digits"},
+				{Field: "tenants[0] (acme).gpus.h100", Msg: "16.0 is a decimal number; give a whole number without a decimal point, such as 16"},
+				{Field: "tenants[0] (acme).gpus.1g.10gb", Msg: "010 is read by YAML as the number 8 (octal, hexadecimal or with '_'); write plain decimal digits"},
+				{Field: "tenants[0] (acme).cpus", Msg: "0x10 is read by YAML as the number 16 (octal, hexadecimal or with '_'); write plain decimal digits"},
+				{Field: "tenants[0] (acme).memory", Msg: "2.0 is a decimal number; give a whole number without a decimal point, such as 2"},
+				{Field: "tenants[0] (acme).burst.maxOnDemandGPUs", Msg: "1_000 is read by YAML as the number 1000 (octal, hexadecimal or with '_'); write plain decimal digits"},
 			},
 		},
 		"boolean count": {
 			yaml: "tenants:\n  - name: acme\n    gpus: {h100: yes}\n",
-			want: Problems{{"tenants[0] (acme).gpus.h100", "yes is read by YAML as a boolean; give a whole number such as 4"}},
+			want: Problems{{Field: "tenants[0] (acme).gpus.h100", Msg: "yes is read by YAML as a boolean; give a whole number such as 4"}},
 		},
 		"long unquoted amount": {
 			yaml: "tenants:\n  - name: acme\n    burst: {monthlyBudget: 0.10000000000000000555}\n",
-			want: Problems{{"tenants[0] (acme).burst.monthlyBudget", `"0.10000000000000000555" is not an amount such as 2500.00 (digits, at most 6 decimals)`}},
+			want: Problems{{Field: "tenants[0] (acme).burst.monthlyBudget", Msg: `"0.10000000000000000555" is not an amount such as 2500.00 (digits, at most 6 decimals)`}},
 		},
 		"keyword names": {
 			yaml: "tenants:\n  - name: set\n    users: [where]\n",
 			want: Problems{
-				{"tenants[0] (set).name", "\"set\" is a keyword of gpubridge's commands (as in `modify tenant NAME set key=value`); choose another name"},
-				{"tenants[0] (set).users[0]", "\"where\" is a keyword of gpubridge's commands (as in `modify tenant NAME set key=value`); choose another name"},
+				{Field: "tenants[0] (set).name", Msg: "\"set\" is a keyword of gpubridge's commands (as in `modify tenant NAME set key=value`); choose another name"},
+				{Field: "tenants[0] (set).users[0]", Msg: "\"where\" is a keyword of gpubridge's commands (as in `modify tenant NAME set key=value`); choose another name"},
 			},
 		},
 		"quoted, the same values are fine": {

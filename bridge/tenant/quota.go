@@ -67,12 +67,12 @@ func ParseQuota(field, s string) (QuotaChange, Problems) {
 		}
 		typ = strings.TrimSpace(typ)
 		if !ok {
-			ps.add(field, "%q has no count; write TYPE:COUNT such as h100:16", entry)
+			ps.Add(field, "%q has no count; write TYPE:COUNT such as h100:16", entry)
 			continue
 		}
 		f := field + "." + typ
 		if seen[typ] {
-			ps.add(f, "is given twice; give each GPU type once")
+			ps.Add(f, "is given twice; give each GPU type once")
 			continue
 		}
 		seen[typ] = true
@@ -82,7 +82,7 @@ func ParseQuota(field, s string) (QuotaChange, Problems) {
 		}
 		n, msg := ParseCount(count, MaxGPUs)
 		if msg != "" {
-			ps.add(f, "%s", msg)
+			ps.Add(f, "%s", msg)
 			continue
 		}
 		qc.Set[typ] = n

@@ -6,60 +6,23 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/gpubridge/gpubridge/internal/problem"
 )
 
 // ErrInvalid is matched (errors.Is) by every Problems value.
 var ErrInvalid = errors.New("invalid tenant")
 
 // Problem is one thing wrong with one field.
-type Problem struct {
-	Field string `json:"field"`
-	Msg   string `json:"message"`
-}
+type Problem = problem.Problem
 
-func (p Problem) String() string { return p.Field + ": " + p.Msg }
+// Problems is every problem found; as an error it lists them all and
+// matches ErrInvalid.
+type Problems = problem.List[invalidTenant]
 
-// Problems is every problem found; as an error it lists them all.
-type Problems []Problem
+type invalidTenant struct{}
 
-func (ps *Problems) add(field, format string, a ...any) {
-	*ps = append(*ps, Problem{Field: field, Msg: fmt.Sprintf(format, a...)})
-}
-
-// Err returns ps as an error, or nil when there are none.
-func (ps Problems) Err() error {
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps
-}
-
-func (ps Problems) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d problem(s), nothing was changed:", len(ps))
-	for _, p := range ps {
-		b.WriteString("\n  - ")
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
-
-// Is makes errors.Is(err, ErrInvalid) true.
-func (ps Problems) Is(target error) bool { return target == ErrInvalid }
-
-// prefixed returns ps with prefix+"." before each field.
-func (ps Problems) prefixed(prefix string) Problems {
-	out := make(Problems, len(ps))
-	for i, p := range ps {
-		out[i] = p
-		if p.Field == "" {
-			out[i].Field = prefix
-		} else {
-			out[i].Field = prefix + "." + p.Field
-		}
-	}
-	return out
-}
+func (invalidTenant) Sentinel() error { return ErrInvalid }
 
 // Limits of names.
 const (
@@ -192,47 +155,47 @@ func quoteRune(r rune) string {
 func Validate(t Tenant, r Rules) Problems {
 	var ps Problems
 	if msg := CheckName(t.Name); msg != "" {
-		ps.add("name", "%s", msg)
+		ps.Add("name", "%s", msg)
 	} else {
 		q := r.Naming.QOSName(t.Name)
 		switch {
 		case len(q) > 64:
-			ps.add("name", "the QOS name %q would be longer than 64 characters; choose a shorter name", q)
+			ps.Add("name", "the QOS name %q would be longer than 64 characters; choose a shorter name", q)
 		case r.Naming.OnDemandQOS != "" && q == r.Naming.OnDemandQOS:
-			ps.add("name", "the QOS name %q is the shared on-demand QOS; choose another name", q)
+			ps.Add("name", "the QOS name %q is the shared on-demand QOS; choose another name", q)
 		case q == "normal":
-			ps.add("name", "the QOS name %q is Slurm's default QOS; choose another name", q)
+			ps.Add("name", "the QOS name %q is Slurm's default QOS; choose another name", q)
 		}
 		if suf := r.Naming.ReservationQOSSuffix; suf != "" {
 			rq := r.Naming.ReservationQOSName(t.Name)
 			switch {
 			case strings.HasSuffix(t.Name, suf):
-				ps.add("name", "names ending in %q are kept for reservation QOS (tenant %s's is %s; bookings.reservationQOSSuffix); choose another name", suf, strings.TrimSuffix(t.Name, suf), q)
+				ps.Add("name", "names ending in %q are kept for reservation QOS (tenant %s's is %s; bookings.reservationQOSSuffix); choose another name", suf, strings.TrimSuffix(t.Name, suf), q)
 			case len(rq) > 64:
-				ps.add("name", "the reservation QOS name %q would be longer than 64 characters; choose a shorter name", rq)
+				ps.Add("name", "the reservation QOS name %q would be longer than 64 characters; choose a shorter name", rq)
 			case rq == r.Naming.OnDemandQOS || rq == "normal":
-				ps.add("name", "the reservation QOS name %q is taken by %s; choose another name", rq, map[bool]string{true: "the shared on-demand QOS", false: "Slurm's default QOS"}[rq == r.Naming.OnDemandQOS])
+				ps.Add("name", "the reservation QOS name %q is taken by %s; choose another name", rq, map[bool]string{true: "the shared on-demand QOS", false: "Slurm's default QOS"}[rq == r.Naming.OnDemandQOS])
 			}
 		}
 	}
 	if msg := checkText(t.Description); msg != "" {
-		ps.add("description", "%s", msg)
+		ps.Add("description", "%s", msg)
 	}
 	if msg := checkText(t.Organization); msg != "" {
-		ps.add("organization", "%s", msg)
+		ps.Add("organization", "%s", msg)
 	}
 	if len(t.Users) > MaxUsers {
-		ps.add("users", "has %d users; at most %d", len(t.Users), MaxUsers)
+		ps.Add("users", "has %d users; at most %d", len(t.Users), MaxUsers)
 	}
 	seen := map[string]bool{}
 	for i, u := range t.Users {
 		f := fmt.Sprintf("users[%d]", i)
 		if msg := CheckUser(u); msg != "" {
-			ps.add(f, "%s", msg)
+			ps.Add(f, "%s", msg)
 			continue
 		}
 		if seen[u] {
-			ps.add(f, "%q is listed twice", u)
+			ps.Add(f, "%q is listed twice", u)
 		}
 		seen[u] = true
 	}
@@ -241,11 +204,11 @@ func Validate(t Tenant, r Rules) Problems {
 		f := fmt.Sprintf("admins[%d]", i)
 		switch msg := CheckUser(a); {
 		case msg != "":
-			ps.add(f, "%s", msg)
+			ps.Add(f, "%s", msg)
 		case seenAdmin[a]:
-			ps.add(f, "%q is listed twice", a)
+			ps.Add(f, "%q is listed twice", a)
 		case !seen[a]:
-			ps.add(f, "%q is not one of the tenant's users; add %s to users too", a, a)
+			ps.Add(f, "%q is not one of the tenant's users; add %s to users too", a, a)
 		}
 		seenAdmin[a] = true
 	}
@@ -260,37 +223,37 @@ func Validate(t Tenant, r Rules) Problems {
 		f := "gpus." + typ
 		n := t.GPUs[typ]
 		if msg := CheckGPUType(typ); msg != "" {
-			ps.add(f, "%s", msg)
+			ps.Add(f, "%s", msg)
 			continue
 		}
 		if n < 0 {
-			ps.add(f, "%d is negative; give 0 or more (in Slurm -1 would silently clear the limit)", n)
+			ps.Add(f, "%d is negative; give 0 or more (in Slurm -1 would silently clear the limit)", n)
 		} else if n > MaxGPUs {
-			ps.add(f, "%d is too large; at most %d", n, MaxGPUs)
+			ps.Add(f, "%d is too large; at most %d", n, MaxGPUs)
 		}
 		if known != nil && !known[typ] {
-			ps.add(f, "%s", unknownType(typ, r.GPUTypes))
+			ps.Add(f, "%s", unknownType(typ, r.GPUTypes))
 		}
 	}
 	if t.CPUs != nil && (*t.CPUs < 0 || *t.CPUs > MaxCPUs) {
-		ps.add("cpus", "%d is out of range; give 0 to %d", *t.CPUs, MaxCPUs)
+		ps.Add("cpus", "%d is out of range; give 0 to %d", *t.CPUs, MaxCPUs)
 	}
 	if t.Memory != nil && (*t.Memory < 0 || *t.Memory > MaxMemoryMB) {
-		ps.add("memory", "%d MB is out of range", int64(*t.Memory))
+		ps.Add("memory", "%d MB is out of range", int64(*t.Memory))
 	}
 	if b := t.Burst; b.MaxOnDemandGPUs < 0 || b.MaxOnDemandGPUs > MaxGPUs {
-		ps.add("burst.maxOnDemandGPUs", "%d is out of range; give 0 to %d", b.MaxOnDemandGPUs, MaxGPUs)
+		ps.Add("burst.maxOnDemandGPUs", "%d is out of range; give 0 to %d", b.MaxOnDemandGPUs, MaxGPUs)
 	}
 	if b := t.Burst.MonthlyBudget; b != nil {
 		if c, err := b.Cmp(MaxBudget); b.Sign() < 0 || c > 0 || err != nil {
-			ps.add("burst.monthlyBudget", "%s is out of range; give 0 to %s", b.String(), MaxBudget)
+			ps.Add("burst.monthlyBudget", "%s is out of range; give 0 to %s", b.String(), MaxBudget)
 		}
 	}
 	ps = append(ps, validateBookings(t.Bookings, known, r.GPUTypes)...)
 	switch t.State {
 	case "", Active, Deleting:
 	default:
-		ps.add("state", "%q is not a state (active or deleting)", t.State)
+		ps.Add("state", "%q is not a state (active or deleting)", t.State)
 	}
 	return ps
 }
@@ -326,12 +289,12 @@ func ValidateSet(ts []Tenant, existing []string, r Rules, prefix bool) Problems 
 		lower := strings.ToLower(t.Name)
 		if j, dup := inSet[lower]; dup {
 			if ts[j].Name == t.Name {
-				tp.add("name", "%q is given twice (also tenants[%d])", t.Name, j)
+				tp.Add("name", "%q is given twice (also tenants[%d])", t.Name, j)
 			} else {
-				tp.add("name", "%q collides with %q (tenants[%d]): Slurm lower-cases account names", t.Name, ts[j].Name, j)
+				tp.Add("name", "%q collides with %q (tenants[%d]): Slurm lower-cases account names", t.Name, ts[j].Name, j)
 			}
 		} else if other, ok := byFold[lower]; ok && other != t.Name {
-			tp.add("name", "%q collides with the existing tenant %q: Slurm lower-cases account names", t.Name, other)
+			tp.Add("name", "%q collides with the existing tenant %q: Slurm lower-cases account names", t.Name, other)
 		}
 		if _, dup := inSet[lower]; !dup {
 			inSet[lower] = i
@@ -341,7 +304,7 @@ func ValidateSet(ts []Tenant, existing []string, r Rules, prefix bool) Problems 
 			if t.Name != "" {
 				label += " (" + t.Name + ")"
 			}
-			tp = tp.prefixed(label)
+			tp = tp.Prefixed(label)
 		}
 		ps = append(ps, tp...)
 	}

@@ -63,46 +63,46 @@ func TestFromArgsAndValidate(t *testing.T) {
 		"equals separator": {name: "acme", args: map[string]string{"gpus": "h100=16"}},
 		"negative quota": {
 			name: "acme", args: map[string]string{"gpus": "h100:-1"},
-			want: Problems{{"gpus.h100", "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"}},
+			want: Problems{{Field: "gpus.h100", Msg: "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"}},
 		},
 		"not a number": {
 			name: "acme", args: map[string]string{"gpus": "h100:abc"},
-			want: Problems{{"gpus.h100", `"abc" is not a whole number; give digits only, such as 4`}},
+			want: Problems{{Field: "gpus.h100", Msg: `"abc" is not a whole number; give digits only, such as 4`}},
 		},
 		"overflow": {
 			name: "acme", args: map[string]string{"gpus": "h100:99999999999999999999999"},
-			want: Problems{{"gpus.h100", "99999999999999999999999 is too large; at most 1000000"}},
+			want: Problems{{Field: "gpus.h100", Msg: "99999999999999999999999 is too large; at most 1000000"}},
 		},
 		"unknown type": {
 			name: "acme", args: map[string]string{"gpus": "a100:4"},
-			want: Problems{{"gpus.a100", `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`}},
+			want: Problems{{Field: "gpus.a100", Msg: `unknown GPU type "a100"; the cluster tracks: 1g.10gb, 3g.40gb, h100`}},
 		},
 		"type case": {
 			name: "acme", args: map[string]string{"gpus": "H100:4"},
-			want: Problems{{"gpus.H100", `unknown GPU type "H100"; did you mean "h100"?`}},
+			want: Problems{{Field: "gpus.H100", Msg: `unknown GPU type "H100"; did you mean "h100"?`}},
 		},
 		"missing count": {
 			name: "acme", args: map[string]string{"gpus": "h100"},
-			want: Problems{{"gpus", `"h100" has no count; write TYPE:COUNT such as h100:16`}},
+			want: Problems{{Field: "gpus", Msg: `"h100" has no count; write TYPE:COUNT such as h100:16`}},
 		},
 		"every problem at once": {
 			name: "a;b", args: map[string]string{"gpus": "h100:-1,1g.10gb:x", "users": "alice,b$b", "admins": "carol", "cpus": "many"},
 			want: Problems{
-				{"cpus", `"many" is not a whole number; give digits only, such as 4`},
-				{"gpus.1g.10gb", `"x" is not a whole number; give digits only, such as 4`},
-				{"gpus.h100", "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"},
-				{"name", `"a;b" is not a valid name: use lower-case letters, digits, '-' and '_', starting with a letter (bad character ';')`},
-				{"users[1]", `"b$b" is not a valid user name: use lower-case letters, digits, '-', '.' and '_', starting with a letter or '_' (bad character '$')`},
-				{"admins[0]", `"carol" is not one of the tenant's users; add carol to users too`},
+				{Field: "cpus", Msg: `"many" is not a whole number; give digits only, such as 4`},
+				{Field: "gpus.1g.10gb", Msg: `"x" is not a whole number; give digits only, such as 4`},
+				{Field: "gpus.h100", Msg: "-1 is negative; give 0 or more (in Slurm -1 would silently clear the limit)"},
+				{Field: "name", Msg: `"a;b" is not a valid name: use lower-case letters, digits, '-' and '_', starting with a letter (bad character ';')`},
+				{Field: "users[1]", Msg: `"b$b" is not a valid user name: use lower-case letters, digits, '-', '.' and '_', starting with a letter or '_' (bad character '$')`},
+				{Field: "admins[0]", Msg: `"carol" is not one of the tenant's users; add carol to users too`},
 			},
 		},
 		"unknown option": {
 			name: "acme", args: map[string]string{"quota": "1"},
-			want: Problems{{"quota", "is not a tenant option; known options: " + strings.Join(ArgKeys, ", ")}},
+			want: Problems{{Field: "quota", Msg: "is not a tenant option; known options: " + strings.Join(ArgKeys, ", ")}},
 		},
 		"bad description": {
 			name: "acme", args: map[string]string{"description": "it's"},
-			want: Problems{{"description", `contains "'"; quotes and backslashes are not allowed (Slurm stores the text unescaped)`}},
+			want: Problems{{Field: "description", Msg: `contains "'"; quotes and backslashes are not allowed (Slurm stores the text unescaped)`}},
 		},
 		"memory and burst": {
 			name: "acme", args: map[string]string{"memory": "512G", "burst": "yes", "burstmaxgpus": "4", "burstbudget": "2500.50"},
@@ -110,13 +110,13 @@ func TestFromArgsAndValidate(t *testing.T) {
 		"bad burst": {
 			name: "acme", args: map[string]string{"burst": "maybe", "burstbudget": "1.2345678"},
 			want: Problems{
-				{"burst", `"maybe" is not yes or no`},
-				{"burst.monthlyBudget", `"1.2345678" is not an amount such as 2500.00 (digits, at most 6 decimals)`},
+				{Field: "burst", Msg: `"maybe" is not yes or no`},
+				{Field: "burst.monthlyBudget", Msg: `"1.2345678" is not an amount such as 2500.00 (digits, at most 6 decimals)`},
 			},
 		},
 		"on-demand QOS name": {
 			name: "ondemand",
-			want: Problems{{"name", `the QOS name "ondemand" is the shared on-demand QOS; choose another name`}},
+			want: Problems{{Field: "name", Msg: `the QOS name "ondemand" is the shared on-demand QOS; choose another name`}},
 		},
 	}
 	for name, c := range cases {
@@ -214,21 +214,21 @@ func TestValidateSetCollisions(t *testing.T) {
 		"case collision in set": {
 			ts: []Tenant{{Name: "teama"}, {Name: "TeamA"}},
 			want: Problems{
-				{"tenants[1] (TeamA).name", `"TeamA" has upper-case letters; Slurm lower-cases account names, so write "teama"`},
-				{"tenants[1] (TeamA).name", `"TeamA" collides with "teama" (tenants[0]): Slurm lower-cases account names`},
+				{Field: "tenants[1] (TeamA).name", Msg: `"TeamA" has upper-case letters; Slurm lower-cases account names, so write "teama"`},
+				{Field: "tenants[1] (TeamA).name", Msg: `"TeamA" collides with "teama" (tenants[0]): Slurm lower-cases account names`},
 			},
 		},
 		"case collision with store": {
 			ts:       []Tenant{{Name: "TeamA"}},
 			existing: []string{"teama"},
 			want: Problems{
-				{"tenants[0] (TeamA).name", `"TeamA" has upper-case letters; Slurm lower-cases account names, so write "teama"`},
-				{"tenants[0] (TeamA).name", `"TeamA" collides with the existing tenant "teama": Slurm lower-cases account names`},
+				{Field: "tenants[0] (TeamA).name", Msg: `"TeamA" has upper-case letters; Slurm lower-cases account names, so write "teama"`},
+				{Field: "tenants[0] (TeamA).name", Msg: `"TeamA" collides with the existing tenant "teama": Slurm lower-cases account names`},
 			},
 		},
 		"duplicate": {
 			ts:   []Tenant{{Name: "acme"}, {Name: "acme"}},
-			want: Problems{{"tenants[1] (acme).name", `"acme" is given twice (also tenants[0])`}},
+			want: Problems{{Field: "tenants[1] (acme).name", Msg: `"acme" is given twice (also tenants[0])`}},
 		},
 		"replacing an existing tenant is fine": {ts: []Tenant{{Name: "acme"}}, existing: []string{"acme"}},
 	}
