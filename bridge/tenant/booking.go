@@ -283,9 +283,7 @@ func validateBookings(p BookingPolicy, known map[string]bool, knownList []string
 			*f.dst = *f.src
 		}
 	}
-	for _, rpb := range rp.Validate("bookings") {
-		ps = append(ps, Problem{Field: rpb.Field, Msg: rpb.Msg})
-	}
+	ps = append(ps, rp.Validate("bookings")...) // one Problem type for both packages
 	for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
 		if msg := CheckGPUType(t); msg != "" {
 			ps.Add("bookings.maxGPUs."+t, "%s", msg)
