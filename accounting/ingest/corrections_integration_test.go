@@ -82,13 +82,19 @@ func TestScheduledIngestCorrectsRealRecords(t *testing.T) {
 	// restarted from it, knows none of the test's jobs (it cannot bring
 	// back a job that has ended meanwhile).
 	stateDir := filepath.Join(env.Root, "var/spool/slurmctld")
-	if _, err := os.Stat(filepath.Join(stateDir, "job_state")); os.IsNotExist(err) {
-		// A slurmctld fresh from the testbed's cached root has saved no
-		// state yet, and refuses to start later from node state without job
-		// state ("fatal: No job state file"): a stop saves all of it.
-		slurmctld.Stop()
-		slurmctld.Start()
-	}
+	// The saved state must hold no job at all: a job of an earlier test
+	// in it (one still completing) would come back with the rollback as
+	// a phantom that holds its node's GPUs until slurmctld finds it gone,
+	// minutes later. So wait for an empty queue, then stop slurmctld,
+	// which saves its whole state (a slurmctld fresh from the testbed's
+	// cached root has saved none, and would later refuse node state
+	// without job state), and start it again.
+	acctest.WaitFor(t, "the cluster to hold no job", 3*time.Minute, func() bool {
+		out, err := env.Run(ctx, "", nil, "squeue", "-h", "-o", "%i")
+		return err == nil && strings.TrimSpace(out) == ""
+	})
+	slurmctld.Stop()
+	slurmctld.Start()
 	saved := t.TempDir()
 	for _, f := range []string{"job_state", "job_state.old"} {
 		if out, err := exec.Command("cp", "-p", filepath.Join(stateDir, f), saved).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such file") {
