@@ -50,8 +50,8 @@ check-deps: $(TMPDIR) ## Pure domain packages must not import I/O packages
 bench: $(TMPDIR) build ## Benchmarks against the testbed, each with its ratio to the peer tool
 	@test/testbed/use.sh bash -c 'for b in test/bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done'
 
-demo: $(TMPDIR) deps build ## The main job end to end on the local testbed
-	test/testbed/use.sh test/demo.sh
+demo: $(TMPDIR) deps build ## The main job end to end on the local testbed (restarted from its cached root first)
+	test/testbed/use.sh --fresh test/demo.sh
 
 testbed-up: ## Bring up the local Slurm testbed (idempotent)
 	test/testbed/up.sh

@@ -27,6 +27,7 @@ types:
 rates:
   - {type: h100, tier: reserved, perGPUHour: "2.10", from: 2026-01-01}
   - {type: h100, tier: ondemand, perGPUHour: "3.50", from: 2026-01-01}
+  - {type: h100, tier: booked, perGPUHour: "4.00", from: 2026-01-01}   # bookings (step 40)
 YAML
   gpubridge -i load ratecard file="$work/rates.yaml"
 fi
