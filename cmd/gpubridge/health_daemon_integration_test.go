@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,45 +103,8 @@ health:
 	}
 	name := fmt.Sprintf("%s%d", h.prefix, b.ID)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	t.Setenv("GPUBRIDGE_LISTEN", addr)
-	sctx, cancel := context.WithCancel(ctx)
-	done, log := make(chan int, 1), &lockedBuffer{}
-	go func() {
-		done <- runContext(sctx, []string{"--config", conf, "serve"}, strings.NewReader(""), io.Discard, log)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("serve exited %d:\n%s", code, log)
-			}
-		case <-time.After(45 * time.Second):
-			t.Errorf("serve did not stop:\n%s", log)
-		}
-	})
-	metric := func(series string) float64 {
-		cl := &http.Client{Timeout: 5 * time.Second}
-		resp, err := cl.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return -1
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		for _, line := range strings.Split(string(body), "\n") {
-			if v, ok := strings.CutPrefix(line, series+" "); ok {
-				f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				return f
-			}
-		}
-		return -1
-	}
+	addr, log := serveInBackground(t, ctx, conf)
+	metric := func(series string) float64 { return metricValue(addr, series) }
 	waitFor := func(what string, d time.Duration, ok func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(d)
