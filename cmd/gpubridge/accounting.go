@@ -117,7 +117,7 @@ func (a *App) acctIngester(ctx context.Context, source string) (*ingest.Ingester
 	}
 	in, err := billing.IngestSetup{
 		Config: c, Ledger: st, Log: a.Logger(),
-		SlurmDB: a.acctSlurmDB,
+		SlurmDB: a.SlurmDB,
 		Slurm:   func(ctx context.Context) (ingest.DBJobLister, error) { return a.Slurm(ctx) },
 	}.Ingester(ctx, source)
 	if errors.Is(err, billing.ErrUnknownSource) {
@@ -130,7 +130,7 @@ func (a *App) acctIngester(ctx context.Context, source string) (*ingest.Ingester
 // with -v (the commands print their own summary line).
 func (a *App) quietIngester(ctx context.Context) (*ingest.Ingester, error) {
 	in, err := a.acctIngester(ctx, "")
-	if err == nil && !a.verbose {
+	if err == nil && !a.Verbose {
 		in.Log = nil
 	}
 	return in, err

@@ -6,83 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
-	"github.com/gpubridge/gpubridge/internal/clients"
-	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// App is what every command shares: streams, global flags, the lazily loaded
-// configuration, the logger and the clients (built on first use).
+// App is what every command shares: streams, global flags and the
+// application layer's Env (configuration, logger, clients; internal/app).
 type App struct {
+	*app.Env
 	in       io.Reader
 	out, err io.Writer
 
-	configPath string
-	output     table.Options
-	immediate  bool
-	verbose    bool
-	daemon     bool // serve: its log at info level (commands: warnings only)
-
-	cfg    *config.Config
-	logger *slog.Logger
-	conns  *clients.Set      // nil until the first client is asked for
-	slurm  *slurmrest.Client // the slurmrestd client once built (request counters)
-
-	registry *prometheus.Registry
-}
-
-// Config loads and validates the configuration once. The default path is
-// optional (the environment may carry everything); an explicit one is not.
-func (a *App) Config() (config.Config, error) {
-	if a.cfg != nil {
-		return *a.cfg, nil
-	}
-	c, err := a.loadConfig()
-	if err != nil {
-		return c, err
-	}
-	a.cfg = &c
-	return c, nil
-}
-
-// loadConfig reads and validates the configuration afresh (serve reads it
-// again at every SIGHUP).
-func (a *App) loadConfig() (config.Config, error) {
-	path, optional := a.configPath, false
-	if path == "" {
-		if p, ok := os.LookupEnv("GPUBRIDGE_CONFIG"); ok && p != "" {
-			path = p
-		} else {
-			path, optional = config.DefaultPath, true
-		}
-	}
-	return config.Read(path, optional, os.LookupEnv)
-}
-
-// Logger is the one logger, on stderr: a command prints what it did, so
-// its log shows warnings only; -v shows everything (debug), and serve logs
-// at info.
-func (a *App) Logger() *slog.Logger {
-	if a.logger == nil {
-		lvl := slog.LevelWarn
-		switch {
-		case a.verbose:
-			lvl = slog.LevelDebug
-		case a.daemon:
-			lvl = slog.LevelInfo
-		}
-		a.logger = slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: lvl}))
-	}
-	return a.logger
+	output    table.Options
+	immediate bool
 }
 
 // Print writes a table in the form the global flags ask for, with the
@@ -191,8 +132,8 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 
 // runContext is run within ctx (tests stop an in-process serve with it).
 func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
-	a := &App{in: in, out: out, err: errw}
-	defer a.closeClients()
+	a := &App{Env: &app.Env{Stderr: errw}, in: in, out: out, err: errw}
+	defer a.Close()
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(in)
@@ -215,7 +156,7 @@ func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.W
 	}
 	fmt.Fprintf(errw, "gpubridge: error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || errors.As(err, &ms) || isCobraUsage(err) {
+	if errors.As(err, &ue) || errors.Is(err, app.ErrInput) || errors.As(err, &ms) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitError

@@ -25,15 +25,6 @@ func (a *App) guardPath() string {
 	return c.Tenants.GuardFile
 }
 
-// requests returns slurmrestd's request counters so far.
-func (a *App) requests() (reads, writes int64) {
-	if a.slurm == nil {
-		return 0, 0
-	}
-	s := a.slurm.Stats()
-	return s.Reads, s.Writes
-}
-
 type planOutput struct {
 	*reconcile.Plan
 	StoreChanges []storeChange `json:"storeChanges,omitempty"`
@@ -144,12 +135,12 @@ changes (like terraform plan).`,
 			// Connect first (an error is left for the use case to meet), so that
 			// the counts do not include the version negotiation.
 			_, _ = a.Slurm(ctx)
-			r0, w0 := a.requests()
+			r0, w0 := a.Requests()
 			p, err := svc.Plan(ctx)
 			if err != nil {
 				return err
 			}
-			r1, w1 := a.requests()
+			r1, w1 := a.Requests()
 			if a.output.JSON {
 				if err := a.printTenantJSON(planOutput{Plan: p, Reads: r1 - r0, Writes: w1 - w0}); err != nil {
 					return err
@@ -225,12 +216,12 @@ see contrib/job_submit.lua).`,
 			// Connect first (an error is left for the use case to meet), so that
 			// the counts do not include the version negotiation.
 			_, _ = a.Slurm(ctx)
-			r0, w0 := a.requests()
+			r0, w0 := a.Requests()
 			res, err := svc.Apply(ctx, req)
 			if err != nil {
 				return tenantErr(err)
 			}
-			r1, w1 := a.requests()
+			r1, w1 := a.Requests()
 			out := planOutput{Plan: res.Plan, StoreChanges: res.StoreChanges, Reads: r1 - r0, Writes: w1 - w0, Applied: res.Applied, GuardWritten: res.GuardWritten}
 			if a.output.JSON {
 				return a.printTenantJSON(out)

@@ -77,7 +77,7 @@ func (a *App) bookingsWith(ctx context.Context, needSlurm bool) (setup.Bookings,
 	if err != nil {
 		return setup.Bookings{}, err
 	}
-	if _, err := a.clients(); err != nil {
+	if _, err := a.Clients(); err != nil {
 		return setup.Bookings{}, err
 	}
 	bk, err := setup.Open(ctx, c, setup.Connections{DB: a.DB, Slurm: a.Slurm}, needSlurm)
@@ -619,13 +619,13 @@ retried at the next run.`,
 			p.DryRun, p.AllowMassRemoval = dry, allow
 			if !dry {
 				// One writer at a time, like apply and the daemon.
-				release, err := a.writerLockFor(ctx, "gpubridge project")
+				release, err := a.WriterLockFor(ctx, "gpubridge project")
 				if err != nil {
 					return err
 				}
 				defer release()
 			}
-			if a.verbose {
+			if a.Verbose {
 				p.Logger = a.Logger().With("component", "bookings") // the actions are printed anyway
 			}
 			rep, perr := p.Project(ctx)
@@ -635,7 +635,7 @@ retried at the next run.`,
 				}
 				return perr
 			}
-			reads, writes := a.requests()
+			reads, writes := a.Requests()
 			if _, err := fmt.Fprint(a.out, view.ProjectReport(rep, dry, view.Requests{Reads: reads, Writes: writes})); err != nil {
 				return err
 			}

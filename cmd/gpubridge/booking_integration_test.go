@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
@@ -90,14 +92,14 @@ func newBookingIT(t *testing.T, accounts ...string) *bookingIT {
 // pool it opened (the shared MariaDB has a connection limit).
 func (h *bookingIT) cli(args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
-	a := &App{in: strings.NewReader(""), out: &out, err: &errb}
+	a := &App{Env: &app.Env{Stderr: &errb}, in: strings.NewReader(""), out: &out, err: &errb}
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(a.in)
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	err := root.ExecuteContext(context.Background())
-	a.closeClients()
+	a.Close()
 	if err == nil {
 		return out.String(), errb.String(), 0
 	}

@@ -84,7 +84,7 @@ running it again moves nothing twice.`,
 				return a.Print(burst.CycleTable(burst.Result{Plan: p}, true))
 			}
 			ctrl.AfterMove = afterMove
-			release, err := a.writerLockFor(ctx, cmd.CommandPath())
+			release, err := a.WriterLockFor(ctx, cmd.CommandPath())
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/accounting/ingest"
@@ -284,7 +286,7 @@ func TestBurstAcceptanceMoves(t *testing.T) {
 	const interval = 10 * time.Second
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	a := &App{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
+	a := &App{Env: &app.Env{Stderr: io.Discard}, in: strings.NewReader(""), out: io.Discard, err: io.Discard}
 	cfg, err := a.Config()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
@@ -53,7 +55,7 @@ func TestShowBurstOneTable(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out, errw bytes.Buffer
-			a := &App{out: &out, err: &errw, output: tc.o}
+			a := &App{Env: &app.Env{}, out: &out, err: &errw, output: tc.o}
 			if err := a.printBurst(ov, tc.which); err != nil {
 				t.Fatal(err)
 			}

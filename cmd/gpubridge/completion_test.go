@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/spf13/cobra"
 )
 
@@ -11,7 +13,7 @@ import (
 // tenant names (a store that cannot be read completes nothing, and no
 // file names).
 func TestTenantCompletionHookedUp(t *testing.T) {
-	root := newRootCmd(&App{})
+	root := newRootCmd(&App{Env: &app.Env{}})
 	for _, path := range []string{"add booking", "show bookings", "find slot", "show burst", "add token", "show tokens", "delete token",
 		"show usage", "export chargeback", "modify tenant", "delete tenant", "show tenants", "add user", "delete user"} {
 		c, _, err := root.Find(strings.Fields(path))

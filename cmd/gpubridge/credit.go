@@ -96,5 +96,5 @@ func (a *App) creditJob(ctx context.Context, c config.Config, obs credit.Observe
 		return nil, err
 	}
 	return billing.CreditSetup{Config: c, Ledger: st, Cards: cards, Labels: a.tenantLabels, Observer: obs, Health: hstore.New(db, c.Cluster),
-		SlurmDB: a.acctSlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return a.Slurm(ctx) }}.Job(ctx)
+		SlurmDB: a.SlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return a.Slurm(ctx) }}.Job(ctx)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
@@ -73,7 +75,7 @@ func TestCreditJSONSchemas(t *testing.T) {
 // schedules.healthCredits while health.credits is on, and not when off;
 // it then needs slurm_acct_db ready when slurmdb.dsn is set.
 func TestDaemonCreditJob(t *testing.T) {
-	d := newDaemonJobs(&App{})
+	d := newDaemonJobs(&App{Env: &app.Env{}})
 	for _, on := range []bool{true, false} {
 		c := config.Default()
 		c.Schedules = config.Schedules{HealthCredits: "@every 15m"}

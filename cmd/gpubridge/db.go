@@ -1,26 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
-
-// DB is gpubridge's own database, opened once per process. A CLI command
-// (run by a person) creates gpubridge's schema in an empty database and
-// applies pending migrations; it refuses a database that holds other
-// tables. `serve` creates a schema only with --init (internal/daemon).
-func (a *App) DB(ctx context.Context) (*sqlx.DB, error) {
-	set, err := a.clients()
-	if err != nil {
-		return nil, err
-	}
-	return set.DB(ctx)
-}
 
 func migrateCmd(a *App) *cobra.Command {
 	return &cobra.Command{

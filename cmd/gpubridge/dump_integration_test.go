@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
@@ -38,14 +40,14 @@ rates:
 // opened (the shared MariaDB has a connection limit).
 func cliClosed(args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
-	a := &App{in: strings.NewReader(""), out: &out, err: &errb}
+	a := &App{Env: &app.Env{Stderr: &errb}, in: strings.NewReader(""), out: &out, err: &errb}
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(a.in)
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	err := root.ExecuteContext(context.Background())
-	a.closeClients()
+	a.Close()
 	if err == nil {
 		return out.String(), errb.String(), 0
 	}

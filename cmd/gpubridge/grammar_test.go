@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/gpubridge/gpubridge/internal/config"
 )
 
@@ -108,7 +110,7 @@ var showsWithoutColumns = map[string]string{
 // columns before it reads anything (an unknown column exits 2 naming the
 // columns), except those listed as still to do.
 func TestEveryShowTakesFormat(t *testing.T) {
-	for _, path := range outputCommands(newRootCmd(&App{})) {
+	for _, path := range outputCommands(newRootCmd(&App{Env: &app.Env{}})) {
 		if !strings.HasPrefix(path, "show ") {
 			continue
 		}

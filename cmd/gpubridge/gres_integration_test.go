@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/gres/conf"
@@ -142,7 +144,7 @@ func TestGresOnTestbed(t *testing.T) {
 
 	t.Run("slurmrestd reports the rendered types and counts", func(t *testing.T) {
 		var sink bytes.Buffer
-		a := &App{in: strings.NewReader(""), out: &sink, err: &sink}
+		a := &App{Env: &app.Env{Stderr: &sink}, in: strings.NewReader(""), out: &sink, err: &sink}
 		nodes, err := listSlurmNodes(context.Background(), a)
 		if err != nil {
 			t.Fatal(err)

@@ -94,7 +94,7 @@ func (m bookingMover) Reproject(ctx context.Context, nodes []string) ([]string, 
 		return nil, err
 	}
 	p.Logger = m.a.Logger().With("component", "bookings")
-	release, err := m.a.writerLockFor(ctx, what)
+	release, err := m.a.WriterLockFor(ctx, what)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ A long ingest shows a progress bar on a terminal and plain lines otherwise.`,
 			if err != nil {
 				return err
 			}
-			if !a.verbose {
+			if !a.Verbose {
 				in.Log = nil // the summary line below says it; -v shows the ingest's log
 			}
 			in.AcceptMissing = accept

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/accounting/ledger"
@@ -46,7 +48,7 @@ func TestPrintIngestState(t *testing.T) {
 		},
 	}
 	var out bytes.Buffer
-	a := &App{out: &out}
+	a := &App{Env: &app.Env{}, out: &out}
 	if err := a.printIngestState("testbed", s); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reserve/setup"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/daemon"
@@ -52,7 +53,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 				return nil, err
 			}
 			ctrl.Recorder = d.burst
-			return lockedJob{a: a, what: "gpubridge serve (burst)", job: ctrl}, nil
+			return app.LockedJob{Env: a.Env, What: "gpubridge serve (burst)", Job: ctrl}, nil
 		})},
 		{Spec: c.Schedules.Bookings, Job: daemon.Lazy("bookings", func(ctx context.Context) (daemon.Job, error) {
 			p, err := a.projector(ctx, "gpubridge serve")
@@ -60,7 +61,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 				return nil, err
 			}
 			p.Logger = a.Logger().With("component", "bookings")
-			return lockedJob{a: a, what: "gpubridge serve (bookings)", job: setup.Job{Projector: p, Recorder: d.bookings}}, nil
+			return app.LockedJob{Env: a.Env, What: "gpubridge serve (bookings)", Job: setup.Job{Projector: p, Recorder: d.bookings}}, nil
 		})},
 		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
 			in, err := a.acctIngester(ctx, "")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/internal/clients"
@@ -17,7 +19,7 @@ import (
 // schedules.health, needs slurmrestd even with every other job off, and
 // registers the health metrics; without health.nodes it has no health job.
 func TestDaemonHealthJobs(t *testing.T) {
-	a := &App{out: io.Discard, err: io.Discard}
+	a := &App{Env: &app.Env{Stderr: io.Discard}, out: io.Discard, err: io.Discard}
 	d := newDaemonJobs(a)
 	c := config.Default()
 	c.Cluster = "testbed"

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
@@ -62,7 +64,7 @@ func TestOutputContractOnTestbed(t *testing.T) {
 		"config check":      {"--scontrol", env.ExecScript + " scontrol"},
 	}
 	noTable := map[string]bool{"export chargeback": true, "ping": true, "config render": true, "plan": true}
-	for _, path := range outputCommands(newRootCmd(&App{})) {
+	for _, path := range outputCommands(newRootCmd(&App{Env: &app.Env{}})) {
 		switch path {
 		case "check node", "health run-once", "burst run-once":
 			continue // they act on the cluster; their --json is validated offline (TestJSONSchemasOffline)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/spf13/cobra"
 
@@ -117,7 +119,7 @@ func TestJSONSchemasOfflineCommands(t *testing.T) {
 // TestEveryOutputHasASchema: each show and export command (and the other
 // record printers) has its schema in docs/schema, and it compiles.
 func TestEveryOutputHasASchema(t *testing.T) {
-	paths := outputCommands(newRootCmd(&App{}))
+	paths := outputCommands(newRootCmd(&App{Env: &app.Env{}}))
 	if len(paths) < 10 {
 		t.Fatalf("only %d commands found: %v", len(paths), paths)
 	}

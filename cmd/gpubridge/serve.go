@@ -1,24 +1,12 @@
 package main
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/internal/clients"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/daemon"
 )
-
-// Registry is the process's Prometheus registry; features register their
-// collectors on it.
-func (a *App) Registry() *prometheus.Registry {
-	if a.registry == nil {
-		a.registry = prometheus.NewRegistry()
-		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	}
-	return a.registry
-}
 
 func serveCmd(a *App) *cobra.Command {
 	var listen string
@@ -46,11 +34,11 @@ and the server rebinds if its settings changed. SIGINT/SIGTERM stop it
 gracefully within server.shutdownTimeout. See docs/daemon.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.daemon = true // logs at info, before anything builds the logger
+			a.Daemon = true // logs at info, before anything builds the logger
 			jobs := newDaemonJobs(a)
 			return daemon.Run(cmd.Context(), daemon.Options{
 				Load: func() (config.Config, error) {
-					c, err := a.loadConfig()
+					c, err := a.LoadConfig()
 					if err != nil {
 						return c, err
 					}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 )
@@ -141,7 +143,7 @@ func TestCompleteTenants(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, d := completeTenantsFrom(&App{}, c.positional, c.list)(nil, c.args, c.toComplete)
+			got, d := completeTenantsFrom(&App{Env: &app.Env{}}, c.positional, c.list)(nil, c.args, c.toComplete)
 			if diff := cmp.Diff(c.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -157,7 +159,7 @@ func TestCompleteTenants(t *testing.T) {
 func TestCompleteTenantsThroughCobra(t *testing.T) {
 	root := &cobra.Command{Use: "gpubridge"}
 	show := &cobra.Command{Use: "tenants", RunE: func(*cobra.Command, []string) error { return nil },
-		ValidArgsFunction: completeTenantsFrom(&App{}, true, func(context.Context, *App) ([]string, error) { return []string{"acme", "b5a"}, nil })}
+		ValidArgsFunction: completeTenantsFrom(&App{Env: &app.Env{}}, true, func(context.Context, *App) ([]string, error) { return []string{"acme", "b5a"}, nil })}
 	root.AddCommand(show)
 	var out bytes.Buffer
 	root.SetOut(&out)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
@@ -75,7 +77,7 @@ func TestPrintPlan(t *testing.T) {
 		Removed: []string{"gone"},
 	}
 	var b bytes.Buffer
-	(&App{}).printPlan(&b, p, []storeChange{{Action: tenantstore.ActionModify, Tenant: "acme", Changes: []tenant.FieldChange{{Title: "GPUs", Old: "h100:2", New: "h100:3"}}}})
+	(&App{Env: &app.Env{}}).printPlan(&b, p, []storeChange{{Action: tenantstore.ActionModify, Tenant: "acme", Changes: []tenant.FieldChange{{Title: "GPUs", Old: "h100:2", New: "h100:3"}}}})
 	want := `~ tenant acme  GPUs h100:2 -> h100:3  (store)
 + account acme  parent=root
 ~ qos acme  GrpTRES gres/gpu:h100=2 -> gres/gpu:h100=3
@@ -88,7 +90,7 @@ Plan: 1 to create, 1 to modify, 1 to delete in Slurm; 1 removal(s) waiting for j
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	b.Reset()
-	(&App{}).printPlan(&b, &reconcile.Plan{}, nil)
+	(&App{Env: &app.Env{}}).printPlan(&b, &reconcile.Plan{}, nil)
 	if b.String() != "No changes: Slurm matches the tenants.\n" {
 		t.Errorf("empty plan: %q", b.String())
 	}
@@ -118,7 +120,7 @@ func TestPrintPlanHeldBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	(&App{}).printPlan(&b, p, nil)
+	(&App{Env: &app.Env{}}).printPlan(&b, p, nil)
 	want := `+ qos newco  GrpTRES=gres/gpu:h100=1
 + account newco  parent=root Description="gpubridge: tenant" Organization=gpubridge
 + user erin (newco)  QOS=newco,ondemand DefaultQOS=newco

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/config"
 )
 
@@ -54,7 +53,7 @@ func (a *App) tenantService(cmd *cobra.Command, guardPath string) (*tenantadmin.
 
 func (a *App) tenantServiceFor(c config.Config, what, guardPath string) *tenantadmin.Service {
 	s := &tenantadmin.Service{
-		Backends:       tenantBackends{a: a, holder: writerHolder(what)},
+		Backends:       tenantBackends{a: a, holder: app.WriterHolder(what)},
 		Naming:         tenant.Naming{QOSPrefix: c.Tenants.QOSPrefix, OnDemandQOS: c.Tenants.OnDemandQOS, ReservationQOSSuffix: c.Bookings.ReservationQOSSuffix, ReservationPrefix: c.Bookings.ReservationPrefix},
 		Actor:          actor(),
 		MaxDeleteShare: c.Reconcile.MaxDeleteShare,
@@ -91,7 +90,7 @@ func (b tenantBackends) Cluster(ctx context.Context) (tenantadmin.Cluster, error
 }
 
 func (b tenantBackends) WriterLock(ctx context.Context) (func(), error) {
-	return b.a.writerLock(ctx, b.holder)
+	return b.a.WriterLock(ctx, b.holder)
 }
 
 // tenantStore opens the tenant store on gpubridge's database.
@@ -120,7 +119,7 @@ func (a *App) tenantCluster(ctx context.Context) (*slurmadapter.Adapter, error) 
 	if mode == config.ReadAssociationsREST || mode == config.ReadAssociationsAuto && c.SlurmDB.DSN == "" {
 		return ad, nil
 	}
-	db, err := a.acctSlurmDB(ctx)
+	db, err := a.SlurmDB(ctx)
 	if err != nil {
 		if mode == config.ReadAssociationsDatabase {
 			return nil, fmt.Errorf("reconcile.readAssociations=database: %w", err)
@@ -138,25 +137,7 @@ func (a *App) tenantCluster(ctx context.Context) (*slurmadapter.Adapter, error) 
 	return ad.ReadAssociationsFrom(slurmadapter.AssocDB{DB: db}, fallback), nil
 }
 
-// actor is who the audit log names: the invoking user (the sudo user when
-// run through sudo).
-func actor() string {
-	if s := os.Getenv("SUDO_USER"); s != "" {
-		return s
-	}
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return "unknown"
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "unknown host"
-	}
-	return h
-}
+func actor() string { return app.Actor() }
 
 // tenantErr marks the use cases' input errors as usage errors (exit 2).
 func tenantErr(err error) error {

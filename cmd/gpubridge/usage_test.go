@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubridge/gpubridge/internal/app"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
@@ -56,7 +58,7 @@ func TestPeriodArg(t *testing.T) {
 }
 
 func TestAccountingCommandsRegistered(t *testing.T) {
-	root := newRootCmd(&App{})
+	root := newRootCmd(&App{Env: &app.Env{}})
 	for _, path := range [][]string{
 		{"ingest"}, {"close"}, {"export", "chargeback"}, {"show", "usage"}, {"show", "rates"}, {"show", "ratecard"},
 		{"add", "rate"}, {"add", "gputype"}, {"delete", "rate"}, {"load", "ratecard"},

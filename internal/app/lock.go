@@ -1,0 +1,90 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"time"
+
+	"github.com/gpubridge/gpubridge/internal/daemon"
+	"github.com/gpubridge/gpubridge/internal/writerlock"
+)
+
+// WriterLock takes the cluster's one-writer lock (internal/writerlock) on
+// gpubridge's database for holder, waiting reconcile.writerLockTimeout.
+// The cluster is config cluster, else the one slurmrestd serves. While it
+// waits, it says so in the log, naming the holder.
+func (e *Env) WriterLock(ctx context.Context, holder string) (func(), error) {
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	cluster := c.Cluster
+	if cluster == "" {
+		cl, err := e.Slurm(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("writer lock: the cluster name (set cluster: or GPUBRIDGE_CLUSTER, or reach slurmrestd): %w", err)
+		}
+		cluster = cl.Cluster()
+	}
+	db, err := e.DB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &writerlock.Lock{DB: db.DB, Cluster: cluster, Holder: holder, Wait: c.Reconcile.WriterLockTimeout.Duration,
+		OnWait: func(h string, wait time.Duration) {
+			e.Logger().Warn("waiting for the writer lock", "lock", writerlock.Name(cluster), "holder", h, "timeout", wait.String())
+		}}
+	return l.Acquire(ctx)
+}
+
+// WriterLockFor is WriterLock for a command or job named what, run by
+// the invoking user.
+func (e *Env) WriterLockFor(ctx context.Context, what string) (func(), error) {
+	return e.WriterLock(ctx, WriterHolder(what))
+}
+
+// WriterHolder describes a writer for the message of one that waits.
+func WriterHolder(what string) string {
+	return fmt.Sprintf("%s by %s (pid %d on %s)", what, Actor(), os.Getpid(), hostname())
+}
+
+// LockedJob runs a daemon job under the writer lock (the burst and
+// booking jobs; the reconcile job takes it inside its use case).
+type LockedJob struct {
+	Env  *Env
+	What string
+	Job  daemon.Job
+}
+
+func (j LockedJob) Name() string { return j.Job.Name() }
+
+func (j LockedJob) Run(ctx context.Context) error {
+	release, err := j.Env.WriterLockFor(ctx, j.What)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return j.Job.Run(ctx)
+}
+
+// Actor is who the audit log names: the invoking user (the sudo user when
+// run through sudo).
+func Actor() string {
+	if s := os.Getenv("SUDO_USER"); s != "" {
+		return s
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "unknown"
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown host"
+	}
+	return h
+}
