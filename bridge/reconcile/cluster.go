@@ -35,10 +35,14 @@ type Assoc struct {
 	IsDefault bool
 }
 
-// JobCount is the number of a user's unfinished jobs under an account.
+// JobCount is the number of a user's unfinished jobs under an account
+// (with one QOS, when the reader tells them apart by QOS).
 type JobCount struct {
 	Account string
 	User    string
+	// QOS is the jobs' QOS; "" when not known (releasing an adopted
+	// tenant then waits for them, as it does for jobs of gpubridge's QOS).
+	QOS     string
 	Running int
 	Pending int
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -14,7 +15,11 @@ import (
 // associations), its admins (coordinators) and, when a QOS of the tenant's
 // QOS name exists, its quota (typed GPU, cpu and mem entries of GrpTRES).
 // Accounts that gpubridge did not create are marked Adopted: the store
-// records that gpubridge owns them now (their description stays as it is).
+// records that gpubridge owns them now (their description stays as it is),
+// and what existed (tenant.Origin: the account's description and
+// organization, its user associations' QOS settings, its coordinators, the
+// QOS if it existed and was not gpubridge's), which releasing the tenant
+// leaves and puts back.
 // Notes say what could not be carried over.
 func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, notes []string, err error) {
 	accts := map[string]Account{}
@@ -37,6 +42,8 @@ func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, note
 		t := tenant.Tenant{Name: name, State: tenant.Active, Adopted: !tenant.IsMarked(a.Description)}
 		if t.Adopted {
 			t.Description, t.Organization = a.Description, a.Organization
+			// What releasing the tenant leaves and puts back.
+			t.Origin = &tenant.Origin{Description: a.Description, Organization: a.Organization, Coordinators: slices.Clone(a.Coordinators)}
 		} else {
 			t.Description = tenant.Unmark(a.Description)
 			if t.Description == tenant.DefaultDescription {
@@ -49,6 +56,9 @@ func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, note
 		for _, as := range st.Assocs {
 			if as.Account == name {
 				t.Users = append(t.Users, as.User)
+				if t.Origin != nil {
+					t.Origin.Assocs = append(t.Origin.Assocs, tenant.OriginAssoc{User: as.User, QOS: slices.Clone(as.QOS), DefaultQOS: as.DefaultQOS})
+				}
 			}
 		}
 		for _, c := range a.Coordinators {
@@ -59,6 +69,9 @@ func Import(st State, names []string, n tenant.Naming) (ts []tenant.Tenant, note
 			}
 		}
 		if q, ok := qos[n.QOSName(name)]; ok {
+			if t.Origin != nil && !tenant.IsMarked(q.Description) {
+				t.Origin.QOS = &tenant.OriginQOS{Description: q.Description, GrpTRES: maps.Clone(q.GrpTRES)}
+			}
 			for k, v := range q.GrpTRES {
 				switch typ, isGPU := slurmstr.KeyGPU(k); {
 				case isGPU && typ != "":

@@ -99,6 +99,10 @@ type Plan struct {
 	// removes (or that are already gone): once applied, drop them from
 	// the store.
 	Removed []string `json:"removedTenants,omitempty"`
+	// Released are the tenants of Removed that are released, not
+	// deleted: adopted tenants whose site account and original user
+	// associations stay, with what they had before the adoption.
+	Released []string `json:"releasedTenants,omitempty"`
 	// MassDelete is set when the plan deletes more than the delete policy
 	// allows (see DeletePolicy): refused unless Allowed.
 	MassDelete *MassDelete `json:"massDelete,omitempty"`
@@ -223,13 +227,35 @@ func plan(in Input, p *Plan) []string {
 	}
 
 	// Tenants being deleted go once their account has no unfinished job.
-	var keep []tenant.Tenant
+	var keep, released []tenant.Tenant
 	adopted := map[string]bool{}
 	waitingAccounts := map[string]bool{}
 	for _, t := range in.Tenants {
 		if t.Adopted { // owned through the store, deleting or not
 			adopted[t.Name] = true
 			adopted[KindQOS+"/"+in.Naming.QOSName(t.Name)] = true
+		}
+		if t.Releases() {
+			// Released once no job of gpubridge's objects is unfinished:
+			// jobs of the users it added, and jobs of the QOS it adds to
+			// the associations (see holdsRelease); the site's own users'
+			// jobs in the site's own QOS go on.
+			var tally jobTally
+			for _, j := range in.Jobs {
+				if j.Account == t.Name && holdsRelease(t, in.Naming, j) {
+					tally.running += j.Running
+					tally.pending += j.Pending
+				}
+			}
+			if !canRemove(KindAccount, t.Name, t.Name, tally, "tenant is being released (the site's account and its original users stay); new submissions are blocked; waiting for the jobs of the users and QOS gpubridge added") {
+				keep = append(keep, t)
+				waitingAccounts[t.Name] = true
+				continue
+			}
+			released = append(released, t)
+			p.Removed = append(p.Removed, t.Name)
+			p.Released = append(p.Released, t.Name)
+			continue
 		}
 		if t.IsDeleting() {
 			if !canRemove(KindAccount, t.Name, t.Name, acctJobs[t.Name], "tenant is being deleted; new submissions are blocked") {
@@ -243,6 +269,9 @@ func plan(in Input, p *Plan) []string {
 		keep = append(keep, t)
 	}
 	want := tenant.Project(keep, in.Naming)
+	for _, t := range released {
+		releaseObjects(&want, t, in.Naming, in.State)
+	}
 
 	// QOS.
 	liveQOS := map[string]tenant.QOS{}
@@ -545,6 +574,7 @@ func plan(in Input, p *Plan) []string {
 		del.gone[qosOwner(in.Naming, q.Name)] = true
 	}
 	slices.Sort(p.Removed)
+	slices.Sort(p.Released)
 	if in.Deletes != nil {
 		p.MassDelete = in.Deletes.check(del, in.Tenants)
 	}
@@ -557,6 +587,7 @@ func plan(in Input, p *Plan) []string {
 		p.w.deleteAssocs, p.w.deleteAccts, p.w.deleteQOS, p.w.setDefaults = nil, nil, nil, nil
 		// A tenant whose objects stay is not finished.
 		p.Removed = slices.DeleteFunc(p.Removed, func(n string) bool { return slices.Contains(p.MassDelete.Tenants, n) })
+		p.Released = slices.DeleteFunc(p.Released, func(n string) bool { return slices.Contains(p.MassDelete.Tenants, n) })
 		for i := range p.Changes {
 			if p.Changes[i].Action == Delete || forDelete[i] {
 				p.Changes[i].HeldBack = true

@@ -352,7 +352,12 @@ func TestImport(t *testing.T) {
 	}
 	cpus := int64(32)
 	want := []tenant.Tenant{{Name: "physics", Description: "Physics dept", Organization: "uni", Users: []string{"xia", "zed"}, Admins: []string{"zed"},
-		GPUs: tenant.Quota{"h100": 4}, CPUs: &cpus, State: tenant.Active, Adopted: true}}
+		GPUs: tenant.Quota{"h100": 4}, CPUs: &cpus, State: tenant.Active, Adopted: true,
+		// What release leaves and puts back.
+		Origin: &tenant.Origin{Description: "Physics dept", Organization: "uni",
+			Assocs:       []tenant.OriginAssoc{{User: "xia", QOS: []string{"normal"}}, {User: "zed", QOS: []string{"normal"}, DefaultQOS: "normal"}},
+			Coordinators: []string{"yan", "zed"},
+			QOS:          &tenant.OriginQOS{Description: "site", GrpTRES: tenant.TRES{"gres/gpu:h100": 4, "cpu": 32, "node": 2}}}}}
 	if diff := cmp.Diff(want, ts); diff != "" {
 		t.Errorf("imported (-want +got):\n%s", diff)
 	}

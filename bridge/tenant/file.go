@@ -25,23 +25,27 @@ import (
 //	    burst: {enabled: true, maxOnDemandGPUs: 8, monthlyBudget: "2500.00"}
 //	    bookings: {maxGPUs: {h100: 8}, maxWindow: 14d, minLead: 1d, maxHorizon: 90d}
 //	delete: [oldteam]
+//	purge: [adoptedteam]
 //
 // Each listed tenant is created or replaced as a whole (what `add tenant`,
 // `modify tenant` and `add/delete user` do one field at a time); tenants
-// under delete are deleted as `delete tenant` does. Tenants the file does
-// not mention are left alone.
+// under delete are deleted as `delete tenant` does (an adopted tenant is
+// released: the site's account stays), tenants under purge as `delete
+// tenant --purge` does (everything goes). Tenants the file does not
+// mention are left alone.
 type File struct {
 	Version int      `json:"version,omitempty"`
 	Tenants []Tenant `json:"tenants,omitempty"`
 	Delete  []string `json:"delete,omitempty"`
+	Purge   []string `json:"purge,omitempty"`
 }
 
 // FileVersion is the only tenants-file version this build reads.
 const FileVersion = 1
 
 var (
-	fileKeys   = []string{"version", "tenants", "delete"}
-	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst", "bookings", "adopted"}
+	fileKeys   = []string{"version", "tenants", "delete", "purge"}
+	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst", "bookings", "adopted", "origin"}
 	burstKeys  = []string{"enabled", "maxOnDemandGPUs", "monthlyBudget"}
 )
 
@@ -92,26 +96,37 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 			f.Tenants = append(f.Tenants, t)
 		}
 	}
-	if v, ok := top["delete"]; ok {
+	for _, key := range []string{"delete", "purge"} {
+		v, ok := top[key]
+		if !ok {
+			continue
+		}
 		names, msg := stringList(v)
 		if msg != "" {
-			ps.Add("delete", "%s", msg)
+			ps.Add(key, "%s", msg)
 		}
 		for i, n := range names {
-			if m := kindProblem(kinds.get("delete").item(i), wantName, n); m != "" {
-				ps.Add(fmt.Sprintf("delete[%d]", i), "%s", m)
+			if m := kindProblem(kinds.get(key).item(i), wantName, n); m != "" {
+				ps.Add(fmt.Sprintf("%s[%d]", key, i), "%s", m)
 			} else if m := CheckName(n); m != "" {
-				ps.Add(fmt.Sprintf("delete[%d]", i), "%s", m)
+				ps.Add(fmt.Sprintf("%s[%d]", key, i), "%s", m)
 			}
 			for _, t := range f.Tenants {
 				if t.Name == n {
-					ps.Add(fmt.Sprintf("delete[%d]", i), "%q is also listed under tenants; give it in one place", n)
+					ps.Add(fmt.Sprintf("%s[%d]", key, i), "%q is also listed under tenants; give it in one place", n)
 				}
 			}
+			if key == "purge" && slices.Contains(f.Delete, n) {
+				ps.Add(fmt.Sprintf("purge[%d]", i), "%q is also listed under delete; give it in one place (purge deletes an adopted tenant's site account too, delete releases it)", n)
+			}
 		}
-		f.Delete = names
+		if key == "delete" {
+			f.Delete = names
+		} else {
+			f.Purge = names
+		}
 	}
-	if len(f.Tenants) == 0 && len(f.Delete) == 0 && len(ps) == 0 {
+	if len(f.Tenants) == 0 && len(f.Delete) == 0 && len(f.Purge) == 0 && len(ps) == 0 {
 		ps.Add("tenants", "the file declares no tenants and deletes none")
 	}
 	ps = append(ps, ValidateSet(f.Tenants, existing, r, true)...)
@@ -231,9 +246,23 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 				ps.Add("adopted", "%s", msg)
 			}
 			t.Adopted = on
+		case "origin":
+			// Set by `gpubridge import` and written by `gpubridge dump`,
+			// like adopted: it counts only when it creates the record.
+			var o Origin
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&o); err != nil {
+				ps.Add("origin", "is not what `gpubridge dump` writes (%v); leave it out unless you restore a dump", err)
+			} else {
+				t.Origin = &o
+			}
 		default:
 			ps.Add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
 		}
+	}
+	if t.Origin != nil && !t.Adopted {
+		ps.Add("origin", "is only for an adopted tenant (adopted: true)")
 	}
 	return t, ps
 }

@@ -60,8 +60,8 @@ tenants:
 		"unknown keys": {
 			yaml: "tenant:\n  - name: x\ntenants:\n  - name: acme\n    gpu: {h100: 1}\n",
 			want: Problems{
-				{Field: "tenant", Msg: "is not a file key; known keys: version, tenants, delete"},
-				{Field: "tenants[0] (acme).gpu", Msg: "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst, bookings, adopted"},
+				{Field: "tenant", Msg: "is not a file key; known keys: version, tenants, delete, purge"},
+				{Field: "tenants[0] (acme).gpu", Msg: "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst, bookings, adopted, origin"},
 			},
 		},
 		"not YAML": {

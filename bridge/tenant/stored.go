@@ -26,7 +26,10 @@ type Edit struct {
 	// (Version n: the stored record must still be at version n) tenants.
 	Put []Stored
 	// Delete marks tenants as being deleted; a Version other than 0 must
-	// still be the stored one.
+	// still be the stored one. Each one's State says how: Releasing
+	// releases an adopted tenant whose origin is recorded (the site's
+	// account stays), anything else (Deleting, "") deletes it whole; a
+	// tenant already in the state asked for is left alone.
 	Delete []Stored
 }
 

@@ -44,6 +44,11 @@ type Tenant struct {
 	// `gpubridge import`: apply may then modify objects that do not yet
 	// carry gpubridge's marker.
 	Adopted bool `json:"adopted,omitempty"`
+	// Origin is what existed in Slurm before the adoption (recorded by
+	// `gpubridge import`): what releasing the tenant leaves and puts back.
+	// Nil for a tenant gpubridge created, and for one adopted before
+	// gpubridge recorded it (deleting such a tenant needs --purge).
+	Origin *Origin `json:"origin,omitempty"`
 }
 
 // Burst is a tenant's on-demand overflow policy.
@@ -68,10 +73,14 @@ type State string
 const (
 	Active   State = "active"
 	Deleting State = "deleting"
+	// Releasing is an adopted tenant being deleted by releasing the
+	// site's account: gpubridge's own objects go, the site's stay and get
+	// back what they had (see Origin).
+	Releasing State = "releasing"
 )
 
-// IsDeleting reports whether t is being deleted.
-func (t Tenant) IsDeleting() bool { return t.State == Deleting }
+// IsDeleting reports whether t is being deleted (purged or released).
+func (t Tenant) IsDeleting() bool { return t.State == Deleting || t.State == Releasing }
 
 // Clone returns a deep copy of t.
 func (t Tenant) Clone() Tenant {
@@ -92,6 +101,7 @@ func (t Tenant) Clone() Tenant {
 		c.Burst.MonthlyBudget = &v
 	}
 	c.Bookings = t.Bookings.Clone()
+	c.Origin = t.Origin.Clone()
 	return c
 }
 
@@ -108,6 +118,10 @@ func (t *Tenant) Normalize() {
 	}
 	if t.State == "" {
 		t.State = Active
+	}
+	if t.Origin != nil {
+		t.Origin = t.Origin.Clone()
+		t.Origin.normalize()
 	}
 }
 

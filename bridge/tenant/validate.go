@@ -251,9 +251,9 @@ func Validate(t Tenant, r Rules) Problems {
 	}
 	ps = append(ps, validateBookings(t.Bookings, known, r.GPUTypes)...)
 	switch t.State {
-	case "", Active, Deleting:
+	case "", Active, Deleting, Releasing:
 	default:
-		ps.Add("state", "%q is not a state (active or deleting)", t.State)
+		ps.Add("state", "%q is not a state (active, deleting or releasing)", t.State)
 	}
 	return ps
 }

@@ -250,7 +250,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 // merge is MergeFile over stored tenants, with the edit that writes the
 // file's changes at the versions read.
 func merge(stored []tenant.Stored, f *fileInput) ([]tenant.Tenant, []StoreChange, tenant.Edit) {
-	ts, sc := MergeFile(tenantsOf(stored), f.tenants, f.deletes)
+	ts, sc := MergeFile(tenantsOf(stored), f.tenants, f.deletes, f.purges...)
 	version := map[string]int64{}
 	for _, t := range stored {
 		version[t.Name] = t.Version
@@ -269,10 +269,13 @@ func merge(stored []tenant.Stored, f *fileInput) ([]tenant.Tenant, []StoreChange
 }
 
 // MergeFile returns the stored tenants with a file's applied, and what
-// changes in the store. A file tenant keeps the adopted mark of the stored
-// one and is active (declaring a tenant being deleted takes it back);
-// tenants under delete are marked deleting; the others are left alone.
-func MergeFile(stored, file []tenant.Tenant, deletes []string) ([]tenant.Tenant, []StoreChange) {
+// changes in the store. A file tenant keeps the adopted mark and origin of
+// the stored one and is active (declaring a tenant being deleted takes it
+// back); tenants under delete are marked deleting (an adopted one
+// releasing: tenant.DeletionState), tenants under purge deleting (a
+// release under way becomes a purge); the others are left alone. A
+// deletion's store change says the state it sets.
+func MergeFile(stored, file []tenant.Tenant, deletes []string, purges ...string) ([]tenant.Tenant, []StoreChange) {
 	out := slices.Clone(stored)
 	var sc []StoreChange
 	for _, ft := range file {
@@ -284,19 +287,34 @@ func MergeFile(stored, file []tenant.Tenant, deletes []string) ([]tenant.Tenant,
 			sc = append(sc, StoreChange{Action: ActionCreate, Tenant: ft.Name})
 			continue
 		}
-		ft.Adopted = out[i].Adopted
+		ft.Adopted, ft.Origin = out[i].Adopted, out[i].Origin.Clone()
 		if cs := tenant.Changes(out[i], ft); len(cs) > 0 {
 			sc = append(sc, StoreChange{Action: ActionModify, Tenant: ft.Name, Changes: cs})
 		}
 		out[i] = ft
 	}
-	for _, d := range deletes {
+	mark := func(d string, purge bool) {
 		i := slices.IndexFunc(out, func(t tenant.Tenant) bool { return t.Name == d })
-		if i >= 0 && !out[i].IsDeleting() {
-			out[i] = out[i].Clone()
-			out[i].State = tenant.Deleting
-			sc = append(sc, StoreChange{Action: ActionDelete, Tenant: d})
+		if i < 0 {
+			return
 		}
+		want := tenant.DeletionState(out[i], purge)
+		if out[i].IsDeleting() && (!purge || out[i].State == tenant.Deleting) {
+			return // already being deleted: keeps how
+		}
+		if out[i].State == want {
+			return
+		}
+		old := out[i].State
+		out[i] = out[i].Clone()
+		out[i].State = want
+		sc = append(sc, StoreChange{Action: ActionDelete, Tenant: d, Changes: []tenant.FieldChange{{Title: "State", Old: string(old), New: string(want)}}})
+	}
+	for _, d := range deletes {
+		mark(d, false)
+	}
+	for _, d := range purges {
+		mark(d, true)
 	}
 	return out, sc
 }

@@ -41,6 +41,7 @@ func Check(ctx context.Context, ts []tenant.Tenant, early tenant.Problems, prefi
 type fileInput struct {
 	tenants []tenant.Tenant
 	deletes []string
+	purges  []string
 }
 
 // readFile parses and validates a tenants file against the cluster's GPU
@@ -71,7 +72,7 @@ func (s *Service) readFile(ctx context.Context, b []byte) (*fileInput, error) {
 	if serr != nil {
 		return nil, serr
 	}
-	return &fileInput{tenants: f.Tenants, deletes: f.Delete}, nil
+	return &fileInput{tenants: f.Tenants, deletes: f.Delete, purges: f.Purge}, nil
 }
 
 // typesFunc and namesFunc adapt functions to the interfaces.

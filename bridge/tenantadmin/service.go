@@ -107,24 +107,65 @@ func (s *Service) change(ctx context.Context, st Store, old tenant.Stored, t ten
 }
 
 // Delete marks tenants for deletion (their Slurm objects go at a later
-// apply, once their jobs have ended). confirm sees the names.
+// apply, once their jobs have ended); adopted tenants are released
+// (DeleteTenants without purge). confirm sees the names.
 func (s *Service) Delete(ctx context.Context, names []string, confirm func(names []string) error) error {
+	return s.DeleteTenants(ctx, names, false, func(ds []Deletion) error {
+		ns := make([]string, len(ds))
+		for i, d := range ds {
+			ns[i] = d.Name
+		}
+		return confirm(ns)
+	})
+}
+
+// Deletion is how a tenant is deleted.
+type Deletion struct {
+	Name string
+	// Release: the tenant was adopted; gpubridge's own objects go, the
+	// site's account and original users stay as they were (see
+	// reconcile's release). Otherwise everything goes.
+	Release bool
+}
+
+// DeleteTenants marks tenants for deletion: an adopted tenant is released
+// (tenant.Releasing) unless purge, any other is deleted whole
+// (tenant.Deleting; purge changes nothing for it). A tenant already being
+// deleted keeps how, unless purge turns a release into a purge. An
+// adopted tenant whose origin was not recorded (imported by an older
+// gpubridge) cannot be released: it needs purge. confirm sees what
+// changes (nothing is written when nothing changes).
+func (s *Service) DeleteTenants(ctx context.Context, names []string, purge bool, confirm func(ds []Deletion) error) error {
 	st, err := s.Backends.Store(ctx)
 	if err != nil {
 		return err
 	}
 	var e tenant.Edit
+	var ds []Deletion
 	for _, n := range names {
-		if slices.ContainsFunc(e.Delete, func(t tenant.Stored) bool { return t.Name == n }) {
+		if slices.ContainsFunc(ds, func(d Deletion) bool { return d.Name == n }) {
 			continue
 		}
 		t, err := st.GetStored(ctx, n)
 		if err != nil {
 			return notFound(err)
 		}
-		e.Delete = append(e.Delete, t)
+		if t.Adopted && t.Origin == nil && !purge && !t.IsDeleting() {
+			return inputf("tenant %s was imported before gpubridge recorded what the site's account held, so it cannot be released (its original account and users told from gpubridge's); `gpubridge delete tenant %s --purge` deletes it whole, as a tenant gpubridge created", n, n)
+		}
+		want := tenant.DeletionState(t.Tenant, purge)
+		if t.IsDeleting() && (!purge || t.State == tenant.Deleting) {
+			want = t.State // already being deleted: keeps how
+		}
+		ds = append(ds, Deletion{Name: n, Release: want == tenant.Releasing})
+		if want == t.State {
+			continue
+		}
+		d := t
+		d.State = want
+		e.Delete = append(e.Delete, d)
 	}
-	if err := confirm(names); err != nil {
+	if err := confirm(ds); err != nil {
 		return err
 	}
 	return s.commit(ctx, st, e)

@@ -164,7 +164,7 @@ func TestMergeFile(t *testing.T) {
 		{Action: ActionModify, Tenant: "acme", Changes: []tenant.FieldChange{{Title: "GPUs", Old: "h100:2", New: "h100:4"}}},
 		{Action: ActionModify, Tenant: "globex", Changes: []tenant.FieldChange{{Title: "State", Old: "deleting", New: "active"}}},
 		{Action: ActionCreate, Tenant: "hooli"},
-		{Action: ActionDelete, Tenant: "initech"},
+		{Action: ActionDelete, Tenant: "initech", Changes: []tenant.FieldChange{{Title: "State", Old: "active", New: "deleting"}}},
 	}
 	if diff := cmp.Diff(want, sc); diff != "" {
 		t.Errorf("store changes (-want +got):\n%s", diff)

@@ -155,12 +155,13 @@ func (m *Memory) put(ts map[string]tenant.Stored, audit *[]sqldb.AuditEntry, act
 	return &c, nil
 }
 
-func (m *Memory) markDeleting(ts map[string]tenant.Stored, audit *[]sqldb.AuditEntry, actor string, t tenant.Stored) error {
-	if t.IsDeleting() {
+func (m *Memory) markDeleting(ts map[string]tenant.Stored, audit *[]sqldb.AuditEntry, actor string, t tenant.Stored, state tenant.State) error {
+	state = DeletionState(t.Tenant, state)
+	if t.State == state {
 		return nil
 	}
 	after := t.Clone()
-	after.State = tenant.Deleting
+	after.State = state
 	if err := m.record(audit, actor, ActionDelete, t.Name, t.Tenant, after); err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (m *Memory) Commit(_ context.Context, actor string, e tenant.Edit) error {
 			}
 		}
 		for _, t := range e.Delete {
-			if err := m.markDeleting(ts, audit, actor, ts[strings.ToLower(t.Name)]); err != nil {
+			if err := m.markDeleting(ts, audit, actor, ts[strings.ToLower(t.Name)], t.State); err != nil {
 				return err
 			}
 		}
@@ -234,7 +235,7 @@ func (m *Memory) MarkDeleting(_ context.Context, actor string, names []string) (
 			if t.IsDeleting() {
 				continue
 			}
-			if err := m.markDeleting(ts, audit, actor, t); err != nil {
+			if err := m.markDeleting(ts, audit, actor, t, tenant.Deleting); err != nil {
 				return err
 			}
 			b := t.Tenant

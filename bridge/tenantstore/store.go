@@ -3,6 +3,7 @@ package tenantstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -66,6 +67,8 @@ type tenantRow struct {
 	BookingMinLead    sql.NullInt64  `db:"booking_min_lead_s"`
 	BookingMaxHorizon sql.NullInt64  `db:"booking_max_horizon_s"`
 	BookingSpendLimit sql.NullString `db:"booking_spend_limit"` // DECIMAL(24,6)
+	// Origin is tenant.Origin as JSON, NULL for a tenant gpubridge created.
+	Origin sql.NullString `db:"origin_json"`
 }
 
 type bookingGPURow struct {
@@ -87,7 +90,7 @@ type gpuRow struct {
 }
 
 const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, version, created_at, updated_at,
-	booking_max_window_s, booking_min_lead_s, booking_max_horizon_s, booking_spend_limit`
+	booking_max_window_s, booking_min_lead_s, booking_max_horizon_s, booking_spend_limit, origin_json`
 
 // queryer is *sqlx.DB or *sqlx.Tx.
 type queryer interface {
@@ -213,6 +216,13 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 		}
 		if err := readBookingPolicy(r, &t.Bookings); err != nil {
 			return nil, err
+		}
+		if r.Origin.Valid {
+			var o tenant.Origin
+			if err := json.Unmarshal([]byte(r.Origin.String), &o); err != nil {
+				return nil, fmt.Errorf("tenant %q: stored origin: %w", r.Name, err)
+			}
+			t.Origin = &o
 		}
 		out[i] = tenant.Stored{Tenant: t, Version: r.Version}
 		byName[strings.ToLower(r.Name)] = &out[i]
@@ -397,7 +407,7 @@ func (s *Store) Commit(ctx context.Context, actor string, e tenant.Edit) error {
 			}
 		}
 		for _, t := range e.Delete {
-			if err := markDeleting(ctx, tx, actor, now, before[strings.ToLower(t.Name)]); err != nil {
+			if err := markDeleting(ctx, tx, actor, now, before[strings.ToLower(t.Name)], t.State); err != nil {
 				return err
 			}
 		}
@@ -450,6 +460,13 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 	if t.Burst.MonthlyBudget != nil {
 		r.BurstBudget = sql.NullString{String: t.Burst.MonthlyBudget.String(), Valid: true}
 	}
+	if t.Origin != nil {
+		b, err := json.Marshal(t.Origin)
+		if err != nil {
+			return fmt.Errorf("write tenant %q: origin: %w", t.Name, err)
+		}
+		r.Origin = sql.NullString{String: string(b), Valid: true}
+	}
 	bp := t.Bookings
 	r.BookingMaxWindow, r.BookingMinLead, r.BookingMaxHorizon = spanSeconds(bp.MaxWindow), spanSeconds(bp.MinLead), spanSeconds(bp.MaxHorizon)
 	if bp.MonthlySpendLimit != nil {
@@ -457,13 +474,14 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 	}
 	q := `INSERT INTO tenants (` + tenantCols + `) VALUES (:name, :description, :organization, :cpus, :memory_mb,
 		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :version, :created_at, :updated_at,
-		:booking_max_window_s, :booking_min_lead_s, :booking_max_horizon_s, :booking_spend_limit)`
+		:booking_max_window_s, :booking_min_lead_s, :booking_max_horizon_s, :booking_spend_limit, :origin_json)`
 	if exists {
 		q = `UPDATE tenants SET description = :description, organization = :organization, cpus = :cpus, memory_mb = :memory_mb,
 			burst_enabled = :burst_enabled, burst_max_gpus = :burst_max_gpus, burst_budget = :burst_budget,
 			state = :state, adopted = :adopted, version = :version, updated_at = :updated_at,
 			booking_max_window_s = :booking_max_window_s, booking_min_lead_s = :booking_min_lead_s,
-			booking_max_horizon_s = :booking_max_horizon_s, booking_spend_limit = :booking_spend_limit WHERE name = :name`
+			booking_max_horizon_s = :booking_max_horizon_s, booking_spend_limit = :booking_spend_limit,
+			origin_json = :origin_json WHERE name = :name`
 	}
 	if _, err := tx.NamedExecContext(ctx, q, r); err != nil {
 		if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == 1062 { // duplicate key: inserted meanwhile
@@ -529,7 +547,7 @@ func (s *Store) MarkDeleting(ctx context.Context, actor string, names []string) 
 			if t.IsDeleting() {
 				continue
 			}
-			if err := markDeleting(ctx, tx, actor, now, t); err != nil {
+			if err := markDeleting(ctx, tx, actor, now, t, tenant.Deleting); err != nil {
 				return err
 			}
 			b := t.Tenant
@@ -545,18 +563,31 @@ func (s *Store) MarkDeleting(ctx context.Context, actor string, names []string) 
 	return changes, nil
 }
 
-// markDeleting sets t deleting (a new version) with its audit row; a
-// tenant already deleting is left alone.
-func markDeleting(ctx context.Context, tx *sqlx.Tx, actor string, now time.Time, t tenant.Stored) error {
-	if t.IsDeleting() {
+// markDeleting sets t to state (tenant.Deleting, or tenant.Releasing:
+// see tenant.Edit.Delete; "" is Deleting) as a new version with its audit
+// row; a tenant already in that state is left alone.
+func markDeleting(ctx context.Context, tx *sqlx.Tx, actor string, now time.Time, t tenant.Stored, state tenant.State) error {
+	state = DeletionState(t.Tenant, state)
+	if t.State == state {
 		return nil
 	}
 	after := t.Clone()
-	after.State = tenant.Deleting
-	if _, err := tx.ExecContext(ctx, `UPDATE tenants SET state = ?, version = ?, updated_at = ? WHERE name = ?`, string(tenant.Deleting), t.Version+1, now, t.Name); err != nil {
-		return fmt.Errorf("mark %q deleting: %w", t.Name, err)
+	after.State = state
+	if _, err := tx.ExecContext(ctx, `UPDATE tenants SET state = ?, version = ?, updated_at = ? WHERE name = ?`, string(state), t.Version+1, now, t.Name); err != nil {
+		return fmt.Errorf("mark %q %s: %w", t.Name, state, err)
 	}
 	return sqldb.Audit(ctx, tx, now, actor, ActionDelete, AuditKind, t.Name, t.Tenant, after)
+}
+
+// DeletionState is the state an edit's deletion of stored tenant t asks
+// for: Releasing only for a tenant that can be released (adopted, its
+// origin recorded), Deleting otherwise ("" included). The rule Commit
+// applies, shared by the in-memory store.
+func DeletionState(t tenant.Tenant, asked tenant.State) tenant.State {
+	if asked == tenant.Releasing && t.Adopted && t.Origin != nil {
+		return tenant.Releasing
+	}
+	return tenant.Deleting
 }
 
 // Remove drops tenants that are being deleted and whose Slurm objects are

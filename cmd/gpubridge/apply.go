@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,10 @@ func (a *App) printPlan(w io.Writer, p *reconcile.Plan, sc []storeChange) {
 		fmt.Fprintln(w, wt.String())
 	}
 	for _, n := range p.Removed {
+		if slices.Contains(p.Released, n) {
+			fmt.Fprintf(w, "- tenant %s  (release finished: dropped from the store; the site's account and its original users stay)\n", n)
+			continue
+		}
 		fmt.Fprintf(w, "- tenant %s  (deletion finished: dropped from the store)\n", n)
 	}
 	for _, c := range p.Conflicts {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
@@ -161,8 +162,9 @@ func (a *App) confirmChanges(name string, cs []tenant.FieldChange) error {
 }
 
 func deleteTenantCmd(a *App) *cobra.Command {
-	return &cobra.Command{
-		Use:               "tenant NAME ...",
+	var purge bool
+	cmd := &cobra.Command{
+		Use:               "tenant NAME ... [--purge]",
 		ValidArgsFunction: completeTenants(a, true),
 		Short:             "Delete tenants: block new jobs now, remove the Slurm objects once their jobs end",
 		Long: `Mark tenants for deletion. Deleting never kills running jobs. The next
@@ -170,7 +172,15 @@ func deleteTenantCmd(a *App) *cobra.Command {
 and the job_submit guard refuses the account's jobs) while running and pending
 jobs continue; each later apply removes the account, its associations and its
 QOS once the account has no running or pending job, and then drops the tenant.
-Cancel the jobs with scancel to finish sooner.`,
+Cancel the jobs with scancel to finish sooner.
+
+A tenant adopted by ` + "`gpubridge import`" + ` is released instead (state releasing): once
+no job of the users or QOS gpubridge added is unfinished, apply removes what
+gpubridge added (its QOS, the user associations and coordinators it added) and
+puts back what it changed (the account's description and organization, the
+original associations' QOS list and default QOS, the original QOS's limits);
+the site's account and its original users stay. --purge deletes an adopted
+tenant whole, like any other (for a tenant gpubridge created it changes nothing).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -181,15 +191,31 @@ Cancel the jobs with scancel to finish sooner.`,
 			if err != nil {
 				return err
 			}
-			if err := svc.Delete(ctx, args, func(names []string) error {
-				return a.Confirm(" Deleting tenant(s)\n  " + namesList(names, "\n  ") + "\n (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)")
+			var released []string
+			if err := svc.DeleteTenants(ctx, args, purge, func(ds []tenantadmin.Deletion) error {
+				var b strings.Builder
+				b.WriteString(" Deleting tenant(s)")
+				for _, d := range ds {
+					if d.Release {
+						released = append(released, d.Name)
+						fmt.Fprintf(&b, "\n  %s  (release: adopted; the site's account and its original users stay)", d.Name)
+					} else {
+						fmt.Fprintf(&b, "\n  %s", d.Name)
+					}
+				}
+				return a.Confirm(b.String() + "\n (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)")
 			}); err != nil {
 				return tenantErr(err)
 			}
 			fmt.Fprintf(a.out, "Tenant(s) %s marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n", namesList(args, ", "))
+			if len(released) > 0 {
+				fmt.Fprintf(a.out, "Released, not deleted: %s (adopted: only gpubridge's objects go; give --purge to delete the site's account too).\n", namesList(released, ", "))
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&purge, "purge", false, "delete an adopted tenant's account and original users too (default: release them)")
+	return cmd
 }
 
 func userArgs(args []string, extra ...string) (string, string, map[string]string, error) {

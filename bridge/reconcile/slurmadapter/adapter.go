@@ -217,18 +217,21 @@ func (a *Adapter) ActiveJobs(ctx context.Context, accounts []string) ([]reconcil
 	if err != nil {
 		return nil, err
 	}
-	counts := map[reconcile.AssocKey]*reconcile.JobCount{}
-	var order []reconcile.AssocKey
+	// Counted per account, user and QOS (releasing an adopted tenant
+	// waits only for the jobs of gpubridge's QOS and users).
+	type key struct{ account, user, qos string }
+	counts := map[key]*reconcile.JobCount{}
+	var order []key
 	for _, j := range jobs {
 		pending := j.HasState("PENDING")
 		running := !pending && (j.HasState("COMPLETING") || !slices.ContainsFunc(j.State, func(s string) bool { return slices.Contains(terminal, s) }))
 		if !pending && !running {
 			continue
 		}
-		k := reconcile.AssocKey{Account: strings.ToLower(j.Account), User: j.User}
+		k := key{strings.ToLower(j.Account), j.User, j.QOS}
 		c := counts[k]
 		if c == nil {
-			c = &reconcile.JobCount{Account: k.Account, User: k.User}
+			c = &reconcile.JobCount{Account: k.account, User: k.user, QOS: k.qos}
 			counts[k] = c
 			order = append(order, k)
 		}
