@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"EmptyEditChangesNothing": testEmptyEdit,
 		"BookingPolicy":           testBookingPolicy,
 		"RemovedNamesKept":        testRemovedNames,
+		"OriginAndRelease":        testOriginAndRelease,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) { fn(t, open(t)) })
@@ -395,5 +396,43 @@ func testBookingPolicy(t *testing.T, s Store) {
 	must(t, err)
 	if got, err := s.Get(ctx, "acme"); err != nil || !got.Bookings.IsZero() {
 		t.Errorf("after unsetting: %+v, %v", got.Bookings, err)
+	}
+}
+
+// An adopted tenant's origin (what existed in Slurm) is stored whole; a
+// deletion asking for a release marks it releasing, a purge after that
+// deleting; a tenant without an origin is deleted whatever is asked.
+func testOriginAndRelease(t *testing.T, s Store) {
+	ctx := context.Background()
+	a := acme()
+	a.Adopted = true
+	a.Origin = &tenant.Origin{Description: "Acme site", Organization: "acme-site",
+		Assocs:       []tenant.OriginAssoc{{User: "bob", QOS: []string{"normal", "long"}, DefaultQOS: "normal"}, {User: "alice"}},
+		Coordinators: []string{"bob"},
+		QOS:          &tenant.OriginQOS{Description: "site qos", GrpTRES: tenant.TRES{"cpu": 32}}}
+	_, err := s.Put(ctx, "tester", []tenant.Tenant{a, globex()})
+	must(t, err)
+	got, err := s.Get(ctx, "acme")
+	must(t, err)
+	if diff := cmp.Diff(normalized(a), []tenant.Tenant{got}); diff != "" {
+		t.Errorf("origin round trip (-want +got):\n%s", diff)
+	}
+	st, _ := s.GetStored(ctx, "acme")
+	st.State = tenant.Releasing
+	g, _ := s.GetStored(ctx, "globex")
+	g.State = tenant.Releasing // not adopted: deleted whole
+	must(t, s.Commit(ctx, "tester", tenant.Edit{Delete: []tenant.Stored{st, g}}))
+	if got, _ := s.Get(ctx, "acme"); got.State != tenant.Releasing || !got.Releases() {
+		t.Errorf("acme after a release: state %s", got.State)
+	}
+	if got, _ := s.Get(ctx, "globex"); got.State != tenant.Deleting {
+		t.Errorf("globex (created by gpubridge) after a release: state %s, want deleting", got.State)
+	}
+	st, _ = s.GetStored(ctx, "acme")
+	st.State = tenant.Deleting
+	must(t, s.Commit(ctx, "tester", tenant.Edit{Delete: []tenant.Stored{st}}))
+	after, _ := s.GetStored(ctx, "acme")
+	if after.State != tenant.Deleting || after.Version != st.Version+1 || after.Origin == nil {
+		t.Errorf("acme after a purge: state %s version %d (was %d), origin %v", after.State, after.Version, st.Version, after.Origin)
 	}
 }
