@@ -97,8 +97,11 @@ func GuardFor(ts []Tenant, n Naming) []byte {
 			continue // no Slurm account has an empty name
 		}
 		state := t.State
-		if state == "" {
+		switch {
+		case state == "":
 			state = Active
+		case t.IsDeleting():
+			state = Deleting // a release blocks new jobs as a deletion does
 		}
 		name := guardField(t.Name)
 		fmt.Fprintf(&b, "tenant %s %s\n", name, guardField(string(state)))
