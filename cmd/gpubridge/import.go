@@ -20,7 +20,13 @@ QOS named like the tenant's QOS exists, its quota (typed GPU, cpu and mem
 entries of its GrpTRES). The tenants are marked adopted: the next apply may
 change their objects (it shows how in plan) and marks them as gpubridge's.
 --marked imports every account that carries gpubridge's marker but is not in
-the store (after the store was lost or restored from an old backup).`,
+the store (after the store was lost or restored from an old backup).
+
+import also records what an adopted account held (its description and
+organization, its users' QOS lists and default QOS, its coordinators, the QOS
+if it existed): ` + "`gpubridge delete tenant`" + ` then releases the account, removing
+only what gpubridge added and putting back what it changed (--purge deletes
+it whole).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !marked {
 				return usagef("name the accounts to import, or give --marked")
