@@ -24,7 +24,10 @@
 // job_submit guard refuses the account's jobs whatever their QOS), until the
 // account has no running or pending job; only then are its objects
 // removed. A user association is removed once that user's jobs under the
-// account have ended. Shrinking a quota changes GrpTRES only, which gates
+// account have ended. A tenant adopted by `gpubridge import` is released
+// instead (tenant.Releasing, release.go): only what gpubridge added goes,
+// what it changed on the site's account is put back (tenant.Origin), and
+// only the jobs of gpubridge's users and QOS are waited for. Shrinking a quota changes GrpTRES only, which gates
 // the start of jobs and never stops running ones.
 //
 // Deleting only what a store means (DeletePolicy, massdelete.go): every
