@@ -37,7 +37,7 @@ func (w *apiWiring) App(c config.Config, set *clients.Set) (http.Handler, func(c
 			return bk.Service, err
 		},
 		Burst: func(ctx context.Context) (*service.Service, error) { return a.burstController(ctx, c, "", "") },
-		Usage: func(ctx context.Context) (api.UsageReader, error) { return a.books(ctx) },
+		Usage: func(ctx context.Context) (api.UsageReader, error) { return a.Books(ctx) },
 	})
 	return srv, loop, nil
 }

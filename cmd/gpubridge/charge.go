@@ -57,7 +57,7 @@ func (a *App) bookingCharger(ctx context.Context) (*billing.BookingCharger, erro
 	if err != nil {
 		return nil, err
 	}
-	st, err := a.ledgerStore(ctx)
+	st, err := a.Ledger(ctx)
 	if err != nil {
 		return nil, err
 	}

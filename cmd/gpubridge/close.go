@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/ingest"
-	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -32,43 +30,24 @@ Closing cannot be undone; it asks first unless -i is given.`,
 			if err != nil {
 				return usagef("%v", err)
 			}
-			pv, ok := ka.Where["period"]
-			if !ok || len(ka.Names) > 0 {
+			if len(ka.Names) > 0 {
 				return usagef("close needs period=YYYY-MM")
 			}
-			p, err := periodArg(pv)
+			o, err := app.ParseClose(ka.Where)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			cl, err := a.closer(ctx)
-			if err != nil {
-				return err
-			}
-			if cl.Charger, err = a.bookingCharger(ctx); err != nil {
-				return err
-			}
-			o := billing.CloseOptions{Period: p, Actor: actor(), Confirm: a.Confirm}
-			switch ka.Where["ingest"] {
-			case "", "yes":
-				if cl.Reader, err = a.quietIngester(ctx); err != nil {
-					return err
-				}
-				o.Reread, o.OnReread = true, func(res ingest.Result) {
+			o.Confirm = a.Confirm
+			if o.Reread {
+				o.OnReread = func(res ingest.Result) {
 					fmt.Fprintf(a.out, "re-read %s..%s: %d ledger lines written\n", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), res.Stats.Lines)
 				}
-			case "no":
-			default:
-				return usagef("ingest=%s: want yes or no", ka.Where["ingest"])
 			}
-			rec, err := cl.Close(ctx, o)
-			if errors.Is(err, ledger.ErrNotEnded) {
-				return usageError{err}
-			}
+			rec, err := a.ClosePeriod(cmd.Context(), o, a.bookingCharger)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", p, rec.Lines, rec.GPUSeconds, rec.Amount, rec.Currency)
+			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", o.Period, rec.Lines, rec.GPUSeconds, rec.Amount, rec.Currency)
 			return nil
 		},
 	}

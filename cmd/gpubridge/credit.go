@@ -83,11 +83,11 @@ It prints the credits it wrote.`,
 // creditJob builds the credit job of configuration c on the App's
 // connections (billing.CreditSetup).
 func (a *App) creditJob(ctx context.Context, c config.Config, obs credit.Observer) (*credit.Job, error) {
-	st, err := a.ledgerStore(ctx)
+	st, err := a.Ledger(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cards, err := a.cardStore(ctx)
+	cards, err := a.RateCards(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +95,6 @@ func (a *App) creditJob(ctx context.Context, c config.Config, obs credit.Observe
 	if err != nil {
 		return nil, err
 	}
-	return billing.CreditSetup{Config: c, Ledger: st, Cards: cards, Labels: a.tenantLabels, Observer: obs, Health: hstore.New(db, c.Cluster),
+	return billing.CreditSetup{Config: c, Ledger: st, Cards: cards, Labels: a.TenantLabels, Observer: obs, Health: hstore.New(db, c.Cluster),
 		SlurmDB: a.SlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return a.Slurm(ctx) }}.Job(ctx)
 }

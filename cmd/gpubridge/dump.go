@@ -56,7 +56,7 @@ docs/install.md).`,
 				return err
 			}
 			fmt.Fprintf(a.out, "wrote %s: %d tenant(s), %d being deleted\n", path, len(f.Tenants), len(f.Delete))
-			st, err := a.cardStore(ctx)
+			st, err := a.RateCards(ctx)
 			if err != nil {
 				return err
 			}

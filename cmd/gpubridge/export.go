@@ -3,8 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/accounting/billing"
-	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -36,53 +35,15 @@ configuration's chargeback.* names. --json is format=json.`,
 			if len(ka.Names) > 0 {
 				return usagef("unexpected %q", ka.Names[0])
 			}
-			pv, ok := ka.Where["period"]
-			if !ok {
-				return usagef("export chargeback needs period=YYYY-MM")
-			}
-			p, err := periodArg(pv)
-			if err != nil {
-				return err
-			}
-			f := export.CSV
-			if a.output.JSON {
-				f = export.JSON
-			}
-			if v, ok := ka.Where["format"]; ok {
-				if f, err = export.ParseFormat(v); err != nil {
-					return usagef("%v", err)
-				}
-				if a.output.JSON && f != export.JSON {
-					return usagef("--json and format=%s: --json is format=json; give one of them", v)
-				}
-			}
 			path, err := fileArg(file, ka)
 			if err != nil {
 				return err
 			}
-			opts := export.Options{Format: f}
-			switch ka.Where["detail"] {
-			case "", "none", "summary":
-			case "jobs":
-				opts.Detail = true
-			default:
-				return usagef("detail=%s: want jobs", ka.Where["detail"])
-			}
-			if ka.Where["metadata"] != "" && f != export.FOCUS {
-				return usagef("metadata=%s: %v", ka.Where["metadata"], billing.ErrMetadataFormat)
-			}
-			c, err := a.Config()
+			req, err := app.ParseExport(ka.Where, a.output.JSON, path)
 			if err != nil {
 				return err
 			}
-			books, err := a.books(cmd.Context())
-			if err != nil {
-				return err
-			}
-			cb := c.Chargeback
-			books.Parties = export.Parties{Provider: cb.ProviderName, Publisher: cb.PublisherName, InvoiceIssuer: cb.InvoiceIssuerName}
-			return books.Export(cmd.Context(), billing.ExportRequest{Period: p, Account: accountArg(ka.Where), Options: opts,
-				Path: path, MetadataPath: ka.Where["metadata"]}, a.out)
+			return a.ExportChargeback(cmd.Context(), req, a.out)
 		},
 	}
 	fileFlag(cmd, &file, "write the export to this file (atomically) instead of stdout")

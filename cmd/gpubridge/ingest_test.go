@@ -14,20 +14,6 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 )
 
-func TestAcceptArg(t *testing.T) {
-	a, err := acceptArg("2026-11-20T12:00..2026-11-20T14:00")
-	if err != nil || !a.From.Equal(time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)) || !a.To.Equal(time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC)) || a.Actor == "" {
-		t.Fatalf("acceptArg = %+v, %v", a, err)
-	}
-	for _, bad := range []string{"2026-11-20T12:00", "2026-11-20T14:00..2026-11-20T12:00", "x..2026-11-20", "2026-11-20T12:00..2026-11-20T12:00"} {
-		if _, err := acceptArg(bad); err == nil {
-			t.Errorf("acceptArg(%q): want an error", bad)
-		} else if _, ok := err.(usageError); !ok {
-			t.Errorf("acceptArg(%q): %T, want a usage error", bad, err)
-		}
-	}
-}
-
 func TestPrintIngestState(t *testing.T) {
 	ts := func(s string) int64 {
 		v, err := time.Parse(time.DateTime, s)

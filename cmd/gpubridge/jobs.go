@@ -64,18 +64,18 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			return app.LockedJob{Env: a.Env, What: "gpubridge serve (bookings)", Job: setup.Job{Projector: p, Recorder: d.bookings}}, nil
 		})},
 		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
-			in, err := a.acctIngester(ctx, "")
+			in, err := a.Ingester(ctx, "")
 			if err != nil {
 				return nil, err
 			}
 			return &jobs.Ingest{Ingester: in}, nil
 		})},
 		{Spec: c.Schedules.ClosePeriod, Job: daemon.Lazy("close-period", func(ctx context.Context) (daemon.Job, error) {
-			cl, err := a.closer(ctx)
+			cl, err := a.Closer(ctx)
 			if err != nil {
 				return nil, err
 			}
-			if cl.Reader, err = a.acctIngester(ctx, ""); err != nil {
+			if cl.Reader, err = a.Ingester(ctx, ""); err != nil {
 				return nil, err
 			}
 			if cl.Charger, err = a.bookingCharger(ctx); err != nil {

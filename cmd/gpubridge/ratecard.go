@@ -3,15 +3,13 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"io"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -33,11 +31,7 @@ func showRatesCmd(a *App) *cobra.Command {
 			if err := a.noNames(args, ratecard.Table(pricing.Card{}, time.Now())); err != nil {
 				return err
 			}
-			st, err := a.cardStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			card, err := ratecard.Get(cmd.Context(), st)
+			card, err := a.RateCard(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -60,11 +54,7 @@ price list as "show rates" prints it.`,
 			if err := a.noNames(args, ratecard.Table(pricing.Card{}, time.Now())); err != nil {
 				return err
 			}
-			st, err := a.cardStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			card, err := ratecard.Get(cmd.Context(), st)
+			card, err := a.RateCard(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -75,14 +65,11 @@ price list as "show rates" prints it.`,
 				fmt.Fprintln(a.err, "show ratecard: the rates table (show rates); without -P, -p, format= and where the card as YAML")
 				return a.Print(ratecard.Table(card, time.Now()))
 			}
-			y, err := card.YAML()
+			doc, err := ratecard.Document(card)
 			if err != nil {
 				return err
 			}
-			if _, err = a.out.Write(y); err != nil {
-				return err
-			}
-			_, err = io.WriteString(a.out, ratecard.PriceListComment(card))
+			_, err = fmt.Fprint(a.out, doc)
 			return err
 		},
 	}
@@ -112,26 +99,14 @@ Example file:
 			if err != nil || path == "" {
 				return cmp.Or(err, usagef("load ratecard needs -f FILE"))
 			}
-			b, err := ratecard.ReadFile(path)
-			if err != nil {
-				return cardError(err)
-			}
-			st, err := a.cardStore(cmd.Context())
+			card, changed, err := a.LoadRateCard(cmd.Context(), path, func(c pricing.Card) error {
+				return a.Confirm(ratecard.LoadPrompt(c))
+			})
 			if err != nil {
 				return err
 			}
-			card, changed, err := ratecard.Load(cmd.Context(), st, b, actor(), time.Now(), func(c pricing.Card) error {
-				return a.Confirm(fmt.Sprintf(" Replacing the rate card: %s, %d rates, %d GPU types.", c.Currency, len(c.Rates), len(c.Types)))
-			})
-			if err != nil {
-				return cardError(err)
-			}
-			if !changed {
-				fmt.Fprintln(a.out, "rate card unchanged")
-				return nil
-			}
-			fmt.Fprintf(a.out, "rate card loaded: %s, %d rates, %d GPU types\n", card.Currency, len(card.Rates), len(card.Types))
-			return nil
+			_, err = fmt.Fprint(a.out, ratecard.Loaded(card, changed))
+			return err
 		},
 	}
 	fileFlag(cmd, &file, "the rate card file (YAML or JSON)")
@@ -148,31 +123,16 @@ func addRateCmd(a *App) *cobra.Command {
 			if err != nil {
 				return usagef("%v", err)
 			}
-			w := ka.Where
-			if w["type"] == "" || w["price"] == "" || w["from"] == "" {
-				return usagef("add rate needs type=, price= and from=")
-			}
-			r := pricing.Rate{Type: w["type"], Tier: meter.Tier(w["tier"])}
-			if r.PerGPUHour, err = pricing.ParsePrice(w["price"]); err != nil {
-				return usagef("%v", err)
-			}
-			if r.From, err = pricing.ParseDate(w["from"]); err != nil {
-				return usagef("%v", err)
-			}
-			st, err := a.cardStore(cmd.Context())
+			r, err := app.ParseRate(ka.Where)
 			if err != nil {
 				return err
 			}
-			next, err := ratecard.AddRate(cmd.Context(), st, r, w["currency"], actor(), time.Now())
+			next, err := a.AddRate(cmd.Context(), r, ka.Where["currency"])
 			if err != nil {
-				return cardError(err)
+				return err
 			}
-			tier := string(r.Tier)
-			if tier == "" {
-				tier = "reserved and ondemand"
-			}
-			fmt.Fprintf(a.out, "rate %s (%s): %s %s per GPU-hour from %s\n", r.Type, tier, r.PerGPUHour, next.Currency, r.From)
-			return nil
+			_, err = fmt.Fprint(a.out, ratecard.RateAdded(r, next.Currency))
+			return err
 		},
 	}
 }
@@ -186,21 +146,15 @@ func deleteRateCmd(a *App) *cobra.Command {
 			if err != nil {
 				return usagef("%v", err)
 			}
-			w := ka.Where
-			from, err := pricing.ParseDate(w["from"])
-			if err != nil || w["type"] == "" {
-				return usagef("delete rate needs type= and from=YYYY-MM-DD")
-			}
-			st, err := a.cardStore(cmd.Context())
+			k, err := app.ParseRateKey(ka.Where)
 			if err != nil {
 				return err
 			}
-			tier := meter.Tier(w["tier"])
-			err = ratecard.DeleteRate(cmd.Context(), st, w["type"], tier, from, actor(), time.Now(), func() error {
-				return a.Confirm(fmt.Sprintf(" Removing the rate of %s (tier %q) from %s.", w["type"], w["tier"], from))
+			err = a.DeleteRate(cmd.Context(), k, func() error {
+				return a.Confirm(ratecard.DeletePrompt(k.Type, k.Tier, k.From))
 			})
 			if err != nil {
-				return cardError(err)
+				return err
 			}
 			fmt.Fprintln(a.out, "rate removed")
 			return nil
@@ -217,27 +171,15 @@ func addGPUTypeCmd(a *App) *cobra.Command {
 			if err != nil {
 				return usagef("%v", err)
 			}
-			w := ka.Where
-			t := pricing.GPUType{Name: w["name"], Parent: w["parent"]}
-			if t.Name == "" || t.Parent == "" {
-				return usagef("add gputype needs name= and parent=")
-			}
-			for k, dst := range map[string]*int{"slices": &t.Slices, "parentslices": &t.ParentSlices} {
-				if v, ok := w[k]; ok {
-					if *dst, err = strconv.Atoi(v); err != nil {
-						return usagef("%s=%s: want a number", k, v)
-					}
-				}
-			}
-			st, err := a.cardStore(cmd.Context())
+			t, err := app.ParseGPUType(ka.Where)
 			if err != nil {
 				return err
 			}
-			if _, err := ratecard.AddGPUType(cmd.Context(), st, t, actor(), time.Now()); err != nil {
-				return cardError(err)
+			if err := a.AddGPUType(cmd.Context(), t); err != nil {
+				return err
 			}
-			fmt.Fprintf(a.out, "GPU type %s: a MIG profile of %s\n", t.Name, t.Parent)
-			return nil
+			_, err = fmt.Fprint(a.out, ratecard.GPUTypeAdded(t))
+			return err
 		},
 	}
 }

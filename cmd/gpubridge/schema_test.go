@@ -173,7 +173,7 @@ func TestJSONSchemasOffline(t *testing.T) {
 			Managed: true, SlurmState: "IDLE", Running: &run, Last: &res}})),
 		"burst run-once": jsonOf(t, burst.CycleTable(burst.Result{Moved: []burst.Move{{Job: burst.Job{ID: 7, User: "alice"}, Tenant: "acme",
 			GPUs: burst.Request{"h100": 1}}}}, false)),
-		"show ingest": jsonOf(t, ingestStateTable("tb", ledger.State{Watermarks: map[string]meter.Watermark{"slurmdb": {Source: "slurmdb", Through: at.Unix()}},
+		"show ingest": jsonOf(t, ledger.StateTable("tb", ledger.State{Watermarks: map[string]meter.Watermark{"slurmdb": {Source: "slurmdb", Through: at.Unix()}},
 			AccrualsAsOf: at.Unix(), Passes: []meter.Pass{{Kind: meter.PassChanges, Source: "slurmdb", AsOf: at.Unix(), Finished: at.Unix()}}})),
 		"show tokens": jsonOf(t, token.Table([]token.Token{{ID: 1, Name: "ci", Tenant: "acme", Scope: token.Read, CreatedAt: at, CreatedBy: "root", ExpiresAt: at.Add(time.Hour)},
 			{ID: 2, Name: "ops", Scope: token.Admin, CreatedAt: at, CreatedBy: "root"}}, at)),

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
-	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -42,24 +41,18 @@ month), each with its totals, like sreport's start= and end=.`,
 			if len(ka.Names) > 0 {
 				return usagef("unexpected %q: use tenant=NAME", ka.Names[0])
 			}
-			periods, err := periodsArg(ka.Where)
+			periods, err := app.ParsePeriods(ka.Where)
 			if err != nil {
 				return err
 			}
-			books, err := a.books(cmd.Context())
+			sums, err := a.Usage(cmd.Context(), periods, app.AccountArg(ka.Where))
 			if err != nil {
 				return err
 			}
-			var sums []export.Summary
-			for _, p := range periods {
-				s, err := books.Summary(cmd.Context(), p, accountArg(ka.Where))
-				if err != nil {
-					return err
-				}
+			for _, s := range sums {
 				if len(s.Rows) == 0 && !a.output.JSON {
 					fmt.Fprintf(a.err, "no GPU use booked in %s yet\n", s.Meta.Period)
 				}
-				sums = append(sums, s)
 			}
 			text := !a.output.JSON && !a.output.Parsable && !a.output.Trailing
 			if err := a.Print(export.UsageTable(sums, text)); err != nil {
@@ -72,59 +65,4 @@ month), each with its totals, like sreport's start= and end=.`,
 			return nil
 		},
 	}
-}
-
-// periodsArg reads period=, or start= and end= (months; end exclusive,
-// default through this month).
-func periodsArg(w map[string]string) ([]meter.Period, error) {
-	_, hasStart := w["start"]
-	_, hasEnd := w["end"]
-	if !hasStart && !hasEnd {
-		p, err := periodArg(w["period"])
-		return []meter.Period{p}, err
-	}
-	if _, ok := w["period"]; ok {
-		return nil, usagef("give period= or start=/end=, not both")
-	}
-	if !hasStart {
-		return nil, usagef("end=%s needs start= (e.g. start=2026-09 end=%s)", w["end"], w["end"])
-	}
-	from, err := monthArg("start", w["start"])
-	if err != nil {
-		return nil, err
-	}
-	to := meter.PeriodOf(time.Now()).Next()
-	if hasEnd {
-		if to, err = monthArg("end", w["end"]); err != nil {
-			return nil, err
-		}
-	}
-	if to <= from {
-		return nil, usagef("end=%s is not after start=%s (end is exclusive: start=%s end=%s shows %s)", to, from, from, from.Next(), from)
-	}
-	if to-from > 120 {
-		return nil, usagef("start=%s end=%s spans %d periods; at most 120", from, to, to-from)
-	}
-	var ps []meter.Period
-	for p := from; p < to; p++ {
-		ps = append(ps, p)
-	}
-	return ps, nil
-}
-
-// monthArg reads a month (2026-09) or its first day (2026-09-01): usage is
-// kept per calendar month.
-func monthArg(key, v string) (meter.Period, error) {
-	if p, err := meter.ParsePeriod(v); err == nil {
-		return p, nil
-	}
-	t, err := timeArg(key, v)
-	if err != nil {
-		return 0, err
-	}
-	p := meter.PeriodOf(t)
-	if !t.Equal(p.Start()) {
-		return 0, usagef("%s=%s: usage is kept per calendar month (UTC); give a month such as %s=%s or %s=%s", key, v, key, p, key, p.Next())
-	}
-	return p, nil
 }
