@@ -14,7 +14,7 @@ import (
 	"github.com/gpubridge/gpubridge/gres/inventory"
 	"github.com/gpubridge/gpubridge/gres/mig"
 	"github.com/gpubridge/gpubridge/gres/slurmcheck"
-	"github.com/gpubridge/gpubridge/internal/atomicfile"
+	"github.com/gpubridge/gpubridge/internal/app"
 )
 
 // registerGres adds the node-ops commands for GPUs and MIG: gres
@@ -37,34 +37,19 @@ var collectInventory = device.Collect
 
 // listSlurmNodes fetches the nodes as slurmctld sees them (for --check);
 // tests replace it.
-var listSlurmNodes = func(ctx context.Context, a *App) ([]slurmrest.Node, error) {
-	cl, err := a.Slurm(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return cl.ListNodes(ctx)
-}
+var listSlurmNodes = func(ctx context.Context, a *App) ([]slurmrest.Node, error) { return a.Nodes(ctx) }
 
-type inventorySource struct {
-	fixture string
-	root    string
-}
-
-func (s *inventorySource) flags(cmd *cobra.Command) {
+// inventoryFlags adds --fixture and --root, where a gres command reads
+// the node's GPUs.
+func inventoryFlags(cmd *cobra.Command, s *app.InventorySource) {
 	f := cmd.Flags()
-	f.StringVar(&s.fixture, "fixture", "", "read a recorded inventory (the JSON of `gres inventory --json`) instead of NVML")
-	f.StringVar(&s.root, "root", "", "directory that holds proc/driver/nvidia-caps/mig-minors (default /)")
-}
-
-func (s *inventorySource) load() (inventory.Inventory, error) {
-	if s.fixture != "" {
-		return inventory.ReadFile(s.fixture)
-	}
-	return collectInventory(device.Options{Root: s.root})
+	f.StringVar(&s.Fixture, "fixture", "", "read a recorded inventory (the JSON of `gres inventory --json`) instead of NVML")
+	f.StringVar(&s.Root, "root", "", "directory that holds proc/driver/nvidia-caps/mig-minors (default /)")
+	s.Collect = func(o device.Options) (inventory.Inventory, error) { return collectInventory(o) }
 }
 
 func gresInventoryCmd(a *App) *cobra.Command {
-	var src inventorySource
+	var src app.InventorySource
 	cmd := &cobra.Command{
 		Use:   "inventory",
 		Short: "Show the node's GPUs and MIG devices as NVML reports them (read-only)",
@@ -75,7 +60,7 @@ instance ids, profile, memory, UUID and device files. Nothing on the GPUs is cha
 With --json the output is the fixture format that --fixture reads back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			inv, err := src.load()
+			inv, err := src.Load()
 			if err != nil {
 				return err
 			}
@@ -85,23 +70,14 @@ With --json the output is the fixture format that --fixture reads back.`,
 			return a.Print(inv.Table())
 		},
 	}
-	src.flags(cmd)
+	inventoryFlags(cmd, &src)
 	return cmd
 }
 
 func gresGenerateCmd(a *App) *cobra.Command {
 	var (
-		src        inventorySource
-		node       string
-		autodetect bool
-		deviceMap  string
-		types      map[string]string
-		weights    map[string]string
-		cores      map[string]string
-		skipLost   bool
-		write      string
-		slurmConf  bool
-		check      bool
+		r     app.GresRequest
+		check bool
 	)
 	cmd := &cobra.Command{
 		Use:   "generate",
@@ -126,51 +102,16 @@ slurmrestd) and exits non-zero when they differ.
       --device-map mig=/dev/fakemig --cores 0=0-3,1=4-7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dm, err := conf.ParseDeviceMap(deviceMap)
-			if err != nil {
-				return usageError{err}
-			}
-			o := conf.Options{AutoDetect: autodetect, DeviceMap: dm, Types: types, SkipLost: skipLost}
-			if o.GPUWeights, err = conf.ParseWeights(weights); err != nil {
-				return usageError{err}
-			}
-			if o.Cores, err = conf.ParseCores(cores); err != nil {
-				return usageError{err}
-			}
-			if write != "" && slurmConf {
-				return usagef("--slurm-conf and --write: with --write the slurm.conf lines are printed anyway")
-			}
-			inv, err := src.load()
+			res, err := a.GenerateGres(r)
 			if err != nil {
 				return err
 			}
-			if o.Node, err = conf.NodeName(inv, node); err != nil {
-				return usageError{err}
+			text := res.GresConf
+			if r.Write != "" || r.SlurmConf {
+				text = res.SlurmConf
 			}
-			res, err := conf.Render(inv, o)
-			if err != nil {
-				return err
-			}
-			for _, n := range res.Notes {
-				a.Logger().Warn("gres generate", "node", o.Node, "note", n)
-			}
-			switch {
-			case write != "":
-				if _, err := atomicfile.Write(write, []byte(res.GresConf), atomicfile.Options{}); err != nil {
-					return err
-				}
-				a.Logger().Info("gres.conf written", "path", write, "node", o.Node, "gres", res.Gres)
-				if err := printRendered(a, res, res.SlurmConf); err != nil {
-					return err
-				}
-			case check:
-				// only the comparison below
-			case slurmConf:
-				if err := printRendered(a, res, res.SlurmConf); err != nil {
-					return err
-				}
-			default:
-				if err := printRendered(a, res, res.GresConf); err != nil {
+			if r.Write != "" || !check {
+				if err := printRendered(a, res, text); err != nil {
 					return err
 				}
 			}
@@ -187,17 +128,17 @@ slurmrestd) and exits non-zero when they differ.
 			return err
 		},
 	}
-	src.flags(cmd)
+	inventoryFlags(cmd, &r.Source)
 	f := cmd.Flags()
-	f.StringVar(&node, "node", "", "Slurm NodeName of this node (default: the short host name in the inventory)")
-	f.BoolVar(&autodetect, "autodetect", false, "render the AutoDetect=nvml variant (slurmd finds the devices itself)")
-	f.StringVar(&deviceMap, "device-map", "", "replace device files: gpu=PREFIX,mig=PREFIX gives File=PREFIX0, PREFIX1, ...")
-	f.StringToStringVar(&types, "type", nil, "rename a GRES type: DEFAULT_OR_PROFILE=TYPE (e.g. h100=h100_80gb); checked like the defaults")
-	f.StringToStringVar(&weights, "gpu-weight", nil, "billing weight of one whole GPU per type: TYPE=WEIGHT (default 1); MIG slices weigh slices/7 of it")
-	f.StringToStringVar(&cores, "cores", nil, "Slurm core ids per GPU index for Cores=: GPU=LIST (e.g. 0=0-3,1=4-7)")
-	f.BoolVar(&skipLost, "skip-lost", false, "render without GPUs NVML lost instead of refusing")
-	f.StringVar(&write, "write", "", "write gres.conf to this path atomically and print the slurm.conf lines")
-	f.BoolVar(&slurmConf, "slurm-conf", false, "print the slurm.conf lines instead of gres.conf")
+	f.StringVar(&r.Node, "node", "", "Slurm NodeName of this node (default: the short host name in the inventory)")
+	f.BoolVar(&r.AutoDetect, "autodetect", false, "render the AutoDetect=nvml variant (slurmd finds the devices itself)")
+	f.StringVar(&r.DeviceMap, "device-map", "", "replace device files: gpu=PREFIX,mig=PREFIX gives File=PREFIX0, PREFIX1, ...")
+	f.StringToStringVar(&r.Types, "type", nil, "rename a GRES type: DEFAULT_OR_PROFILE=TYPE (e.g. h100=h100_80gb); checked like the defaults")
+	f.StringToStringVar(&r.Weights, "gpu-weight", nil, "billing weight of one whole GPU per type: TYPE=WEIGHT (default 1); MIG slices weigh slices/7 of it")
+	f.StringToStringVar(&r.Cores, "cores", nil, "Slurm core ids per GPU index for Cores=: GPU=LIST (e.g. 0=0-3,1=4-7)")
+	f.BoolVar(&r.SkipLost, "skip-lost", false, "render without GPUs NVML lost instead of refusing")
+	f.StringVar(&r.Write, "write", "", "write gres.conf to this path atomically and print the slurm.conf lines")
+	f.BoolVar(&r.SlurmConf, "slurm-conf", false, "print the slurm.conf lines instead of gres.conf")
 	f.BoolVar(&check, "check", false, "compare with the node's GRES in Slurm (slurmrestd); exit non-zero when they differ")
 	return cmd
 }
@@ -214,11 +155,8 @@ func printRendered(a *App, res conf.Result, text string) error {
 
 func gresPlanCmd(a *App) *cobra.Command {
 	var (
-		src   inventorySource
-		model string
-		count int
-		want  []string
-		name  string
+		r    app.PlanRequest
+		name string
 	)
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -235,15 +173,7 @@ The GPUs are --model and --gpus, or those of an inventory (--fixture, or NVML).`
   gpubridge gres plan --fixture inv.json --want h100=4,1g.10gb=14,3g.40gb=4 > mig-parted.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			demand, err := mig.ParseDemand(want)
-			if err != nil {
-				return usageError{err}
-			}
-			gpus, err := planGPUs(a, &src, model, count)
-			if err != nil {
-				return err
-			}
-			plan, err := mig.PlanFor(gpus, demand)
+			plan, err := a.PlanMIG(r)
 			if err != nil {
 				return err
 			}
@@ -260,37 +190,11 @@ The GPUs are --model and --gpus, or those of an inventory (--fixture, or NVML).`
 			return err
 		},
 	}
-	src.flags(cmd)
+	inventoryFlags(cmd, &r.Source)
 	f := cmd.Flags()
-	f.StringVar(&model, "model", "", "GPU model to plan for: A100-40GB, A100-80GB, H100-80GB, H200-141GB, B200")
-	f.IntVar(&count, "gpus", 0, "number of GPUs of --model")
-	f.StringSliceVar(&want, "want", nil, "slices wanted: PROFILE=COUNT or TYPE=COUNT for whole GPUs, comma-separated (1g.10gb=7,3g.40gb=2)")
+	f.StringVar(&r.Model, "model", "", "GPU model to plan for: A100-40GB, A100-80GB, H100-80GB, H200-141GB, B200")
+	f.IntVar(&r.Count, "gpus", 0, "number of GPUs of --model")
+	f.StringSliceVar(&r.Want, "want", nil, "slices wanted: PROFILE=COUNT or TYPE=COUNT for whole GPUs, comma-separated (1g.10gb=7,3g.40gb=2)")
 	f.StringVar(&name, "name", "gpubridge", "name of the config in the mig-parted file (nvidia-mig-parted apply -c NAME)")
 	return cmd
-}
-
-// planGPUs are the GPUs of --model and --gpus, or of the inventory.
-func planGPUs(a *App, src *inventorySource, model string, count int) ([]mig.GPU, error) {
-	if model != "" || count != 0 {
-		if src.fixture != "" {
-			return nil, usagef("give either --model and --gpus or --fixture, not both")
-		}
-		if model == "" || count <= 0 {
-			return nil, usagef("--model and --gpus go together (e.g. --model H100-80GB --gpus 2)")
-		}
-		gpus, err := mig.ModelGPUs(model, count)
-		if err != nil {
-			return nil, usagef("--model %s --gpus %d: %v", model, count, err)
-		}
-		return gpus, nil
-	}
-	inv, err := src.load()
-	if err != nil {
-		return nil, err
-	}
-	gpus, skipped, err := mig.InventoryGPUs(inv)
-	for _, s := range skipped {
-		a.Logger().Warn("gres plan: GPU left out: "+s.Reason, "gpu", s.Index, "name", s.Name)
-	}
-	return gpus, err
 }

@@ -20,11 +20,7 @@ func pingCmd(a *App) *cobra.Command {
 		Short: "Check slurmrestd and the Slurm controllers; print versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := a.Slurm(cmd.Context())
-			if err != nil {
-				return err
-			}
-			p, err := cl.Ping(cmd.Context())
+			p, err := a.Ping(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -49,11 +45,7 @@ func showNodesCmd(a *App) *cobra.Command {
 			if err := a.noNames(args, slurmrest.NodesTable(nil)); err != nil {
 				return err
 			}
-			cl, err := a.Slurm(cmd.Context())
-			if err != nil {
-				return err
-			}
-			nodes, err := cl.ListNodes(cmd.Context())
+			nodes, err := a.Nodes(cmd.Context())
 			if err != nil {
 				return err
 			}
