@@ -36,7 +36,7 @@ func (w *apiWiring) App(c config.Config, set *clients.Set) (http.Handler, func(c
 			bk, err := a.bookings(ctx)
 			return bk.Service, err
 		},
-		Burst: func(ctx context.Context) (*service.Service, error) { return a.burstController(ctx, c, "", "") },
+		Burst: func(ctx context.Context) (*service.Service, error) { return a.Burst(ctx, "", "") },
 		Usage: func(ctx context.Context) (api.UsageReader, error) { return a.Books(ctx) },
 	})
 	return srv, loop, nil

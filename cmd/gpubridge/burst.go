@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
-	"github.com/gpubridge/gpubridge/bridge/burst/service"
-	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -20,24 +18,6 @@ func registerBurst(a *App, root, show *cobra.Command) {
 	show.AddCommand(showBurstCmd(a))
 	cfg := subcommand(root, "config", "Render gpubridge's Slurm configuration and check the cluster against it")
 	cfg.AddCommand(configRenderCmd(a), configCheckCmd(a))
-}
-
-// burstController wires the burst use cases (bridge/burst/service) to
-// slurmrestd and the database: the tenant store (or a tenants file), the
-// ledger (or a rate card file) and the burst tables.
-func (a *App) burstController(ctx context.Context, c config.Config, tenantsFile, rateCardFile string) (*service.Service, error) {
-	cl, err := a.Slurm(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db, err := a.DB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return service.New(service.Options{
-		Config: c, Slurm: cl, DB: db, Logger: a.Logger().With("component", "burst"),
-		TenantsFile: tenantsFile, RateCardFile: rateCardFile,
-	})
 }
 
 // afterMove, when set, becomes run-once's Controller.AfterMove. Only tests
@@ -67,31 +47,12 @@ partition and QOS, recording why in its admin comment. It is idempotent:
 running it again moves nothing twice.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			c, err := a.Config()
-			if err != nil {
-				return err
-			}
-			ctrl, err := a.burstController(ctx, c, tenantsFile, rateCard)
-			if err != nil {
-				return err
-			}
-			if dryRun {
-				p, err := ctrl.Plan(ctx)
-				if err != nil {
-					return err
+			res, err := a.BurstOnce(cmd.Context(), app.BurstRequest{TenantsFile: tenantsFile, RateCardFile: rateCard, DryRun: dryRun,
+				AfterMove: afterMove, What: cmd.CommandPath()})
+			if res != nil {
+				if perr := a.Print(burst.CycleTable(*res, dryRun)); perr != nil && err == nil {
+					err = perr
 				}
-				return a.Print(burst.CycleTable(burst.Result{Plan: p}, true))
-			}
-			ctrl.AfterMove = afterMove
-			release, err := a.WriterLockFor(ctx, cmd.CommandPath())
-			if err != nil {
-				return err
-			}
-			defer release()
-			res, err := ctrl.Cycle(ctx)
-			if perr := a.Print(burst.CycleTable(res, false)); perr != nil && err == nil {
-				err = perr
 			}
 			return err
 		},
@@ -121,7 +82,6 @@ prints one. -P, -p, format= and where filters print one table: the jobs
 unless table=tenants. --json prints {"jobs": [...], "tenants": [...]}, or
 the array of the table= asked for.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			kvs, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "table"}}, burst.Overview{}.JobsTable(), burst.Overview{}.TenantsTable())
 			if err != nil {
 				return err
@@ -133,15 +93,7 @@ the array of the table= asked for.`,
 			if which != "" && which != "jobs" && which != "tenants" {
 				return usagef("table=%s: want jobs or tenants", which)
 			}
-			c, err := a.Config()
-			if err != nil {
-				return err
-			}
-			ctrl, err := a.burstController(ctx, c, tenantsFile, rateCard)
-			if err != nil {
-				return err
-			}
-			ov, err := ctrl.Overview(ctx, kvs.Where["tenant"])
+			ov, err := a.BurstOverview(cmd.Context(), tenantsFile, rateCard, kvs.Where["tenant"])
 			if err != nil {
 				return err
 			}

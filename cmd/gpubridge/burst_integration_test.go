@@ -287,11 +287,11 @@ func TestBurstAcceptanceMoves(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	a := &App{Env: &app.Env{Stderr: io.Discard}, in: strings.NewReader(""), out: io.Discard, err: io.Discard}
-	cfg, err := a.Config()
+	_, err := a.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctrl, err := a.burstController(ctx, cfg, tf, "")
+	ctrl, err := a.Burst(ctx, tf, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			return j, nil
 		})},
 		{Spec: c.Schedules.Burst, Job: daemon.Lazy("burst", func(ctx context.Context) (daemon.Job, error) {
-			ctrl, err := a.burstController(ctx, c, "", "")
+			ctrl, err := a.Burst(ctx, "", "")
 			if err != nil {
 				return nil, err
 			}
