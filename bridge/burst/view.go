@@ -83,3 +83,22 @@ func (ov Overview) TenantsTable() table.Table {
 	}
 	return t
 }
+
+// Views are the tables show burst prints of ov for the output options o:
+// the one which names ("jobs", "tenants"); else both (aligned text), the
+// whole overview (--json), or, for -P, -p, format= and where, the jobs
+// table with a note that says so.
+func (ov Overview) Views(which string, o table.Options) (ts []table.Table, note string) {
+	one := o.Parsable || o.Trailing || o.Format != nil || o.Where != nil
+	switch {
+	case which == "tenants":
+		return []table.Table{ov.TenantsTable()}, ""
+	case which == "jobs":
+		return []table.Table{ov.JobsTable()}, ""
+	case o.JSON && !one:
+		return []table.Table{{Raw: ov}}, ""
+	case one || o.JSON:
+		return []table.Table{ov.JobsTable()}, "show burst: the jobs table (table=tenants prints the tenants' caps and budgets)"
+	}
+	return []table.Table{ov.JobsTable(), ov.TenantsTable()}, ""
+}

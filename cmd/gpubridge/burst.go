@@ -8,7 +8,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerBurst adds `burst run-once`, `show burst`, `config render` and
@@ -105,26 +104,21 @@ the array of the table= asked for.`,
 	return cmd
 }
 
-// printBurst prints the overview's table which ("jobs", "tenants"), or,
-// for "", both (aligned), the whole object (--json), or the jobs table
-// with a note on stderr saying so (-P, -p, format=, where).
+// printBurst prints the overview's tables that its Views choose for
+// which ("jobs", "tenants", or "" for both) and the output flags; a note
+// about the choice goes to stderr.
 func (a *App) printBurst(ov burst.Overview, which string) error {
-	o := a.output
-	one := o.Parsable || o.Trailing || o.Format != nil || o.Where != nil
-	switch {
-	case which == "tenants":
-		return a.Print(ov.TenantsTable())
-	case which == "jobs":
-		return a.Print(ov.JobsTable())
-	case o.JSON && !one:
-		return a.Print(table.Table{Raw: ov})
-	case one || o.JSON:
-		fmt.Fprintln(a.err, "show burst: the jobs table (table=tenants prints the tenants' caps and budgets)")
-		return a.Print(ov.JobsTable())
+	ts, note := ov.Views(which, a.output)
+	if note != "" {
+		fmt.Fprintln(a.err, note)
 	}
-	if err := a.Print(ov.JobsTable()); err != nil {
-		return err
+	for i, t := range ts {
+		if i > 0 {
+			fmt.Fprintln(a.out)
+		}
+		if err := a.Print(t); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintln(a.out)
-	return a.Print(ov.TenantsTable())
+	return nil
 }

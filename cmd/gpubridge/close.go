@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/ingest"
-	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 func closeCmd(a *App) *cobra.Command {
@@ -26,28 +24,20 @@ later is booked as an adjustment in the next open period.
 
 Closing cannot be undone; it asks first unless -i is given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"period", "ingest"}})
+			ka, err := keyArgs(args, "period", "ingest")
 			if err != nil {
-				return usagef("%v", err)
+				return err
 			}
 			if len(ka.Names) > 0 {
 				return usagef("close needs period=YYYY-MM")
 			}
-			o, err := app.ParseClose(ka.Where)
+			p, rec, err := a.ClosePeriod(cmd.Context(), ka.Where, a.Confirm, func(res ingest.Result) {
+				fmt.Fprintf(a.out, "re-read %s..%s: %d ledger lines written\n", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), res.Stats.Lines)
+			}, a.bookingCharger)
 			if err != nil {
 				return err
 			}
-			o.Confirm = a.Confirm
-			if o.Reread {
-				o.OnReread = func(res ingest.Result) {
-					fmt.Fprintf(a.out, "re-read %s..%s: %d ledger lines written\n", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), res.Stats.Lines)
-				}
-			}
-			rec, err := a.ClosePeriod(cmd.Context(), o, a.bookingCharger)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", o.Period, rec.Lines, rec.GPUSeconds, rec.Amount, rec.Currency)
+			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", p, rec.Lines, rec.GPUSeconds, rec.Amount, rec.Currency)
 			return nil
 		},
 	}

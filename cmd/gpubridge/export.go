@@ -2,9 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 func exportChargebackCmd(a *App) *cobra.Command {
@@ -28,9 +25,9 @@ its metadata included. An open period (month to date) includes the accrued
 use of running jobs. The FOCUS provider and issuer names are the
 configuration's chargeback.* names. --json is format=json.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file", "metadata"}})
+			ka, err := keyArgs(args, "period", "format", "tenant", "account", "detail", "file", "metadata")
 			if err != nil {
-				return usagef("%v", err)
+				return err
 			}
 			if len(ka.Names) > 0 {
 				return usagef("unexpected %q", ka.Names[0])
@@ -39,11 +36,7 @@ configuration's chargeback.* names. --json is format=json.`,
 			if err != nil {
 				return err
 			}
-			req, err := app.ParseExport(ka.Where, a.output.JSON, path)
-			if err != nil {
-				return err
-			}
-			return a.ExportChargeback(cmd.Context(), req, a.out)
+			return a.ExportChargeback(cmd.Context(), ka.Where, a.output.JSON, path, a.out)
 		},
 	}
 	fileFlag(cmd, &file, "write the export to this file (atomically) instead of stdout")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/gpubridge/gpubridge/gres/mig"
 	"github.com/gpubridge/gpubridge/gres/slurmcheck"
 	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerGres adds the node-ops commands for GPUs and MIG: gres
@@ -145,9 +145,7 @@ slurmrestd) and exits non-zero when they differ.
 
 func printRendered(a *App, res conf.Result, text string) error {
 	if a.output.JSON {
-		enc := json.NewEncoder(a.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return a.Print(table.Table{Raw: res})
 	}
 	_, err := fmt.Fprint(a.out, text)
 	return err
@@ -178,9 +176,7 @@ The GPUs are --model and --gpus, or those of an inventory (--fixture, or NVML).`
 				return err
 			}
 			if a.output.JSON {
-				enc := json.NewEncoder(a.out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(plan)
+				return a.Print(table.Table{Raw: plan})
 			}
 			out, err := mig.MigPartedConfig(name, plan)
 			if err != nil {

@@ -7,8 +7,6 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
-	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 func ingestCmd(a *App) *cobra.Command {
@@ -49,19 +47,15 @@ verification).
 
 A long ingest shows a progress bar on a terminal and plain lines otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"from", "to", "source", "pass", "accept-missing"}})
+			ka, err := keyArgs(args, "from", "to", "source", "pass", "accept-missing")
 			if err != nil {
-				return usagef("%v", err)
+				return err
 			}
 			if len(ka.Names) > 0 {
 				return usagef("unexpected %q: use from=, to=, source=, pass=, accept-missing=", ka.Names[0])
 			}
-			req, err := app.ParseIngest(ka.Where)
-			if err != nil {
-				return err
-			}
 			prog := ingest.NewProgressPrinter(a.err)
-			res, err := a.Ingest(cmd.Context(), req, prog.Update)
+			res, err := a.Ingest(cmd.Context(), ka.Where, prog.Update)
 			prog.Finish()
 			if err != nil {
 				return err

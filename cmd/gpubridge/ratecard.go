@@ -10,7 +10,6 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -91,9 +90,9 @@ Example file:
     - {type: h100, tier: reserved, perGPUHour: "2.10", from: 2026-01-01}
     - {type: h100, tier: ondemand, perGPUHour: "3.50", from: 2026-01-01}`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"file"}})
+			ka, err := keyArgs(args, "file")
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			path, err := fileArg(file, ka)
 			if err != nil || path == "" {
@@ -119,15 +118,11 @@ func addRateCmd(a *App) *cobra.Command {
 		Short: "Add (or replace) a rate per GPU-hour",
 		Long:  rateCardHelp + "\n\ncurrency= is needed only for the first rate (it creates the card).",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"type", "tier", "price", "from", "currency"}})
-			if err != nil {
-				return usagef("%v", err)
-			}
-			r, err := app.ParseRate(ka.Where)
+			ka, err := keyArgs(args, "type", "tier", "price", "from", "currency")
 			if err != nil {
 				return err
 			}
-			next, err := a.AddRate(cmd.Context(), r, ka.Where["currency"])
+			r, next, err := a.AddRate(cmd.Context(), ka.Where)
 			if err != nil {
 				return err
 			}
@@ -142,15 +137,11 @@ func deleteRateCmd(a *App) *cobra.Command {
 		Use:   "rate type=TYPE from=YYYY-MM-DD [tier=reserved|ondemand|booked]",
 		Short: "Remove a rate from the rate card",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"type", "tier", "from"}})
-			if err != nil {
-				return usagef("%v", err)
-			}
-			k, err := app.ParseRateKey(ka.Where)
+			ka, err := keyArgs(args, "type", "tier", "from")
 			if err != nil {
 				return err
 			}
-			err = a.DeleteRate(cmd.Context(), k, func() error {
+			err = a.DeleteRate(cmd.Context(), ka.Where, func(k app.RateKey) error {
 				return a.Confirm(ratecard.DeletePrompt(k.Type, k.Tier, k.From))
 			})
 			if err != nil {
@@ -167,15 +158,12 @@ func addGPUTypeCmd(a *App) *cobra.Command {
 		Use:   "gputype name=PROFILE parent=GPU [slices=N] [parentslices=7]",
 		Short: "Declare a MIG profile's parent GPU, so it is priced at the parent's rate × slices/7",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{Keys: []string{"name", "parent", "slices", "parentslices"}})
-			if err != nil {
-				return usagef("%v", err)
-			}
-			t, err := app.ParseGPUType(ka.Where)
+			ka, err := keyArgs(args, "name", "parent", "slices", "parentslices")
 			if err != nil {
 				return err
 			}
-			if err := a.AddGPUType(cmd.Context(), t); err != nil {
+			t, err := a.AddGPUType(cmd.Context(), ka.Where)
+			if err != nil {
 				return err
 			}
 			_, err = fmt.Fprint(a.out, ratecard.GPUTypeAdded(t))

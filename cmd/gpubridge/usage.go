@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
-	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -41,11 +40,7 @@ month), each with its totals, like sreport's start= and end=.`,
 			if len(ka.Names) > 0 {
 				return usagef("unexpected %q: use tenant=NAME", ka.Names[0])
 			}
-			periods, err := app.ParsePeriods(ka.Where)
-			if err != nil {
-				return err
-			}
-			sums, err := a.Usage(cmd.Context(), periods, app.AccountArg(ka.Where))
+			sums, err := a.Usage(cmd.Context(), ka.Where)
 			if err != nil {
 				return err
 			}

@@ -111,9 +111,15 @@ func (e *Env) QuietIngester(ctx context.Context) (*ingest.Ingester, error) {
 	return in, err
 }
 
-// Usage is the summary of each period, of one account when account is not
-// empty (show usage).
-func (e *Env) Usage(ctx context.Context, periods []meter.Period, account string) ([]export.Summary, error) {
+// Usage is the summary of each period that show usage's keys name
+// (period=, or start= and end=), of one account when tenant= (account=)
+// names one.
+func (e *Env) Usage(ctx context.Context, where map[string]string) ([]export.Summary, error) {
+	periods, err := ParsePeriods(where)
+	if err != nil {
+		return nil, err
+	}
+	account := AccountArg(where)
 	books, err := e.Books(ctx)
 	if err != nil {
 		return nil, err
@@ -129,9 +135,14 @@ func (e *Env) Usage(ctx context.Context, periods []meter.Period, account string)
 	return sums, nil
 }
 
-// ExportChargeback writes the chargeback export r asks for to w (or r's
-// file), naming the configuration's chargeback parties in a FOCUS export.
-func (e *Env) ExportChargeback(ctx context.Context, r billing.ExportRequest, w io.Writer) error {
+// ExportChargeback writes the chargeback export that export chargeback's
+// keys ask for (ParseExport) to w (or the file), naming the
+// configuration's chargeback parties in a FOCUS export.
+func (e *Env) ExportChargeback(ctx context.Context, where map[string]string, asJSON bool, path string, w io.Writer) error {
+	r, err := ParseExport(where, asJSON, path)
+	if err != nil {
+		return err
+	}
 	c, err := e.Config()
 	if err != nil {
 		return err
@@ -292,11 +303,23 @@ func ParseClose(where map[string]string) (billing.CloseOptions, error) {
 	return o, nil
 }
 
-// ClosePeriod closes o.Period (gpubridge close): the booking charges are
-// brought up to date with charger's, and with o.Reread the period and
-// everything since are re-read from the default source first. A period
-// that has not ended is an input error.
-func (e *Env) ClosePeriod(ctx context.Context, o billing.CloseOptions, charger func(context.Context) (*billing.BookingCharger, error)) (ledger.PeriodRecord, error) {
+// ClosePeriod closes the period that close's keys name (ParseClose;
+// gpubridge close), asking confirm and telling onReread what the re-read
+// wrote: the booking charges are brought up to date with charger's, and
+// unless ingest=no the period and everything since are re-read from the
+// default source first. A period that has not ended is an input error.
+func (e *Env) ClosePeriod(ctx context.Context, where map[string]string, confirm func(string) error, onReread func(ingest.Result),
+	charger func(context.Context) (*billing.BookingCharger, error)) (meter.Period, ledger.PeriodRecord, error) {
+	o, err := ParseClose(where)
+	if err != nil {
+		return 0, ledger.PeriodRecord{}, err
+	}
+	o.Confirm, o.OnReread = confirm, onReread
+	rec, err := e.closePeriod(ctx, o, charger)
+	return o.Period, rec, err
+}
+
+func (e *Env) closePeriod(ctx context.Context, o billing.CloseOptions, charger func(context.Context) (*billing.BookingCharger, error)) (ledger.PeriodRecord, error) {
 	cl, err := e.Closer(ctx)
 	if err != nil {
 		return ledger.PeriodRecord{}, err

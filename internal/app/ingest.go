@@ -78,9 +78,14 @@ func ParseAccept(v string) (*ingest.Accept, error) {
 	return &ingest.Accept{From: from, To: to, Actor: Actor()}, nil
 }
 
-// Ingest runs the ingest r asks for, telling progress how far it got. It
-// logs only when Verbose (the command prints the summary line).
-func (e *Env) Ingest(ctx context.Context, r IngestRequest, progress func(ingest.Progress)) (ingest.Result, error) {
+// Ingest runs the ingest that ingest's keys ask for (ParseIngest),
+// telling progress how far it got. It logs only when Verbose (the command
+// prints the summary line).
+func (e *Env) Ingest(ctx context.Context, where map[string]string, progress func(ingest.Progress)) (ingest.Result, error) {
+	r, err := ParseIngest(where)
+	if err != nil {
+		return ingest.Result{}, err
+	}
 	in, err := e.Ingester(ctx, r.Source)
 	if err != nil {
 		return ingest.Result{}, err

@@ -65,15 +65,20 @@ func ParseRate(w map[string]string) (pricing.Rate, error) {
 	return r, nil
 }
 
-// AddRate adds (or replaces) r; the first rate creates the card in
-// currency. It returns the card as saved.
-func (e *Env) AddRate(ctx context.Context, r pricing.Rate, currency string) (pricing.Card, error) {
+// AddRate adds (or replaces) the rate that add rate's keys describe
+// (ParseRate); the first rate creates the card in currency=. It returns
+// the rate and the card as saved.
+func (e *Env) AddRate(ctx context.Context, where map[string]string) (pricing.Rate, pricing.Card, error) {
+	r, err := ParseRate(where)
+	if err != nil {
+		return r, pricing.Card{}, err
+	}
 	st, err := e.RateCards(ctx)
 	if err != nil {
-		return pricing.Card{}, err
+		return r, pricing.Card{}, err
 	}
-	next, err := ratecard.AddRate(ctx, st, r, currency, Actor(), time.Now())
-	return next, cardInput(err)
+	next, err := ratecard.AddRate(ctx, st, r, where["currency"], Actor(), time.Now())
+	return r, next, cardInput(err)
 }
 
 // RateKey names one rate of the card: its type, tier and first day.
@@ -92,13 +97,22 @@ func ParseRateKey(w map[string]string) (RateKey, error) {
 	return RateKey{Type: w["type"], Tier: meter.Tier(w["tier"]), From: from}, nil
 }
 
-// DeleteRate removes the rate k names, after confirm.
-func (e *Env) DeleteRate(ctx context.Context, k RateKey, confirm func() error) error {
+// DeleteRate removes the rate that delete rate's keys name
+// (ParseRateKey), after confirm (nil: no question).
+func (e *Env) DeleteRate(ctx context.Context, where map[string]string, confirm func(RateKey) error) error {
+	k, err := ParseRateKey(where)
+	if err != nil {
+		return err
+	}
 	st, err := e.RateCards(ctx)
 	if err != nil {
 		return err
 	}
-	return cardInput(ratecard.DeleteRate(ctx, st, k.Type, k.Tier, k.From, Actor(), time.Now(), confirm))
+	var ask func() error
+	if confirm != nil {
+		ask = func() error { return confirm(k) }
+	}
+	return cardInput(ratecard.DeleteRate(ctx, st, k.Type, k.Tier, k.From, Actor(), time.Now(), ask))
 }
 
 // ParseGPUType reads add gputype's keys: name=, parent= (required),
@@ -119,12 +133,17 @@ func ParseGPUType(w map[string]string) (pricing.GPUType, error) {
 	return t, nil
 }
 
-// AddGPUType declares t (a MIG profile and its parent) on the card.
-func (e *Env) AddGPUType(ctx context.Context, t pricing.GPUType) error {
+// AddGPUType declares the MIG profile and parent that add gputype's keys
+// name (ParseGPUType) on the card, and returns it.
+func (e *Env) AddGPUType(ctx context.Context, where map[string]string) (pricing.GPUType, error) {
+	t, err := ParseGPUType(where)
+	if err != nil {
+		return t, err
+	}
 	st, err := e.RateCards(ctx)
 	if err != nil {
-		return err
+		return t, err
 	}
 	_, err = ratecard.AddGPUType(ctx, st, t, Actor(), time.Now())
-	return cardInput(err)
+	return t, cardInput(err)
 }
