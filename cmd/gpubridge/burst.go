@@ -56,8 +56,7 @@ running it again moves nothing twice.`,
 			return err
 		},
 	}
-	once.Flags().StringVar(&tenantsFile, "tenants", "", "read tenants from this tenants file instead of the tenant store")
-	once.Flags().StringVar(&rateCard, "rate-card", "", "price with this rate card file instead of the stored one")
+	burstFileFlags(once, &tenantsFile, &rateCard)
 	once.Flags().BoolVar(&dryRun, "dry-run", false, "decide and print, move nothing")
 	cmd.AddCommand(once)
 	return cmd
@@ -88,20 +87,22 @@ the array of the table= asked for.`,
 			if len(kvs.Names) > 0 {
 				return usagef("unexpected %q; use tenant=NAME", kvs.Names[0])
 			}
-			which := kvs.Where["table"]
-			if which != "" && which != "jobs" && which != "tenants" {
-				return usagef("table=%s: want jobs or tenants", which)
-			}
-			ov, err := a.BurstOverview(cmd.Context(), tenantsFile, rateCard, kvs.Where["tenant"])
+			ov, which, err := a.BurstOverview(cmd.Context(), tenantsFile, rateCard, kvs.Where)
 			if err != nil {
 				return err
 			}
 			return a.printBurst(ov, which)
 		},
 	}
-	cmd.Flags().StringVar(&tenantsFile, "tenants", "", "read tenants from this tenants file instead of the tenant store")
-	cmd.Flags().StringVar(&rateCard, "rate-card", "", "price with this rate card file instead of the stored one")
+	burstFileFlags(cmd, &tenantsFile, &rateCard)
 	return cmd
+}
+
+// burstFileFlags adds --tenants and --rate-card, the files run-once and
+// show burst read instead of the stores.
+func burstFileFlags(cmd *cobra.Command, tenantsFile, rateCard *string) {
+	cmd.Flags().StringVar(tenantsFile, "tenants", "", "read tenants from this tenants file instead of the tenant store")
+	cmd.Flags().StringVar(rateCard, "rate-card", "", "price with this rate card file instead of the stored one")
 }
 
 // printBurst prints the overview's tables that its Views choose for

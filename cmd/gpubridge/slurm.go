@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/app"
 )
 
 // registerSlurm adds the commands that talk to slurmrestd: ping, show nodes.
@@ -27,12 +26,7 @@ func pingCmd(a *App) *cobra.Command {
 			if err := a.Print(p.Table()); err != nil {
 				return err
 			}
-			if !p.Up() {
-				// slurmrestd answers ping even when slurmctld rejects the
-				// token: a DOWN controller may be a bad JWT key.
-				return fmt.Errorf("slurmrestd at %s: no primary controller responds (controller down, or slurmctld rejected the token)", p.URL)
-			}
-			return nil
+			return app.PingError(p)
 		},
 	}
 }

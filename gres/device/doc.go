@@ -9,5 +9,6 @@
 // NVIDIA driver, Collect fails with ErrNoNVML.
 //
 // Everything else in gres/ works on inventory values and must not import
-// this package (internal/archtest); only cmd/gpubridge imports it.
+// this package (internal/archtest); only the application layer
+// (internal/app) and cmd/gpubridge import it.
 package device

@@ -7,5 +7,6 @@
 // (gres/mig) and the renderer (gres/conf) read them. It must not import NVML,
 // net/http, database/sql, os/exec or any adapter. It exists apart from
 // gres/device because pure packages may not import the adapter
-// (internal/archtest). Importers: the gres/ packages and cmd/gpubridge.
+// (internal/archtest). Importers: the gres/ packages, internal/app and
+// cmd/gpubridge.
 package inventory

@@ -4,6 +4,6 @@
 // any other front end.
 //
 // It is glue between gres/conf (pure) and bridge/slurmrest (the adapter);
-// it takes the client as a one-method interface. Only cmd/gpubridge imports
-// it.
+// it takes the client as a one-method interface. Only cmd/gpubridge and
+// internal/app import it.
 package slurmcheck

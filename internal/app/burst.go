@@ -67,12 +67,18 @@ func (e *Env) BurstOnce(ctx context.Context, r BurstRequest) (*burst.Result, err
 }
 
 // BurstOverview is what is bursting now, what is refused and why, and
-// each tenant's on-demand GPUs and spend (show burst); tenant, when not
-// empty, keeps one tenant.
-func (e *Env) BurstOverview(ctx context.Context, tenantsFile, rateCardFile, tenant string) (burst.Overview, error) {
+// each tenant's on-demand GPUs and spend (show burst): of one tenant when
+// tenant= names one. It returns the table= asked for too (jobs, tenants,
+// or "" for both).
+func (e *Env) BurstOverview(ctx context.Context, tenantsFile, rateCardFile string, where map[string]string) (burst.Overview, string, error) {
+	which := where["table"]
+	if which != "" && which != "jobs" && which != "tenants" {
+		return burst.Overview{}, which, Inputf("table=%s: want jobs or tenants", which)
+	}
 	ctrl, err := e.Burst(ctx, tenantsFile, rateCardFile)
 	if err != nil {
-		return burst.Overview{}, err
+		return burst.Overview{}, which, err
 	}
-	return ctrl.Overview(ctx, tenant)
+	ov, err := ctrl.Overview(ctx, where["tenant"])
+	return ov, which, err
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 )
@@ -23,4 +24,15 @@ func (e *Env) Nodes(ctx context.Context) ([]slurmrest.Node, error) {
 		return nil, err
 	}
 	return cl.ListNodes(ctx)
+}
+
+// PingError is nil when p says a primary controller responds, else why
+// not.
+func PingError(p slurmrest.PingResult) error {
+	if p.Up() {
+		return nil
+	}
+	// slurmrestd answers ping even when slurmctld rejects the token: a
+	// DOWN controller may be a bad JWT key.
+	return fmt.Errorf("slurmrestd at %s: no primary controller responds (controller down, or slurmctld rejected the token)", p.URL)
 }
