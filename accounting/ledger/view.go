@@ -54,6 +54,20 @@ func StateTable(cluster string, s State) table.Table {
 	return t
 }
 
+// StateViews is what show ingest prints of s for the output options o:
+// the table, a note when nothing was ingested yet (not with --json), and
+// in text (neither --json nor -P) the StateText after the table.
+func StateViews(cluster string, s State, o table.Options) (t table.Table, note, text string) {
+	t = StateTable(cluster, s)
+	if len(t.Rows) == 0 && !o.JSON {
+		note = fmt.Sprintf("nothing ingested into this ledger yet for cluster %s: run gpubridge ingest", cluster)
+	}
+	if !o.JSON && !o.Parsable {
+		text = StateText(s)
+	}
+	return t, note, text
+}
+
 // StateText is what show ingest prints after the table: the end-time
 // ranges ingested and the closed periods.
 func StateText(s State) string {

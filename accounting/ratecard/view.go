@@ -2,9 +2,11 @@ package ratecard
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // The rate card commands' messages: what they ask before a change and say
@@ -41,6 +43,19 @@ func DeletePrompt(typ string, tier meter.Tier, from pricing.Date) string {
 // GPUTypeAdded says how t is priced now.
 func GPUTypeAdded(t pricing.GPUType) string {
 	return fmt.Sprintf("GPU type %s: a MIG profile of %s\n", t.Name, t.Parent)
+}
+
+// Views are the tables show ratecard prints of card for the output
+// options o: the card itself (--json), or its rates table with a note that
+// says so (-P, -p, format=, where); none for the YAML Document.
+func Views(card pricing.Card, now time.Time, o table.Options) (ts []table.Table, note string) {
+	switch {
+	case o.JSON:
+		return []table.Table{{Raw: card}}, ""
+	case o.Parsable || o.Format != nil || o.Where != nil:
+		return []table.Table{Table(card, now)}, "show ratecard: the rates table (show rates); without -P, -p, format= and where the card as YAML"
+	}
+	return nil, ""
 }
 
 // Document is the card as show ratecard prints it: the YAML that load

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
@@ -106,20 +104,7 @@ func burstFileFlags(cmd *cobra.Command, tenantsFile, rateCard *string) {
 }
 
 // printBurst prints the overview's tables that its Views choose for
-// which ("jobs", "tenants", or "" for both) and the output flags; a note
-// about the choice goes to stderr.
+// which ("jobs", "tenants", or "" for both) and the output flags.
 func (a *App) printBurst(ov burst.Overview, which string) error {
-	ts, note := ov.Views(which, a.output)
-	if note != "" {
-		fmt.Fprintln(a.err, note)
-	}
-	for i, t := range ts {
-		if i > 0 {
-			fmt.Fprintln(a.out)
-		}
-		if err := a.Print(t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return a.printViews(ov.Views(which, a.output))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 func ingestCmd(a *App) *cobra.Command {
@@ -90,18 +91,12 @@ the end-time ranges ingested so far and the closed periods.`,
 }
 
 // printIngestState prints show ingest: the table, and in text the end
-// times ingested and the closed periods.
+// times ingested and the closed periods (ledger.StateViews).
 func (a *App) printIngestState(cluster string, s ledger.State) error {
-	t := ledger.StateTable(cluster, s)
-	if len(t.Rows) == 0 && !a.output.JSON {
-		fmt.Fprintf(a.err, "nothing ingested into this ledger yet for cluster %s: run gpubridge ingest\n", cluster)
-	}
-	if err := a.Print(t); err != nil {
+	t, note, text := ledger.StateViews(cluster, s, a.output)
+	if err := a.printViews([]table.Table{t}, note); err != nil {
 		return err
 	}
-	if a.output.JSON || a.output.Parsable {
-		return nil
-	}
-	_, err := fmt.Fprint(a.out, ledger.StateText(s))
+	_, err := fmt.Fprint(a.out, text)
 	return err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 const rateCardHelp = `The rate card prices one GPU-hour per GPU type (or MIG profile) and tier
@@ -57,12 +56,8 @@ price list as "show rates" prints it.`,
 			if err != nil {
 				return err
 			}
-			switch {
-			case a.output.JSON:
-				return a.Print(table.Table{Raw: card})
-			case a.output.Parsable || a.output.Format != nil || a.output.Where != nil:
-				fmt.Fprintln(a.err, "show ratecard: the rates table (show rates); without -P, -p, format= and where the card as YAML")
-				return a.Print(ratecard.Table(card, time.Now()))
+			if ts, note := ratecard.Views(card, time.Now(), a.output); ts != nil {
+				return a.printViews(ts, note)
 			}
 			doc, err := ratecard.Document(card)
 			if err != nil {
