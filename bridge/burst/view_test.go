@@ -106,3 +106,36 @@ acme|on|4|1|50.00|10.00|6.00|16.00|34.00
 		t.Error("unknown tenant: no error")
 	}
 }
+
+func TestOverviewViews(t *testing.T) {
+	ov := Overview{Jobs: []OverviewJob{{Tenant: "acme", JobID: 3}}, Tenants: []OverviewTenant{{Tenant: "acme"}}}
+	cases := map[string]struct {
+		which string
+		o     table.Options
+		want  []string // each table's second column, "raw" for the whole overview
+		note  bool
+	}{
+		"both":          {want: []string{"JobID", "Burst"}},
+		"jobs":          {which: "jobs", o: table.Options{Parsable: true}, want: []string{"JobID"}},
+		"tenants":       {which: "tenants", o: table.Options{JSON: true}, want: []string{"Burst"}},
+		"json":          {o: table.Options{JSON: true}, want: []string{"raw"}},
+		"-P":            {o: table.Options{Parsable: true}, want: []string{"JobID"}, note: true},
+		"json, format=": {o: table.Options{JSON: true, Format: []string{"jobid"}}, want: []string{"JobID"}, note: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ts, note := ov.Views(tc.which, tc.o)
+			var got []string
+			for _, x := range ts {
+				if x.Header == nil {
+					got = append(got, "raw")
+				} else {
+					got = append(got, x.Header[1])
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" || (note != "") != tc.note {
+				t.Errorf("(-want +got)\n%s\nnote %q", d, note)
+			}
+		})
+	}
+}
