@@ -78,3 +78,22 @@ func UsageTable(sums []Summary, totals bool) table.Table {
 	}
 	return t
 }
+
+// UsageViews are what show usage prints of sums for the output options
+// o: a note per period without use (not with --json), the usage table
+// (with totals in aligned text), and, in aligned text without format= or
+// where, the booking utilization table after its heading (heading empty
+// when there is none to show).
+func UsageViews(sums []Summary, o table.Options) (notes []string, usage table.Table, heading string, util table.Table) {
+	for _, s := range sums {
+		if len(s.Rows) == 0 && !o.JSON {
+			notes = append(notes, fmt.Sprintf("no GPU use booked in %s yet", s.Meta.Period))
+		}
+	}
+	text := !o.JSON && !o.Parsable && !o.Trailing
+	usage = UsageTable(sums, text)
+	if util = UtilizationTable(sums); text && len(util.Rows) > 0 && len(o.Format) == 0 && len(o.Where) == 0 {
+		heading = "\nBooking utilization (booked GPU-hours vs used by jobs inside the booking):\n"
+	}
+	return notes, usage, heading, util
+}

@@ -73,3 +73,38 @@ func TestUsageTable(t *testing.T) {
 		t.Errorf("--json (-want +got)\n%s", d)
 	}
 }
+
+// TestUsageViews: a note per period without use (not with --json); the
+// utilization table, after its heading, only in aligned text without
+// format= or where, and only when a period has bookings.
+func TestUsageViews(t *testing.T) {
+	eur := money.Currency{Code: "EUR", Minor: 2}
+	nov, _ := meter.ParsePeriod("2026-11")
+	booked := Summary{Meta: Meta{Period: nov, Card: pricing.Card{Currency: "EUR"}}, Rows: []Row{
+		{Key: Key{Account: "acme", Type: "h100", Tier: meter.Booked, Kind: meter.KindBooking, Usage: nov, Booking: 6}, GPUSeconds: 300, Lines: 1, Amount: money.New(300, eur)},
+	}}
+	empty := Summary{Meta: Meta{Period: nov.Next()}}
+	cases := map[string]struct {
+		sums    []Summary
+		o       table.Options
+		notes   int
+		heading bool
+	}{
+		"text":        {sums: []Summary{booked, empty}, notes: 1, heading: true},
+		"json":        {sums: []Summary{booked, empty}, o: table.Options{JSON: true}},
+		"-P":          {sums: []Summary{booked}, o: table.Options{Parsable: true}},
+		"where":       {sums: []Summary{booked}, o: table.Options{Where: map[string]string{"tier": "booked"}}},
+		"no bookings": {sums: []Summary{empty}, notes: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			notes, usage, heading, util := UsageViews(tc.sums, tc.o)
+			if len(notes) != tc.notes || (heading != "") != tc.heading || len(usage.Header) == 0 {
+				t.Errorf("notes %q, heading %q", notes, heading)
+			}
+			if tc.heading && len(util.Rows) != 1 {
+				t.Errorf("utilization rows %v", util.Rows)
+			}
+		})
+	}
+}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 )
 
@@ -32,13 +32,13 @@ Closing cannot be undone; it asks first unless -i is given.`,
 				return usagef("close needs period=YYYY-MM")
 			}
 			p, rec, err := a.ClosePeriod(cmd.Context(), ka.Where, a.Confirm, func(res ingest.Result) {
-				fmt.Fprintf(a.out, "re-read %s..%s: %d ledger lines written\n", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), res.Stats.Lines)
+				fmt.Fprint(a.out, billing.RereadLine(res))
 			}, a.bookingCharger)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "closed %s: %d lines, %d GPU-seconds, %s %s\n", p, rec.Lines, rec.GPUSeconds, rec.Amount, rec.Currency)
-			return nil
+			_, err = fmt.Fprint(a.out, billing.ClosedLine(p, rec))
+			return err
 		},
 	}
 }

@@ -44,20 +44,15 @@ month), each with its totals, like sreport's start= and end=.`,
 			if err != nil {
 				return err
 			}
-			for _, s := range sums {
-				if len(s.Rows) == 0 && !a.output.JSON {
-					fmt.Fprintf(a.err, "no GPU use booked in %s yet\n", s.Meta.Period)
-				}
+			notes, usage, heading, util := export.UsageViews(sums, a.output)
+			for _, n := range notes {
+				fmt.Fprintln(a.err, n)
 			}
-			text := !a.output.JSON && !a.output.Parsable && !a.output.Trailing
-			if err := a.Print(export.UsageTable(sums, text)); err != nil {
+			if err := a.Print(usage); err != nil || heading == "" {
 				return err
 			}
-			if ut := export.UtilizationTable(sums); text && len(ut.Rows) > 0 && len(a.output.Format) == 0 && len(a.output.Where) == 0 {
-				fmt.Fprintln(a.out, "\nBooking utilization (booked GPU-hours vs used by jobs inside the booking):")
-				return a.Print(ut)
-			}
-			return nil
+			fmt.Fprint(a.out, heading)
+			return a.Print(util)
 		},
 	}
 }
