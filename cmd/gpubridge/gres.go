@@ -75,10 +75,7 @@ With --json the output is the fixture format that --fixture reads back.`,
 }
 
 func gresGenerateCmd(a *App) *cobra.Command {
-	var (
-		r     app.GresRequest
-		check bool
-	)
+	var r app.GresRequest
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Render this node's gres.conf and slurm.conf lines from its NVML inventory",
@@ -106,16 +103,12 @@ slurmrestd) and exits non-zero when they differ.
 			if err != nil {
 				return err
 			}
-			text := res.GresConf
-			if r.Write != "" || r.SlurmConf {
-				text = res.SlurmConf
-			}
-			if r.Write != "" || !check {
+			if text, show := r.Printed(res); show {
 				if err := printRendered(a, res, text); err != nil {
 					return err
 				}
 			}
-			if !check {
+			if !r.Check {
 				return nil
 			}
 			ok, err := slurmcheck.Check(cmd.Context(), slurmcheck.ListerFunc(func(ctx context.Context) ([]slurmrest.Node, error) {
@@ -139,7 +132,7 @@ slurmrestd) and exits non-zero when they differ.
 	f.BoolVar(&r.SkipLost, "skip-lost", false, "render without GPUs NVML lost instead of refusing")
 	f.StringVar(&r.Write, "write", "", "write gres.conf to this path atomically and print the slurm.conf lines")
 	f.BoolVar(&r.SlurmConf, "slurm-conf", false, "print the slurm.conf lines instead of gres.conf")
-	f.BoolVar(&check, "check", false, "compare with the node's GRES in Slurm (slurmrestd); exit non-zero when they differ")
+	f.BoolVar(&r.Check, "check", false, "compare with the node's GRES in Slurm (slurmrestd); exit non-zero when they differ")
 	return cmd
 }
 

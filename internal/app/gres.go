@@ -49,6 +49,24 @@ type GresRequest struct {
 	// SlurmConf asks for the slurm.conf lines (refused with Write, which
 	// prints them anyway).
 	SlurmConf bool
+	// Check compares the result with the node's GRES in Slurm; alone, it
+	// prints only the comparison.
+	Check bool
+}
+
+// Printed is what gres generate prints of res before the check: the
+// slurm.conf lines with Write; nothing for Check without Write (show is
+// false); the slurm.conf lines with SlurmConf; else gres.conf.
+func (r GresRequest) Printed(res conf.Result) (text string, show bool) {
+	switch {
+	case r.Write != "":
+		return res.SlurmConf, true
+	case r.Check:
+		return "", false
+	case r.SlurmConf:
+		return res.SlurmConf, true
+	}
+	return res.GresConf, true
 }
 
 // GenerateGres renders the node's gres.conf and slurm.conf lines from its
