@@ -40,6 +40,13 @@ type ChargeResult struct {
 	Uncharged []string
 }
 
+// Summary says in one line what a charge run wrote
+// (`gpubridge charge bookings`).
+func (r ChargeResult) Summary() string {
+	return fmt.Sprintf("charged %d booking(s): %d ledger line(s) written, %d correction(s), %d in a later period\n",
+		r.Bookings-len(r.Uncharged), r.Lines, r.Corrections, r.Adjustments)
+}
+
 // ErrUncharged is wrapped by the error of a charge run that left bookings
 // uncharged.
 var ErrUncharged = fmt.Errorf("bookings not charged")

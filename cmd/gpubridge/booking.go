@@ -2,22 +2,16 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"fmt"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // TZ names resolve on hosts without zoneinfo too
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
-	"github.com/gpubridge/gpubridge/bridge/reserve/setup"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -47,101 +41,36 @@ func localFlag(cmd *cobra.Command, local *bool) *cobra.Command {
 	return cmd
 }
 
-// adminTimes are $TZ, the zone of times written without an offset, and
-// how the command prints times (--local).
-func adminTimes(local bool) (view.Times, error) {
-	zone, err := reserve.LoadZone(os.Getenv("TZ"))
-	if err != nil {
-		return view.Times{}, usageError{err}
+// confirmer is what the use cases ask before a change: nil with
+// -i/--immediate (they then skip what only the question needs).
+func (a *App) confirmer() func(string) error {
+	if a.immediate {
+		return nil
 	}
-	return view.Times{Zone: zone, Local: local}, nil
+	return a.Confirm
 }
 
-// bookings wires the booking use cases (bridge/reserve/setup) on the
-// App's clients: the store on gpubridge's database (for the cluster
-// slurmrestd serves), slurmrestd, the tenant store.
-func (a *App) bookings(ctx context.Context) (setup.Bookings, error) {
-	return a.bookingsWith(ctx, true)
-}
-
-// bookingStore wires the use cases that read or write the booking store
-// only (show and cancel bookings, maintenance windows): slurmrestd is not
-// contacted when the configuration names the cluster, so the command
-// skips its negotiation. Its Service has no Source.
-func (a *App) bookingStore(ctx context.Context) (setup.Bookings, error) {
-	return a.bookingsWith(ctx, false)
-}
-
-func (a *App) bookingsWith(ctx context.Context, needSlurm bool) (setup.Bookings, error) {
-	c, err := a.Config()
-	if err != nil {
-		return setup.Bookings{}, err
+// printText prints raw as JSON with --json, else text.
+func (a *App) printText(raw any, text string) error {
+	if a.output.JSON {
+		return a.Print(table.Table{Raw: raw})
 	}
-	if _, err := a.Clients(); err != nil {
-		return setup.Bookings{}, err
-	}
-	bk, err := setup.Open(ctx, c, setup.Connections{DB: a.DB, Slurm: a.Slurm}, needSlurm)
-	if err == nil {
-		// Bookings' costs (a tenant's monthly spend limit) at the rate
-		// card's booked tier (charge.go).
-		if db, derr := a.DB(ctx); derr == nil {
-			bk.Service.Coster = bookingCoster(ctx, db)
-		}
-	}
-	return bk, err
-}
-
-// bookingErr gives input problems exit status 2 and keeps refusals (1).
-func bookingErr(err error) error {
-	var ps reserve.Problems
-	if errors.As(err, &ps) {
-		return usageError{err}
-	}
-	if errors.Is(err, reserve.ErrNotFound) {
-		return usageError{fmt.Errorf("%w (see `gpubridge show bookings`)", err)}
-	}
+	_, err := fmt.Fprint(a.out, text)
 	return err
 }
 
-// problems makes input problems a usage error (nil when there are none).
-func problems(ps reserve.Problems) error {
-	if len(ps) == 0 {
-		return nil
-	}
-	return usageError{ps}
-}
-
-func parseID(s string) (int64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, usagef("%q is not a booking id (a positive number; see `gpubridge show bookings`)", s)
-	}
-	return id, nil
-}
-
-func parseIDs(ss []string) ([]int64, error) {
-	var ids []int64
-	for _, s := range ss {
-		id, err := parseID(s)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
-
-// optionsOnly parses the key=value options of a command that takes no
-// names.
-func optionsOnly(what string, args []string, keys []string) (map[string]string, error) {
+// bookingOptions parses the key=value options of a booking command that
+// takes no names, and the times of --local (app.BookingTimes).
+func (a *App) bookingOptions(what string, args []string, keys []string, local bool) (map[string]string, view.Times, error) {
 	p, err := kv.Parse(args, kv.Spec{Keys: keys})
 	if err != nil {
-		return nil, usageError{err}
+		return nil, view.Times{}, usageError{err}
 	}
 	if len(p.Names) > 0 {
-		return nil, usagef("%s takes key=value options only (got %q)", what, p.Names)
+		return nil, view.Times{}, usagef("%s takes key=value options only (got %q)", what, p.Names)
 	}
-	return p.Where, nil
+	z, err := app.BookingTimes(local)
+	return p.Where, z, err
 }
 
 const bookingArgsHelp = `Options (key=value):
@@ -176,42 +105,15 @@ Example:
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			where, err := optionsOnly("add booking", args, reserve.AddKeys)
+			where, z, err := a.bookingOptions("add booking", args, reserve.AddKeys, *local)
 			if err != nil {
 				return err
 			}
-			z, err := adminTimes(*local)
+			b, set, err := a.AddBooking(cmd.Context(), actor(), where, z, a.confirmer())
 			if err != nil {
 				return err
 			}
-			req, ps := reserve.ParseAdd(where, time.Now(), z.Zone)
-			if err := problems(ps); err != nil {
-				return err
-			}
-			bk, err := a.bookings(ctx)
-			if err != nil {
-				return err
-			}
-			svc := bk.Service
-			if !a.immediate {
-				b, err := svc.Check(ctx, actor(), req)
-				if err != nil {
-					return bookingErr(err)
-				}
-				if err := a.Confirm(view.Describe(" Adding booking", b, z)); err != nil {
-					return err
-				}
-			}
-			b, err := svc.Add(ctx, actor(), req)
-			if err != nil {
-				return bookingErr(err)
-			}
-			if a.output.JSON {
-				return a.Print(table.Table{Raw: b})
-			}
-			_, err = fmt.Fprint(a.out, view.Added(b, svc.Settings, z, time.Now()))
-			return err
+			return a.printText(b, view.Added(b, set, z, time.Now()))
 		},
 	}
 	return localFlag(cmd, local)
@@ -233,7 +135,6 @@ Example:
   gpubridge modify booking 12 set end=2026-12-30T00:00Z`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{}, SetKeys: reserve.ModifyKeys})
 			if err != nil {
 				return usageError{err}
@@ -241,40 +142,19 @@ Example:
 			if len(p.Names) != 1 || len(p.Set) == 0 {
 				return usagef("usage: gpubridge modify booking ID set key=value ...")
 			}
-			id, err := parseID(p.Names[0])
+			id, err := app.ParseBookingID(p.Names[0])
 			if err != nil {
 				return err
 			}
-			z, err := adminTimes(*local)
+			z, err := app.BookingTimes(*local)
 			if err != nil {
 				return err
 			}
-			ch, ps := reserve.ParseChange(p.Set, time.Now(), z.Zone)
-			if err := problems(ps); err != nil {
-				return err
-			}
-			bk, err := a.bookings(ctx)
+			before, after, err := a.ModifyBooking(cmd.Context(), actor(), id, p.Set, z, a.confirmer())
 			if err != nil {
 				return err
 			}
-			cur, err := bk.Service.Get(ctx, id)
-			if err != nil {
-				return bookingErr(err)
-			}
-			if !a.immediate {
-				if err := a.Confirm(view.ModifyPrompt(cur, p.Set)); err != nil {
-					return err
-				}
-			}
-			before, after, err := bk.Service.Modify(ctx, actor(), id, ch)
-			if err != nil {
-				return bookingErr(err)
-			}
-			if a.output.JSON {
-				return a.Print(table.Table{Raw: after})
-			}
-			_, err = fmt.Fprint(a.out, view.Modified(id, before, after, z))
-			return err
+			return a.printText(after, view.Modified(id, before, after, z))
 		},
 	}
 	return localFlag(cmd, local)
@@ -286,33 +166,11 @@ func deleteBookingCmd(a *App) *cobra.Command {
 		Short: "Cancel bookings; their Slurm reservations go at the next projection (once no job runs inside)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			ids, err := parseIDs(args)
-			if err != nil {
-				return err
-			}
-			bk, err := a.bookingStore(ctx)
-			if err != nil {
-				return err
-			}
-			var bs []reserve.Booking
+			ids, set, err := a.CancelBookings(cmd.Context(), actor(), args, a.confirmer())
 			for _, id := range ids {
-				b, err := bk.Service.Get(ctx, id)
-				if err != nil {
-					return bookingErr(err)
-				}
-				bs = append(bs, b)
+				fmt.Fprint(a.out, view.Cancelled(id, set))
 			}
-			if err := a.Confirm(view.CancelPrompt(bs)); err != nil {
-				return err
-			}
-			for _, id := range ids {
-				if _, err := bk.Service.Cancel(ctx, actor(), id); err != nil {
-					return bookingErr(err)
-				}
-				fmt.Fprint(a.out, view.Cancelled(id, bk.Service.Settings))
-			}
-			return nil
+			return err
 		},
 	}
 }
@@ -329,33 +187,17 @@ and where COLUMN=VALUE filters the rows. --json prints the full records (of
 the rows the filters keep).`,
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := a.showArgs(args, kv.Spec{Keys: reserve.ListKeys}, view.Bookings(nil, view.Times{}))
 			if err != nil {
 				return err
 			}
-			z, err := adminTimes(*local)
+			z, err := app.BookingTimes(*local)
 			if err != nil {
 				return err
 			}
-			lf, ps := reserve.ParseList(p.Where, time.Now(), z.Zone)
-			ids, err := parseIDs(p.Names)
+			bs, err := a.ListBookings(cmd.Context(), p.Names, p.Where, z)
 			if err != nil {
 				return err
-			}
-			if err := problems(ps); err != nil {
-				return err
-			}
-			bk, err := a.bookingStore(ctx)
-			if err != nil {
-				return err
-			}
-			bs, err := bk.Service.List(ctx, lf)
-			if err != nil {
-				return err
-			}
-			if len(ids) > 0 {
-				bs = slices.DeleteFunc(bs, func(b reserve.Booking) bool { return !slices.Contains(ids, b.ID) })
 			}
 			switch {
 			case a.output.JSON:
@@ -381,7 +223,6 @@ nodes, maintenance windows, reservations gpubridge does not own and
 bookings.unbookablePercent. Runs of equal steps are printed as one row;
 --json prints every step.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := a.showArgs(args, kv.Spec{Keys: reserve.AvailabilityKeys}, view.AvailabilityColumns()...)
 			if err != nil {
 				return err
@@ -392,21 +233,13 @@ bookings.unbookablePercent. Runs of equal steps are printed as one row;
 			if a.output.JSON && (p.Format != nil || p.Filters != nil) {
 				return usagef("show availability --json prints one object (every step of every type): format= and where filters apply to its table only")
 			}
-			z, err := adminTimes(*local)
+			z, err := app.BookingTimes(*local)
 			if err != nil {
 				return err
 			}
-			q, ps := reserve.ParseAvailability(p.Where, time.Now(), z.Zone)
-			if err := problems(ps); err != nil {
-				return err
-			}
-			bk, err := a.bookings(ctx)
+			av, err := a.Availability(cmd.Context(), p.Where, z)
 			if err != nil {
 				return err
-			}
-			av, err := bk.Service.Availability(ctx, q)
-			if err != nil {
-				return bookingErr(err)
 			}
 			if a.output.JSON {
 				return a.Print(table.Table{Raw: av})
@@ -456,26 +289,13 @@ LatestStart: any later start fits too, up to the booking horizon). tenant=
 applies that tenant's policy (lead time, horizon).`,
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			where, err := optionsOnly("find slot", args, reserve.SlotKeys)
+			where, z, err := a.bookingOptions("find slot", args, reserve.SlotKeys, *local)
 			if err != nil {
 				return err
 			}
-			z, err := adminTimes(*local)
+			q, slots, err := a.FindSlots(cmd.Context(), where, z)
 			if err != nil {
 				return err
-			}
-			q, ps := reserve.ParseSlotQuery(where, time.Now(), z.Zone)
-			if err := problems(ps); err != nil {
-				return err
-			}
-			bk, err := a.bookings(ctx)
-			if err != nil {
-				return err
-			}
-			slots, err := bk.Service.FindSlots(ctx, q)
-			if err != nil {
-				return bookingErr(err)
 			}
 			if len(slots) == 0 && !a.output.JSON && !a.output.Parsable {
 				_, err = fmt.Fprint(a.out, view.NoSlot(q))
@@ -498,29 +318,17 @@ listed: the window is recorded anyway (the admin's call) and they are shown at
 risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := kv.Parse(args, kv.Spec{Keys: reserve.MaintenanceKeys})
 			if err != nil {
 				return usageError{err}
 			}
-			z, err := adminTimes(*local)
+			z, err := app.BookingTimes(*local)
 			if err != nil {
 				return err
 			}
-			m, ps := reserve.ParseMaintenance(p.Where, time.Now(), z.Zone)
-			if err := problems(ps); err != nil {
-				return err
-			}
-			bk, err := a.bookings(ctx)
+			m, hit, err := a.AddMaintenance(cmd.Context(), actor(), p.Where, z, a.confirmer())
 			if err != nil {
 				return err
-			}
-			if err := a.Confirm(view.MaintenancePrompt(m, z)); err != nil {
-				return err
-			}
-			m, hit, err := bk.Service.AddMaintenance(ctx, actor(), m)
-			if err != nil {
-				return bookingErr(err)
 			}
 			_, err = fmt.Fprint(a.out, view.MaintenanceAdded(m, hit, z))
 			return err
@@ -535,21 +343,9 @@ func deleteMaintenanceCmd(a *App) *cobra.Command {
 		Short: "Remove a maintenance window",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id <= 0 {
-				return usagef("%q is not a maintenance id (see `gpubridge show maintenance`)", args[0])
-			}
-			bk, err := a.bookingStore(ctx)
+			m, err := a.DeleteMaintenance(cmd.Context(), actor(), args[0], a.confirmer())
 			if err != nil {
 				return err
-			}
-			if err := a.Confirm(fmt.Sprintf(" Deleting maintenance %d", id)); err != nil {
-				return err
-			}
-			m, err := bk.Service.DeleteMaintenance(ctx, actor(), id)
-			if err != nil {
-				return bookingErr(err)
 			}
 			_, err = fmt.Fprint(a.out, view.MaintenanceDeleted(m))
 			return err
@@ -565,16 +361,11 @@ func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
 			if err := a.noNames(args, view.Maintenance(nil, view.Times{})); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			z, err := adminTimes(*local)
+			z, err := app.BookingTimes(*local)
 			if err != nil {
 				return err
 			}
-			bk, err := a.bookingStore(ctx)
-			if err != nil {
-				return err
-			}
-			ms, err := bk.Service.Maintenance(ctx)
+			ms, err := a.MaintenanceWindows(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -582,16 +373,6 @@ func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
 		},
 	}
 	return localFlag(cmd, local)
-}
-
-// projector is the booking projector for actor (the reconcile step the
-// daemon schedules and `gpubridge project` runs).
-func (a *App) projector(ctx context.Context, actor string) (*reserve.Projector, error) {
-	bk, err := a.bookings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return bk.Projector(actor), nil
 }
 
 func projectCmd(a *App) *cobra.Command {
@@ -611,32 +392,12 @@ action failed; Slurm refusing for now (jobs inside, no room) is shown and
 retried at the next run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			p, err := a.projector(ctx, actor())
-			if err != nil {
-				return err
-			}
-			p.DryRun, p.AllowMassRemoval = dry, allow
-			if !dry {
-				// One writer at a time, like apply and the daemon.
-				release, err := a.WriterLockFor(ctx, "gpubridge project")
-				if err != nil {
-					return err
-				}
-				defer release()
-			}
-			if a.Verbose {
-				p.Logger = a.Logger().With("component", "bookings") // the actions are printed anyway
-			}
-			rep, perr := p.Project(ctx)
-			if a.output.JSON {
-				if err := a.Print(table.Table{Raw: rep}); err != nil {
-					return err
-				}
+			rep, perr := a.Project(cmd.Context(), app.Projection{Actor: actor(), DryRun: dry, AllowMassRemoval: allow, Log: a.Verbose})
+			if rep == nil {
 				return perr
 			}
 			reads, writes := a.Requests()
-			if _, err := fmt.Fprint(a.out, view.ProjectReport(rep, dry, view.Requests{Reads: reads, Writes: writes})); err != nil {
+			if err := a.printText(rep, view.ProjectReport(*rep, dry, view.Requests{Reads: reads, Writes: writes})); err != nil {
 				return err
 			}
 			return perr

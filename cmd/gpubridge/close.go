@@ -33,7 +33,7 @@ Closing cannot be undone; it asks first unless -i is given.`,
 			}
 			p, rec, err := a.ClosePeriod(cmd.Context(), ka.Where, a.Confirm, func(res ingest.Result) {
 				fmt.Fprint(a.out, billing.RereadLine(res))
-			}, a.bookingCharger)
+			}, a.BookingCharger)
 			if err != nil {
 				return err
 			}

@@ -1,25 +1,10 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"strconv"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/check"
-	hmetrics "github.com/gpubridge/gpubridge/bridge/health/metrics"
-	"github.com/gpubridge/gpubridge/bridge/health/setup"
-	"github.com/gpubridge/gpubridge/bridge/reserve"
-	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
-	"github.com/gpubridge/gpubridge/bridge/tenantstore"
-	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -30,131 +15,6 @@ func registerHealth(a *App, root, show *cobra.Command) {
 	subcommand(root, "resume", "Return what gpubridge holds to service").AddCommand(resumeNodeCmd(a))
 	root.AddCommand(healthCmd(a))
 	show.AddCommand(showHealthCmd(a), showChecksCmd(a))
-}
-
-// healthService builds the health service of the configuration for a
-// command (bridge/health/setup).
-func (a *App) healthService(ctx context.Context) (*health.Service, error) {
-	return a.healthServiceWith(ctx, nil, nil)
-}
-
-// healthServiceWith builds the health service of the configuration
-// (bridge/health/setup), with the daemon's recorders when given: what the
-// configuration says is checked before anything connects. When gpubridge
-// projects bookings (schedules.bookings), a node the service holds or
-// releases has its bookings re-projected at once (bookingMover).
-func (a *App) healthServiceWith(ctx context.Context, obs *hmetrics.Recorder, bookings *bmetrics.Recorder) (*health.Service, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	nodes, cat, err := setup.Check(c)
-	var ve config.ValidationError
-	if err != nil && !errors.As(err, &ve) {
-		return nil, usageError{err}
-	}
-	if err != nil {
-		return nil, err
-	}
-	cl, err := a.Slurm(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db, err := a.DB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p := setup.Params{Config: c, Slurm: cl, DB: db, Logger: a.Logger().With("component", "health")}
-	if obs != nil {
-		p.Observer = obs
-	}
-	if c.Schedules.Bookings != "" {
-		p.Mover = bookingMover{a: a, rec: bookings}
-	}
-	svc, err := setup.New(p, nodes, cat)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return svc, nil
-}
-
-// bookingMover runs the booking projector (bridge/reserve) under the
-// writer lock when the health service held or released nodes: a booking
-// on a drained node is marked at risk, or moved to healthy GPUs where
-// the ledger has room.
-type bookingMover struct {
-	a   *App
-	rec *bmetrics.Recorder // the daemon's; nil in a command
-}
-
-func (m bookingMover) Reproject(ctx context.Context, nodes []string) ([]string, error) {
-	what := "gpubridge health (bookings on " + strings.Join(nodes, ",") + ")"
-	p, err := m.a.projector(ctx, what)
-	if err != nil {
-		return nil, err
-	}
-	p.Logger = m.a.Logger().With("component", "bookings")
-	release, err := m.a.WriterLockFor(ctx, what)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	rep, err := p.Project(ctx)
-	if m.rec != nil {
-		m.rec.Observe(rep, err)
-	}
-	return projectionLines(rep), err
-}
-
-// projectionLines say what a projection did, for the health report: each
-// action with its outcome, then each booking at risk and why.
-func projectionLines(rep reserve.Report) []string {
-	var out []string
-	for _, x := range rep.Actions {
-		l := x.Action.String() + " (" + x.Outcome + ")"
-		if x.Error != "" {
-			l += ": " + x.Error
-		}
-		out = append(out, l)
-	}
-	for _, b := range rep.AtRisk {
-		out = append(out, fmt.Sprintf("booking %d of %s (%s) at risk: %s", b.ID, b.Tenant, b.What(), b.Note))
-	}
-	return out
-}
-
-// readInput reads a file, or stdin for "-".
-func readInput(stdin io.Reader, name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(stdin)
-	}
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return b, nil
-}
-
-// speakFor checks that the invoking user may act for a tenant.
-func (a *App) speakFor(ctx context.Context, tenantName string) error {
-	db, err := a.DB(ctx)
-	if err != nil {
-		return err
-	}
-	err = setup.SpeakFor(ctx, tenantstore.New(db), tenantName, actor())
-	if errors.Is(err, setup.ErrNoTenant) {
-		return usageError{err}
-	}
-	return err
-}
-
-// healthErr marks the service's refusals of what was asked as usage
-// errors (exit 2).
-func healthErr(err error) error {
-	if errors.Is(err, health.ErrInvalid) || errors.Is(err, health.ErrUnknownNode) {
-		return usageError{err}
-	}
-	return err
 }
 
 func checkNodeCmd(a *App) *cobra.Command {
@@ -181,7 +41,6 @@ Examples:
   gpubridge check node gpu-a check=nccl-2node peer=gpu-b wait=45m`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"check", "tenant", "wait", "peer"}})
 			if err != nil {
 				return usageError{err}
@@ -189,30 +48,14 @@ Examples:
 			if len(p.Names) != 1 {
 				return usagef("check node takes one node name, then key=value options (got %q)", p.Names)
 			}
-			var wait time.Duration
-			if v, ok := p.Where["wait"]; ok {
-				if wait, err = time.ParseDuration(v); err != nil || wait <= 0 {
-					return usagef("wait=%q: want a duration such as 90s or 30m", v)
-				}
-			}
-			tenantName := p.Where["tenant"]
-			if tenantName != "" {
-				if err := a.speakFor(ctx, tenantName); err != nil {
-					return err
-				}
-			}
-			svc, err := a.healthService(ctx)
+			r, err := a.CheckNode(cmd.Context(), p.Names[0], p.Where)
 			if err != nil {
 				return err
 			}
-			r, res, err := svc.CheckNow(ctx, health.Request{Node: p.Names[0], Checks: kv.List(p.Where["check"]), Tenant: tenantName, Actor: actor(), Peer: p.Where["peer"]}, wait)
-			if err != nil {
-				return healthErr(err)
+			if !r.Waited {
+				return a.Print(health.RunsTable([]health.Run{r.Run}))
 			}
-			if wait == 0 {
-				return a.Print(health.RunsTable([]health.Run{r}))
-			}
-			return a.Print(health.ResultsTable(res))
+			return a.Print(health.ResultsTable(r.Results))
 		},
 	}
 }
@@ -231,7 +74,6 @@ Example:
   gpubridge -i resume node gpu-a reason="GPU 3 replaced, dcgmi diag -r 3 passed by hand"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"reason"}})
 			if err != nil {
 				return usageError{err}
@@ -239,16 +81,9 @@ Example:
 			if len(p.Names) != 1 {
 				return usagef("resume node takes one node name (got %q)", p.Names)
 			}
-			svc, err := a.healthService(ctx)
+			n, err := a.ResumeNode(cmd.Context(), p.Names[0], p.Where["reason"], a.confirmer())
 			if err != nil {
 				return err
-			}
-			if err := a.Confirm(fmt.Sprintf("Resume %s now, without its requalify runs (audited)", p.Names[0])); err != nil {
-				return err
-			}
-			n, err := svc.ResumeNode(ctx, p.Names[0], actor(), p.Where["reason"])
-			if err != nil {
-				return healthErr(err)
 			}
 			return a.Print(health.NodeTable(n))
 		},
@@ -286,28 +121,9 @@ Example:
 			if len(p.Names) != 2 {
 				return usagef("judge takes a check name and a file, then key=value options (got %q)", p.Names)
 			}
-			in := check.Input{Model: p.Where["model"]}
-			for key, dst := range map[string]*int{"gpus": &in.GPUs, "exit": &in.ExitCode} {
-				if v, ok := p.Where[key]; ok {
-					if *dst, err = strconv.Atoi(v); err != nil || *dst < 0 {
-						return usagef("%s=%q: want a number, 0 or more", key, v)
-					}
-				}
-			}
-			c, err := a.Config()
+			r, err := a.JudgeOutput(p.Names[0], p.Names[1], p.Where, cmd.InOrStdin())
 			if err != nil {
 				return err
-			}
-			cat, err := setup.Catalog(c)
-			if err != nil {
-				return err
-			}
-			if in.Output, err = readInput(cmd.InOrStdin(), p.Names[1]); err != nil {
-				return err
-			}
-			r, err := cat.Judge(p.Names[0], in)
-			if err != nil {
-				return usageError{err}
 			}
 			return a.Print(health.JudgeTable(p.Names[0], p.Names[1], r))
 		},
@@ -328,19 +144,14 @@ checks on nodes in service). It prints what it did.`,
 			if len(p.Names) > 0 {
 				return usagef("unexpected %q: use schedule=NAME", p.Names[0])
 			}
-			svc, err := a.healthService(cmd.Context())
-			if err != nil {
+			rep, err := a.HealthCycle(cmd.Context(), p.Where["schedule"])
+			if rep == nil {
 				return err
 			}
-			name := p.Where["schedule"]
-			if name == "" {
-				name = health.AcceptanceSchedule
-			}
-			rep, err := svc.Cycle(cmd.Context(), name)
-			if perr := a.Print(health.ReportTable(rep)); perr != nil {
+			if perr := a.Print(health.ReportTable(*rep)); perr != nil {
 				return perr
 			}
-			return healthErr(err)
+			return err
 		},
 	})
 	return cmd
@@ -352,7 +163,6 @@ func showChecksCmd(a *App) *cobra.Command {
 		Short: "Health check results, newest first (a tenant sees the checks it triggered)",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}}, health.ResultsTable(nil))
 			if err != nil {
 				return err
@@ -360,34 +170,7 @@ func showChecksCmd(a *App) *cobra.Command {
 			if len(p.Names) > 0 {
 				return usagef("unexpected %q: use node=NAME", p.Names[0])
 			}
-			f := health.ResultFilter{Node: p.Where["node"], Tenant: p.Where["tenant"], Check: p.Where["check"]}
-			if v, ok := p.Where["run"]; ok {
-				if f.RunID, err = strconv.ParseInt(v, 10, 64); err != nil || f.RunID <= 0 {
-					return usagef("run=%q: want a run id", v)
-				}
-			}
-			if v, ok := p.Where["since"]; ok {
-				d, err := time.ParseDuration(v)
-				if err != nil || d <= 0 {
-					return usagef("since=%q: want a duration such as 24h", v)
-				}
-				f.Since = time.Now().Add(-d)
-			}
-			if v, ok := p.Where["limit"]; ok {
-				if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit <= 0 {
-					return usagef("limit=%q: want a positive number", v)
-				}
-			}
-			if f.Tenant != "" {
-				if err := a.speakFor(ctx, f.Tenant); err != nil {
-					return err
-				}
-			}
-			svc, err := a.healthService(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := svc.Results(ctx, f)
+			res, err := a.HealthResults(cmd.Context(), p.Where)
 			if err != nil {
 				return err
 			}
@@ -416,47 +199,18 @@ Examples:
   gpubridge show health history tenant=acme since=720h`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "since"}}, health.NodesTable(nil), health.HistoryTable(nil))
 			if err != nil {
 				return err
 			}
-			history := len(p.Names) == 1 && p.Names[0] == "history"
+			h, err := a.ShowHealth(cmd.Context(), p.Names, p.Where)
 			switch {
-			case len(p.Names) > 0 && !history:
-				return usagef("unexpected %q: use node=NAME (or history tenant=NAME)", p.Names[0])
-			case history && p.Where["tenant"] == "":
-				return usagef("history is a tenant's view: add tenant=NAME (an admin sees every check with show checks)")
-			case !history && p.Where["since"] != "":
-				return usagef("since= goes with history tenant=NAME")
-			}
-			since := 168 * time.Hour
-			if v, ok := p.Where["since"]; ok {
-				if since, err = time.ParseDuration(v); err != nil || since <= 0 {
-					return usagef("since=%q: want a duration such as 168h", v)
-				}
-			}
-			if t := p.Where["tenant"]; t != "" {
-				if err := a.speakFor(ctx, t); err != nil {
-					return err
-				}
-			}
-			svc, err := a.healthService(ctx)
-			if err != nil {
+			case err != nil:
 				return err
+			case h.History:
+				return a.Print(health.HistoryTable(h.Entries))
 			}
-			if history {
-				hs, err := svc.TenantHistory(ctx, p.Where["tenant"], p.Where["node"], time.Now().Add(-since))
-				if err != nil {
-					return healthErr(err)
-				}
-				return a.Print(health.HistoryTable(hs))
-			}
-			vs, err := svc.Health(ctx, health.HealthFilter{Node: p.Where["node"], Tenant: p.Where["tenant"]})
-			if err != nil {
-				return healthErr(err)
-			}
-			return a.Print(health.NodesTable(vs))
+			return a.Print(health.NodesTable(h.Nodes))
 		},
 	}
 }

@@ -26,14 +26,14 @@ type daemonJobs struct {
 	a         *App
 	burst     *metrics.Recorder  // registered once per process
 	reconcile *rmetrics.Recorder // likewise
-	api       *apiWiring         // likewise: the tenant API's metrics
+	api       *app.API           // likewise: the tenant API's metrics
 	bookings  *bmetrics.Recorder // likewise
 	credits   *cmetrics.Recorder // likewise
 	health    *hmetrics.Recorder // likewise
 }
 
 func newDaemonJobs(a *App) *daemonJobs {
-	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: newAPIWiring(a), bookings: bmetrics.New(a.Registry()),
+	return &daemonJobs{a: a, burst: metrics.New(a.Registry()), reconcile: rmetrics.New(a.Registry()), api: app.NewAPI(a.Env), bookings: bmetrics.New(a.Registry()),
 		credits: cmetrics.New(a.Registry()), health: hmetrics.New(a.Registry())}
 }
 
@@ -44,7 +44,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 	return append([]daemon.Scheduled{
 		{Spec: c.Schedules.Reconcile, Job: daemon.Lazy("reconcile", func(ctx context.Context) (daemon.Job, error) {
 			j := a.reconcileJob(c, d.reconcile)
-			j.s.Drift = d.api.metrics.ObserveReconcile
+			j.s.Drift = d.api.Metrics.ObserveReconcile
 			return j, nil
 		})},
 		{Spec: c.Schedules.Burst, Job: daemon.Lazy("burst", func(ctx context.Context) (daemon.Job, error) {
@@ -56,7 +56,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			return app.LockedJob{Env: a.Env, What: "gpubridge serve (burst)", Job: ctrl}, nil
 		})},
 		{Spec: c.Schedules.Bookings, Job: daemon.Lazy("bookings", func(ctx context.Context) (daemon.Job, error) {
-			p, err := a.projector(ctx, "gpubridge serve")
+			p, err := a.Projector(ctx, "gpubridge serve")
 			if err != nil {
 				return nil, err
 			}
@@ -78,16 +78,16 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			if cl.Reader, err = a.Ingester(ctx, ""); err != nil {
 				return nil, err
 			}
-			if cl.Charger, err = a.bookingCharger(ctx); err != nil {
+			if cl.Charger, err = a.BookingCharger(ctx); err != nil {
 				return nil, err
 			}
 			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period")}, nil
 		})},
 		{Spec: creditsSpec(c), Job: daemon.Lazy("health-credits", func(ctx context.Context) (daemon.Job, error) {
-			return a.creditJob(ctx, c, d.credits)
+			return a.CreditJob(ctx, c, d.credits)
 		})},
 		{Spec: c.Schedules.BookingCharges, Job: daemon.Lazy("booking-charges", func(ctx context.Context) (daemon.Job, error) {
-			ch, err := a.bookingCharger(ctx)
+			ch, err := a.BookingCharger(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -112,7 +112,7 @@ func (d *daemonJobs) healthJobs(a *App, c config.Config) []daemon.Scheduled {
 		if svc != nil {
 			return svc, nil
 		}
-		s, err := a.healthServiceWith(ctx, d.health, d.bookings)
+		s, err := a.HealthWith(ctx, d.health, d.bookings)
 		if err == nil {
 			svc = s
 		}

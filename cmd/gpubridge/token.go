@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/api/token"
-	"github.com/gpubridge/gpubridge/bridge/api/tokenstore"
-	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -21,21 +17,6 @@ func registerTokens(a *App, show, add, del *cobra.Command) {
 	add.AddCommand(addTokenCmd(a))
 	show.AddCommand(showTokensCmd(a))
 	del.AddCommand(deleteTokenCmd(a))
-}
-
-func (a *App) tokenStore(ctx context.Context) (*tokenstore.DB, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.RequireDatabase(); err != nil {
-		return nil, err
-	}
-	db, err := a.DB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return tokenstore.New(db), nil
 }
 
 func addTokenCmd(a *App) *cobra.Command {
@@ -66,22 +47,8 @@ Example:
 			if len(p.Names) > 0 {
 				return usagef("add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci", p.Names)
 			}
-			t, ps := token.Parse(p.Where, time.Now(), actor())
-			if len(ps) > 0 {
-				return usageError{ps}
-			}
-			ctx := cmd.Context()
-			st, err := a.tokenStore(ctx)
+			t, plain, err := a.AddToken(cmd.Context(), actor(), p.Where)
 			if err != nil {
-				return err
-			}
-			t, plain, err := token.Issue(ctx, st, a.tenantExists, actor(), t, nil)
-			switch {
-			case errors.Is(err, token.ErrNoTenant):
-				return usageError{err}
-			case errors.Is(err, tokenstore.ErrExists):
-				return usagef("%v: delete it first (`gpubridge delete token %s`), or choose another name", err, t.DeleteArgs())
-			case err != nil:
 				return err
 			}
 			if a.output.JSON {
@@ -91,24 +58,10 @@ Example:
 				}{t, plain}})
 			}
 			fmt.Fprintln(a.out, plain)
-			fmt.Fprintf(a.err, "Token %s added (scope %s, expires %s). It is shown only now: gpubridge keeps its hash, not the token.\n",
-				t.Key(), t.Scope, t.Expiry())
+			fmt.Fprint(a.err, token.Added(t))
 			return nil
 		},
 	}
-}
-
-// tenantExists reads the tenant store.
-func (a *App) tenantExists(ctx context.Context, name string) (bool, error) {
-	db, err := a.DB(ctx)
-	if err != nil {
-		return false, err
-	}
-	_, err = tenantstore.New(db).Get(ctx, name)
-	if errors.Is(err, tenantstore.ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 func showTokensCmd(a *App) *cobra.Command {
@@ -124,13 +77,7 @@ func showTokensCmd(a *App) *cobra.Command {
 			if len(p.Names) > 0 {
 				return usagef("show tokens takes tenant=NAME only (got %q)", p.Names)
 			}
-			ctx := cmd.Context()
-			st, err := a.tokenStore(ctx)
-			if err != nil {
-				return err
-			}
-			tenantName, all := p.Where["tenant"], p.Where["tenant"] == ""
-			ts, err := st.List(ctx, tenantName, all)
+			ts, err := a.ListTokens(cmd.Context(), p.Where["tenant"])
 			if err != nil {
 				return err
 			}
@@ -152,27 +99,11 @@ func deleteTokenCmd(a *App) *cobra.Command {
 			if len(p.Names) > 0 || p.Where["name"] == "" {
 				return usagef("usage: gpubridge delete token [tenant=NAME] name=NAME (see `gpubridge show tokens`)")
 			}
-			ctx := cmd.Context()
-			st, err := a.tokenStore(ctx)
+			t, err := a.DeleteToken(cmd.Context(), actor(), p.Where["tenant"], p.Where["name"], a.confirmer())
 			if err != nil {
 				return err
 			}
-			k := token.Token{Tenant: p.Where["tenant"], Name: p.Where["name"]}
-			if err := a.Confirm(" Deleting token " + k.Key() + " (requests with it are refused from now on)"); err != nil {
-				return err
-			}
-			t, err := st.Delete(ctx, actor(), k.Tenant, k.Name)
-			if errors.Is(err, tokenstore.ErrNotFound) {
-				hint := ""
-				if k.Tenant == "" {
-					hint = "; a tenant's token needs tenant="
-				}
-				return usagef("%v (see `gpubridge show tokens`%s)", err, hint)
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "Token %s deleted: requests with it are refused (401).\n", t.Key())
+			fmt.Fprint(a.out, token.Deleted(t))
 			return nil
 		},
 	}

@@ -76,6 +76,22 @@ func Table(ts []Token, now time.Time) table.Table {
 	return t
 }
 
+// Added is what `add token` says on stderr after the secret (stdout).
+func Added(t Token) string {
+	return fmt.Sprintf("Token %s added (scope %s, expires %s). It is shown only now: gpubridge keeps its hash, not the token.\n",
+		t.Key(), t.Scope, t.Expiry())
+}
+
+// DeletePrompt is the confirmation of deleting token k.
+func DeletePrompt(k Token) string {
+	return " Deleting token " + k.Key() + " (requests with it are refused from now on)"
+}
+
+// Deleted says that token t was deleted.
+func Deleted(t Token) string {
+	return fmt.Sprintf("Token %s deleted: requests with it are refused (401).\n", t.Key())
+}
+
 // ErrNoTenant is a token for a tenant that does not exist.
 var ErrNoTenant = errors.New("no such tenant (see `gpubridge show tenants`)")
 

@@ -1,6 +1,7 @@
 package credit
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/gpubridge/gpubridge/internal/table"
@@ -27,4 +28,10 @@ func ReportTable(r Report) table.Table {
 			c.Amount.String(), c.Amount.Currency().Code, c.Reason})
 	}
 	return t
+}
+
+// Summary says in one line what a run wrote and what it found owed.
+func Summary(r Report) string {
+	return fmt.Sprintf("%d new credit line(s); %d owed in %s..%s from %d run(s) that ended other than COMPLETED\n",
+		len(r.Written), r.Computed, r.From.UTC().Format("2006-01-02T15:04:05Z"), r.To.UTC().Format("2006-01-02T15:04:05Z"), r.Runs)
 }

@@ -57,3 +57,20 @@ func ProjectReport(rep reserve.Report, dry bool, req Requests) string {
 	}
 	return s.String()
 }
+
+// ProjectionLines say what a projection did, for the health report: each
+// action with its outcome, then each booking at risk and why.
+func ProjectionLines(rep reserve.Report) []string {
+	var out []string
+	for _, x := range rep.Actions {
+		l := x.Action.String() + " (" + x.Outcome + ")"
+		if x.Error != "" {
+			l += ": " + x.Error
+		}
+		out = append(out, l)
+	}
+	for _, b := range rep.AtRisk {
+		out = append(out, fmt.Sprintf("booking %d of %s (%s) at risk: %s", b.ID, b.Tenant, b.What(), b.Note))
+	}
+	return out
+}

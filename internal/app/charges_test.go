@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ func TestBookedWindows(t *testing.T) {
 		{ID: 3, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 1, Start: t0, End: t0.Add(time.Hour)},
 		{ID: 4, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: t0, End: t0.Add(time.Hour), State: reserve.StateCancelled},
 	}
-	ws, un := bookedWindows(bs)
+	ws, un := BookedWindows(bs)
 	if len(ws) != 2 || ws[0].ID != 1 || ws[0].Account != "acme" || ws[0].Count != 2 || ws[0].CancelledAt != 0 || ws[0].End-ws[0].Start != 3600 ||
 		ws[1].ID != 2 || ws[1].CancelledAt != t0.Add(-time.Minute).Unix() {
 		t.Errorf("windows %+v", ws)
@@ -33,7 +33,7 @@ func TestCardCosterUsesTheBookedTier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := cardCoster{card}
+	c := CardCoster{card}
 	a, err := c.BookedCost("h100", 2*3600, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil || a.String() != "3.00" {
 		t.Errorf("cost %s %v, want 3.00 (2 GPU-hours at the booked 1.50)", a, err)

@@ -1,0 +1,345 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+	_ "time/tzdata" // TZ names resolve on hosts without zoneinfo too
+
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/bridge/reserve/setup"
+	"github.com/gpubridge/gpubridge/bridge/reserve/view"
+)
+
+// The booking use cases (bridge/reserve) as the CLI runs them: each parses
+// its key=value options into a request, builds the service, asks for a
+// confirmation where the command does, and acts. Input problems are
+// ErrInput (exit 2); refusals stay plain errors (exit 1).
+
+// Bookings wires the booking use cases (bridge/reserve/setup) on the
+// Env's clients: the store on gpubridge's database (for the cluster
+// slurmrestd serves), slurmrestd, the tenant store.
+func (e *Env) Bookings(ctx context.Context) (setup.Bookings, error) {
+	return e.bookingsWith(ctx, true)
+}
+
+// BookingStore wires the use cases that read or write the booking store
+// only (show and cancel bookings, maintenance windows): slurmrestd is not
+// contacted when the configuration names the cluster, so the command
+// skips its negotiation. Its Service has no Source.
+func (e *Env) BookingStore(ctx context.Context) (setup.Bookings, error) {
+	return e.bookingsWith(ctx, false)
+}
+
+func (e *Env) bookingsWith(ctx context.Context, needSlurm bool) (setup.Bookings, error) {
+	c, err := e.Config()
+	if err != nil {
+		return setup.Bookings{}, err
+	}
+	if _, err := e.Clients(); err != nil {
+		return setup.Bookings{}, err
+	}
+	bk, err := setup.Open(ctx, c, setup.Connections{DB: e.DB, Slurm: e.Slurm}, needSlurm)
+	if err == nil {
+		// Bookings' costs (a tenant's monthly spend limit) at the rate
+		// card's booked tier (charges.go).
+		if db, derr := e.DB(ctx); derr == nil {
+			bk.Service.Coster = bookingCoster(ctx, db)
+		}
+	}
+	return bk, err
+}
+
+// Projector is the booking projector for actor (the reconcile step the
+// daemon schedules and `gpubridge project` runs).
+func (e *Env) Projector(ctx context.Context, actor string) (*reserve.Projector, error) {
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return bk.Projector(actor), nil
+}
+
+// BookingTimes are $TZ, the zone of times written without an offset, and
+// how a command prints times (local: in $TZ with their offset).
+func BookingTimes(local bool) (view.Times, error) {
+	zone, err := reserve.LoadZone(os.Getenv("TZ"))
+	if err != nil {
+		return view.Times{}, Input(err)
+	}
+	return view.Times{Zone: zone, Local: local}, nil
+}
+
+// bookingErr gives input problems exit status 2 and keeps refusals (1).
+func bookingErr(err error) error {
+	var ps reserve.Problems
+	if errors.As(err, &ps) {
+		return Input(err)
+	}
+	if errors.Is(err, reserve.ErrNotFound) {
+		return Input(fmt.Errorf("%w (see `gpubridge show bookings`)", err))
+	}
+	return err
+}
+
+// bookingProblems makes input problems an input error (nil when there are
+// none).
+func bookingProblems(ps reserve.Problems) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return Input(ps)
+}
+
+// ParseBookingID reads a booking id, a positive number.
+func ParseBookingID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, Inputf("%q is not a booking id (a positive number; see `gpubridge show bookings`)", s)
+	}
+	return id, nil
+}
+
+// ParseBookingIDs reads booking ids.
+func ParseBookingIDs(ss []string) ([]int64, error) {
+	var ids []int64
+	for _, s := range ss {
+		id, err := ParseBookingID(s)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// AddBooking admits the booking that where asks for (reserve.ParseAdd,
+// times without an offset read in z's zone) for actor. With confirm, it
+// first checks the booking without storing it and asks confirm with what
+// it would add; the booking is admitted afresh after the answer. It
+// returns the booking and the settings it was admitted under.
+func (e *Env) AddBooking(ctx context.Context, actor string, where map[string]string, z view.Times, confirm func(string) error) (reserve.Booking, reserve.Settings, error) {
+	req, ps := reserve.ParseAdd(where, time.Now(), z.Zone)
+	if err := bookingProblems(ps); err != nil {
+		return reserve.Booking{}, reserve.Settings{}, err
+	}
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return reserve.Booking{}, reserve.Settings{}, err
+	}
+	svc := bk.Service
+	if confirm != nil {
+		b, err := svc.Check(ctx, actor, req)
+		if err != nil {
+			return reserve.Booking{}, svc.Settings, bookingErr(err)
+		}
+		if err := confirm(view.Describe(" Adding booking", b, z)); err != nil {
+			return reserve.Booking{}, svc.Settings, err
+		}
+	}
+	b, err := svc.Add(ctx, actor, req)
+	return b, svc.Settings, bookingErr(err)
+}
+
+// ModifyBooking changes booking id by set (the key=value options after
+// `set`, reserve.ParseChange), asking confirm first when given. It
+// returns the booking before and after.
+func (e *Env) ModifyBooking(ctx context.Context, actor string, id int64, set map[string]string, z view.Times, confirm func(string) error) (before, after reserve.Booking, err error) {
+	ch, ps := reserve.ParseChange(set, time.Now(), z.Zone)
+	if err := bookingProblems(ps); err != nil {
+		return before, after, err
+	}
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return before, after, err
+	}
+	cur, err := bk.Service.Get(ctx, id)
+	if err != nil {
+		return before, after, bookingErr(err)
+	}
+	if confirm != nil {
+		if err := confirm(view.ModifyPrompt(cur, set)); err != nil {
+			return before, after, err
+		}
+	}
+	before, after, err = bk.Service.Modify(ctx, actor, id, ch)
+	return before, after, bookingErr(err)
+}
+
+// CancelBookings cancels the bookings of ids, all of which must exist,
+// after confirm (when given) with what it cancels. It returns the ids
+// cancelled (up to a failure) and the settings (their reservations'
+// names).
+func (e *Env) CancelBookings(ctx context.Context, actor string, ids []string, confirm func(string) error) ([]int64, reserve.Settings, error) {
+	ns, err := ParseBookingIDs(ids)
+	if err != nil {
+		return nil, reserve.Settings{}, err
+	}
+	bk, err := e.BookingStore(ctx)
+	if err != nil {
+		return nil, reserve.Settings{}, err
+	}
+	set := bk.Service.Settings
+	var bs []reserve.Booking
+	for _, id := range ns {
+		b, err := bk.Service.Get(ctx, id)
+		if err != nil {
+			return nil, set, bookingErr(err)
+		}
+		bs = append(bs, b)
+	}
+	if confirm != nil {
+		if err := confirm(view.CancelPrompt(bs)); err != nil {
+			return nil, set, err
+		}
+	}
+	var done []int64
+	for _, id := range ns {
+		if _, err := bk.Service.Cancel(ctx, actor, id); err != nil {
+			return done, set, bookingErr(err)
+		}
+		done = append(done, id)
+	}
+	return done, set, nil
+}
+
+// ListBookings lists the bookings that where keeps (reserve.ParseList),
+// only those of ids when any are given.
+func (e *Env) ListBookings(ctx context.Context, ids []string, where map[string]string, z view.Times) ([]reserve.Booking, error) {
+	lf, ps := reserve.ParseList(where, time.Now(), z.Zone)
+	ns, err := ParseBookingIDs(ids)
+	if err != nil {
+		return nil, err
+	}
+	if err := bookingProblems(ps); err != nil {
+		return nil, err
+	}
+	bk, err := e.BookingStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := bk.Service.List(ctx, lf)
+	if err != nil {
+		return nil, err
+	}
+	if len(ns) > 0 {
+		bs = slices.DeleteFunc(bs, func(b reserve.Booking) bool { return !slices.Contains(ns, b.ID) })
+	}
+	return bs, nil
+}
+
+// Availability is the free and booked capacity that where asks for
+// (reserve.ParseAvailability).
+func (e *Env) Availability(ctx context.Context, where map[string]string, z view.Times) (reserve.Availability, error) {
+	q, ps := reserve.ParseAvailability(where, time.Now(), z.Zone)
+	if err := bookingProblems(ps); err != nil {
+		return reserve.Availability{}, err
+	}
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return reserve.Availability{}, err
+	}
+	av, err := bk.Service.Availability(ctx, q)
+	return av, bookingErr(err)
+}
+
+// FindSlots finds the earliest windows of the shape where asks for
+// (reserve.ParseSlotQuery); it returns the query too (what a miss names).
+func (e *Env) FindSlots(ctx context.Context, where map[string]string, z view.Times) (reserve.SlotQuery, []reserve.Slot, error) {
+	q, ps := reserve.ParseSlotQuery(where, time.Now(), z.Zone)
+	if err := bookingProblems(ps); err != nil {
+		return q, nil, err
+	}
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return q, nil, err
+	}
+	slots, err := bk.Service.FindSlots(ctx, q)
+	return q, slots, bookingErr(err)
+}
+
+// AddMaintenance records the maintenance window where describes
+// (reserve.ParseMaintenance) after confirm (when given); it returns the
+// window and the bookings that no longer fit.
+func (e *Env) AddMaintenance(ctx context.Context, actor string, where map[string]string, z view.Times, confirm func(string) error) (reserve.Maintenance, []reserve.Booking, error) {
+	m, ps := reserve.ParseMaintenance(where, time.Now(), z.Zone)
+	if err := bookingProblems(ps); err != nil {
+		return m, nil, err
+	}
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return m, nil, err
+	}
+	if confirm != nil {
+		if err := confirm(view.MaintenancePrompt(m, z)); err != nil {
+			return m, nil, err
+		}
+	}
+	m, hit, err := bk.Service.AddMaintenance(ctx, actor, m)
+	return m, hit, bookingErr(err)
+}
+
+// DeleteMaintenance removes maintenance window id after confirm (when
+// given).
+func (e *Env) DeleteMaintenance(ctx context.Context, actor, id string, confirm func(string) error) (reserve.Maintenance, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return reserve.Maintenance{}, Inputf("%q is not a maintenance id (see `gpubridge show maintenance`)", id)
+	}
+	bk, err := e.BookingStore(ctx)
+	if err != nil {
+		return reserve.Maintenance{}, err
+	}
+	if confirm != nil {
+		if err := confirm(fmt.Sprintf(" Deleting maintenance %d", n)); err != nil {
+			return reserve.Maintenance{}, err
+		}
+	}
+	m, err := bk.Service.DeleteMaintenance(ctx, actor, n)
+	return m, bookingErr(err)
+}
+
+// MaintenanceWindows are the maintenance windows.
+func (e *Env) MaintenanceWindows(ctx context.Context) ([]reserve.Maintenance, error) {
+	bk, err := e.BookingStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return bk.Service.Maintenance(ctx)
+}
+
+// Projection is how `gpubridge project` runs the projector.
+type Projection struct {
+	Actor            string
+	DryRun           bool // change nothing (and take no writer lock)
+	AllowMassRemoval bool // remove orphans even when the store looks empty or wrong
+	Log              bool // log the actions (component bookings)
+}
+
+// Project projects the bookings onto Slurm once, under the writer lock
+// unless it is a dry run (one writer at a time, like apply and the
+// daemon). A failure to start comes back with a nil report; the
+// projection's own failures with its report.
+func (e *Env) Project(ctx context.Context, o Projection) (*reserve.Report, error) {
+	p, err := e.Projector(ctx, o.Actor)
+	if err != nil {
+		return nil, err
+	}
+	p.DryRun, p.AllowMassRemoval = o.DryRun, o.AllowMassRemoval
+	if !o.DryRun {
+		release, err := e.WriterLockFor(ctx, "gpubridge project")
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	if o.Log {
+		p.Logger = e.Logger().With("component", "bookings") // the actions are printed anyway
+	}
+	rep, err := p.Project(ctx)
+	return &rep, err
+}

@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gpubridge/gpubridge/bridge/api/token"
+	"github.com/gpubridge/gpubridge/bridge/api/tokenstore"
+	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+)
+
+// The tenant API's tokens (bridge/api/token) in gpubridge's database
+// (bridge/api/tokenstore).
+
+// Tokens is the token store on gpubridge's database (which the
+// configuration must name).
+func (e *Env) Tokens(ctx context.Context) (*tokenstore.DB, error) {
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.RequireDatabase(); err != nil {
+		return nil, err
+	}
+	db, err := e.DB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tokenstore.New(db), nil
+}
+
+// AddToken makes the token that where describes (token.Parse: tenant=,
+// scope=, name=, expires=) for actor. It returns the token and its
+// secret, which only its hash is kept of.
+func (e *Env) AddToken(ctx context.Context, actor string, where map[string]string) (token.Token, string, error) {
+	t, ps := token.Parse(where, time.Now(), actor)
+	if len(ps) > 0 {
+		return t, "", Input(ps)
+	}
+	st, err := e.Tokens(ctx)
+	if err != nil {
+		return t, "", err
+	}
+	t, plain, err := token.Issue(ctx, st, e.tenantExists, actor, t, nil)
+	switch {
+	case errors.Is(err, token.ErrNoTenant):
+		return t, "", Input(err)
+	case errors.Is(err, tokenstore.ErrExists):
+		return t, "", Inputf("%v: delete it first (`gpubridge delete token %s`), or choose another name", err, t.DeleteArgs())
+	}
+	return t, plain, err
+}
+
+// tenantExists reads the tenant store.
+func (e *Env) tenantExists(ctx context.Context, name string) (bool, error) {
+	db, err := e.DB(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, err = tenantstore.New(db).Get(ctx, name)
+	if errors.Is(err, tenantstore.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ListTokens lists the tokens of a tenant, or every token when tenantName
+// is empty (never the secrets: only their hashes are kept).
+func (e *Env) ListTokens(ctx context.Context, tenantName string) ([]token.Token, error) {
+	st, err := e.Tokens(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.List(ctx, tenantName, tenantName == "")
+}
+
+// DeleteToken revokes the token name of a tenant (an admin token: no
+// tenant) for actor, after confirm (when given).
+func (e *Env) DeleteToken(ctx context.Context, actor, tenantName, name string, confirm func(string) error) (token.Token, error) {
+	st, err := e.Tokens(ctx)
+	if err != nil {
+		return token.Token{}, err
+	}
+	k := token.Token{Tenant: tenantName, Name: name}
+	if confirm != nil {
+		if err := confirm(token.DeletePrompt(k)); err != nil {
+			return token.Token{}, err
+		}
+	}
+	t, err := st.Delete(ctx, actor, k.Tenant, k.Name)
+	if errors.Is(err, tokenstore.ErrNotFound) {
+		hint := ""
+		if k.Tenant == "" {
+			hint = "; a tenant's token needs tenant="
+		}
+		return t, Inputf("%v (see `gpubridge show tokens`%s)", err, hint)
+	}
+	return t, err
+}
