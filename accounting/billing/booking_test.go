@@ -44,3 +44,12 @@ func TestBookingChargerReportsUncharged(t *testing.T) {
 		t.Errorf("after the cancel: %d GPU-seconds (%v), want 0", sec, err)
 	}
 }
+
+// TestChargeResultSummary: charge bookings' line counts the bookings
+// charged (read less uncharged) and the lines written.
+func TestChargeResultSummary(t *testing.T) {
+	res := billing.ChargeResult{Bookings: 5, WriteStats: meter.WriteStats{Lines: 4, Corrections: 2, Adjustments: 1}, Uncharged: []string{"booking 9"}}
+	if got, want := res.Summary(), "charged 4 booking(s): 4 ledger line(s) written, 2 correction(s), 1 in a later period\n"; got != want {
+		t.Errorf("Summary %q\nwant %q", got, want)
+	}
+}

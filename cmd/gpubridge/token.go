@@ -47,18 +47,15 @@ Example:
 			if len(p.Names) > 0 {
 				return usagef("add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci", p.Names)
 			}
-			t, plain, err := a.AddToken(cmd.Context(), actor(), p.Where)
+			t, err := a.AddToken(cmd.Context(), actor(), p.Where)
 			if err != nil {
 				return err
 			}
 			if a.output.JSON {
-				return a.Print(table.Table{Raw: struct {
-					token.Token
-					Secret string `json:"token"`
-				}{t, plain}})
+				return a.Print(table.Table{Raw: t})
 			}
-			fmt.Fprintln(a.out, plain)
-			fmt.Fprint(a.err, token.Added(t))
+			fmt.Fprintln(a.out, t.Secret)
+			fmt.Fprint(a.err, token.Added(t.Token))
 			return nil
 		},
 	}

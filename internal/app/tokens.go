@@ -31,25 +31,25 @@ func (e *Env) Tokens(ctx context.Context) (*tokenstore.DB, error) {
 }
 
 // AddToken makes the token that where describes (token.Parse: tenant=,
-// scope=, name=, expires=) for actor. It returns the token and its
+// scope=, name=, expires=) for actor. It returns the token with its
 // secret, which only its hash is kept of.
-func (e *Env) AddToken(ctx context.Context, actor string, where map[string]string) (token.Token, string, error) {
+func (e *Env) AddToken(ctx context.Context, actor string, where map[string]string) (token.Issued, error) {
 	t, ps := token.Parse(where, time.Now(), actor)
 	if len(ps) > 0 {
-		return t, "", Input(ps)
+		return token.Issued{}, Input(ps)
 	}
 	st, err := e.Tokens(ctx)
 	if err != nil {
-		return t, "", err
+		return token.Issued{}, err
 	}
 	t, plain, err := token.Issue(ctx, st, e.tenantExists, actor, t, nil)
 	switch {
 	case errors.Is(err, token.ErrNoTenant):
-		return t, "", Input(err)
+		return token.Issued{}, Input(err)
 	case errors.Is(err, tokenstore.ErrExists):
-		return t, "", Inputf("%v: delete it first (`gpubridge delete token %s`), or choose another name", err, t.DeleteArgs())
+		return token.Issued{}, Inputf("%v: delete it first (`gpubridge delete token %s`), or choose another name", err, t.DeleteArgs())
 	}
-	return t, plain, err
+	return token.Issued{Token: t, Secret: plain}, err
 }
 
 // tenantExists reads the tenant store.

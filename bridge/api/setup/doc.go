@@ -7,5 +7,5 @@
 //
 // It is an edge package: it imports the adapters and services it wires.
 //
-// Importers: cmd/gpubridge.
+// Importers: internal/app.
 package setup

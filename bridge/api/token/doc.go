@@ -19,5 +19,5 @@
 //
 // This package is pure: it imports no net/http, database or adapter.
 // bridge/api (the HTTP API), bridge/api/tokenstore (the MariaDB store) and
-// cmd/gpubridge import it.
+// internal/app and cmd/gpubridge import it.
 package token

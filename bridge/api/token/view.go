@@ -76,6 +76,13 @@ func Table(ts []Token, now time.Time) table.Table {
 	return t
 }
 
+// Issued is a token just made with its secret, which is shown only then
+// (add token --json).
+type Issued struct {
+	Token
+	Secret string `json:"token"`
+}
+
 // Added is what `add token` says on stderr after the secret (stdout).
 func Added(t Token) string {
 	return fmt.Sprintf("Token %s added (scope %s, expires %s). It is shown only now: gpubridge keeps its hash, not the token.\n",

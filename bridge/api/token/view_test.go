@@ -2,6 +2,7 @@ package token
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -81,5 +82,24 @@ func TestTable(t *testing.T) {
 	}
 	if tk := (Token{Name: "x"}); tk.DeleteArgs() != "name=x" {
 		t.Errorf("admin DeleteArgs = %q", tk.DeleteArgs())
+	}
+}
+
+// TestMessages: what add and delete token say, and add token's --json
+// record (the token's fields with its secret as "token").
+func TestMessages(t *testing.T) {
+	tk := Token{Tenant: "acme", Name: "ci", Scope: Read, ExpiresAt: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}
+	if got, want := Added(tk), "Token acme/ci added (scope read, expires 2027-01-01T00:00:00Z). It is shown only now: gpubridge keeps its hash, not the token.\n"; got != want {
+		t.Errorf("Added %q\nwant %q", got, want)
+	}
+	if got, want := DeletePrompt(Token{Name: "grafana"}), " Deleting token (admin)/grafana (requests with it are refused from now on)"; got != want {
+		t.Errorf("DeletePrompt %q\nwant %q", got, want)
+	}
+	if got, want := Deleted(tk), "Token acme/ci deleted: requests with it are refused (401).\n"; got != want {
+		t.Errorf("Deleted %q\nwant %q", got, want)
+	}
+	b, err := json.Marshal(Issued{Token: tk, Secret: "gpb_x"})
+	if err != nil || !strings.Contains(string(b), `"token":"gpb_x"`) || !strings.Contains(string(b), `"tenant":"acme"`) {
+		t.Errorf("Issued JSON %s %v", b, err)
 	}
 }

@@ -4,5 +4,5 @@
 // slurmrestd adapter and the MariaDB store. The CLI's health commands and
 // the daemon call it, so both run the same service.
 //
-// Importers: cmd/gpubridge.
+// Importers: internal/app.
 package setup

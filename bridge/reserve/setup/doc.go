@@ -8,5 +8,5 @@
 // It is an edge package: it imports the adapters (store, slurmadapter,
 // tenantstore, metrics) and the configuration.
 //
-// Importers: cmd/gpubridge, bridge/api/setup.
+// Importers: internal/app (the CLI and the daemon), bridge/api/setup.
 package setup

@@ -129,3 +129,27 @@ func TestAdded(t *testing.T) {
 		t.Errorf("inside the lead time: %s", got)
 	}
 }
+
+// TestProjectionLines: the health report's lines of a projection, each
+// action with its outcome (and error), then each booking at risk.
+func TestProjectionLines(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rep := reserve.Report{
+		Actions: []reserve.ActionResult{
+			{Action: reserve.Action{Kind: reserve.ActRecreate, Booking: 4, Name: "gpubridge-4", Why: "node gpu-a down"}, Outcome: "done"},
+			{Action: reserve.Action{Kind: reserve.ActCreate, Booking: 5, Name: "gpubridge-5", Why: "missing in Slurm"}, Outcome: "failed", Error: "no room"},
+		},
+		AtRisk: []reserve.Booking{{ID: 6, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 2, Start: t0, End: t0.Add(time.Hour), Note: "gpu-a is down"}},
+	}
+	want := []string{
+		"recreate reservation gpubridge-4 (booking 4): node gpu-a down (done)",
+		"create reservation gpubridge-5 (booking 5): missing in Slurm (failed): no room",
+		"booking 6 of acme (h100:2) at risk: gpu-a is down",
+	}
+	if diff := cmp.Diff(want, ProjectionLines(rep)); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if got := ProjectionLines(reserve.Report{}); got != nil {
+		t.Errorf("empty report: %q, want none", got)
+	}
+}
