@@ -105,7 +105,7 @@ func (h *bookingIT) cli(args ...string) (string, string, int) {
 	}
 	fmt.Fprintf(&errb, "gpubridge: error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, app.ErrInput) { // as runContext
 		return out.String(), errb.String(), 2
 	}
 	return out.String(), errb.String(), 1
