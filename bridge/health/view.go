@@ -120,6 +120,11 @@ func NodesTable(vs []NodeView) table.Table {
 	return t
 }
 
+// ResumePrompt is the confirmation of resume node (an admin override).
+func ResumePrompt(node string) string {
+	return "Resume " + node + " now, without its requalify runs (audited)"
+}
+
 // NodeTable is one node after an override (resume node).
 func NodeTable(n Node) table.Table {
 	return table.Table{Header: []string{"Node", "State", "Reason"}, Rows: [][]string{{n.Name, string(n.State), n.Reason}}, Raw: []Node{n}}

@@ -48,3 +48,11 @@ func TestRunsTableNamesBothNodesOfAPair(t *testing.T) {
 		t.Errorf("rows %v", rows)
 	}
 }
+
+// TestResumePrompt: resume node's confirmation names the node and says
+// the override skips the requalify runs.
+func TestResumePrompt(t *testing.T) {
+	if got, want := ResumePrompt("gpu-a"), "Resume gpu-a now, without its requalify runs (audited)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

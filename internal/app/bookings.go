@@ -295,7 +295,7 @@ func (e *Env) DeleteMaintenance(ctx context.Context, actor, id string, confirm f
 		return reserve.Maintenance{}, err
 	}
 	if confirm != nil {
-		if err := confirm(fmt.Sprintf(" Deleting maintenance %d", n)); err != nil {
+		if err := confirm(view.MaintenanceDeletePrompt(n)); err != nil {
 			return reserve.Maintenance{}, err
 		}
 	}

@@ -176,7 +176,7 @@ func (e *Env) ResumeNode(ctx context.Context, node, reason string, confirm func(
 		return health.Node{}, err
 	}
 	if confirm != nil {
-		if err := confirm("Resume " + node + " now, without its requalify runs (audited)"); err != nil {
+		if err := confirm(health.ResumePrompt(node)); err != nil {
 			return health.Node{}, err
 		}
 	}

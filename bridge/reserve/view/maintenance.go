@@ -38,6 +38,11 @@ func MaintenanceAdded(m reserve.Maintenance, hit []reserve.Booking, z Times) str
 	return s.String()
 }
 
+// MaintenanceDeletePrompt is the confirmation of removing window id.
+func MaintenanceDeletePrompt(id int64) string {
+	return fmt.Sprintf(" Deleting maintenance %d", id)
+}
+
 // MaintenanceDeleted says that window m was removed.
 func MaintenanceDeleted(m reserve.Maintenance) string {
 	return fmt.Sprintf("Maintenance %d (%s) deleted.\n", m.ID, strings.Join(m.Nodes, ","))

@@ -153,3 +153,14 @@ func TestProjectionLines(t *testing.T) {
 		t.Errorf("empty report: %q, want none", got)
 	}
 }
+
+// TestMaintenanceMessages: delete maintenance's confirmation and message
+// name the window.
+func TestMaintenanceMessages(t *testing.T) {
+	if got, want := MaintenanceDeletePrompt(7), " Deleting maintenance 7"; got != want {
+		t.Errorf("prompt %q, want %q", got, want)
+	}
+	if got, want := MaintenanceDeleted(reserve.Maintenance{ID: 7, Nodes: []string{"gpu-a", "gpu-b"}}), "Maintenance 7 (gpu-a,gpu-b) deleted.\n"; got != want {
+		t.Errorf("deleted %q, want %q", got, want)
+	}
+}
