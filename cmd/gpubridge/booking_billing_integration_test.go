@@ -30,7 +30,8 @@ import (
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
-// TestBookingBilledOnTestbed: a real booking of tenant bkbacme (1 h100 for
+// TestBookingBilledOnTestbed: a real booking of a tenant of its own
+// (bkbNNNNN, new in each run: the testbed's ledger keeps earlier runs' use) (1 h100 for
 // 5 minutes, projected to its Slurm reservation) with a real job inside it.
 // Its Slurm record is ingested from slurm_acct_db and the booking charged
 // into a scratch ledger: the charge is count x window (300 GPU-seconds) at
@@ -39,17 +40,18 @@ import (
 // sacct's ElapsedRaw, exact rational arithmetic), a re-run of the charge
 // adds nothing, and CSV, JSON and FOCUS (conformant) show the booking line.
 func TestBookingBilledOnTestbed(t *testing.T) {
-	h := newTenantIT(t, "bkbacme")
+	acct := fmt.Sprintf("bkb%05d", rand.IntN(1e5))
+	h := newTenantIT(t, acct)
 	ctx := context.Background()
 	prefix := bookingPrefix(t)
-	h.ok("-i", "add", "tenant", "bkbacme", "gpus=h100:1", "users=erin")
+	h.ok("-i", "add", "tenant", acct, "gpus=h100:1", "users=erin")
 	h.apply()
 	h.freeH100(1)
-	b, name := h.addBooking(prefix, "tenant=bkbacme", "gpus=h100:1", "start=now", "duration=5m", "purpose=billing")
+	b, name := h.addBooking(prefix, "tenant="+acct, "gpus=h100:1", "start=now", "duration=5m", "purpose=billing")
 	if out := h.ok("project"); !strings.Contains(out, "create reservation "+name) {
 		t.Fatalf("project:\n%s", out)
 	}
-	job := h.mustSbatch("erin", "-A", "bkbacme", "-p", "pool", "--reservation="+name, "--gres=gpu:h100:1", "-t", "2", "--wrap", "sleep 12")
+	job := h.mustSbatch("erin", "-A", acct, "-p", "pool", "--reservation="+name, "--gres=gpu:h100:1", "-t", "2", "--wrap", "sleep 12")
 	var elapsed int64
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -139,7 +141,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 	}
 	var charged, inside int64
 	for _, q := range []meter.Period{p, p + 1} {
-		if err := store.Charges(ctx, h.env.Cluster, ledger.LineQuery{Booked: q, Account: "bkbacme"}, func(l meter.Line) error {
+		if err := store.Charges(ctx, h.env.Cluster, ledger.LineQuery{Booked: q, Account: acct}, func(l meter.Line) error {
 			if l.Booking == b.ID {
 				charged += l.GPUSeconds
 			}
@@ -147,7 +149,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if err := store.Lines(ctx, h.env.Cluster, ledger.LineQuery{Booked: q, Account: "bkbacme"}, func(l meter.Line) error {
+		if err := store.Lines(ctx, h.env.Cluster, ledger.LineQuery{Booked: q, Account: acct}, func(l meter.Line) error {
 			if l.Run.JobID == uint32(job) {
 				if l.Tier != meter.Booked || l.Booking != b.ID {
 					t.Errorf("job %d's line: tier %s booking %d, want booked %d", job, l.Tier, l.Booking, b.ID)
@@ -180,7 +182,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 	}
 	want := new(big.Rat).SetFrac64(charged*36, 3600) // EUR
 	books := billing.Books{Cluster: h.env.Cluster, Ledger: store, Cards: cards}
-	sum, err := books.Summary(ctx, p, "bkbacme")
+	sum, err := books.Summary(ctx, p, acct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,15 +197,15 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 	// show usage on the scratch ledger: the booking's rows and its
 	// utilization after the table.
 	t.Setenv("GPUBRIDGE_DB_DSN", cfg.FormatDSN())
-	out := h.ok("show", "usage", "tenant=bkbacme", "period="+p.String())
-	t.Logf("$ gpubridge show usage tenant=bkbacme period=%s\n%s", p, out)
-	wantUse := strings.Join([]string{p.String(), "(no tenant)", "bkbacme", bid, "h100", export.GPUHours(charged), export.GPUHours(inside), export.GPUHours(charged - inside)}, " ")
+	out := h.ok("show", "usage", "tenant="+acct, "period="+p.String())
+	t.Logf("$ gpubridge show usage tenant=%s period=%s\n%s", acct, p, out)
+	wantUse := strings.Join([]string{p.String(), "(no tenant)", acct, bid, "h100", export.GPUHours(charged), export.GPUHours(inside), export.GPUHours(charged - inside)}, " ")
 	if !strings.Contains(out, "Booking utilization") || !strings.Contains(strings.Join(strings.Fields(out), " "), wantUse) {
 		t.Errorf("show usage lacks the utilization row %q:\n%s", wantUse, out)
 	}
 	for _, f := range []export.Format{export.CSV, export.JSON, export.FOCUS} {
 		var buf bytes.Buffer
-		if err := books.Export(ctx, billing.ExportRequest{Period: p, Account: "bkbacme", Options: export.Options{Format: f}}, &buf); err != nil {
+		if err := books.Export(ctx, billing.ExportRequest{Period: p, Account: acct, Options: export.Options{Format: f}}, &buf); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()
@@ -248,7 +250,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 				t.Errorf("%s: no line of booking %s:\n%s", f, bid, out)
 			}
 			if f == export.FOCUS {
-				m, _, err := books.View(ctx, p, "bkbacme")
+				m, _, err := books.View(ctx, p, acct)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -263,6 +265,6 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 				exporttest.Conforms(t, "booking", buf.Bytes(), exporttest.Options(card, mb, nil))
 			}
 		}
-		t.Logf("export chargeback format=%s tenant=bkbacme:\n%s", f, out)
+		t.Logf("export chargeback format=%s tenant=%s:\n%s", f, acct, out)
 	}
 }
