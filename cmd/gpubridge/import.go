@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
 )
 
 func importCmd(a *App) *cobra.Command {
@@ -38,7 +39,7 @@ it whole).`,
 			names, err := svc.Import(cmd.Context(), args, marked, func(ts []tenant.Tenant, notes []string) error {
 				var b strings.Builder
 				for _, t := range ts {
-					b.WriteString(describeTenant(" Importing account as tenant", t))
+					b.WriteString(tenantview.Tenant(" Importing account as tenant", t))
 				}
 				for _, note := range notes {
 					fmt.Fprintf(&b, " Note: %s\n", note)

@@ -43,8 +43,8 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 	a := d.a.withClients(c, set)
 	return append([]daemon.Scheduled{
 		{Spec: c.Schedules.Reconcile, Job: daemon.Lazy("reconcile", func(ctx context.Context) (daemon.Job, error) {
-			j := a.reconcileJob(c, d.reconcile)
-			j.s.Drift = d.api.Metrics.ObserveReconcile
+			j := a.ReconcileJob(c, d.reconcile)
+			j.Service.Drift = d.api.Metrics.ObserveReconcile
 			return j, nil
 		})},
 		{Spec: c.Schedules.Burst, Job: daemon.Lazy("burst", func(ctx context.Context) (daemon.Job, error) {

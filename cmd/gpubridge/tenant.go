@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +9,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
+	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
@@ -65,41 +64,13 @@ Example:
 			if err != nil {
 				return err
 			}
-			if err := svc.Add(ctx, t, early, func(t tenant.Tenant) error { return a.Confirm(describeTenant(" Adding tenant", t)) }); err != nil {
+			if err := svc.Add(ctx, t, early, func(t tenant.Tenant) error { return a.Confirm(tenantview.Tenant(" Adding tenant", t)) }); err != nil {
 				return tenantErr(err)
 			}
-			fmt.Fprintf(a.out, "Tenant %s added. `gpubridge plan` shows the Slurm changes; `gpubridge apply` makes them.\n", t.Name)
-			return nil
+			_, err = fmt.Fprint(a.out, tenantview.Added(t.Name))
+			return err
 		},
 	}
-}
-
-func describeTenant(title string, t tenant.Tenant) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n  %s\n Settings\n", title, t.Name)
-	for _, f := range tenant.Fields(t)[1:] {
-		if f.Value == "" || f.Key == "adopted" || (f.Key == "burstmaxgpus" && f.Value == "0") {
-			continue
-		}
-		fmt.Fprintf(&b, "  %-13s= %s\n", f.Title, f.Value)
-	}
-	return b.String()
-}
-
-func describeChanges(title string, name string, cs []tenant.FieldChange) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n  %s\n", title, name)
-	for _, c := range cs {
-		fmt.Fprintf(&b, "  %-13s %s -> %s\n", c.Title, orNone(c.Old), orNone(c.New))
-	}
-	return b.String()
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }
 
 func modifyTenantCmd(a *App) *cobra.Command {
@@ -142,23 +113,15 @@ Example:
 			if err != nil {
 				return tenantErr(err)
 			}
-			if !changed {
-				fmt.Fprintf(a.out, "Tenant %s: nothing to change.\n", p.Names[0])
-				return nil
-			}
-			if tenant.PolicyOnly(changes) {
-				fmt.Fprintf(a.out, "Tenant %s modified. Nothing changes in Slurm: the booking and burst policy are read from the store (by the next booking and the burst controller's next pass); `gpubridge apply` is not needed.\n", p.Names[0])
-				return nil
-			}
-			fmt.Fprintf(a.out, "Tenant %s modified. `gpubridge apply` makes the change in Slurm.\n", p.Names[0])
-			return nil
+			_, err = fmt.Fprint(a.out, tenantview.Modified(p.Names[0], changed, changes))
+			return err
 		},
 	}
 }
 
 // confirmChanges asks before a tenant's fields change.
 func (a *App) confirmChanges(name string, cs []tenant.FieldChange) error {
-	return a.Confirm(describeChanges(" Modifying tenant", name, cs))
+	return a.Confirm(tenantview.Changes(" Modifying tenant", name, cs))
 }
 
 func deleteTenantCmd(a *App) *cobra.Command {
@@ -260,12 +223,8 @@ func addUserCmd(a *App) *cobra.Command {
 			if err != nil {
 				return tenantErr(err)
 			}
-			if !changed {
-				fmt.Fprintf(a.out, "User %s is already in tenant %s.\n", name, tn)
-				return nil
-			}
-			fmt.Fprintf(a.out, "User %s added to tenant %s. `gpubridge apply` creates the association.\n", name, tn)
-			return nil
+			_, err = fmt.Fprint(a.out, tenantview.UserAdded(name, tn, changed))
+			return err
 		},
 	}
 }
@@ -289,8 +248,8 @@ func deleteUserCmd(a *App) *cobra.Command {
 			if err := svc.RemoveUser(ctx, tn, name, a.confirmChanges); err != nil {
 				return tenantErr(err)
 			}
-			fmt.Fprintf(a.out, "User %s removed from tenant %s. `gpubridge apply` removes the association once their jobs there have ended.\n", name, tn)
-			return nil
+			_, err = fmt.Fprint(a.out, tenantview.UserRemoved(name, tn))
+			return err
 		},
 	}
 }
@@ -309,14 +268,10 @@ With --json the full tenant records are printed.`,
 			if err != nil {
 				return usageError{err}
 			}
-			cols := []string{"name", "description", "gpus", "users", "admins", "cpus", "memory", "burst", "state"}
+			cols := tenantview.Columns
 			if f, ok := p.Where["format"]; ok {
-				cols = nil
-				for _, c := range kv.List(strings.ToLower(f)) {
-					if !slices.Contains(tenant.FieldKeys, c) {
-						return usagef("format: unknown column %q; columns: %s", c, strings.Join(tenant.FieldKeys, ","))
-					}
-					cols = append(cols, c)
+				if cols, err = tenantview.ParseColumns(f); err != nil {
+					return usageError{err}
 				}
 			}
 			svc, err := a.tenantService(cmd, "")
@@ -327,31 +282,7 @@ With --json the full tenant records are printed.`,
 			if err != nil {
 				return tenantErr(err)
 			}
-			t := table.Table{Raw: ts}
-			if ts == nil {
-				t.Raw = []tenant.Tenant{}
-			}
-			for _, c := range cols {
-				for _, f := range tenant.Fields(tenant.Tenant{}) {
-					if f.Key == c {
-						t.Header = append(t.Header, f.Title)
-						t.Keys = append(t.Keys, f.Key)
-					}
-				}
-			}
-			for _, tn := range ts {
-				var row []string
-				fs := tenant.Fields(tn)
-				for _, c := range cols {
-					for _, f := range fs {
-						if f.Key == c {
-							row = append(row, f.Value)
-						}
-					}
-				}
-				t.Rows = append(t.Rows, row)
-			}
-			return a.Print(t)
+			return a.Print(tenantview.Tenants(ts, cols))
 		},
 	}
 }
@@ -369,22 +300,7 @@ func showAuditCmd(a *App) *cobra.Command {
 			if len(p.Names) > 0 {
 				return usagef("show audit takes only key=value filters")
 			}
-			f := tenantstore.AuditFilter{Kind: p.Where["kind"], Name: p.Where["name"], Limit: 50}
-			if n := p.Where["tenant"]; n != "" {
-				f.Kind, f.Name = tenantstore.AuditKind, n
-			}
-			if l, ok := p.Where["limit"]; ok {
-				n, err := strconv.Atoi(l)
-				if err != nil || n <= 0 || n > 100000 {
-					return usagef("limit: %q is not a number from 1 to 100000", l)
-				}
-				f.Limit = n
-			}
-			st, err := a.tenantStore(ctx)
-			if err != nil {
-				return err
-			}
-			es, err := st.Audit(ctx, f)
+			es, err := a.Audit(ctx, p.Where)
 			if err != nil {
 				return err
 			}
@@ -408,45 +324,9 @@ func auditSummary(kind string, before, after *string) string {
 		return f(before, after)
 	}
 	if kind != tenantstore.AuditKind {
-		switch {
-		case before == nil && after != nil:
-			return *after
-		case after != nil:
-			return *before + " -> " + *after
-		case before != nil:
-			return "was " + *before
-		}
-		return ""
+		return tenantview.ValueAudit(before, after)
 	}
-	var b, a tenant.Tenant
-	if before != nil {
-		_ = json.Unmarshal([]byte(*before), &b)
-	}
-	if after != nil {
-		_ = json.Unmarshal([]byte(*after), &a)
-	}
-	switch {
-	case before == nil && after != nil:
-		return describeInline(a)
-	case after == nil:
-		return "removed"
-	}
-	var parts []string
-	for _, c := range tenant.Changes(b, a) {
-		parts = append(parts, fmt.Sprintf("%s %s -> %s", c.Title, orNone(c.Old), orNone(c.New)))
-	}
-	return strings.Join(parts, "; ")
-}
-
-func describeInline(t tenant.Tenant) string {
-	var parts []string
-	for _, f := range tenant.Fields(t)[1:] {
-		if f.Value == "" || f.Key == "burst" && f.Value == "no" || f.Key == "burstmaxgpus" && f.Value == "0" {
-			continue
-		}
-		parts = append(parts, f.Title+"="+f.Value)
-	}
-	return strings.Join(parts, " ")
+	return tenantview.TenantAudit(before, after)
 }
 
 // namesList joins names, abbreviated after ten.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
@@ -61,14 +62,14 @@ func (h *tenantIT) ok(args ...string) string {
 }
 
 type applyJSON struct {
-	Changes      []reconcile.Change    `json:"changes"`
-	Waiting      []reconcile.Wait      `json:"waiting"`
-	Removed      []string              `json:"removedTenants"`
-	Reads        int64                 `json:"reads"`
-	Writes       int64                 `json:"writes"`
-	GuardWritten bool                  `json:"guardWritten"`
-	MassDelete   *reconcile.MassDelete `json:"massDelete"`
-	StoreChanges []storeChange         `json:"storeChanges"`
+	Changes      []reconcile.Change        `json:"changes"`
+	Waiting      []reconcile.Wait          `json:"waiting"`
+	Removed      []string                  `json:"removedTenants"`
+	Reads        int64                     `json:"reads"`
+	Writes       int64                     `json:"writes"`
+	GuardWritten bool                      `json:"guardWritten"`
+	MassDelete   *reconcile.MassDelete     `json:"massDelete"`
+	StoreChanges []tenantadmin.StoreChange `json:"storeChanges"`
 }
 
 // apply runs `gpubridge -i --json apply` and decodes its report.

@@ -29,11 +29,12 @@ var Gpubridge = Layout{
 			"bridge/health/slurmadapter", "bridge/health/setup", "bridge/reserve/setup", "bridge/api/setup", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "accounting/billing", "gres/slurmcheck", "internal/clients",
 		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), accounting/billing the end states of runs for node health credits, gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
 		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
-		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reconcile/...", "bridge/tenantadmin", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "bridge/health/setup", "test/bench/...", "bridge/api/setup"}},
-		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app"}}, // the tenant use cases; I/O through its ports
+		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reconcile/...", "bridge/tenantadmin/...", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "bridge/health/setup", "test/bench/...", "bridge/api/setup"}},
+		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/tenantadmin/view"}}, // the tenant use cases; I/O through its ports
+		"bridge/tenantadmin/view":            {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app"}},                            // the tenant views (plan printer, descriptions, tables, messages)
 		"bridge/tenantstore":                 {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/tenantstore/tenantstoretest", "bridge/burst/service", "bridge/health/setup", "test/bench/...", "bridge/reserve/setup", "bridge/api/setup"}},
 		"bridge/tenantstore/tenantstoretest": {}, // the store conformance suite, for tests
-		"bridge/reconcile":                   {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reconcile/...", "bridge/tenantadmin", "test/bench/..."}},
+		"bridge/reconcile":                   {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reconcile/...", "bridge/tenantadmin/...", "test/bench/..."}},
 		"bridge/reconcile/metrics":           {Importers: []string{"cmd/gpubridge", "internal/app"}},
 		"bridge/reconcile/slurmadapter":      {Importers: []string{"cmd/gpubridge", "internal/app", "test/bench/..."}},
 		"bridge/reconcile/reconciletest":     {}, // fakes for tests

@@ -1,0 +1,275 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/gpubridge/gpubridge/bridge/reconcile"
+	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
+	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
+	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+)
+
+// The wiring of the tenant use cases (bridge/tenantadmin) to gpubridge's
+// database, slurmrestd, the writer lock and the daemon's metrics, for the
+// tenant commands (add/modify/delete/show tenant, add/delete user, plan,
+// apply, import, dump) and the daemon's reconcile.
+
+// GuardPath is where apply writes the job_submit guard's data file when
+// --guard-file is not given: config tenants.guardFile ($GPUBRIDGE_GUARD_FILE).
+// A configuration error is reported by the command's other config reads.
+func (e *Env) GuardPath() string {
+	c, err := e.Config()
+	if err != nil {
+		return ""
+	}
+	return c.Tenants.GuardFile
+}
+
+// ReconcileJob is the daemon's periodic reconcile: the use case apply
+// calls, without a person (no confirmation, never a mass deletion). Its
+// backends connect at each run's first use (and again after a failed
+// one), so that the daemon starts while slurmrestd or the database are
+// not reachable yet.
+type ReconcileJob struct{ Service *tenantadmin.Service }
+
+func (j ReconcileJob) Name() string                  { return "reconcile" }
+func (j ReconcileJob) Run(ctx context.Context) error { return j.Service.Reconcile(ctx) }
+
+// ReconcileJob is the daemon's reconcile for configuration c, counting
+// refusals on rec.
+func (e *Env) ReconcileJob(c config.Config, rec *rmetrics.Recorder) ReconcileJob {
+	s := e.TenantsFor(c, "gpubridge serve (reconcile)", e.GuardPath())
+	s.Logger = e.Logger().With("component", "reconcile")
+	s.Refusals = rec
+	return ReconcileJob{s}
+}
+
+// Tenants wires the tenant use cases for a command named what (its
+// command path: the writer lock's holder); guardPath is where apply
+// writes the guard file ("" for none).
+func (e *Env) Tenants(what, guardPath string) (*tenantadmin.Service, error) {
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	// No logger: a command prints what the service would log (the plan
+	// and its refusal), and its error.
+	return e.TenantsFor(c, what, guardPath), nil
+}
+
+// TenantsFor is Tenants for configuration c.
+func (e *Env) TenantsFor(c config.Config, what, guardPath string) *tenantadmin.Service {
+	s := &tenantadmin.Service{
+		Backends:       tenantBackends{e: e, holder: WriterHolder(what)},
+		Naming:         tenant.Naming{QOSPrefix: c.Tenants.QOSPrefix, OnDemandQOS: c.Tenants.OnDemandQOS, ReservationQOSSuffix: c.Bookings.ReservationQOSSuffix, ReservationPrefix: c.Bookings.ReservationPrefix},
+		Actor:          Actor(),
+		MaxDeleteShare: c.Reconcile.MaxDeleteShare,
+	}
+	if guardPath != "" {
+		s.WriteGuard = func(b []byte, allowEmpty bool) (bool, error) {
+			return slurmadapter.GuardFile{Path: guardPath, AllowEmpty: allowEmpty, Logger: e.Logger()}.Write(b)
+		}
+	}
+	return s
+}
+
+// tenantBackends connects the tenant use cases to gpubridge's database,
+// slurmrestd and the writer lock, each on first use.
+type tenantBackends struct {
+	e      *Env
+	holder string
+}
+
+func (b tenantBackends) Store(ctx context.Context) (tenantadmin.Store, error) {
+	st, err := b.e.TenantStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (b tenantBackends) Cluster(ctx context.Context) (tenantadmin.Cluster, error) {
+	cl, err := b.e.TenantCluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+func (b tenantBackends) WriterLock(ctx context.Context) (func(), error) {
+	return b.e.WriterLock(ctx, b.holder)
+}
+
+// TenantStore opens the tenant store on gpubridge's database.
+func (e *Env) TenantStore(ctx context.Context) (*tenantstore.Store, error) {
+	db, err := e.DB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tenantstore.New(db), nil
+}
+
+// TenantCluster is the reconcile adapter over the slurmrestd client,
+// reading associations from slurmdbd's database as
+// reconcile.readAssociations says.
+func (e *Env) TenantCluster(ctx context.Context) (*slurmadapter.Adapter, error) {
+	cl, err := e.Slurm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ad := slurmadapter.New(cl)
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	mode := c.Reconcile.ReadAssociations
+	if mode == config.ReadAssociationsREST || mode == config.ReadAssociationsAuto && c.SlurmDB.DSN == "" {
+		return ad, nil
+	}
+	db, err := e.SlurmDB(ctx)
+	if err != nil {
+		if mode == config.ReadAssociationsDatabase {
+			return nil, fmt.Errorf("reconcile.readAssociations=database: %w", err)
+		}
+		e.Logger().Warn("associations are read from slurmrestd: slurmdbd's database is not reachable", "error", err)
+		return ad, nil
+	}
+	var fallback func(error) bool
+	if mode == config.ReadAssociationsAuto {
+		fallback = func(err error) bool {
+			e.Logger().Warn("associations are read from slurmrestd: the read of slurmdbd's database failed (reconcile.readAssociations=auto)", "error", err)
+			return true
+		}
+	}
+	return ad.ReadAssociationsFrom(slurmadapter.AssocDB{DB: db}, fallback), nil
+}
+
+// TenantNames reads the tenant names from the tenant store without
+// migrating it (a shell completion's <TAB> must never change the
+// database).
+func (e *Env) TenantNames(ctx context.Context) ([]string, error) {
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.RequireDatabase(); err != nil {
+		return nil, err
+	}
+	db, err := sqldb.Open(ctx, c.Database.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return tenantstore.New(db).Names(ctx)
+}
+
+// Audit reads the audit log as show audit's options say: kind=, name=
+// (or tenant=NAME for the tenant kind), limit= (default 50, at most
+// 100000), newest first.
+func (e *Env) Audit(ctx context.Context, where map[string]string) ([]sqldb.AuditEntry, error) {
+	f := tenantstore.AuditFilter{Kind: where["kind"], Name: where["name"], Limit: 50}
+	if n := where["tenant"]; n != "" {
+		f.Kind, f.Name = tenantstore.AuditKind, n
+	}
+	if l, ok := where["limit"]; ok {
+		n, err := strconv.Atoi(l)
+		if err != nil || n <= 0 || n > 100000 {
+			return nil, Inputf("limit: %q is not a number from 1 to 100000", l)
+		}
+		f.Limit = n
+	}
+	st, err := e.TenantStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Audit(ctx, f)
+}
+
+// PlanReport is what plan and apply report (--json prints it): the plan,
+// the store changes of a tenants file, the slurmrestd requests the use
+// case made, and whether it applied the plan and wrote the guard file.
+type PlanReport struct {
+	*reconcile.Plan
+	StoreChanges []tenantadmin.StoreChange `json:"storeChanges,omitempty"`
+	Reads        int64                     `json:"reads"`
+	Writes       int64                     `json:"writes"`
+	Applied      bool                      `json:"applied,omitempty"`
+	GuardWritten bool                      `json:"guardWritten,omitempty"`
+}
+
+// Plan computes the plan for the command what, counting the slurmrestd
+// requests it makes.
+func (e *Env) Plan(ctx context.Context, what string) (PlanReport, error) {
+	svc, err := e.Tenants(what, "")
+	if err != nil {
+		return PlanReport{}, err
+	}
+	var p *reconcile.Plan
+	r, w, err := e.countRequests(ctx, func() (err error) {
+		p, err = svc.Plan(ctx)
+		return err
+	})
+	if err != nil {
+		return PlanReport{}, err
+	}
+	return PlanReport{Plan: p, Reads: r, Writes: w}, nil
+}
+
+// Apply runs apply for the command what (writing the guard file to
+// guardPath, "" for none), counting the slurmrestd requests it makes.
+func (e *Env) Apply(ctx context.Context, what, guardPath string, req tenantadmin.ApplyRequest) (PlanReport, error) {
+	svc, err := e.Tenants(what, guardPath)
+	if err != nil {
+		return PlanReport{}, err
+	}
+	var res tenantadmin.ApplyResult
+	r, w, err := e.countRequests(ctx, func() (err error) {
+		res, err = svc.Apply(ctx, req)
+		return err
+	})
+	if err != nil {
+		return PlanReport{}, err
+	}
+	return PlanReport{Plan: res.Plan, StoreChanges: res.StoreChanges, Reads: r, Writes: w, Applied: res.Applied, GuardWritten: res.GuardWritten}, nil
+}
+
+// countRequests runs fn and returns the slurmrestd requests it made.
+func (e *Env) countRequests(ctx context.Context, fn func() error) (reads, writes int64, err error) {
+	// Connect first (an error is left for the use case to meet), so that
+	// the counts do not include the version negotiation.
+	_, _ = e.Slurm(ctx)
+	r0, w0 := e.Requests()
+	if err := fn(); err != nil {
+		return 0, 0, err
+	}
+	r1, w1 := e.Requests()
+	return r1 - r0, w1 - w0, nil
+}
+
+// ReadTenantsFile reads a tenants file ("-": in), at most
+// tenant.MaxFileBytes and one byte more, so that a larger one is refused
+// without being read whole.
+func ReadTenantsFile(in io.Reader, path string) ([]byte, error) {
+	r := in
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, Inputf("tenants file: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, tenant.MaxFileBytes+1))
+	if err != nil {
+		return nil, Inputf("tenants file: %w", err)
+	}
+	return b, nil
+}
