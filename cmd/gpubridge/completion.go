@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/gpubridge/gpubridge/bridge/tenantstore"
-	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
 // registerCompletion keeps cobra's completion command (bash, zsh, fish,
@@ -28,24 +25,6 @@ const completionTimeout = 3 * time.Second
 // tenantNamesFunc lists the tenant names; a test swaps it.
 type tenantNamesFunc func(ctx context.Context, a *App) ([]string, error)
 
-// storeTenantNames reads the names from the tenant store without migrating
-// it (a <TAB> must never change the database).
-func storeTenantNames(ctx context.Context, a *App) ([]string, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.RequireDatabase(); err != nil {
-		return nil, err
-	}
-	db, err := sqldb.Open(ctx, c.Database.DSN)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return tenantstore.New(db).Names(ctx)
-}
-
 // completeTenants returns a ValidArgsFunction that completes tenant names
 // from the tenant store: `tenant=NAME` arguments always, and bare NAME
 // arguments when positional is true (modify/delete/show tenant NAME). A
@@ -56,7 +35,9 @@ func storeTenantNames(ctx context.Context, a *App) ([]string, error) {
 // completeTenants(a, true) on those that also take a bare tenant name
 // (modify tenant, delete tenant, show tenants: the tenant files').
 func completeTenants(a *App, positional bool) cobra.CompletionFunc {
-	return completeTenantsFrom(a, positional, storeTenantNames)
+	// The store is read without migrating it (a <TAB> must never change
+	// the database).
+	return completeTenantsFrom(a, positional, func(ctx context.Context, a *App) ([]string, error) { return a.TenantNames(ctx) })
 }
 
 func completeTenantsFrom(a *App, positional bool, list tenantNamesFunc) cobra.CompletionFunc {

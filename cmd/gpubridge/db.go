@@ -18,19 +18,7 @@ database it applies the migrations not applied yet, and a database holding
 tables that are not gpubridge's is refused. It prints what it found and did.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.Config()
-			if err != nil {
-				return err
-			}
-			if err := c.RequireDatabase(); err != nil {
-				return err
-			}
-			db, err := sqldb.Open(cmd.Context(), c.Database.DSN)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			s, err := sqldb.Prepare(cmd.Context(), db, sqldb.Policy{InitEmpty: true})
+			s, err := a.Migrate(cmd.Context())
 			if err != nil {
 				return err
 			}

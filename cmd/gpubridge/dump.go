@@ -1,15 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/gpubridge/gpubridge/accounting/ratecard"
-	"github.com/gpubridge/gpubridge/internal/atomicfile"
 )
 
 func registerDump(a *App, root *cobra.Command) { root.AddCommand(dumpCmd(a)) }
@@ -35,52 +29,25 @@ ledger (usage, invoices) is not policy: back it up with mariadb-dump (see
 docs/install.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
-				return err
-			}
-			f, b, err := svc.Dump(ctx)
+			td, err := a.DumpTenants(cmd.Context(), cmd.CommandPath(), dir)
 			if err != nil {
 				return tenantErr(err)
 			}
 			if dir == "" {
-				_, err := a.out.Write(b)
+				_, err := a.out.Write(td.YAML)
 				return err
 			}
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return usageError{fmt.Errorf("dump -f %s: %w", dir, err)}
-			}
-			path := filepath.Join(dir, "tenants.yaml")
-			if _, err := atomicfile.Write(path, b, atomicfile.Options{Mode: 0o600}); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "wrote %s: %d tenant(s), %d being deleted\n", path, len(f.Tenants), len(f.Delete))
-			st, err := a.RateCards(ctx)
-			if err != nil {
-				return err
-			}
-			card, err := ratecard.Get(ctx, st)
-			path = filepath.Join(dir, "ratecard.yaml")
+			fmt.Fprintf(a.out, "wrote %s: %d tenant(s), %d being deleted\n", td.Path, len(td.File.Tenants), len(td.File.Delete))
+			cd, err := a.DumpRateCard(cmd.Context(), dir)
 			switch {
-			case errors.Is(err, ratecard.ErrNoCard):
-				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return err
-				}
-				fmt.Fprintf(a.out, "no rate card: %s not written\n", path)
-				return nil
 			case err != nil:
 				return err
-			}
-			y, err := card.YAML()
-			if err != nil {
+			case !cd.Written:
+				_, err = fmt.Fprintf(a.out, "no rate card: %s not written\n", cd.Path)
 				return err
 			}
-			if _, err := atomicfile.Write(path, y, atomicfile.Options{Mode: 0o600}); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "wrote %s: %s, %d rate(s), %d GPU type(s)\n", path, card.Currency, len(card.Rates), len(card.Types))
-			return nil
+			_, err = fmt.Fprintf(a.out, "wrote %s: %s, %d rate(s), %d GPU type(s)\n", cd.Path, cd.Card.Currency, len(cd.Card.Rates), len(cd.Card.Types))
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "file", "f", "", "directory to write tenants.yaml and ratecard.yaml into (default: the tenants file on standard output)")

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/internal/clients"
-	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/daemon"
 )
 
@@ -37,17 +36,7 @@ gracefully within server.shutdownTimeout. See docs/daemon.md.`,
 			a.Daemon = true // logs at info, before anything builds the logger
 			jobs := newDaemonJobs(a)
 			return daemon.Run(cmd.Context(), daemon.Options{
-				Load: func() (config.Config, error) {
-					c, err := a.LoadConfig()
-					if err != nil {
-						return c, err
-					}
-					if listen != "" {
-						c.Server.Listen = listen
-					}
-					c.Database.Init = c.Database.Init || initDB
-					return c, c.Validate()
-				},
+				Load:     a.ServeConfig(listen, initDB),
 				Jobs:     jobs.Jobs,
 				Checks:   jobs.Checks,
 				App:      jobs.api.App,
