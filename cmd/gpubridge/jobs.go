@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
 	"github.com/gpubridge/gpubridge/bridge/health"
@@ -83,7 +82,7 @@ func (d *daemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			}
 			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: a.Logger().With("component", "close-period")}, nil
 		})},
-		{Spec: creditsSpec(c), Job: daemon.Lazy("health-credits", func(ctx context.Context) (daemon.Job, error) {
+		{Spec: app.CreditsSpec(c), Job: daemon.Lazy("health-credits", func(ctx context.Context) (daemon.Job, error) {
 			return a.CreditJob(ctx, c, d.credits)
 		})},
 		{Spec: c.Schedules.BookingCharges, Job: daemon.Lazy("booking-charges", func(ctx context.Context) (daemon.Job, error) {
@@ -141,27 +140,7 @@ func (d *daemonJobs) healthJobs(a *App, c config.Config) []daemon.Scheduled {
 	})})
 }
 
-// Checks are the readiness probes of c: gpubridge's database always (the
-// leader lock lives there); slurmrestd when a job needs it or it must
-// name the cluster; slurm_acct_db when ingest reads it.
+// Checks are the readiness probes of c (app.ReadinessChecks).
 func (d *daemonJobs) Checks(c config.Config, set *clients.Set) []daemon.Check {
-	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
-	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
-	source, _ := billing.IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || len(c.Health.Nodes) > 0 || c.Cluster == "" || ((acct || creditsSpec(c) != "") && source == billing.SourceSlurmrestd) {
-		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
-	}
-	if (acct || creditsSpec(c) != "") && source == billing.SourceSlurmDB { // the credit job reads how runs ended there too
-		checks = append(checks, daemon.Check{Name: clients.NameSlurmDB, Run: set.CheckSlurmDB})
-	}
-	return checks
-}
-
-// creditsSpec is the credit job's schedule: none while health.credits is
-// off.
-func creditsSpec(c config.Config) string {
-	if !c.Health.Credits.Enabled {
-		return ""
-	}
-	return c.Schedules.HealthCredits
+	return app.ReadinessChecks(c, set)
 }
