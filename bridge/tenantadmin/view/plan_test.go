@@ -85,3 +85,17 @@ Plan: 3 to create, 0 to modify, 0 to delete in Slurm.
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestPlanReleased: a released tenant (adopted, deleted without --purge)
+// is dropped with the site's account left in place, and says so.
+func TestPlanReleased(t *testing.T) {
+	var b bytes.Buffer
+	Plan(&b, &reconcile.Plan{Removed: []string{"site", "gone"}, Released: []string{"site"}}, nil)
+	want := `- tenant site  (release finished: dropped from the store; the site's account and its original users stay)
+- tenant gone  (deletion finished: dropped from the store)
+Plan: 0 to create, 0 to modify, 0 to delete in Slurm.
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
