@@ -3,19 +3,14 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gpubridge/gpubridge/internal/app"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
-	"github.com/gpubridge/gpubridge/internal/clients"
-	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
@@ -68,40 +63,5 @@ func TestCreditJSONSchemas(t *testing.T) {
 	validateJSON(t, "show usage", usage)
 	if !strings.Contains(string(usage), `"rate": null`) || !strings.Contains(string(usage), `"kind": "credit"`) {
 		t.Errorf("show usage credit row: %s", usage)
-	}
-}
-
-// TestDaemonCreditJob: the daemon schedules the credit job on
-// schedules.healthCredits while health.credits is on, and not when off;
-// it then needs slurm_acct_db ready when slurmdb.dsn is set.
-func TestDaemonCreditJob(t *testing.T) {
-	d := newDaemonJobs(&App{Env: &app.Env{}})
-	for _, on := range []bool{true, false} {
-		c := config.Default()
-		c.Schedules = config.Schedules{HealthCredits: "@every 15m"}
-		c.Cluster, c.SlurmDB.DSN = "tb", "ro:ro@tcp(127.0.0.1:1)/slurm_acct_db"
-		c.Health.Credits.Enabled = on
-		set := clients.New(c, clients.Options{})
-		jobs, err := d.Jobs(c, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec := "none"
-		for _, j := range jobs {
-			if j.Job.Name() == "health-credits" {
-				spec = j.Spec
-			}
-		}
-		want := map[bool]string{true: "@every 15m", false: ""}[on]
-		if spec != want {
-			t.Errorf("credits on=%v: the health-credits job's spec is %q, want %q", on, spec, want)
-		}
-		var names []string
-		for _, ch := range d.Checks(c, set) {
-			names = append(names, ch.Name)
-		}
-		if has := slices.Contains(names, clients.NameSlurmDB); has != on {
-			t.Errorf("credits on=%v: readiness checks %v", on, names)
-		}
 	}
 }

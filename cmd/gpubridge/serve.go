@@ -2,9 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/gpubridge/gpubridge/internal/clients"
-	"github.com/gpubridge/gpubridge/internal/daemon"
 )
 
 func serveCmd(a *App) *cobra.Command {
@@ -33,17 +30,7 @@ and the server rebinds if its settings changed. SIGINT/SIGTERM stop it
 gracefully within server.shutdownTimeout. See docs/daemon.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.Daemon = true // logs at info, before anything builds the logger
-			jobs := newDaemonJobs(a)
-			return daemon.Run(cmd.Context(), daemon.Options{
-				Load:     a.ServeConfig(listen, initDB),
-				Jobs:     jobs.Jobs,
-				Checks:   jobs.Checks,
-				App:      jobs.api.App,
-				Clients:  clients.Options{Logger: a.Logger()},
-				Registry: a.Registry(),
-				Logger:   a.Logger(),
-			})
+			return a.Serve(cmd.Context(), listen, initDB)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "HTTP listen address (overrides server.listen)")

@@ -1,12 +1,10 @@
-package main
+package app
 
 import (
 	"io"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gpubridge/gpubridge/internal/app"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -19,8 +17,8 @@ import (
 // schedules.health, needs slurmrestd even with every other job off, and
 // registers the health metrics; without health.nodes it has no health job.
 func TestDaemonHealthJobs(t *testing.T) {
-	a := &App{Env: &app.Env{Stderr: io.Discard}, out: io.Discard, err: io.Discard}
-	d := newDaemonJobs(a)
+	e := &Env{Stderr: io.Discard}
+	d := NewDaemonJobs(e)
 	c := config.Default()
 	c.Cluster = "testbed"
 	c.Schedules = config.Schedules{Health: "@every 30s"}
@@ -58,7 +56,7 @@ func TestDaemonHealthJobs(t *testing.T) {
 	if !slices.Contains(names, clients.NameSlurmRest) {
 		t.Errorf("readiness checks %v: the health jobs need slurmrestd", names)
 	}
-	mfs, err := a.Registry().Gather()
+	mfs, err := e.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +67,41 @@ func TestDaemonHealthJobs(t *testing.T) {
 	for _, m := range []string{"gpubridge_health_nodes"} {
 		if !have[m] {
 			t.Errorf("metric %s not registered in the daemon's registry", m)
+		}
+	}
+}
+
+// TestDaemonCreditJob: the daemon schedules the credit job on
+// schedules.healthCredits while health.credits is on, and not when off;
+// it then needs slurm_acct_db ready when slurmdb.dsn is set.
+func TestDaemonCreditJob(t *testing.T) {
+	d := NewDaemonJobs(&Env{})
+	for _, on := range []bool{true, false} {
+		c := config.Default()
+		c.Schedules = config.Schedules{HealthCredits: "@every 15m"}
+		c.Cluster, c.SlurmDB.DSN = "tb", "ro:ro@tcp(127.0.0.1:1)/slurm_acct_db"
+		c.Health.Credits.Enabled = on
+		set := clients.New(c, clients.Options{})
+		jobs, err := d.Jobs(c, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := "none"
+		for _, j := range jobs {
+			if j.Job.Name() == "health-credits" {
+				spec = j.Spec
+			}
+		}
+		want := map[bool]string{true: "@every 15m", false: ""}[on]
+		if spec != want {
+			t.Errorf("credits on=%v: the health-credits job's spec is %q, want %q", on, spec, want)
+		}
+		var names []string
+		for _, ch := range d.Checks(c, set) {
+			names = append(names, ch.Name)
+		}
+		if has := slices.Contains(names, clients.NameSlurmDB); has != on {
+			t.Errorf("credits on=%v: readiness checks %v", on, names)
 		}
 	}
 }
