@@ -9,7 +9,7 @@ import (
 )
 
 // registerBurst adds `burst run-once`, `show burst`, `config render` and
-// `config check`. The daemon's burst job is wired in jobs.go.
+// `config check`. The daemon's burst job is wired in internal/app/daemon.go.
 func registerBurst(a *App, root, show *cobra.Command) {
 	root.AddCommand(burstCmd(a))
 	show.AddCommand(showBurstCmd(a))

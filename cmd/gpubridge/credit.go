@@ -10,7 +10,7 @@ import (
 )
 
 // registerCredits adds `credit run-once`; the daemon's credit job is
-// wired in jobs.go.
+// wired in internal/app/daemon.go.
 func registerCredits(a *App, root *cobra.Command) {
 	c := &cobra.Command{
 		Use:   "credit",

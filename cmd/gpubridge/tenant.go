@@ -17,7 +17,7 @@ import (
 
 // registerTenants adds the tenant commands: add/modify/delete/show tenant,
 // add/delete user, show audit, plan, apply, import. The daemon's periodic
-// reconcile is wired in jobs.go.
+// reconcile is wired in internal/app/daemon.go.
 func registerTenants(a *App, root, show, add, modify, del *cobra.Command) {
 	show.AddCommand(showTenantsCmd(a), showAuditCmd(a))
 	add.AddCommand(addTenantCmd(a), addUserCmd(a))
