@@ -21,6 +21,32 @@ import (
 // the two for the hours it has not checked before: GPU-seconds in the
 // rollups that no job row accounts for are missing rows, and the ingest
 // stops instead of billing them as zero.
+//
+// The rollups also give each association the idle time of the
+// reservations it is in (as_mysql_rollup.c, as_mysql_hourly_rollup, "now
+// figure out how much more to add to the associations that could had run
+// in the reservation"): per <cluster>_resv_table row read for the hour
+// (time_start < hour end and time_end >= hour start, deleted rows too) and
+// TRES of its tres, idle = count x the row's seconds in the hour (start
+// raised to time_force when later) minus, for each job row with its
+// id_resv and an eligible time, the reservation's count x the job's
+// seconds in the hour and the row's window; a positive idle, divided
+// (integer division) by the entries of assoclist, goes to each of them.
+// rollupCheck computes the same and adds it to the job rows' side, with
+// one difference that can only allow more: slurmdbd stops at the first
+// TRES of the row whose idle time is not positive ("since this will be the
+// same for all TRES"), the check gives every GPU TRES's idle time. So what
+// a missing job row held inside a reservation is found only beyond the
+// share of the reservation's idle time that the row's absence makes up:
+// a row of an association in the reservation's assoclist (a job under
+// the account association of an account reservation, or a user's under a
+// users= reservation) hides up to its GPU-seconds in the reservation
+// divided by the entries of assoclist (all of them with one entry), and
+// in hours where slurmdbd gave no idle time (a CPU TRES first in tres with
+// none idle) up to that reservation's GPU idle time in those hours.
+// Missing rows of associations outside assoclist (the users' associations
+// of an account reservation, whose idle time goes to the account
+// association) are found in full.
 
 // ErrMissingRows: slurmdbd's rollups hold GPU use that no job row accounts
 // for (rows purged or deleted before they were ingested). errors.As gives
@@ -33,19 +59,26 @@ type Missing struct {
 	Account, User string
 	From, To      int64
 	// RollupSeconds and JobSeconds are the GPU-seconds of the hours in
-	// slurmdbd's rollups and as the job rows give them.
-	RollupSeconds, JobSeconds int64
+	// slurmdbd's rollups and as the job rows give them; IdleSeconds is the
+	// association's share of the idle GPU time of the reservations it is
+	// in, which slurmdbd's rollups add to it.
+	RollupSeconds, JobSeconds, IdleSeconds int64
 }
 
-// Seconds is the GPU-seconds no job row accounts for.
-func (m Missing) Seconds() int64 { return m.RollupSeconds - m.JobSeconds }
+// Seconds is the GPU-seconds that neither a job row nor a reservation's
+// idle time accounts for.
+func (m Missing) Seconds() int64 { return m.RollupSeconds - m.JobSeconds - m.IdleSeconds }
 
 func (m Missing) String() string {
 	who := m.Account
 	if m.User != "" {
 		who += "/" + m.User
 	}
-	return fmt.Sprintf("%s: %d GPU-seconds (rollups %d, job rows %d) in %s..%s", who, m.Seconds(), m.RollupSeconds, m.JobSeconds,
+	idle := ""
+	if m.IdleSeconds != 0 {
+		idle = fmt.Sprintf(", reservations' idle time %d", m.IdleSeconds)
+	}
+	return fmt.Sprintf("%s: %d GPU-seconds (rollups %d, job rows %d%s) in %s..%s", who, m.Seconds(), m.RollupSeconds, m.JobSeconds, idle,
 		unixUTC(m.From).Format(time.RFC3339), unixUTC(m.To).Format(time.RFC3339))
 }
 
@@ -155,6 +188,7 @@ func (s *SlurmDB) missingRowsUpTo(ctx context.Context, tx *sqlx.Tx, lk *lookups,
 	for i, id := range ids {
 		idList[i] = strconv.FormatInt(id, 10)
 	}
+	c := newRollupCheck(ids, h0, h1)
 	// The hour table's key is (id, id_tres, time_start): start from the
 	// associations so each one is a key range.
 	rows, err := tx.QueryContext(ctx, "SELECT STRAIGHT_JOIN a.id_assoc, u.time_start, CAST(SUM(u.alloc_secs) AS SIGNED) FROM `"+s.cluster+"_assoc_table` a JOIN `"+
@@ -163,84 +197,329 @@ func (s *SlurmDB) missingRowsUpTo(ctx context.Context, tx *sqlx.Tx, lk *lookups,
 	if err != nil {
 		return nil, fmt.Errorf("read hourly rollups: %w", err)
 	}
-	rollup := map[int64]map[int64]int64{} // association -> hour -> GPU-seconds
 	for rows.Next() {
 		var id, at, sec int64
 		if err := rows.Scan(&id, &at, &sec); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read hourly rollups: %w", err)
 		}
-		if sec > 0 {
-			if rollup[id] == nil {
-				rollup[id] = map[int64]int64{}
-			}
-			rollup[id][at/hour*hour] += sec
-		}
+		c.addRollup(id, at, sec)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read hourly rollups: %w", err)
 	}
-	if len(rollup) == 0 {
+	if len(c.rollup) == 0 {
 		return nil, nil // nothing rolled up (rows written with SQL are not): nothing can be missing
 	}
-	jobs := map[int64]map[int64]int64{}
-	rows, err = tx.QueryContext(ctx, "SELECT t.id_assoc, t.time_start, t.time_end, t.tres_alloc FROM `"+s.cluster+"_job_table` t WHERE t.time_start > 0 AND t.time_start < "+
+	// The reservation rows slurmdbd's rollup of these hours read (its
+	// _setup_resv_usage: deleted rows too), to give each reservation's idle
+	// GPU time to its associations as the rollup did.
+	rows, err = tx.QueryContext(ctx, "SELECT id_resv, time_start, time_end, time_force, COALESCE(assoclist, ''), COALESCE(tres, '') FROM `"+s.cluster+
+		"_resv_table` WHERE time_start < ? AND time_end >= ?", h1, h0)
+	if err != nil {
+		return nil, fmt.Errorf("read reservation rows of the checked hours: %w", err)
+	}
+	for rows.Next() {
+		var r resvRow
+		var assocs, tres string
+		if err := rows.Scan(&r.ID, &r.Start, &r.End, &r.Force, &assocs, &tres); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read reservation rows of the checked hours: %w", err)
+		}
+		r.Assocs, r.N = parseAssocList(assocs)
+		r.Count = counts([]byte(tres), ids)
+		c.addResv(r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read reservation rows of the checked hours: %w", err)
+	}
+	rows, err = tx.QueryContext(ctx, "SELECT t.id_assoc, t.id_resv, t.time_eligible, t.time_start, t.time_end, t.tres_alloc FROM `"+s.cluster+"_job_table` t WHERE t.time_start > 0 AND t.time_start < "+
 		strconv.FormatInt(h1, 10)+" AND (t.time_end = 0 OR t.time_end > "+strconv.FormatInt(h0, 10)+") AND "+lk.gpus.filter())
 	if err != nil {
 		return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
 	}
 	defer rows.Close()
-	var assocID, start, end int64
+	var j jobRow
 	var tres sql.RawBytes
 	for rows.Next() {
-		if err := rows.Scan(&assocID, &start, &end, &tres); err != nil {
+		if err := rows.Scan(&j.Assoc, &j.Resv, &j.Eligible, &j.Start, &j.End, &tres); err != nil {
 			return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
 		}
-		if _, ok := rollup[assocID]; !ok {
-			continue // an association without rollups cannot miss anything
-		}
-		if end == 0 || end > h1 {
-			end = h1
-		}
-		n := count(tres, ids)
-		if n <= 0 {
+		if !c.wants(j) {
 			continue
 		}
-		if jobs[assocID] == nil {
-			jobs[assocID] = map[int64]int64{}
-		}
-		for at := max(start, h0) / hour * hour; at < end; at += hour {
-			if s, e := max(start, at, h0), min(end, at+hour); e > s {
-				jobs[assocID][at] += n * (e - s)
-			}
-		}
+		j.Count = countsInto(j.Count[:0], tres, ids)
+		c.addJob(j)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
 	}
 	var out []Missing
-	for id, byHour := range rollup {
-		if m, ok := missingOf(byHour, jobs[id]); ok {
-			a, ok := lk.assocs[id]
-			if !ok {
-				a.account = fmt.Sprintf("(association %d)", id)
-			}
-			m.Account, m.User = a.account, a.user
-			out = append(out, m)
+	for id, m := range c.missing() {
+		a, ok := lk.assocs[id]
+		if !ok {
+			a.account = fmt.Sprintf("(association %d)", id)
 		}
+		m.Account, m.User = a.account, a.user
+		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b Missing) int { return strings.Compare(a.Account+"/"+a.User, b.Account+"/"+b.User) })
 	return out, nil
 }
 
-// missingOf compares one association's rollups and job rows, hour by hour.
-// Use is missing when the rollups of the checked hours hold more
-// GPU-seconds than the job rows do over those hours (one sum, so the hours
-// a job is counted in on either side do not matter); the Missing then
-// spans the first to the last hour in which the rollups exceed the job
-// rows, with the sums of that span.
-func missingOf(rollup, jobs map[int64]int64) (Missing, bool) {
+// counts gives the count of each of ids in a tres string (as count does,
+// id by id).
+func counts(s []byte, ids []int64) []int64 { return countsInto(nil, s, ids) }
+
+func countsInto(dst []int64, s []byte, ids []int64) []int64 {
+	for _, id := range ids {
+		dst = append(dst, count(s, []int64{id}))
+	}
+	return dst
+}
+
+// resvRow is one <cluster>_resv_table row (one version of a reservation)
+// as slurmdbd's hourly rollup reads it.
+type resvRow struct {
+	ID                int64
+	Start, End, Force int64 // time_start, time_end, time_force
+	// Assocs are the association ids of assoclist that get a share of the
+	// idle time; N is the divisor: the number of distinct entries of
+	// assoclist (a denied "-id" entry counts and gets nothing, as in
+	// slurmdbd).
+	Assocs []int64
+	N      int64
+	// Count is the reservation's count of each measured GPU TRES id
+	// (rollupCheck.ids order).
+	Count []int64
+}
+
+// jobRow is one job row of the checked hours.
+type jobRow struct {
+	Assoc, Resv          int64   // id_assoc, id_resv (0: none)
+	Eligible, Start, End int64   // time_eligible, time_start, time_end (0: running)
+	Count                []int64 // GPUs per measured TRES id (rollupCheck.ids order)
+}
+
+// parseAssocList splits an assoclist as slurmdbd's rollup does
+// (slurm_addto_char_list: comma-separated, blanks trimmed, empty entries
+// and duplicates dropped): n is the number of entries, ids those that are
+// association ids.
+func parseAssocList(s string) (ids []int64, n int64) {
+	seen := map[string]bool{}
+	for e := range strings.SplitSeq(s, ",") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" || seen[e] {
+			continue
+		}
+		seen[e] = true
+		n++
+		if id, err := strconv.ParseInt(e, 10, 64); err == nil && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids, n
+}
+
+// rollupCheck compares, for the hours [h0, h1), slurmdbd's hourly rollups
+// of the GPU TRES ids with what the job rows and the reservation rows
+// make of them, per association. It is fed the rollups (addRollup), the
+// reservation rows (addResv), then the job rows (addJob), and does no I/O.
+type rollupCheck struct {
+	ids    []int64
+	h0, h1 int64
+	rollup map[int64]map[int64]int64 // association -> hour -> GPU-seconds of the rollups
+	jobs   map[int64]map[int64]int64 // association -> hour -> GPU-seconds of the job rows
+	resv   []resvRow
+	byID   map[int64][]int     // id_resv -> indexes in resv
+	used   []map[int64][]int64 // per resv row: hour -> per id TRES-seconds of its jobs, as slurmdbd counts them
+}
+
+func newRollupCheck(ids []int64, h0, h1 int64) *rollupCheck {
+	return &rollupCheck{ids: ids, h0: h0, h1: h1, rollup: map[int64]map[int64]int64{}, jobs: map[int64]map[int64]int64{}, byID: map[int64][]int{}}
+}
+
+func (c *rollupCheck) addRollup(assoc, at, sec int64) {
+	if sec <= 0 || at < c.h0 || at >= c.h1 {
+		return
+	}
+	if c.rollup[assoc] == nil {
+		c.rollup[assoc] = map[int64]int64{}
+	}
+	c.rollup[assoc][at/hour*hour] += sec
+}
+
+func (c *rollupCheck) addResv(r resvRow) {
+	c.byID[r.ID] = append(c.byID[r.ID], len(c.resv))
+	c.resv = append(c.resv, r)
+	c.used = append(c.used, map[int64][]int64{})
+}
+
+// window is the part of the hour [at, at+hour) that slurmdbd's rollup
+// counts for the row (_setup_resv_usage): the row is read when
+// time_start < hour end and time_end >= hour start; its start is raised to
+// time_force when later, both ends are clipped to the hour; ok is false
+// when that leaves less than a second.
+func (r resvRow) window(at int64) (s, e int64, ok bool) {
+	he := at + hour
+	if r.Start >= he || r.End < at {
+		return 0, 0, false
+	}
+	s = r.Start
+	if r.Force > s {
+		s = r.Force
+	}
+	s = max(s, at)
+	e = r.End
+	if e == 0 || e > he {
+		e = he
+	}
+	return s, e, e-s >= 1
+}
+
+// wants says whether a job row can change the outcome: it belongs to an
+// association with rollups, or it ran in a reservation of the hours.
+func (c *rollupCheck) wants(j jobRow) bool {
+	if _, ok := c.rollup[j.Assoc]; ok {
+		return true
+	}
+	return j.Resv != 0 && len(c.byID[j.Resv]) > 0
+}
+
+func (c *rollupCheck) addJob(j jobRow) {
+	var n int64
+	for _, v := range j.Count {
+		n += v
+	}
+	if n <= 0 || j.Start <= 0 {
+		return
+	}
+	end := j.End
+	if end == 0 || end > c.h1 {
+		end = c.h1
+	}
+	if _, ok := c.rollup[j.Assoc]; ok {
+		if c.jobs[j.Assoc] == nil {
+			c.jobs[j.Assoc] = map[int64]int64{}
+		}
+		for at := max(j.Start, c.h0) / hour * hour; at < end; at += hour {
+			if s, e := max(j.Start, at, c.h0), min(end, at+hour); e > s {
+				c.jobs[j.Assoc][at] += n * (e - s)
+			}
+		}
+	}
+	if j.Resv == 0 || j.Eligible == 0 {
+		return // slurmdbd's rollup reads only jobs with an eligible time
+	}
+	for _, ri := range c.byID[j.Resv] {
+		r := c.resv[ri]
+		for at := max(j.Start, r.Start, c.h0) / hour * hour; at < end; at += hour {
+			if j.Eligible >= at+hour {
+				continue
+			}
+			// The job's seconds in the hour, clipped to the row's window
+			// (as_mysql_hourly_rollup: every row of the job's id_resv).
+			rs, re, ok := r.window(at)
+			if !ok {
+				continue
+			}
+			s, e := max(j.Start, at, rs), min(end, at+hour, re)
+			if e <= s {
+				continue
+			}
+			u := c.used[ri][at]
+			if u == nil {
+				u = make([]int64, len(c.ids))
+				c.used[ri][at] = u
+			}
+			// slurmdbd counts a job in the reservation as the
+			// reservation's count of each TRES the job holds, times its
+			// seconds (_add_time_tres_list with times_count).
+			for k := range c.ids {
+				if k < len(j.Count) && j.Count[k] > 0 {
+					u[k] += r.Count[k] * (e - s)
+				}
+			}
+		}
+	}
+}
+
+// idle gives each association's share of the reservations' idle GPU time,
+// per hour, as slurmdbd's hourly rollup adds it to the association's
+// alloc_secs: per row, hour and TRES, count x the row's seconds in the
+// hour minus its jobs' TRES-seconds; when positive, divided (integer
+// division) by the entries of assoclist and added to each association in
+// it. slurmdbd stops at the first TRES of the row whose idle time is not
+// positive; the check does not (it gives every GPU TRES's idle time), so it
+// may allow more than slurmdbd gave, never less.
+func (c *rollupCheck) idle() map[int64]map[int64]int64 {
+	out := map[int64]map[int64]int64{}
+	for ri, r := range c.resv {
+		if len(r.Assocs) == 0 {
+			continue
+		}
+		hi := r.End
+		if hi == 0 || hi > c.h1 {
+			hi = c.h1
+		}
+		for at := max(r.Start, c.h0) / hour * hour; at < hi; at += hour {
+			s, e, ok := r.window(at)
+			if !ok {
+				continue
+			}
+			var share int64
+			for k := range c.ids {
+				if r.Count[k] <= 0 {
+					continue
+				}
+				idle := r.Count[k] * (e - s)
+				if u := c.used[ri][at]; u != nil {
+					idle -= u[k]
+				}
+				if idle > 0 {
+					share += idle / r.N
+				}
+			}
+			if share == 0 {
+				continue
+			}
+			for _, a := range r.Assocs {
+				if _, ok := c.rollup[a]; !ok {
+					continue
+				}
+				if out[a] == nil {
+					out[a] = map[int64]int64{}
+				}
+				out[a][at] += share
+			}
+		}
+	}
+	return out
+}
+
+// missing compares each association's rollups with its job rows and its
+// share of the reservations' idle time.
+func (c *rollupCheck) missing() map[int64]Missing {
+	idle := c.idle()
+	out := map[int64]Missing{}
+	for id, byHour := range c.rollup {
+		if m, ok := missingOf(byHour, c.jobs[id], idle[id]); ok {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+// missingOf compares one association's rollups with its job rows and its
+// share of the reservations' idle time, hour by hour. Use is missing when
+// the rollups of the checked hours hold more GPU-seconds than the job rows
+// and the idle share do over those hours (one sum, so the hours a job is
+// counted in on either side do not matter); the Missing then spans the
+// first to the last hour in which the rollups exceed them, with the sums
+// of that span.
+func missingOf(rollup, jobs, idle map[int64]int64) (Missing, bool) {
 	var r, j int64
 	for _, v := range rollup {
 		r += v
@@ -248,12 +527,15 @@ func missingOf(rollup, jobs map[int64]int64) (Missing, bool) {
 	for _, v := range jobs {
 		j += v
 	}
+	for _, v := range idle {
+		j += v
+	}
 	if r <= j {
 		return Missing{}, false
 	}
 	var m Missing
 	for at, v := range rollup {
-		if v > jobs[at] {
+		if v > jobs[at]+idle[at] {
 			if m.From == 0 || at < m.From {
 				m.From = at
 			}
@@ -268,6 +550,11 @@ func missingOf(rollup, jobs map[int64]int64) (Missing, bool) {
 	for at, v := range jobs {
 		if at >= m.From && at < m.To {
 			m.JobSeconds += v
+		}
+	}
+	for at, v := range idle {
+		if at >= m.From && at < m.To {
+			m.IdleSeconds += v
 		}
 	}
 	return m, true

@@ -141,7 +141,7 @@ func TestMissingOf(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, missing := missingOf(tc.rollup, tc.jobs)
+			got, missing := missingOf(tc.rollup, tc.jobs, nil)
 			if missing != tc.missing || got != tc.want {
 				t.Errorf("missingOf = %+v, %v; want %+v, %v", got, missing, tc.want, tc.missing)
 			}
