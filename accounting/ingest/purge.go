@@ -35,18 +35,19 @@ import (
 // rollupCheck computes the same and adds it to the job rows' side, with
 // one difference that can only allow more: slurmdbd stops at the first
 // TRES of the row whose idle time is not positive ("since this will be the
-// same for all TRES"), the check gives every GPU TRES's idle time. So what
-// a missing job row held inside a reservation is found only beyond the
-// share of the reservation's idle time that the row's absence makes up:
-// a row of an association in the reservation's assoclist (a job under
-// the account association of an account reservation, or a user's under a
-// users= reservation) hides up to its GPU-seconds in the reservation
-// divided by the entries of assoclist (all of them with one entry), and
-// in hours where slurmdbd gave no idle time (a CPU TRES first in tres with
-// none idle) up to that reservation's GPU idle time in those hours.
-// Missing rows of associations outside assoclist (the users' associations
-// of an account reservation, whose idle time goes to the account
-// association) are found in full.
+// same for all TRES"), the check gives every GPU TRES's idle time.
+//
+// What can then go undetected: the idle share a missing row's absence adds
+// hides that row's use for the association that gets the share. An
+// account reservation's assoclist (gpubridge's bookings) holds the
+// account's own association, which runs no jobs: a missing row of a
+// user's job in it is found in full. With users' associations in the list
+// (users= reservations), a missing row of such a user's job hides its part
+// inside the reservation up to the reservation's count x those seconds
+// divided by the entries of assoclist (all of it with one entry). And an
+// association in any reservation's list can hide missing rows up to that
+// reservation's GPU idle time in the hours slurmdbd gave it none (the
+// first-TRES stop above).
 
 // ErrMissingRows: slurmdbd's rollups hold GPU use that no job row accounts
 // for (rows purged or deleted before they were ingested). errors.As gives
