@@ -416,7 +416,7 @@ func (c *rollupCheck) addJob(j jobRow) {
 	}
 	for _, ri := range c.byID[j.Resv] {
 		r := c.resv[ri]
-		for at := max(j.Start, r.Start, c.h0) / hour * hour; at < end; at += hour {
+		for at := max(j.Start, r.Start, c.h0) / hour * hour; at < min(end, r.End); at += hour {
 			if j.Eligible >= at+hour {
 				continue
 			}
