@@ -101,10 +101,7 @@ func TestCommandsLogWarningsOnly(t *testing.T) {
 // showsWithoutColumns are the show commands that do not take format= and
 // where filters through showArgs yet, with the file to change (their
 // kv.Parse becomes a.showArgs with their tables).
-var showsWithoutColumns = map[string]string{
-	"show tenants": "tenant.go (its own format=)",
-	"show audit":   "tenant.go",
-}
+var showsWithoutColumns = map[string]string{}
 
 // TestEveryShowTakesFormat: every show command checks format= against its
 // columns before it reads anything (an unknown column exits 2 naming the

@@ -12,6 +12,7 @@ import (
 	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -256,66 +257,74 @@ func deleteUserCmd(a *App) *cobra.Command {
 
 func showTenantsCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:               "tenants [NAME ...] [format=name,gpus,users]",
+		Use:               "tenants [NAME ...] [format=name,gpus,users] [where COLUMN=VALUE ...]",
 		ValidArgsFunction: completeTenants(a, true),
 		Aliases:           []string{"tenant"},
 		Short:             "Show tenants as stored (what apply makes Slurm hold)",
-		Long: "Show tenants. format= picks the columns: " + strings.Join(tenant.FieldKeys, ",") + `.
-With --json the full tenant records are printed.`,
+		Long: "Show tenants. format= picks the columns: " + strings.Join(tenant.FieldKeys, ",") + ` (default
+` + strings.Join(tenantview.Columns, ",") + `), and where COLUMN=VALUE keeps the rows whose column
+holds one of the values (where state=deleting, where burst=yes). With --json the full tenant
+records are printed (of the rows the filters keep).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"format"}})
+			p, err := a.showArgs(args, kv.Spec{}, tenantview.Tenants(nil, tenant.FieldKeys))
 			if err != nil {
-				return usageError{err}
-			}
-			cols := tenantview.Columns
-			if f, ok := p.Where["format"]; ok {
-				if cols, err = tenantview.ParseColumns(f); err != nil {
-					return usageError{err}
-				}
+				return err
 			}
 			svc, err := a.tenantService(cmd, "")
 			if err != nil {
 				return err
 			}
-			ts, err := svc.Show(ctx, p.Names)
+			ts, err := svc.Show(cmd.Context(), p.Names)
 			if err != nil {
 				return tenantErr(err)
 			}
-			return a.Print(tenantview.Tenants(ts, cols))
+			if !a.output.JSON && a.output.Format == nil {
+				a.output.Format = tenantview.Columns
+			}
+			return a.Print(tenantview.Tenants(ts, tenant.FieldKeys))
 		},
 	}
 }
 
 func showAuditCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "audit [kind=tenant] [name=NAME] [limit=N]",
+		Use:   "audit [kind=tenant] [name=NAME] [tenant=NAME] [limit=N] [format=COL,...] [where COLUMN=VALUE ...]",
 		Short: "Show the audit log: who changed what, when, from what, to what",
+		Long: `Show the audit log, newest first. kind=, name=, tenant= and limit= select the
+entries in the database; format= picks the columns (` + strings.Join(auditTable(nil).Keys, ",") + `)
+and where COLUMN=VALUE filters the rows shown (where actor=alice).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"kind", "name", "tenant", "limit"}})
+			p, err := a.showArgs(args, kv.Spec{Keys: []string{"kind", "name", "tenant", "limit"}}, auditTable(nil))
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if len(p.Names) > 0 {
 				return usagef("show audit takes only key=value filters")
 			}
-			es, err := a.Audit(ctx, p.Where)
+			es, err := a.Audit(cmd.Context(), p.Where)
 			if err != nil {
 				return err
 			}
-			t := table.Table{
-				Header: []string{"ID", "At", "Actor", "Action", "Kind", "Name", "Change"},
-				Keys:   []string{"id", "at", "actor", "action", "kind", "name", "change"},
-				Raw:    es,
-			}
-			for _, e := range es {
-				t.Rows = append(t.Rows, []string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format("2006-01-02T15:04:05Z"), e.Actor, e.Action,
-					e.ObjectKind, e.ObjectName, auditSummary(e.ObjectKind, e.Before, e.After)})
-			}
-			return a.Print(t)
+			return a.Print(auditTable(es))
 		},
 	}
+}
+
+// auditTable is show audit's table of es, with the entries for --json.
+func auditTable(es []sqldb.AuditEntry) table.Table {
+	t := table.Table{
+		Header: []string{"ID", "At", "Actor", "Action", "Kind", "Name", "Change"},
+		Keys:   []string{"id", "at", "actor", "action", "kind", "name", "change"},
+		Raw:    es,
+	}
+	if es == nil {
+		t.Raw = []sqldb.AuditEntry{}
+	}
+	for _, e := range es {
+		t.Rows = append(t.Rows, []string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format("2006-01-02T15:04:05Z"), e.Actor, e.Action,
+			e.ObjectKind, e.ObjectName, auditSummary(e.ObjectKind, e.Before, e.After)})
+	}
+	return t
 }
 
 // auditSummary says in one line what an audit row changed.

@@ -2,11 +2,9 @@ package view
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
-	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -57,19 +55,6 @@ func Inline(t tenant.Tenant) string {
 
 // Columns are the columns show tenants prints without format=.
 var Columns = []string{"name", "description", "gpus", "users", "admins", "cpus", "memory", "burst", "state"}
-
-// ParseColumns reads show tenants' format= (a comma-separated list of
-// tenant.FieldKeys, any case).
-func ParseColumns(format string) ([]string, error) {
-	var cols []string
-	for _, c := range kv.List(strings.ToLower(format)) {
-		if !slices.Contains(tenant.FieldKeys, c) {
-			return nil, fmt.Errorf("format: unknown column %q; columns: %s", c, strings.Join(tenant.FieldKeys, ","))
-		}
-		cols = append(cols, c)
-	}
-	return cols, nil
-}
 
 // Tenants is the table of show tenants: the columns cols of each tenant,
 // and the full records for --json.

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,11 +40,7 @@ func TestChanges(t *testing.T) {
 }
 
 func TestTenantsTable(t *testing.T) {
-	cols, err := ParseColumns("NAME,gpus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb := Tenants([]tenant.Tenant{{Name: "acme", GPUs: tenant.Quota{"h100": 2}}}, cols)
+	tb := Tenants([]tenant.Tenant{{Name: "acme", GPUs: tenant.Quota{"h100": 2}}}, []string{"name", "gpus"})
 	if diff := cmp.Diff([]string{"Name", "GPUs"}, tb.Header); diff != "" {
 		t.Errorf("header (-want +got):\n%s", diff)
 	}
@@ -54,9 +49,6 @@ func TestTenantsTable(t *testing.T) {
 	}
 	if raw, ok := Tenants(nil, Columns).Raw.([]tenant.Tenant); !ok || raw == nil {
 		t.Errorf("no tenants: Raw %#v, want an empty list (--json prints [])", raw)
-	}
-	if _, err := ParseColumns("name,quota"); err == nil || !strings.Contains(err.Error(), `format: unknown column "quota"`) {
-		t.Errorf("unknown column: %v", err)
 	}
 }
 
