@@ -65,15 +65,22 @@ func (r Resource) Unit() string {
 // Booking is a tenant's claim on capacity for a half-open window
 // [Start, End) in UTC, at second resolution.
 type Booking struct {
-	ID        int64     `json:"id"`
-	Tenant    string    `json:"tenant"`
-	Kind      Kind      `json:"kind"`
-	GPUType   string    `json:"gpuType,omitempty"`   // KindGPU
-	NodeClass string    `json:"nodeClass,omitempty"` // KindNode
-	Count     int       `json:"count"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
-	Purpose   string    `json:"purpose,omitempty"`
+	ID        int64  `json:"id"`
+	Tenant    string `json:"tenant"`
+	Kind      Kind   `json:"kind"`
+	GPUType   string `json:"gpuType,omitempty"`   // KindGPU
+	NodeClass string `json:"nodeClass,omitempty"` // KindNode
+	Count     int    `json:"count"`
+	// PerNode is, for a node booking, the GPUs per node of its class by
+	// type as admission counted them from the pool (Settings.classPerNode)
+	// when it admitted the booking, or re-admitted it on a modify: what
+	// the booking is charged for, whatever the cluster holds later. An
+	// empty map is a class without GPUs; nil is a booking stored before
+	// the figure was recorded (it is not charged: see internal/app).
+	PerNode map[string]int `json:"perNode,omitempty"`
+	Start   time.Time      `json:"start"`
+	End     time.Time      `json:"end"`
+	Purpose string         `json:"purpose,omitempty"`
 	// State is the state last recorded (by admission or the projector);
 	// StateAt derives the present one.
 	State     State     `json:"state"`

@@ -187,6 +187,20 @@ func (s Settings) classPerNode(inv Inventory, class string) map[string]int {
 	return per
 }
 
+// PerNode is the GPUs per node of a class by type, as admission counts
+// them (classPerNode), for recording on a node booking (Booking.PerNode):
+// never nil, empty for a class without GPUs; types with no GPUs are left
+// out.
+func (s Settings) PerNode(inv Inventory, class string) map[string]int {
+	out := map[string]int{}
+	for t, c := range s.classPerNode(inv, class) {
+		if c > 0 {
+			out[t] = c
+		}
+	}
+	return out
+}
+
 // Resources returns the resources a booking takes capacity from: its own,
 // and for a node booking the GPU types of its class. Sorted, so that
 // locks taken in this order never deadlock.

@@ -64,8 +64,9 @@ type Tx interface {
 	Maintenance(ctx context.Context) ([]Maintenance, error)
 	// Insert stores a new booking and returns it with its id.
 	Insert(ctx context.Context, actor string, b Booking) (Booking, error)
-	// Update replaces a booking's window, count, purpose, state and cancel
-	// fields (never what Slurm holds: that is Project's), under action
+	// Update replaces a booking's window, count, purpose, state, cancel
+	// fields and recorded GPUs per node (PerNode; never what Slurm holds:
+	// that is Project's), under action
 	// ("modify", "cancel") in the audit log.
 	Update(ctx context.Context, actor, action string, b Booking) error
 	InsertMaintenance(ctx context.Context, actor string, m Maintenance) (Maintenance, error)

@@ -194,6 +194,9 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 	if len(ps) > 0 {
 		return Booking{}, dedupe(ps)
 	}
+	if b.Kind == KindNode {
+		b.PerNode = s.Settings.PerNode(inv, b.NodeClass)
+	}
 	rs := s.Settings.Resources(b, inv)
 	related := s.Settings.Related(rs, inv)
 	err = s.Store.Atomic(ctx, rs, func(tx Tx) error {
@@ -371,6 +374,9 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 			if nb.Start.Equal(cur.Start) {
 				p.MinLead = 0 // the lead time binds a start that moves, not one that stays
 			}
+			if nb.Kind == KindNode {
+				nb.PerNode = s.Settings.PerNode(inv, nb.NodeClass) // what this admission counts
+			}
 			ref, err := s.admit(ctx, tx, nb, p, inv, now, related, f)
 			if err != nil {
 				return err
@@ -378,6 +384,11 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 			if ref != nil {
 				return ref
 			}
+		}
+		if nb.Kind == KindNode && nb.PerNode == nil {
+			// Stored before admission recorded the figure: any change
+			// records what admission counts now (the charge needs it).
+			nb.PerNode = s.Settings.PerNode(inv, nb.NodeClass)
 		}
 		if err := tx.Update(ctx, actor, "modify", nb); err != nil {
 			return err

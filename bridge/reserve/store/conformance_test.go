@@ -27,6 +27,7 @@ func conformance(t *testing.T, newBackend func(t *testing.T) backend) {
 	t.Run("round trip", func(t *testing.T) { testRoundTrip(t, newBackend(t)) })
 	t.Run("filters", func(t *testing.T) { testFilters(t, newBackend(t)) })
 	t.Run("update and project", func(t *testing.T) { testUpdateProject(t, newBackend(t)) })
+	t.Run("GPUs per node", func(t *testing.T) { testPerNode(t, newBackend(t)) })
 	t.Run("rollback", func(t *testing.T) { testRollback(t, newBackend(t)) })
 	t.Run("maintenance", func(t *testing.T) { testMaintenance(t, newBackend(t)) })
 	t.Run("concurrent admission", func(t *testing.T) { testConcurrentAdmission(t, newBackend(t)) })
@@ -214,6 +215,55 @@ func testUpdateProject(t *testing.T, be backend) {
 	want2 := []string{"create", "modify", "project", "cancel", "project"}
 	if acts := be.audits(t, AuditBooking, b.ID); !cmp.Equal(acts, want2) {
 		t.Errorf("audit = %v; want %v", acts, want2)
+	}
+}
+
+// testPerNode: a node booking's recorded GPUs per node round-trips, and
+// the three cases stay apart: GPUs of two types, a class without GPUs
+// (empty, not nil), and a booking stored without the figure (nil).
+func testPerNode(t *testing.T, be backend) {
+	ctx := context.Background()
+	s := be.open(t)
+	node := func(per map[string]int) reserve.Booking {
+		return reserve.Booking{Tenant: "bkacme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 2, Start: hr(1), End: hr(5), State: reserve.StateRequested,
+			CreatedBy: "root", CreatedAt: c0, UpdatedAt: c0, PerNode: per}
+	}
+	got := insert(t, s, node(map[string]int{"h100": 4, "1g.10gb": 7}), node(map[string]int{}), node(nil))
+	for _, want := range got {
+		b, err := s.Get(ctx, want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.PerNode, b.PerNode); diff != "" {
+			t.Errorf("Get(%d).PerNode (-want +got)\n%s", want.ID, diff)
+		}
+	}
+	// Update writes it (a modify that re-admits records the pool's figure
+	// again); a cancel keeps what it read.
+	mod := got[2]
+	mod.Count, mod.PerNode = 1, map[string]int{"h100": 8}
+	if err := s.Atomic(ctx, nil, func(tx reserve.Tx) error { return tx.Update(ctx, "bob", "modify", mod) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Atomic(ctx, nil, func(tx reserve.Tx) error {
+		c, err := tx.Get(ctx, got[0].ID)
+		if err != nil {
+			return err
+		}
+		c.State, c.CancelledAt, c.CancelledBy = reserve.StateCancelled, c0, "bob"
+		return tx.Update(ctx, "bob", "cancel", c)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.List(ctx, reserve.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := map[int64]map[string]int{got[0].ID: {"1g.10gb": 7, "h100": 4}, got[1].ID: {}, got[2].ID: {"h100": 8}}
+	for _, b := range all {
+		if diff := cmp.Diff(wants[b.ID], b.PerNode); diff != "" {
+			t.Errorf("List: booking %d PerNode (-want +got)\n%s", b.ID, diff)
+		}
 	}
 }
 

@@ -77,6 +77,7 @@ func (m *Memory) get(id int64) (reserve.Booking, error) {
 
 func clone(b reserve.Booking) reserve.Booking {
 	b.Held.Nodes = slices.Clone(b.Held.Nodes)
+	b.PerNode = maps.Clone(b.PerNode) // nil stays nil: not recorded
 	return b
 }
 
@@ -233,6 +234,7 @@ func (t memTx) Update(_ context.Context, actor, action string, b reserve.Booking
 	}
 	next := cur
 	next.Count, next.Start, next.End, next.Purpose, next.State = b.Count, b.Start.UTC(), b.End.UTC(), b.Purpose, b.State
+	next.PerNode = maps.Clone(b.PerNode)
 	next.UpdatedAt, next.CancelledAt, next.CancelledBy = b.UpdatedAt.UTC().Truncate(time.Microsecond), b.CancelledAt.UTC().Truncate(time.Microsecond), b.CancelledBy
 	if b.CancelledAt.IsZero() {
 		next.CancelledAt = time.Time{}

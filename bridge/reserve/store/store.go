@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,31 +128,32 @@ func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
 }
 
 type bookingRow struct {
-	ID          int64        `db:"id"`
-	Cluster     string       `db:"cluster"`
-	Tenant      string       `db:"tenant"`
-	Kind        string       `db:"kind"`
-	Resource    string       `db:"resource"`
-	Count       int          `db:"count"`
-	StartAt     time.Time    `db:"start_at"`
-	EndAt       time.Time    `db:"end_at"`
-	Purpose     string       `db:"purpose"`
-	State       string       `db:"state"`
-	CreatedBy   string       `db:"created_by"`
-	CreatedAt   time.Time    `db:"created_at"`
-	UpdatedAt   time.Time    `db:"updated_at"`
-	CancelledAt sql.NullTime `db:"cancelled_at"`
-	CancelledBy string       `db:"cancelled_by"`
-	HeldName    string       `db:"held_name"`
-	HeldStart   sql.NullTime `db:"held_start"`
-	HeldEnd     sql.NullTime `db:"held_end"`
-	HeldCount   int          `db:"held_count"`
-	HeldNodes   string       `db:"held_nodes"`
-	Note        string       `db:"note"`
+	ID          int64          `db:"id"`
+	Cluster     string         `db:"cluster"`
+	Tenant      string         `db:"tenant"`
+	Kind        string         `db:"kind"`
+	Resource    string         `db:"resource"`
+	Count       int            `db:"count"`
+	StartAt     time.Time      `db:"start_at"`
+	EndAt       time.Time      `db:"end_at"`
+	Purpose     string         `db:"purpose"`
+	State       string         `db:"state"`
+	CreatedBy   string         `db:"created_by"`
+	CreatedAt   time.Time      `db:"created_at"`
+	UpdatedAt   time.Time      `db:"updated_at"`
+	CancelledAt sql.NullTime   `db:"cancelled_at"`
+	CancelledBy string         `db:"cancelled_by"`
+	HeldName    string         `db:"held_name"`
+	HeldStart   sql.NullTime   `db:"held_start"`
+	HeldEnd     sql.NullTime   `db:"held_end"`
+	HeldCount   int            `db:"held_count"`
+	HeldNodes   string         `db:"held_nodes"`
+	Note        string         `db:"note"`
+	PerNode     sql.NullString `db:"per_node"`
 }
 
 const bookingCols = `id, cluster, tenant, kind, resource, count, start_at, end_at, purpose, state, created_by, created_at, updated_at,
-	cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note`
+	cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note, per_node`
 
 func toRow(cluster string, b reserve.Booking) bookingRow {
 	r := bookingRow{
@@ -163,7 +166,41 @@ func toRow(cluster string, b reserve.Booking) bookingRow {
 		r.CancelledAt = sql.NullTime{Time: b.CancelledAt.UTC().Truncate(time.Microsecond), Valid: true}
 	}
 	r.HeldName, r.HeldStart, r.HeldEnd, r.HeldCount, r.HeldNodes = heldCols(b.Held)
+	if b.PerNode != nil {
+		r.PerNode = sql.NullString{String: formatPerNode(b.PerNode), Valid: true}
+	}
 	return r
+}
+
+// formatPerNode writes Booking.PerNode as the per_node column holds it:
+// "type:count" by type, comma-separated ("" for none).
+func formatPerNode(m map[string]int) string {
+	ps := make([]string, 0, len(m))
+	for _, t := range slices.Sorted(maps.Keys(m)) {
+		ps = append(ps, t+":"+strconv.Itoa(m[t]))
+	}
+	return strings.Join(ps, ",")
+}
+
+// parsePerNode reads the per_node column back; a value it cannot read is
+// an error (the booking's charge depends on it).
+func parsePerNode(s string) (map[string]int, error) {
+	out := map[string]int{}
+	if s == "" {
+		return out, nil
+	}
+	for p := range strings.SplitSeq(s, ",") {
+		t, c, ok := strings.Cut(p, ":")
+		n, err := strconv.Atoi(c)
+		if !ok || t == "" || err != nil || n < 0 {
+			return nil, fmt.Errorf("per_node %q: %q is not TYPE:COUNT", s, p)
+		}
+		if _, dup := out[t]; dup {
+			return nil, fmt.Errorf("per_node %q: type %s twice", s, t)
+		}
+		out[t] = n
+	}
+	return out, nil
 }
 
 func heldCols(h reserve.Held) (string, sql.NullTime, sql.NullTime, int, string) {
@@ -173,7 +210,7 @@ func heldCols(h reserve.Held) (string, sql.NullTime, sql.NullTime, int, string) 
 	return h.Reservation, sql.NullTime{Time: h.Start.UTC(), Valid: true}, sql.NullTime{Time: h.End.UTC(), Valid: true}, h.Count, strings.Join(h.Nodes, ",")
 }
 
-func (r bookingRow) booking() reserve.Booking {
+func (r bookingRow) booking() (reserve.Booking, error) {
 	b := reserve.Booking{
 		ID: r.ID, Tenant: r.Tenant, Kind: reserve.Kind(r.Kind), Count: r.Count, Start: r.StartAt.UTC(), End: r.EndAt.UTC(),
 		Purpose: r.Purpose, State: reserve.State(r.State), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
@@ -194,7 +231,14 @@ func (r bookingRow) booking() reserve.Booking {
 			b.Held.Nodes = strings.Split(r.HeldNodes, ",")
 		}
 	}
-	return b
+	if r.PerNode.Valid {
+		per, err := parsePerNode(r.PerNode.String)
+		if err != nil {
+			return b, fmt.Errorf("booking %d: %w", r.ID, err)
+		}
+		b.PerNode = per
+	}
+	return b, nil
 }
 
 func clip(s string, n int) string {
@@ -249,7 +293,9 @@ func (s *DB) selectBookings(ctx context.Context, q queryer, f reserve.Filter, fo
 	}
 	out := make([]reserve.Booking, len(rows))
 	for i, r := range rows {
-		out[i] = r.booking()
+		if out[i], err = r.booking(); err != nil {
+			return nil, fmt.Errorf("read bookings: %w", err)
+		}
 	}
 	return out, nil
 }
@@ -378,9 +424,9 @@ func (t *dbTx) Maintenance(ctx context.Context) ([]reserve.Maintenance, error) {
 func (t *dbTx) Insert(ctx context.Context, actor string, b reserve.Booking) (reserve.Booking, error) {
 	r := toRow(t.s.cluster, b)
 	res, err := t.tx.NamedExecContext(ctx, `INSERT INTO bookings (cluster, tenant, kind, resource, count, start_at, end_at, purpose, state,
-		created_by, created_at, updated_at, cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note)
+		created_by, created_at, updated_at, cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note, per_node)
 		VALUES (:cluster, :tenant, :kind, :resource, :count, :start_at, :end_at, :purpose, :state,
-		:created_by, :created_at, :updated_at, :cancelled_at, :cancelled_by, :held_name, :held_start, :held_end, :held_count, :held_nodes, :note)`, r)
+		:created_by, :created_at, :updated_at, :cancelled_at, :cancelled_by, :held_name, :held_start, :held_end, :held_count, :held_nodes, :note, :per_node)`, r)
 	if err != nil {
 		return b, fmt.Errorf("insert booking: %w", err)
 	}
@@ -402,7 +448,7 @@ func (t *dbTx) Update(ctx context.Context, actor, action string, b reserve.Booki
 	}
 	r := toRow(t.s.cluster, b)
 	if _, err := t.tx.NamedExecContext(ctx, `UPDATE bookings SET count = :count, start_at = :start_at, end_at = :end_at, purpose = :purpose,
-		state = :state, updated_at = :updated_at, cancelled_at = :cancelled_at, cancelled_by = :cancelled_by
+		state = :state, updated_at = :updated_at, cancelled_at = :cancelled_at, cancelled_by = :cancelled_by, per_node = :per_node
 		WHERE cluster = :cluster AND id = :id`, r); err != nil {
 		return fmt.Errorf("update booking %d: %w", b.ID, err)
 	}
