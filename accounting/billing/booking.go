@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,9 +12,12 @@ import (
 )
 
 // BookingSource lists every booking of the cluster (cancelled and ended
-// ones included) as the charge needs them. Uncharged names the bookings it
-// cannot charge and why (a whole-node booking, whose GPUs it cannot count
-// yet): they are reported, never charged at zero.
+// ones included) as the charge needs them: one window per booking and GPU
+// type (a whole-node booking has one per type of its class; all of a
+// booking's windows share its account, window and cancel time).
+// Uncharged names the bookings it cannot charge and why (a whole-node
+// booking stored without its GPUs per node): they are reported, never
+// charged at zero.
 type BookingSource func(ctx context.Context) (windows []meter.BookedWindow, uncharged []string, err error)
 
 // BookingCharger writes the bookings' charges to the ledger: `gpubridge
@@ -70,14 +74,10 @@ func (c BookingCharger) Charge(ctx context.Context) (ChargeResult, error) {
 	if err != nil {
 		return ChargeResult{}, fmt.Errorf("charge bookings: %w", err)
 	}
-	res := ChargeResult{Bookings: len(windows) + len(uncharged), Uncharged: uncharged}
-	bcs := make([]meter.BookingCharge, 0, len(windows))
-	for _, w := range windows {
-		us, err := meter.BookingCharges(c.Cluster, w, c.Policy)
-		if err != nil {
-			return res, fmt.Errorf("charge bookings: %w", err)
-		}
-		bcs = append(bcs, meter.BookingCharge{Booked: w, Charges: us})
+	bcs, err := bookingCharges(c.Cluster, windows, c.Policy)
+	res := ChargeResult{Bookings: len(bcs) + len(uncharged), Uncharged: uncharged}
+	if err != nil {
+		return res, fmt.Errorf("charge bookings: %w", err)
 	}
 	release, err := c.Ledger.Lock(ctx, c.Cluster, wait)
 	if err != nil {
@@ -93,4 +93,36 @@ func (c BookingCharger) Charge(ctx context.Context) (ChargeResult, error) {
 		return res, fmt.Errorf("charge bookings: %w: %s", ErrUncharged, strings.Join(uncharged, "; "))
 	}
 	return res, nil
+}
+
+// bookingCharges computes each booking's charges. The windows of one
+// booking (a whole-node booking has one per GPU type of its class) make
+// one BookingCharge, as the ledger wants it: it reverses the keys of a
+// booking that its BookingCharge does not hold.
+func bookingCharges(cluster string, windows []meter.BookedWindow, policy meter.Cancellation) ([]meter.BookingCharge, error) {
+	bcs := make([]meter.BookingCharge, 0, len(windows))
+	at := map[int64]int{}
+	for _, w := range windows {
+		us, err := meter.BookingCharges(cluster, w, policy)
+		if err != nil {
+			return nil, err
+		}
+		i, ok := at[w.ID]
+		if !ok {
+			at[w.ID] = len(bcs)
+			bcs = append(bcs, meter.BookingCharge{Booked: w, Charges: us})
+			continue
+		}
+		first := bcs[i].Booked
+		if first.Account != w.Account || first.Start != w.Start || first.End != w.End || first.CancelledAt != w.CancelledAt {
+			return nil, fmt.Errorf("booking %d: its windows disagree (%s [%d, %d) and %s [%d, %d))", w.ID, first.Account, first.Start, first.End, w.Account, w.Start, w.End)
+		}
+		for _, u := range us {
+			if slices.ContainsFunc(bcs[i].Charges, func(o meter.Usage) bool { return meter.BookingKeyOf(o) == meter.BookingKeyOf(u) }) {
+				return nil, fmt.Errorf("booking %d: type %s twice", w.ID, u.Type)
+			}
+		}
+		bcs[i].Charges = append(bcs[i].Charges, us...)
+	}
+	return bcs, nil
 }

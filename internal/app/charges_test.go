@@ -1,21 +1,164 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/accounting/billing"
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 )
+
+// A node booking is one window per GPU type of its class: Count × the GPUs
+// per node admission recorded, whatever the pool holds now; a class
+// without GPUs is one window of none; types with 0 are left out.
+func TestBookedWindowsNodeBookings(t *testing.T) {
+	t0 := time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC)
+	node := func(id int64, count int, per map[string]int) reserve.Booking {
+		return reserve.Booking{ID: id, Tenant: "Acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: count, Start: t0, End: t0.Add(2 * time.Hour),
+			State: reserve.StateScheduled, PerNode: per}
+	}
+	cancelled := node(4, 1, map[string]int{"h100": 4})
+	cancelled.State, cancelled.CancelledAt = reserve.StateCancelled, t0.Add(30*time.Minute)
+	ws, un := BookedWindows([]reserve.Booking{
+		node(1, 2, map[string]int{"h100": 4}),
+		node(2, 3, map[string]int{"h100": 1, "1g.10gb": 7, "3g.40gb": 0}),
+		node(3, 1, map[string]int{}),
+		cancelled,
+	})
+	s, e := t0.Unix(), t0.Add(2*time.Hour).Unix()
+	want := []meter.BookedWindow{
+		{ID: 1, Account: "acme", Type: "h100", Count: 8, Start: s, End: e},
+		{ID: 2, Account: "acme", Type: "1g.10gb", Count: 21, Start: s, End: e},
+		{ID: 2, Account: "acme", Type: "h100", Count: 3, Start: s, End: e},
+		{ID: 3, Account: "acme", Type: "", Count: 0, Start: s, End: e},
+		{ID: 4, Account: "acme", Type: "h100", Count: 4, Start: s, End: e, CancelledAt: t0.Add(30 * time.Minute).Unix()},
+	}
+	if d := cmp.Diff(want, ws); d != "" || len(un) != 0 {
+		t.Errorf("windows (-want +got)\n%s\nuncharged %q", d, un)
+	}
+}
+
+// nodeCharges charges bs with the booking charger on a memory ledger and
+// returns the ledger's GPU-seconds by booking and type, and the lines.
+func nodeCharges(t *testing.T, store *ledger.Memory, policy meter.Cancellation, bs ...reserve.Booking) (map[[2]string]int64, []meter.Line, billing.ChargeResult, error) {
+	t.Helper()
+	ch := billing.BookingCharger{Cluster: "c", Ledger: store, Policy: policy,
+		Bookings: func(context.Context) ([]meter.BookedWindow, []string, error) { ws, un := BookedWindows(bs); return ws, un, nil }}
+	res, err := ch.Charge(context.Background())
+	sums := map[[2]string]int64{}
+	var lines []meter.Line
+	if err := store.Charges(context.Background(), "c", ledger.LineQuery{Booked: meter.PeriodOfUnix(bs[0].Start.Unix()), Ordered: true}, func(l meter.Line) error {
+		sums[[2]string{strconv.FormatInt(l.Booking, 10), l.Type}] += l.GPUSeconds
+		lines = append(lines, l)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return sums, lines, res, err
+}
+
+// Node bookings through the charger to the ledger: one type, two types
+// (MIG profiles priced by the card's parent rule), a CPU class (nothing, no
+// error), cancelled late (charged to the notice), a count changed
+// (revision lines of the difference), a re-run (nothing), and one stored
+// without the figure (refused, the others written).
+func TestNodeBookingCharges(t *testing.T) {
+	t0 := time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC)
+	const hour = 3600
+	node := func(id int64, count int, per map[string]int) reserve.Booking {
+		return reserve.Booking{ID: id, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: count, Start: t0, End: t0.Add(10 * time.Hour),
+			State: reserve.StateScheduled, PerNode: per}
+	}
+	policy := meter.Cancellation{FreeBefore: time.Hour}
+	one := node(1, 2, map[string]int{"h100": 4})
+	two := node(2, 1, map[string]int{"h100": 1, "1g.10gb": 7})
+	cpu := node(3, 2, map[string]int{})
+	late := node(4, 1, map[string]int{"h100": 4})
+	late.State, late.CancelledAt = reserve.StateCancelled, t0.Add(2*time.Hour) // pays to 3h (1h notice)
+	store := ledger.NewMemory()
+	sums, lines, res, err := nodeCharges(t, store, policy, one, two, cpu, late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[[2]string]int64{
+		{"1", "h100"}: 2 * 4 * 10 * hour, {"2", "h100"}: 1 * 1 * 10 * hour, {"2", "1g.10gb"}: 1 * 7 * 10 * hour, {"4", "h100"}: 1 * 4 * 3 * hour,
+	}
+	if d := cmp.Diff(want, sums); d != "" {
+		t.Errorf("charged GPU-seconds (-want +got)\n%s", d)
+	}
+	if res.Bookings != 4 || res.Lines != 4 {
+		t.Errorf("result %+v, want 4 bookings and 4 lines", res)
+	}
+	// Priced: h100 booked 2.10/h; a 1g.10gb is 1/7 of its parent.
+	card, err := pricing.ParseYAML([]byte("version: 1\ncurrency: EUR\ntypes:\n  - {name: 1g.10gb, parent: h100}\nrates:\n  - {type: h100, tier: booked, perGPUHour: \"2.10\", from: 2026-01-01}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range lines {
+		if l.Booking != 2 {
+			continue
+		}
+		_, a, err := card.PriceLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[l.Type] = a.String()
+	}
+	// 10h x 1 h100 x 2.10 = 21.00; 10h x 7 x 1g.10gb at 2.10/7 = 21.00.
+	if d := cmp.Diff(map[string]string{"h100": "21.00", "1g.10gb": "21.00"}, got); d != "" {
+		t.Errorf("booking 2 priced (-want +got)\n%s", d)
+	}
+	// A re-run adds nothing.
+	if _, _, res, err := nodeCharges(t, store, policy, one, two, cpu, late); err != nil || res.Lines != 0 {
+		t.Errorf("re-run: %+v %v", res, err)
+	}
+	// The count of booking 1 goes to 3 (a modify; its figure is kept): a
+	// revision of the difference, booking 2's lines untouched.
+	one.Count = 3
+	sums, lines, res, err = nodeCharges(t, store, policy, one, two, cpu, late)
+	if err != nil || res.Lines != 1 || res.Corrections != 1 {
+		t.Fatalf("after the modify: %+v %v", res, err)
+	}
+	if sums[[2]string{"1", "h100"}] != 3*4*10*hour || sums[[2]string{"2", "1g.10gb"}] != 7*10*hour {
+		t.Errorf("after the modify: %v", sums)
+	}
+	last := lines[len(lines)-1]
+	for _, l := range lines {
+		if l.Booking == 1 && l.Revision == 1 {
+			last = l
+		}
+	}
+	if last.Booking != 1 || last.Revision != 1 || last.GPUSeconds != 4*10*hour {
+		t.Errorf("revision line %+v, want booking 1 revision 1 of %d GPU-seconds", last, 4*10*hour)
+	}
+	// One stored before the figure was recorded: named, not charged; the
+	// others still are.
+	old := node(5, 1, nil)
+	sums, _, res, err = nodeCharges(t, store, policy, one, two, cpu, late, old)
+	if !errors.Is(err, billing.ErrUncharged) || !strings.Contains(err.Error(), "booking 5") || res.Lines != 0 {
+		t.Errorf("old booking: %+v %v, want ErrUncharged naming booking 5", res, err)
+	}
+	if _, ok := sums[[2]string{"5", "h100"}]; ok {
+		t.Errorf("booking 5 charged: %v", sums)
+	}
+}
 
 func TestBookedWindows(t *testing.T) {
 	t0 := time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC)
 	bs := []reserve.Booking{
 		{ID: 1, Tenant: "Acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 2, Start: t0, End: t0.Add(time.Hour), State: reserve.StateScheduled},
 		{ID: 2, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: t0, End: t0.Add(time.Hour), State: reserve.StateCancelled, CancelledAt: t0.Add(-time.Minute)},
-		{ID: 3, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 1, Start: t0, End: t0.Add(time.Hour)},
+		{ID: 3, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 1, Start: t0, End: t0.Add(time.Hour)}, // no PerNode: stored before it was recorded
 		{ID: 4, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: t0, End: t0.Add(time.Hour), State: reserve.StateCancelled},
 	}
 	ws, un := BookedWindows(bs)
@@ -23,7 +166,7 @@ func TestBookedWindows(t *testing.T) {
 		ws[1].ID != 2 || ws[1].CancelledAt != t0.Add(-time.Minute).Unix() {
 		t.Errorf("windows %+v", ws)
 	}
-	if len(un) != 2 || !strings.Contains(un[0], "booking 3") || !strings.Contains(un[1], "booking 4") {
+	if len(un) != 2 || !strings.Contains(un[0], "booking 3") || !strings.Contains(un[0], "gpubridge modify booking 3 set") || !strings.Contains(un[1], "booking 4") {
 		t.Errorf("uncharged %q", un)
 	}
 }
