@@ -332,3 +332,57 @@ func TestAddRefusesTypesOutsideQuota(t *testing.T) {
 		t.Errorf("stored %d bookings; want the 2 admitted", len(bs))
 	}
 }
+
+// TestNodeBookingRecordsPerNode: admission records the GPUs per node of the
+// class it counted; they stay when the pool changes; a modify that shrinks
+// keeps them, one that grows re-admits and records the pool's figure then;
+// a node booking stored without the figure gets it on its next change.
+func TestNodeBookingRecordsPerNode(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness()
+	h.svc.Settings.NodeClasses["cpu"] = []string{"cpu-a"}
+	h.src.inv.Nodes = append(h.src.inv.Nodes, reserve.Node{Name: "cpu-a"}, reserve.Node{Name: "gpu-c", GPUs: map[string]int{"h100": 4, "1g.10gb": 0}})
+	h.svc.Settings.NodeClasses["dgx"] = []string{"gpu-a", "gpu-c"}
+	b := h.mustAdd(t, kv("tenant=acme", "nodes=dgx:1", "start=2026-12-01T00:00Z", "duration=1d"))
+	if d := cmp.Diff(map[string]int{"h100": 4}, b.PerNode); d != "" {
+		t.Errorf("admitted PerNode (-want +got)\n%s", d)
+	}
+	c := h.mustAdd(t, kv("tenant=acme", "nodes=cpu:1", "start=2026-12-01T00:00Z", "duration=1d"))
+	if c.PerNode == nil || len(c.PerNode) != 0 {
+		t.Errorf("CPU class PerNode = %#v, want empty, not nil", c.PerNode)
+	}
+	// The pool changes: the booking keeps what admission counted, also
+	// through a change that does not re-admit (a shorter window).
+	h.src.inv.Nodes[0].GPUs = map[string]int{"h100": 8}
+	h.src.inv.Nodes[3].GPUs = map[string]int{"h100": 8}
+	end := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	if _, after, err := h.svc.Modify(ctx, "bob", b.ID, reserve.Change{End: &end}); err != nil || after.PerNode["h100"] != 4 {
+		t.Fatalf("shrink: %v %+v", err, after.PerNode)
+	}
+	got, _ := h.st.Get(ctx, b.ID)
+	if got.PerNode["h100"] != 4 {
+		t.Errorf("stored after shrink: %v", got.PerNode)
+	}
+	// Growing re-admits against the pool as it is: 8 per node now.
+	two := 2
+	if _, after, err := h.svc.Modify(ctx, "bob", b.ID, reserve.Change{Count: &two}); err != nil || after.PerNode["h100"] != 8 {
+		t.Fatalf("grow: %v %+v", err, after.PerNode)
+	}
+	if got, _ := h.st.Get(ctx, b.ID); got.PerNode["h100"] != 8 || got.Count != 2 {
+		t.Errorf("stored after grow: %+v", got)
+	}
+	// A booking stored without the figure (before it was recorded).
+	var old reserve.Booking
+	if err := h.st.Atomic(ctx, nil, func(tx reserve.Tx) error {
+		var err error
+		old, err = tx.Insert(ctx, "alice", reserve.Booking{Tenant: "globex", Kind: reserve.KindNode, NodeClass: "cpu", Count: 1,
+			Start: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC), State: reserve.StateRequested})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	purpose := "recorded"
+	if _, after, err := h.svc.Modify(ctx, "bob", old.ID, reserve.Change{Purpose: &purpose}); err != nil || after.PerNode == nil {
+		t.Errorf("modify of a booking without the figure: %v %#v", err, after.PerNode)
+	}
+}
