@@ -106,6 +106,7 @@ func TestNodeBookingChargedOnTestbed(t *testing.T) {
 	// Charged, except the one without the figure: named, with the fix.
 	oldID := strconv.FormatInt(old.ID, 10)
 	out, errs, code := h.cli("charge", "bookings")
+	t.Logf("$ gpubridge charge bookings\n%s%s(exit %d)", out, errs, code)
 	if code != 1 || !strings.Contains(errs, "booking "+oldID+" (node:"+class+":1, whole nodes)") || !strings.Contains(errs, "gpubridge modify booking "+oldID+" set") {
 		t.Errorf("charge with an unrecorded node booking: exit %d\n%s%s", code, out, errs)
 	}
