@@ -52,7 +52,10 @@ func TestBookedWindowsNodeBookings(t *testing.T) {
 func nodeCharges(t *testing.T, store *ledger.Memory, policy meter.Cancellation, bs ...reserve.Booking) (map[[2]string]int64, []meter.Line, billing.ChargeResult, error) {
 	t.Helper()
 	ch := billing.BookingCharger{Cluster: "c", Ledger: store, Policy: policy,
-		Bookings: func(context.Context) ([]meter.BookedWindow, []string, error) { ws, un := BookedWindows(bs); return ws, un, nil }}
+		Bookings: func(context.Context) ([]meter.BookedWindow, []string, error) {
+			ws, un := BookedWindows(bs)
+			return ws, un, nil
+		}}
 	res, err := ch.Charge(context.Background())
 	sums := map[[2]string]int64{}
 	var lines []meter.Line
