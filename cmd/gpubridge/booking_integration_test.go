@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -24,8 +23,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gpubridge/gpubridge/internal/app"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
@@ -88,28 +85,8 @@ func newBookingIT(t *testing.T, accounts ...string) *bookingIT {
 	return h
 }
 
-// cli runs gpubridge in-process, as run does, and closes the database
-// pool it opened (the shared MariaDB has a connection limit).
-func (h *bookingIT) cli(args ...string) (string, string, int) {
-	var out, errb bytes.Buffer
-	a := &App{Env: &app.Env{Stderr: &errb}, in: strings.NewReader(""), out: &out, err: &errb}
-	root := newRootCmd(a)
-	root.SetArgs(args)
-	root.SetIn(a.in)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	err := root.ExecuteContext(context.Background())
-	a.Close()
-	if err == nil {
-		return out.String(), errb.String(), 0
-	}
-	fmt.Fprintf(&errb, "gpubridge: error: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, app.ErrInput) { // as runContext
-		return out.String(), errb.String(), 2
-	}
-	return out.String(), errb.String(), 1
-}
+// cli runs gpubridge in-process, as run does (cliClosed).
+func (h *bookingIT) cli(args ...string) (string, string, int) { return cliClosed(args...) }
 
 func (h *bookingIT) ok(args ...string) string {
 	h.t.Helper()

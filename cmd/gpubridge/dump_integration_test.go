@@ -11,15 +11,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gpubridge/gpubridge/internal/app"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
@@ -36,27 +32,13 @@ rates:
   - {type: h100, tier: ondemand, perGPUHour: "3.50", from: 2026-01-01}
 `
 
-// cliClosed runs gpubridge in-process and closes the database pool it
-// opened (the shared MariaDB has a connection limit).
+// cliClosed runs gpubridge in-process as run does (runContext: the same
+// exit statuses, and the database pool it opened closed at the end: the
+// shared MariaDB has a connection limit).
 func cliClosed(args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
-	a := &App{Env: &app.Env{Stderr: &errb}, in: strings.NewReader(""), out: &out, err: &errb}
-	root := newRootCmd(a)
-	root.SetArgs(args)
-	root.SetIn(a.in)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	err := root.ExecuteContext(context.Background())
-	a.Close()
-	if err == nil {
-		return out.String(), errb.String(), 0
-	}
-	fmt.Fprintf(&errb, "gpubridge: error: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		return out.String(), errb.String(), 2
-	}
-	return out.String(), errb.String(), 1
+	code := runContext(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
 }
 
 func mustCLI(t *testing.T, args ...string) string {
