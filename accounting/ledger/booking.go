@@ -28,19 +28,7 @@ import (
 type chargeKeys map[int64][]existingKey
 
 func (ck chargeKeys) add(booking int64, p meter.Period, typ string, gpuSeconds int64, rev int, start int64) {
-	ks := ck[booking]
-	i := slices.IndexFunc(ks, func(k existingKey) bool { return k.Period == p && k.Type == typ })
-	if i < 0 {
-		ks = append(ks, existingKey{Period: p, Tier: meter.Booked, Type: typ})
-		i = len(ks) - 1
-	}
-	k := &ks[i]
-	k.Sum += gpuSeconds
-	k.MaxRev = max(k.MaxRev, rev)
-	if rev == 0 {
-		k.FirstFrom, k.Booking = start, booking
-	}
-	ck[booking] = ks
+	ck[booking] = foldKey(ck[booking], p, meter.Booked, typ, gpuSeconds, rev, start, booking)
 }
 
 // planCharges returns the charge lines that bring every booking of bcs to

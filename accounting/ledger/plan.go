@@ -53,7 +53,13 @@ type runKeys map[meter.RunKey][]existingKey
 // revisions, the highest revision, and the usage start of revision 0 (the
 // rate date of the key).
 func (rk runKeys) addLine(run meter.RunKey, p meter.Period, tier meter.Tier, typ string, gpuSeconds int64, rev int, start, booking int64) {
-	ks := rk[run]
+	rk[run] = foldKey(rk[run], p, tier, typ, gpuSeconds, rev, start, booking)
+}
+
+// foldKey folds one stored line into the keys of its run or booking: the
+// sum of the key's revisions, its highest revision, and the usage start
+// and booking of revision 0.
+func foldKey(ks []existingKey, p meter.Period, tier meter.Tier, typ string, gpuSeconds int64, rev int, start, booking int64) []existingKey {
 	i := slices.IndexFunc(ks, func(k existingKey) bool { return k.Period == p && k.Tier == tier && k.Type == typ })
 	if i < 0 {
 		ks = append(ks, existingKey{Period: p, Tier: tier, Type: typ})
@@ -65,7 +71,7 @@ func (rk runKeys) addLine(run meter.RunKey, p meter.Period, tier meter.Tier, typ
 	if rev == 0 {
 		k.FirstFrom, k.Booking = start, booking
 	}
-	rk[run] = ks
+	return ks
 }
 
 // planLines returns the lines to insert so that, for every final usage of
