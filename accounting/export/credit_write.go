@@ -127,14 +127,9 @@ func writeFOCUSCredits(m Meta, write func(focusRow) error) error {
 // correction when its loss lies in an earlier (closed) billing period.
 func (fw *focusWriter) creditRecord(r focusRow) {
 	m, rec := fw.m, fw.rec
-	clear(rec)
+	fw.commonColumns(rec)
 	cost := r.amount.String()
 	rec[cBilledCost] = cost
-	rec[cBillingAccountID] = m.Cluster
-	rec[cBillingAccountName] = m.Cluster
-	rec[cBillingCurrency] = m.Card.Currency
-	rec[cBillingPeriodEnd] = unixRFC(m.Period.EndUnix())
-	rec[cBillingPeriodStart] = unixRFC(m.Period.StartUnix())
 	rec[cChargeCategory] = "Credit"
 	if r.usage != m.Period {
 		rec[cChargeClass] = "Correction"
@@ -152,14 +147,7 @@ func (fw *focusWriter) creditRecord(r focusRow) {
 	rec[cChargePeriodStart] = unixRFC(r.chargeStart)
 	rec[cContractedCost] = cost
 	rec[cEffectiveCost] = cost
-	rec[cInvoiceID] = fw.invoice
-	rec[cInvoiceIssuerName] = fw.parties.InvoiceIssuer
 	rec[cListCost] = cost
-	rec[cProviderName] = fw.parties.Provider
-	rec[cPublisherName] = fw.parties.Publisher
-	rec[cServiceCategory] = serviceCategory
-	rec[cServiceName] = serviceName
-	rec[cServiceSubcategory] = serviceSubcategory
 	rec[cSubAccountID] = r.account
 	rec[cSubAccountName] = r.account
 	tags := map[string]string{"gpubridge/account": r.account, "gpubridge/credit": "node-health"}
@@ -182,7 +170,6 @@ func (fw *focusWriter) creditRecord(r focusRow) {
 	}
 	b, _ := json.Marshal(tags) // strings only: cannot fail
 	rec[cTags] = string(b)
-	rec[cxCluster] = m.Cluster
 	rec[cxKind] = string(meter.KindCredit)
 	rec[cxUsagePeriod] = r.usage.String()
 }

@@ -390,7 +390,7 @@ func (fw *focusWriter) record(r focusRow) {
 		return
 	}
 	m, st, rec := fw.m, fw.cache.get(fw.m, r), fw.rec
-	clear(rec)
+	fw.commonColumns(rec)
 	cost := r.amount.String()
 	hours := GPUHours(r.gpuSeconds)
 	unit := r.unit.String()
@@ -400,11 +400,6 @@ func (fw *focusWriter) record(r focusRow) {
 	ch := r.charge
 
 	rec[cBilledCost] = cost
-	rec[cBillingAccountID] = m.Cluster
-	rec[cBillingAccountName] = m.Cluster
-	rec[cBillingCurrency] = m.Card.Currency
-	rec[cBillingPeriodEnd] = unixRFC(m.Period.EndUnix())
-	rec[cBillingPeriodStart] = unixRFC(m.Period.StartUnix())
 	rec[cChargeCategory] = or(ch.category, "Usage")
 	rec[cChargeClass] = st.class
 	rec[cChargeDescription] = st.desc
@@ -426,21 +421,14 @@ func (fw *focusWriter) record(r focusRow) {
 	rec[cContractedCost] = list // no negotiated prices: the contract is the card
 	rec[cContractedUnitPrice] = unit
 	rec[cEffectiveCost] = cost // nothing amortized yet
-	rec[cInvoiceID] = fw.invoice
-	rec[cInvoiceIssuerName] = fw.parties.InvoiceIssuer
 	rec[cListCost] = list
 	rec[cListUnitPrice] = unit
 	rec[cPricingCategory] = or(ch.pricing, "Standard")
 	rec[cPricingQuantity] = hours
 	rec[cPricingUnit] = unitGPUHours
-	rec[cProviderName] = fw.parties.Provider
-	rec[cPublisherName] = fw.parties.Publisher
 	rec[cResourceID] = st.resID
 	rec[cResourceName] = st.resName
 	rec[cResourceType] = st.resType
-	rec[cServiceCategory] = serviceCategory
-	rec[cServiceName] = serviceName
-	rec[cServiceSubcategory] = serviceSubcategory
 	rec[cSkuID] = st.skuID
 	rec[cSkuMeter] = st.skuMeter
 	rec[cSkuPriceDetails] = st.skuDetails
@@ -448,7 +436,6 @@ func (fw *focusWriter) record(r focusRow) {
 	rec[cSubAccountID] = r.account
 	rec[cSubAccountName] = st.subName
 	rec[cTags] = st.tags
-	rec[cxCluster] = m.Cluster
 	rec[cxTenant] = st.tenant
 	rec[cxGpuType] = r.typ
 	rec[cxTier] = string(r.tier)
@@ -490,4 +477,25 @@ func microHours(sec int64) int64 {
 		return -v
 	}
 	return v
+}
+
+// commonColumns clears rec and fills the columns every row of the period
+// has alike: the billing account, currency and period, the invoice, the
+// parties, the service and the cluster.
+func (fw *focusWriter) commonColumns(rec []string) {
+	m := fw.m
+	clear(rec)
+	rec[cBillingAccountID] = m.Cluster
+	rec[cBillingAccountName] = m.Cluster
+	rec[cBillingCurrency] = m.Card.Currency
+	rec[cBillingPeriodEnd] = unixRFC(m.Period.EndUnix())
+	rec[cBillingPeriodStart] = unixRFC(m.Period.StartUnix())
+	rec[cInvoiceID] = fw.invoice
+	rec[cInvoiceIssuerName] = fw.parties.InvoiceIssuer
+	rec[cProviderName] = fw.parties.Provider
+	rec[cPublisherName] = fw.parties.Publisher
+	rec[cServiceCategory] = serviceCategory
+	rec[cServiceName] = serviceName
+	rec[cServiceSubcategory] = serviceSubcategory
+	rec[cxCluster] = m.Cluster
 }
