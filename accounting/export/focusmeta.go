@@ -116,14 +116,19 @@ func MarshalMetadata(md Metadata) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// MetadataJSON is m's FOCUS metadata as MarshalMetadata writes it.
+func MetadataJSON(m Meta) ([]byte, error) {
+	md, err := FOCUSMetadata(m)
+	if err != nil {
+		return nil, err
+	}
+	return MarshalMetadata(md)
+}
+
 // WriteMetadataFile writes m's FOCUS metadata to path through
 // internal/atomicfile (mode FileMode).
 func WriteMetadataFile(_ context.Context, path string, m Meta) error {
-	md, err := FOCUSMetadata(m)
-	if err != nil {
-		return err
-	}
-	b, err := MarshalMetadata(md)
+	b, err := MetadataJSON(m)
 	if err != nil {
 		return err
 	}

@@ -258,11 +258,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				md, err := export.FOCUSMetadata(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				mb, err := export.MarshalMetadata(md)
+				mb, err := export.MetadataJSON(m)
 				if err != nil {
 					t.Fatal(err)
 				}
