@@ -201,11 +201,10 @@ func TestSyntheticLedger(t *testing.T) {
 				}
 				out[string(f)+map[bool]string{true: "-detail"}[d]] = b.Bytes()
 				if f == export.FOCUS { // FOCUS 1.2's rules, with its metadata and the invoice total
-					md, err := export.FOCUSMetadata(m)
+					mb, err := export.MetadataJSON(m)
 					if err != nil {
 						t.Fatal(err)
 					}
-					mb, _ := export.MarshalMetadata(md)
 					exporttest.Conforms(t, "2031-02 "+string(f), b.Bytes(), exporttest.Options(m.Card, mb,
 						map[string]string{export.InvoiceID(env.Cluster, m.Period): rec.Amount.String()}))
 				}
