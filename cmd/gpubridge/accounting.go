@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -43,7 +44,7 @@ func (a *App) printViews(ts []table.Table, note string) error {
 func keyArgs(args []string, keys ...string) (kv.Args, error) {
 	ka, err := kv.Parse(args, kv.Spec{Keys: keys})
 	if err != nil {
-		return ka, usageError{err}
+		return ka, app.Input(err)
 	}
 	return ka, nil
 }

@@ -32,7 +32,7 @@ func (a *App) Print(t table.Table) error {
 	err := table.Write(a.out, a.output, t)
 	var ce *table.ColumnError
 	if errors.As(err, &ce) {
-		return usageError{err}
+		return app.Input(err)
 	}
 	return err
 }
@@ -44,7 +44,7 @@ func (a *App) showArgs(args []string, spec kv.Spec, views ...table.Table) (kv.Ar
 	spec.Columns = table.Columns(views...)
 	p, err := kv.Parse(args, spec)
 	if err != nil {
-		return p, usageError{err}
+		return p, app.Input(err)
 	}
 	a.output.Format, a.output.Where, a.output.Options = p.Format, p.Filters, spec.Keys
 	return p, nil
@@ -107,12 +107,8 @@ const (
 	exitUsage = 2
 )
 
-// usageError marks an error in what the user typed (exit code 2).
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+// usagef is an error in what the user typed (app.ErrInput: exit code 2).
+func usagef(format string, a ...any) error { return app.Inputf(format, a...) }
 
 // exitStatus ends a command that succeeded with a status other than 0
 // that is no error (plan --detailed-exitcode: 2 when there are changes).
@@ -155,8 +151,7 @@ func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.W
 		err = fmt.Errorf("%w\n  run: %s %s", err, cmd.CommandPath(), strings.Join(ms.Fixed, " "))
 	}
 	fmt.Fprintf(errw, "gpubridge: error: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, app.ErrInput) || errors.As(err, &ms) || isCobraUsage(err) {
+	if errors.Is(err, app.ErrInput) || errors.As(err, &ms) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitError
@@ -176,7 +171,7 @@ func isCobraUsage(err error) bool {
 }
 
 // flagError makes a flag error (unknown flag, bad value) a usage error.
-func flagError(_ *cobra.Command, err error) error { return usageError{err} }
+func flagError(_ *cobra.Command, err error) error { return app.Input(err) }
 
 // verb builds a sacctmgr-style verb command (show, add, ...) whose nouns are
 // its subcommands.

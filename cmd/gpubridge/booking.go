@@ -64,7 +64,7 @@ func (a *App) printText(raw any, text string) error {
 func (a *App) bookingOptions(what string, args []string, keys []string, local bool) (map[string]string, view.Times, error) {
 	p, err := kv.Parse(args, kv.Spec{Keys: keys})
 	if err != nil {
-		return nil, view.Times{}, usageError{err}
+		return nil, view.Times{}, app.Input(err)
 	}
 	if len(p.Names) > 0 {
 		return nil, view.Times{}, usagef("%s takes key=value options only (got %q)", what, p.Names)
@@ -137,7 +137,7 @@ Example:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{}, SetKeys: reserve.ModifyKeys})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) != 1 || len(p.Set) == 0 {
 				return usagef("usage: gpubridge modify booking ID set key=value ...")
@@ -320,7 +320,7 @@ risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: reserve.MaintenanceKeys})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			z, err := app.BookingTimes(*local)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -41,7 +42,7 @@ It prints the credits it wrote.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"lookback"}})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) > 0 {
 				return usagef("unexpected %q: use lookback=DURATION", p.Names[0])

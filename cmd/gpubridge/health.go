@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/check"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -43,7 +44,7 @@ Examples:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"check", "tenant", "wait", "peer"}})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) != 1 {
 				return usagef("check node takes one node name, then key=value options (got %q)", p.Names)
@@ -76,7 +77,7 @@ Example:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"reason"}})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) != 1 {
 				return usagef("resume node takes one node name (got %q)", p.Names)
@@ -139,7 +140,7 @@ checks on nodes in service). It prints what it did.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"schedule"}})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) > 0 {
 				return usagef("unexpected %q: use schedule=NAME", p.Names[0])

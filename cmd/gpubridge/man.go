@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/gpubridge/gpubridge/internal/app"
 )
 
 func registerMan(a *App, root *cobra.Command) { root.AddCommand(manCmd(a, root)) }
@@ -31,7 +33,7 @@ builds), else today. make man runs it; the Debian package installs the pages.`,
 			}
 			date, err := manDate()
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			root.DisableAutoGenTag = true
 			root.InitDefaultCompletionCmd()

@@ -11,6 +11,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/table"
@@ -55,7 +56,7 @@ Example:
 			ctx := cmd.Context()
 			p, err := kv.Parse(args, kv.Spec{Keys: tenant.ArgKeys})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) != 1 {
 				return usagef("add tenant takes one name, then key=value options (got %q)", p.Names)
@@ -97,7 +98,7 @@ Example:
 			ctx := cmd.Context()
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{}, SetKeys: tenant.ArgKeys})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) != 1 || len(p.Set) == 0 {
 				return usagef("usage: gpubridge modify tenant NAME set key=value ...")
@@ -149,7 +150,7 @@ tenant whole, like any other (for a tenant gpubridge created it changes nothing)
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if _, err := kv.Parse(args, kv.Spec{}); err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			svc, err := a.tenantService(cmd, "")
 			if err != nil {
@@ -185,7 +186,7 @@ tenant whole, like any other (for a tenant gpubridge created it changes nothing)
 func userArgs(args []string, extra ...string) (string, string, map[string]string, error) {
 	p, err := kv.Parse(args, kv.Spec{Keys: append([]string{"tenant", "account"}, extra...)})
 	if err != nil {
-		return "", "", nil, usageError{err}
+		return "", "", nil, app.Input(err)
 	}
 	t := p.Where["tenant"]
 	if t == "" {

@@ -20,7 +20,7 @@ func actor() string { return app.Actor() }
 // tenantErr marks the use cases' input errors as usage errors (exit 2).
 func tenantErr(err error) error {
 	if errors.Is(err, tenantadmin.ErrInput) {
-		return usageError{err}
+		return app.Input(err)
 	}
 	return err
 }

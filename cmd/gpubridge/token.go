@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/api/token"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -42,7 +43,7 @@ Example:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: token.AddKeys})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) > 0 {
 				return usagef("add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci", p.Names)
@@ -91,7 +92,7 @@ func deleteTokenCmd(a *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := kv.Parse(args, kv.Spec{Keys: []string{"tenant", "name"}})
 			if err != nil {
-				return usageError{err}
+				return app.Input(err)
 			}
 			if len(p.Names) > 0 || p.Where["name"] == "" {
 				return usagef("usage: gpubridge delete token [tenant=NAME] name=NAME (see `gpubridge show tokens`)")
