@@ -109,7 +109,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			b, set, err := a.AddBooking(cmd.Context(), actor(), where, z, a.confirmer())
+			b, set, err := a.AddBooking(cmd.Context(), app.Actor(), where, z, a.confirmer())
 			if err != nil {
 				return err
 			}
@@ -150,7 +150,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			before, after, err := a.ModifyBooking(cmd.Context(), actor(), id, p.Set, z, a.confirmer())
+			before, after, err := a.ModifyBooking(cmd.Context(), app.Actor(), id, p.Set, z, a.confirmer())
 			if err != nil {
 				return err
 			}
@@ -166,7 +166,7 @@ func deleteBookingCmd(a *App) *cobra.Command {
 		Short: "Cancel bookings; their Slurm reservations go at the next projection (once no job runs inside)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, set, err := a.CancelBookings(cmd.Context(), actor(), args, a.confirmer())
+			ids, set, err := a.CancelBookings(cmd.Context(), app.Actor(), args, a.confirmer())
 			for _, id := range ids {
 				fmt.Fprint(a.out, view.Cancelled(id, set))
 			}
@@ -326,7 +326,7 @@ risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 			if err != nil {
 				return err
 			}
-			m, hit, err := a.AddMaintenance(cmd.Context(), actor(), p.Where, z, a.confirmer())
+			m, hit, err := a.AddMaintenance(cmd.Context(), app.Actor(), p.Where, z, a.confirmer())
 			if err != nil {
 				return err
 			}
@@ -343,7 +343,7 @@ func deleteMaintenanceCmd(a *App) *cobra.Command {
 		Short: "Remove a maintenance window",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.DeleteMaintenance(cmd.Context(), actor(), args[0], a.confirmer())
+			m, err := a.DeleteMaintenance(cmd.Context(), app.Actor(), args[0], a.confirmer())
 			if err != nil {
 				return err
 			}
@@ -392,7 +392,7 @@ action failed; Slurm refusing for now (jobs inside, no room) is shown and
 retried at the next run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, perr := a.Project(cmd.Context(), app.Projection{Actor: actor(), DryRun: dry, AllowMassRemoval: allow, Log: a.Verbose})
+			rep, perr := a.Project(cmd.Context(), app.Projection{Actor: app.Actor(), DryRun: dry, AllowMassRemoval: allow, Log: a.Verbose})
 			if rep == nil {
 				return perr
 			}

@@ -15,8 +15,6 @@ func (a *App) tenantService(cmd *cobra.Command, guardPath string) (*tenantadmin.
 	return a.Tenants(cmd.CommandPath(), guardPath)
 }
 
-func actor() string { return app.Actor() }
-
 // tenantErr marks the use cases' input errors as usage errors (exit 2).
 func tenantErr(err error) error {
 	if errors.Is(err, tenantadmin.ErrInput) {

@@ -48,7 +48,7 @@ Example:
 			if len(p.Names) > 0 {
 				return usagef("add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci", p.Names)
 			}
-			t, err := a.AddToken(cmd.Context(), actor(), p.Where)
+			t, err := a.AddToken(cmd.Context(), app.Actor(), p.Where)
 			if err != nil {
 				return err
 			}
@@ -97,7 +97,7 @@ func deleteTokenCmd(a *App) *cobra.Command {
 			if len(p.Names) > 0 || p.Where["name"] == "" {
 				return usagef("usage: gpubridge delete token [tenant=NAME] name=NAME (see `gpubridge show tokens`)")
 			}
-			t, err := a.DeleteToken(cmd.Context(), actor(), p.Where["tenant"], p.Where["name"], a.confirmer())
+			t, err := a.DeleteToken(cmd.Context(), app.Actor(), p.Where["tenant"], p.Where["name"], a.confirmer())
 			if err != nil {
 				return err
 			}
