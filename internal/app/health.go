@@ -15,7 +15,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/health/setup"
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
-	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
@@ -104,11 +103,11 @@ func (m bookingMover) Reproject(ctx context.Context, nodes []string) ([]string, 
 // SpeakFor checks that the invoking user may act for a tenant in the
 // health commands (root, or one of its admins).
 func (e *Env) SpeakFor(ctx context.Context, tenantName string) error {
-	db, err := e.DB(ctx)
+	ts, err := e.TenantStore(ctx)
 	if err != nil {
 		return err
 	}
-	err = setup.SpeakFor(ctx, tenantstore.New(db), tenantName, Actor())
+	err = setup.SpeakFor(ctx, ts, tenantName, Actor())
 	if errors.Is(err, setup.ErrNoTenant) {
 		return Input(err)
 	}

@@ -54,11 +54,11 @@ func (e *Env) AddToken(ctx context.Context, actor string, where map[string]strin
 
 // tenantExists reads the tenant store.
 func (e *Env) tenantExists(ctx context.Context, name string) (bool, error) {
-	db, err := e.DB(ctx)
+	ts, err := e.TenantStore(ctx)
 	if err != nil {
 		return false, err
 	}
-	_, err = tenantstore.New(db).Get(ctx, name)
+	_, err = ts.Get(ctx, name)
 	if errors.Is(err, tenantstore.ErrNotFound) {
 		return false, nil
 	}
