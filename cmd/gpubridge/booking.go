@@ -50,15 +50,6 @@ func (a *App) confirmer() func(string) error {
 	return a.Confirm
 }
 
-// printText prints raw as JSON with --json, else text.
-func (a *App) printText(raw any, text string) error {
-	if a.output.JSON {
-		return a.Print(table.Table{Raw: raw})
-	}
-	_, err := fmt.Fprint(a.out, text)
-	return err
-}
-
 // bookingOptions parses the key=value options of a booking command that
 // takes no names, and the times of --local (app.BookingTimes).
 func (a *App) bookingOptions(what string, args []string, keys []string, local bool) (map[string]string, view.Times, error) {

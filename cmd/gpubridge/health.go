@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/check"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerHealth adds the node health commands: check node, resume node,
@@ -41,23 +44,11 @@ Examples:
   gpubridge check node gpu-a check=nccl-1node wait=30m
   gpubridge check node gpu-a check=nccl-2node peer=gpu-b wait=45m`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"check", "tenant", "wait", "peer"}})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) != 1 {
-				return usagef("check node takes one node name, then key=value options (got %q)", p.Names)
-			}
-			r, err := a.CheckNode(cmd.Context(), p.Names[0], p.Where)
-			if err != nil {
-				return err
-			}
-			if !r.Waited {
-				return a.Print(health.RunsTable([]health.Run{r.Run}))
-			}
-			return a.Print(health.ResultsTable(r.Results))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"check", "tenant", "wait", "peer"}}, names: oneName,
+			usage: "check node takes one node name, then key=value options (got %q)"},
+			func(ctx context.Context, p kv.Args) error {
+				return shows(a, app.CheckedNode.Table)(a.CheckNode(ctx, p.Names[0], p.Where))
+			}),
 	}
 }
 
@@ -74,20 +65,10 @@ resumes another's drain.
 Example:
   gpubridge -i resume node gpu-a reason="GPU 3 replaced, dcgmi diag -r 3 passed by hand"`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"reason"}})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) != 1 {
-				return usagef("resume node takes one node name (got %q)", p.Names)
-			}
-			n, err := a.ResumeNode(cmd.Context(), p.Names[0], p.Where["reason"], a.confirmer())
-			if err != nil {
-				return err
-			}
-			return a.Print(health.NodeTable(n))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"reason"}}, names: oneName, usage: "resume node takes one node name (got %q)"},
+			func(ctx context.Context, p kv.Args) error {
+				return shows(a, health.NodeTable)(a.ResumeNode(ctx, p.Names[0], p.Where["reason"], a.confirmer()))
+			}),
 	}
 }
 
@@ -115,18 +96,12 @@ Example:
   gpubridge health judge nvidia-smi-ecc ecc.csv model=h100 gpus=8`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"model", "gpus", "exit"}}, health.JudgeTable("", "", check.Result{}))
+			p, err := a.parse(args, takes{Spec: kv.Spec{Keys: []string{"model", "gpus", "exit"}}, views: views(health.JudgeTable("", "", check.Result{})),
+				names: twoNames, usage: "judge takes a check name and a file, then key=value options (got %q)"})
 			if err != nil {
 				return err
 			}
-			if len(p.Names) != 2 {
-				return usagef("judge takes a check name and a file, then key=value options (got %q)", p.Names)
-			}
-			r, err := a.JudgeOutput(p.Names[0], p.Names[1], p.Where, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			return a.Print(health.JudgeTable(p.Names[0], p.Names[1], r))
+			return shows(a, func(r check.Result) table.Table { return health.JudgeTable(p.Names[0], p.Names[1], r) })(a.JudgeOutput(p.Names[0], p.Names[1], p.Where, cmd.InOrStdin()))
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -137,23 +112,17 @@ whose jobs ended (results, drains, resumes), holds nodes new to gpubridge,
 lets go of nodes drained by someone else, and submits the schedule's checks
 (the acceptance schedule: acceptance runs on held nodes; the others: their
 checks on nodes in service). It prints what it did.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"schedule"}})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) > 0 {
-				return usagef("unexpected %q: use schedule=NAME", p.Names[0])
-			}
-			rep, err := a.HealthCycle(cmd.Context(), p.Where["schedule"])
-			if rep == nil {
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"schedule"}}, names: noName, usage: "unexpected %q: use schedule=NAME"},
+			func(ctx context.Context, p kv.Args) error {
+				rep, err := a.HealthCycle(ctx, p.Where["schedule"])
+				if rep == nil {
+					return err
+				}
+				if perr := a.Print(health.ReportTable(*rep)); perr != nil {
+					return perr
+				}
 				return err
-			}
-			if perr := a.Print(health.ReportTable(*rep)); perr != nil {
-				return perr
-			}
-			return err
-		},
+			}),
 	})
 	return cmd
 }
@@ -163,20 +132,11 @@ func showChecksCmd(a *App) *cobra.Command {
 		Use:   "checks [node=NAME] [tenant=NAME] [check=NAME] [run=ID] [since=24h] [limit=N]",
 		Short: "Health check results, newest first (a tenant sees the checks it triggered)",
 		Args:  cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}}, health.ResultsTable(nil))
-			if err != nil {
-				return err
-			}
-			if len(p.Names) > 0 {
-				return usagef("unexpected %q: use node=NAME", p.Names[0])
-			}
-			res, err := a.HealthResults(cmd.Context(), p.Where)
-			if err != nil {
-				return err
-			}
-			return a.Print(health.ResultsTable(res))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}}, views: views(health.ResultsTable(nil)),
+			names: noName, usage: "unexpected %q: use node=NAME"},
+			func(ctx context.Context, p kv.Args) error {
+				return shows(a, health.ResultsTable)(a.HealthResults(ctx, p.Where))
+			}),
 	}
 }
 
@@ -199,19 +159,9 @@ Examples:
   gpubridge show health
   gpubridge show health history tenant=acme since=720h`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"node", "tenant", "since"}}, health.NodesTable(nil), health.HistoryTable(nil))
-			if err != nil {
-				return err
-			}
-			h, err := a.ShowHealth(cmd.Context(), p.Names, p.Where)
-			switch {
-			case err != nil:
-				return err
-			case h.History:
-				return a.Print(health.HistoryTable(h.Entries))
-			}
-			return a.Print(health.NodesTable(h.Nodes))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"node", "tenant", "since"}}, views: views(health.NodesTable(nil), health.HistoryTable(nil))},
+			func(ctx context.Context, p kv.Args) error {
+				return shows(a, app.NodeHealth.Table)(a.ShowHealth(ctx, p.Names, p.Where))
+			}),
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // The node health use cases (bridge/health) as the CLI runs them: each
@@ -143,6 +144,15 @@ type CheckedNode struct {
 	Run     health.Run
 	Results []health.StoredResult
 	Waited  bool
+}
+
+// Table is what `check node` prints: the submitted run, or the results
+// it waited for.
+func (c CheckedNode) Table() table.Table {
+	if !c.Waited {
+		return health.RunsTable([]health.Run{c.Run})
+	}
+	return health.ResultsTable(c.Results)
 }
 
 // CheckNode runs health checks on node now, for where's check=, peer=,
@@ -283,6 +293,14 @@ type NodeHealth struct {
 	History bool
 	Nodes   []health.NodeView
 	Entries []health.HistoryEntry
+}
+
+// Table is what `show health` prints: the history's table or the nodes'.
+func (h NodeHealth) Table() table.Table {
+	if h.History {
+		return health.HistoryTable(h.Entries)
+	}
+	return health.NodesTable(h.Nodes)
 }
 
 // ShowHealth lists the managed nodes (names empty; where's node= and
