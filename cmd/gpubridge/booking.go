@@ -334,12 +334,7 @@ func deleteMaintenanceCmd(a *App) *cobra.Command {
 		Short: "Remove a maintenance window",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.DeleteMaintenance(cmd.Context(), app.Actor(), args[0], a.confirmer())
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(a.out, view.MaintenanceDeleted(m))
-			return err
+			return says(a, view.MaintenanceDeleted)(a.DeleteMaintenance(cmd.Context(), app.Actor(), args[0], a.confirmer()))
 		},
 	}
 }
