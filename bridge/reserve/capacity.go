@@ -175,8 +175,8 @@ func (s Settings) classNodes(inv Inventory, class string) []Node {
 }
 
 // classPerNode is the GPUs per node of a class, by type: the largest count
-// any node of the class has (classes should be uniform; this never
-// under-counts).
+// any node of the class has (admission refuses a node booking of a class
+// whose nodes differ, mixedClass; this never under-counts).
 func (s Settings) classPerNode(inv Inventory, class string) map[string]int {
 	per := map[string]int{}
 	for _, n := range s.classNodes(inv, class) {
@@ -185,6 +185,32 @@ func (s Settings) classPerNode(inv Inventory, class string) map[string]int {
 		}
 	}
 	return per
+}
+
+// mixedClass finds two nodes of a class whose GPUs differ (types with no
+// GPUs left out), and describes them ("gpu-a h100:4", "gpu-c h100:8");
+// "" when all are alike. Admission refuses a node booking of such a class:
+// it would count and charge each node as the largest of them.
+func mixedClass(nodes []Node) (string, string) {
+	describe := func(n Node) string {
+		var ts []string
+		for _, t := range slices.Sorted(maps.Keys(n.GPUs)) {
+			if n.GPUs[t] > 0 {
+				ts = append(ts, t+":"+strconv.Itoa(n.GPUs[t]))
+			}
+		}
+		if ts == nil {
+			return n.Name + " no GPUs"
+		}
+		return n.Name + " " + strings.Join(ts, ",")
+	}
+	for i := 1; i < len(nodes); i++ {
+		a, z := describe(nodes[0]), describe(nodes[i])
+		if strings.TrimPrefix(a, nodes[0].Name) != strings.TrimPrefix(z, nodes[i].Name) {
+			return a, z
+		}
+	}
+	return "", ""
 }
 
 // PerNode is the GPUs per node of a class by type, as admission counts

@@ -107,6 +107,19 @@ func (s *Service) checkUsable(b Booking, types []string, inv Inventory, f Fields
 		b.Tenant, have, strings.Join(missing, ", "), strings.Join(missing, ", "), b.Tenant, strings.Join(missing, ":0,"))
 }
 
+// checkAlike refuses to admit a node booking of a class whose nodes differ
+// in their GPUs (mixedClass): it would be counted and charged per node as
+// the largest of them. What a booking already holds stays; only an
+// admission (a new booking, or a change that takes more) is refused.
+func (s *Service) checkAlike(b Booking, inv Inventory, f Fields, ps *Problems) {
+	if b.Kind != KindNode {
+		return
+	}
+	if a, z := mixedClass(s.Settings.classNodes(inv, b.NodeClass)); a != "" {
+		ps.Add(f.GPUs, "node class %s mixes nodes of different GPUs (%s; %s): a whole-node booking is counted and charged per node, so the nodes of a class must be alike; split the class in bookings.nodeClasses", b.NodeClass, a, z)
+	}
+}
+
 // checkShape validates b against the cluster: the type or class exists
 // in the pool, the count fits the pool, whole seconds, not in the past.
 func (s *Service) checkShape(b Booking, inv Inventory, now time.Time, f Fields, ps *Problems) {
@@ -181,6 +194,7 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 		return Booking{}, fmt.Errorf("read the cluster: %w", err)
 	}
 	s.checkShape(b, inv, now, f, &ps)
+	s.checkAlike(b, inv, f, &ps)
 	if b.Tenant == "" {
 		ps.Add("tenant", "required")
 	}
@@ -373,6 +387,9 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 		if nb.Count > cur.Count || nb.Start.Before(cur.Start) || nb.End.After(cur.End) {
 			if nb.Start.Equal(cur.Start) {
 				p.MinLead = 0 // the lead time binds a start that moves, not one that stays
+			}
+			if s.checkAlike(nb, inv, f, &ps); len(ps) > 0 {
+				return ps
 			}
 			if nb.Kind == KindNode {
 				nb.PerNode = s.Settings.PerNode(inv, nb.NodeClass) // what this admission counts

@@ -386,3 +386,37 @@ func TestNodeBookingRecordsPerNode(t *testing.T) {
 		t.Errorf("modify of a booking without the figure: %v %#v", err, after.PerNode)
 	}
 }
+
+// TestNodeBookingMixedClass: a node booking of a class whose nodes differ
+// in their GPUs is refused (it would be counted and charged per node as
+// the largest); one admitted before the class became mixed keeps what it
+// holds and may shrink, but may not grow.
+func TestNodeBookingMixedClass(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness()
+	h.src.inv.Nodes = append(h.src.inv.Nodes, reserve.Node{Name: "gpu-c", GPUs: map[string]int{"h100": 4, "1g.10gb": 0}})
+	h.svc.Settings.NodeClasses["dgx"] = []string{"gpu-a", "gpu-c"}
+	b := h.mustAdd(t, kv("tenant=acme", "nodes=dgx:1", "start=2026-12-01T00:00Z", "duration=2d")) // alike: a zero count is no GPU
+
+	h.src.inv.Nodes[2].GPUs = map[string]int{"h100": 8}
+	_, err := h.add(t, kv("tenant=acme", "nodes=dgx:1", "start=2026-12-05T00:00Z", "duration=1d"), reserve.Zone{})
+	if err == nil || !strings.Contains(err.Error(), "node class dgx mixes nodes of different GPUs (gpu-a h100:4; gpu-c h100:8)") ||
+		!strings.Contains(err.Error(), "split the class in bookings.nodeClasses") {
+		t.Fatalf("add on a mixed class: %v; want the refusal naming both nodes and the fix", err)
+	}
+	end := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	if _, after, err := h.svc.Modify(ctx, "bob", b.ID, reserve.Change{End: &end}); err != nil || !after.End.Equal(end) {
+		t.Fatalf("shrink on a mixed class: %v %v; want it to succeed", err, after.End)
+	}
+	two := 2
+	if _, _, err := h.svc.Modify(ctx, "bob", b.ID, reserve.Change{Count: &two}); err == nil || !strings.Contains(err.Error(), "mixes nodes") {
+		t.Fatalf("grow on a mixed class: %v; want the refusal", err)
+	}
+	if bs, _ := h.svc.List(ctx, reserve.ListFilter{}); len(bs) != 1 || bs[0].Count != 1 {
+		t.Errorf("stored %+v; want the one booking, count 1", bs)
+	}
+	// A class of nodes without GPUs is alike.
+	h.svc.Settings.NodeClasses["cpu"] = []string{"cpu-a", "cpu-b"}
+	h.src.inv.Nodes = append(h.src.inv.Nodes, reserve.Node{Name: "cpu-a"}, reserve.Node{Name: "cpu-b", GPUs: map[string]int{}})
+	h.mustAdd(t, kv("tenant=acme", "nodes=cpu:2", "start=2026-12-05T00:00Z", "duration=1d"))
+}
