@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/ledger/ledgertest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
@@ -152,6 +154,104 @@ func TestRESTEnds(t *testing.T) {
 	for state, want := range map[int64]string{3: "COMPLETED", 7: "NODE_FAIL", 4 | 0x400: "CANCELLED", 200: "STATE_200"} {
 		if got := JobStateName(state); got != want {
 			t.Errorf("JobStateName(%d) = %s, want %s", state, got, want)
+		}
+	}
+}
+
+type placements []BookedPlacement
+
+func (p placements) list(_ context.Context, from, to time.Time) ([]BookedPlacement, error) {
+	var out []BookedPlacement
+	for _, b := range p {
+		if b.Start.Before(to) && b.End.After(from) {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// TestBookingLostCreditOverTheLedger: booked GPU-hours lost while
+// gpubridge held the booked node are credited at the booked rate the
+// booking was charged, per period with that period's card (a closed
+// October with its stored card, an open November with the current one);
+// a whole-node booking of a MIG node gets one credit per profile; a
+// booking of no tenant, or of a type without a booked rate, gets none; a
+// rerun adds nothing.
+func TestBookingLostCreditOverTheLedger(t *testing.T) {
+	ctx := context.Background()
+	_, l, cards := books(t)
+	price := func(s string) pricing.Price {
+		p, err := pricing.ParsePrice(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	day, _ := pricing.ParseDate("2020-01-01")
+	card := ledgertest.Card(t)
+	card.Rates = append(card.Rates, pricing.Rate{Type: "h100", Tier: meter.Booked, PerGPUHour: price("4.00"), From: day},
+		pricing.Rate{Type: "3g.40gb", Tier: meter.Booked, PerGPUHour: price("1.75"), From: day})
+	card.Types = append(card.Types, pricing.GPUType{Name: "3g.40gb", Parent: "h100"})
+	if err := cards.Save(ctx, card, "t", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	octCard := card
+	octCard.Rates = slices.Clone(card.Rates)
+	octCard.Rates[2].PerGPUHour = price("6.00")
+	if err := l.MarkClosed(ctx, ledger.PeriodRecord{Cluster: cluster, Period: ledgertest.P("2026-10"), ClosedAt: time.Unix(ledgertest.TS("2026-11-01 00:00:00"), 0), ClosedBy: "t",
+		Amount: money.Zero(card.Unit()), Currency: "EUR", Snapshot: ledger.Snapshot{Card: octCard}}); err != nil {
+		t.Fatal(err)
+	}
+	at := func(s string) time.Time { return time.Unix(ledgertest.TS(s), 0) }
+	ps := placements{
+		{ID: 5, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: at("2026-10-31 22:00:00"), End: at("2026-11-01 03:00:00")},
+		{ID: 6, Account: "acme", Node: "gpu-b", Type: "3g.40gb", GPUs: 2, Start: at("2026-11-10 00:00:00"), End: at("2026-11-10 06:00:00")},
+		{ID: 6, Account: "acme", Node: "gpu-b", Type: "1g.10gb", GPUs: 7, Start: at("2026-11-10 00:00:00"), End: at("2026-11-10 06:00:00")}, // priced from its parent
+		{ID: 8, Account: "acme", Node: "gpu-b", Type: "a100", GPUs: 1, Start: at("2026-11-10 00:00:00"), End: at("2026-11-10 06:00:00")},    // no booked rate: none
+		{ID: 7, Account: "nobody", Node: "gpu-a", Type: "h100", GPUs: 4, Start: at("2026-10-31 22:00:00"), End: at("2026-11-01 03:00:00")},  // no tenant
+	}
+	evs := events{
+		{ID: 80, Node: "gpu-a", At: at("2026-10-31 23:00:00"), From: health.Serving, To: health.Drained, Reason: "xid failed", Fatal: true},
+		{ID: 81, Node: "gpu-a", At: at("2026-11-01 01:30:00"), From: health.Drained, To: health.Serving, Reason: "requalified"},
+		{ID: 90, Node: "gpu-b", At: at("2026-11-10 05:00:00"), From: health.Serving, To: health.Drained, Reason: "dcgm failed"},
+	}
+	src := CreditSource{Cluster: cluster, Ledger: l, Cards: cards, Labels: func(ctx context.Context) (ledger.Labeler, error) { return TenantLabels(ctx, names{"Acme"}) },
+		Health: evs, Ends: ends{}, Booked: placements(ps).list}
+	asOf := ledgertest.TS("2026-11-20 00:00:00")
+	now := func() time.Time { return time.Unix(asOf, 0) }
+	job := &credit.Job{Source: src, Ledger: CreditWriter{Cluster: cluster, Ledger: l, Now: now}, Now: now, Lookback: 30 * 24 * time.Hour,
+		Policy: credit.Policy{Enabled: true, MinUnits: 1, KillWindow: 2 * time.Minute}}
+	for i, wantNew := range []int{3, 0} {
+		rep, err := job.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Written) != wantNew || rep.Computed != 3 {
+			t.Fatalf("run %d: %d written, %d computed; want %d of 3", i, len(rep.Written), rep.Computed, wantNew)
+		}
+	}
+	got := ledgertest.AllCredits(t, l, cluster, meter.PeriodOfUnix(asOf))
+	slices.SortFunc(got, func(a, b ledger.Credit) int { return strings.Compare(a.Key, b.Key) })
+	// Independent recomputation. Booking 5: 2 GPUs, October 23:00-24:00 at
+	// 6.00 (12.00) and November 00:00-01:30 at 4.00 (12.00). Booking 6: 2
+	// 3g.40gb from 05:00 to its end at 06:00 at 1.75 (3.50), and its 7
+	// 1g.10gb at h100's 4.00 x 1/7 (4.00).
+	want := []struct {
+		key    string
+		amount int64
+		secs   int64
+	}{
+		{"health-credit:booking:5:event:80:h100", -2400, 2 * 9000},
+		{"health-credit:booking:6:event:90:1g.10gb", -400, 7 * 3600},
+		{"health-credit:booking:6:event:90:3g.40gb", -350, 2 * 3600},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("credits %+v; want %d", got, len(want))
+	}
+	for i, w := range want {
+		c := got[i]
+		if c.Key != w.key || c.Amount != money.New(w.amount, card.Unit()) || c.Kind != string(credit.BookingLost) || c.Tenant != "Acme" || c.Account != "acme" || c.GPUSeconds != w.secs {
+			t.Errorf("credit %d: %+v; want key %s, %d cents, %d GPU-seconds, tenant Acme", i, c, w.key, w.amount, w.secs)
 		}
 	}
 }

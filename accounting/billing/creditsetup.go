@@ -25,6 +25,9 @@ type CreditSetup struct {
 	// when slurmdb.dsn is set (as the ingest), else slurmrestd.
 	SlurmDB func(ctx context.Context) (*sqlx.DB, error)
 	Slurm   func(ctx context.Context) (ingest.DBJobLister, error)
+	// Booked lists the bookings' placements (the booked GPU-hours lost on
+	// a held node are credited); nil credits no booking.
+	Booked BookedPlacements
 }
 
 // Job returns the credit job. health.credits.minLoss is counted in the
@@ -63,7 +66,7 @@ func (s CreditSetup) Job(ctx context.Context) (*credit.Job, error) {
 		ends = RESTEnds{Slurm: cl, Cluster: s.Config.Cluster}
 	}
 	return &credit.Job{
-		Source: CreditSource{Cluster: s.Config.Cluster, Ledger: s.Ledger, Cards: s.Cards, Labels: s.Labels, Ends: ends, Health: s.Health},
+		Source: CreditSource{Cluster: s.Config.Cluster, Ledger: s.Ledger, Cards: s.Cards, Labels: s.Labels, Ends: ends, Health: s.Health, Booked: s.Booked},
 		Ledger: CreditWriter{Cluster: s.Config.Cluster, Ledger: s.Ledger},
 		Policy: credit.Policy{Enabled: h.Enabled, MinUnits: units, KillWindow: h.KillWindow.Duration},
 		// Lookback as configured; Observer may be nil.

@@ -58,8 +58,8 @@ var (
 
 // CreditSource is the credit job's credit.Source: the runs that ended
 // other than COMPLETED (RunEnds), each with what the ledger charged for
-// it, the health events, and no bookings (booked GPU-hours are not charged
-// yet, so there is nothing to credit for them).
+// it, the health events, and the bookings' placements (Booked), priced at
+// the booked rate they were charged.
 //
 // A run's charge is the sum of its ledger lines (every revision and
 // booked period), each priced like its period's bill: a closed period
@@ -74,6 +74,8 @@ type CreditSource struct {
 	Labels  LabelSource
 	Ends    RunEnds
 	Health  HealthEvents
+	// Booked lists the bookings' placements (nil: no booking is credited).
+	Booked BookedPlacements
 }
 
 var _ credit.Source = CreditSource{}
@@ -106,27 +108,7 @@ func (s CreditSource) EndedRuns(ctx context.Context, from, to time.Time) ([]cred
 			return nil, err
 		}
 	}
-	cards := map[meter.Period]pricing.Card{}
-	card := func(p meter.Period) (pricing.Card, error) {
-		if c, ok := cards[p]; ok {
-			return c, nil
-		}
-		rec, closed, err := s.Ledger.Period(ctx, s.Cluster, p)
-		if err != nil {
-			return pricing.Card{}, err
-		}
-		c := rec.Snapshot.Card
-		if !closed {
-			var ok bool
-			if c, ok, err = s.Cards.Current(ctx); err != nil {
-				return pricing.Card{}, err
-			} else if !ok {
-				c = pricing.Card{Version: pricing.CurrentVersion}
-			}
-		}
-		cards[p] = c
-		return c, nil
-	}
+	card := s.cards(ctx)
 	charged := map[meter.RunKey]money.Amount{}
 	unpriced := map[meter.RunKey]bool{}
 	err = s.Ledger.RunLines(ctx, s.Cluster, keys, func(l meter.Line) error {
@@ -166,10 +148,129 @@ func (s CreditSource) EndedRuns(ctx context.Context, from, to time.Time) ([]cred
 	return out, nil
 }
 
-// Bookings implements credit.Source: none while booked GPU-hours are not
-// charged (crediting them would give back what was never billed).
-func (s CreditSource) Bookings(context.Context, time.Time, time.Time) ([]credit.Booking, error) {
-	return nil, nil
+// cards returns a reader of the card that prices each period's bill: a
+// closed period's card stored at its close, an open one's the current
+// card; each is read once.
+func (s CreditSource) cards(ctx context.Context) func(meter.Period) (pricing.Card, error) {
+	cards := map[meter.Period]pricing.Card{}
+	return func(p meter.Period) (pricing.Card, error) {
+		if c, ok := cards[p]; ok {
+			return c, nil
+		}
+		rec, closed, err := s.Ledger.Period(ctx, s.Cluster, p)
+		if err != nil {
+			return pricing.Card{}, err
+		}
+		c := rec.Snapshot.Card
+		if !closed {
+			var ok bool
+			if c, ok, err = s.Cards.Current(ctx); err != nil {
+				return pricing.Card{}, err
+			} else if !ok {
+				c = pricing.Card{Version: pricing.CurrentVersion}
+			}
+		}
+		cards[p] = c
+		return c, nil
+	}
+}
+
+// BookedPlacement is a booking's GPUs of one type on one node, as the
+// credit job needs them: on the node where Slurm placed the booking's
+// reservation (as last projected), over the window it is charged for.
+type BookedPlacement struct {
+	ID         int64
+	Account    string
+	Node       string
+	Type       string
+	GPUs       int
+	Start, End time.Time
+}
+
+// BookedPlacements lists the placements of the bookings whose charged
+// window overlaps [from, to).
+type BookedPlacements func(ctx context.Context, from, to time.Time) ([]BookedPlacement, error)
+
+// Bookings implements credit.Source: the placements of the bookings (none
+// without Booked), each priced as its charge is: per period, the booked
+// rate at the charge line's rate date (the booking's start, or the
+// period's start when it began before), with that period's card. The
+// cards of the periods a placement spans are read here, so the credit's
+// computation reads nothing.
+func (s CreditSource) Bookings(ctx context.Context, from, to time.Time) ([]credit.Booking, error) {
+	if s.Booked == nil {
+		return nil, nil
+	}
+	ps, err := s.Booked(ctx, from, to)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	var labels ledger.Labeler = ledger.Labels{}
+	if s.Labels != nil {
+		if labels, err = s.Labels(ctx); err != nil {
+			return nil, err
+		}
+	}
+	card := s.cards(ctx)
+	out := make([]credit.Booking, 0, len(ps))
+	for _, p := range ps {
+		tenant, ok := labels.Tenant(p.Account)
+		if !ok || p.GPUs <= 0 || !p.End.After(p.Start) {
+			continue
+		}
+		cards := map[meter.Period]pricing.Card{}
+		for per := meter.PeriodOf(p.Start); per.Start().Before(p.End); per = per.Next() {
+			if cards[per], err = card(per); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, credit.Booking{ID: p.ID, Tenant: tenant, Account: p.Account, Node: p.Node, GPUType: p.Type, GPUs: p.GPUs, Start: p.Start, End: p.End,
+			Price: bookedPrice(p, cards)})
+	}
+	return out, nil
+}
+
+// bookedPrice prices [from, to) of placement p (inside its window) with
+// the cards of the periods it spans, one amount per period, rounded as
+// the charge's line of that period is.
+func bookedPrice(p BookedPlacement, cards map[meter.Period]pricing.Card) func(from, to time.Time) (money.Amount, error) {
+	return func(from, to time.Time) (money.Amount, error) {
+		var sum money.Amount
+		first := true
+		for a := from; a.Before(to); {
+			per := meter.PeriodOf(a)
+			b := per.Next().Start()
+			if to.Before(b) {
+				b = to
+			}
+			c, ok := cards[per]
+			if !ok {
+				return money.Amount{}, fmt.Errorf("booking %d: no card for %s", p.ID, per)
+			}
+			at := per.Start()
+			if p.Start.After(at) {
+				at = p.Start
+			}
+			q, err := c.Quote(p.Type, meter.Booked, at.Unix())
+			if err != nil {
+				return money.Amount{}, err
+			}
+			amt, err := c.Amount(q, int64(b.Sub(a)/time.Second)*int64(p.GPUs))
+			if err != nil {
+				return money.Amount{}, err
+			}
+			if first {
+				sum, first = amt, false
+			} else if sum, err = sum.Add(amt); err != nil {
+				return money.Amount{}, err
+			}
+			a = b
+		}
+		if first {
+			return money.Amount{}, fmt.Errorf("booking %d: an empty window", p.ID)
+		}
+		return sum, nil
+	}
 }
 
 // Events implements credit.Source: every node's events since a time.

@@ -110,6 +110,9 @@ type Held struct {
 	End         time.Time `json:"end,omitzero"`
 	Count       int       `json:"count,omitempty"` // GPUs (KindGPU) or nodes (KindNode)
 	Nodes       []string  `json:"nodes,omitempty"` // where Slurm placed it, when known
+	// Once the reservation of an ended or cancelled booking is gone, Held
+	// keeps only Nodes, where it last was (IsZero: Slurm holds nothing):
+	// the node health credits of a drain in its window need them.
 }
 
 // IsZero reports whether Slurm holds nothing for the booking.

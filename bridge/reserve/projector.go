@@ -209,6 +209,11 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 		if noRoom[b.ID] && state != StateAtRisk && !b.Cancelled() && !now.Before(b.Start) {
 			state = StateAtRisk
 		}
+		if h.IsZero() && (state == StateEnded || state == StateCancelled) && len(b.Held.Nodes) > 0 {
+			// Slurm's reservation is gone: keep where it was (the node
+			// health credits of a drain during the window need it).
+			h = Held{Nodes: b.Held.Nodes}
+		}
 		next := b
 		next.State, next.Held, next.Note = state, h, note
 		after = append(after, next)

@@ -536,3 +536,30 @@ func TestProjectReplacedWithRoom(t *testing.T) {
 		t.Errorf("recreated as %+v", r)
 	}
 }
+
+// TestProjectKeepsWhereACancelledBookingWas: once the projector has
+// deleted a cancelled booking's reservation, the booking still says where
+// it was (Held.Nodes, with no reservation: Slurm holds nothing), for the
+// node health credits of a drain before the cancel; it commits nothing
+// any more. (A booking that ended is not visited again once Slurm has
+// removed its reservation, so it keeps its last Held as it was.)
+func TestProjectKeepsWhereACancelledBookingWas(t *testing.T) {
+	ctx := context.Background()
+	p := newProjHarness(t)
+	b := p.mustAdd(t, kv("tenant=acme", "nodes=dgx:1", "start=now", "duration=1h"))
+	p.project(t)
+	if _, err := p.svc.Cancel(ctx, "root", b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"delete gpubridge-1 done"}, outcomes(p.project(t))); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	got := p.booking(t, b.ID)
+	if got.State != reserve.StateCancelled || !got.Held.IsZero() || !cmp.Equal(got.Held.Nodes, []string{"gpu-a"}) {
+		t.Errorf("cancelled: %+v; want cancelled, no reservation, nodes [gpu-a]", got)
+	}
+	if changed := len(p.project(t).Changed); changed != 0 {
+		t.Errorf("a later projection recorded %d change(s); want none", changed)
+	}
+	p.mustAdd(t, kv("tenant=globex", "nodes=dgx:1", "start=now", "duration=1h"))
+}

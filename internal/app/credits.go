@@ -30,7 +30,7 @@ func (e *Env) CreditJob(ctx context.Context, c config.Config, obs credit.Observe
 		return nil, err
 	}
 	return billing.CreditSetup{Config: c, Ledger: st, Cards: cards, Labels: e.TenantLabels, Observer: obs, Health: hstore.New(db, c.Cluster),
-		SlurmDB: e.SlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return e.Slurm(ctx) }}.Job(ctx)
+		SlurmDB: e.SlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return e.Slurm(ctx) }, Booked: e.BookedPlacements}.Job(ctx)
 }
 
 // RunCredits writes the node health credits owed now, once, as the

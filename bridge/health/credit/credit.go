@@ -41,14 +41,24 @@ type JobRun struct {
 // Booking is a tenant's booked GPUs on one node for a window, at the rate
 // it was charged (bridge/reserve's bookings, per node).
 type Booking struct {
-	ID     int64
-	Tenant string
-	Node   string
-	GPUs   int
-	Start  time.Time
-	End    time.Time
+	ID      int64
+	Tenant  string
+	Account string // the tenant's Slurm account
+	Node    string
+	GPUs    int
+	Start   time.Time
+	End     time.Time
+	// GPUType is the booked type on Node (a whole-node booking of a node
+	// with MIG profiles is one Booking per profile); when set it is part of
+	// the credit's key.
+	GPUType string
 	// RatePerGPUHour is the booked rate.
 	RatePerGPUHour money.Amount
+	// Price, when set, prices the booking's GPUs on Node over [from, to)
+	// as the booking's charge is priced (the rate card's booked tier,
+	// accounting/billing), and RatePerGPUHour is not used. A loss it
+	// cannot price is not credited: never a wrong amount.
+	Price func(from, to time.Time) (money.Amount, error)
 }
 
 // Drain is a node held by gpubridge: from the health event that drained it
@@ -124,7 +134,8 @@ type Credit struct {
 // Compute returns the credits owed as of now: exactly one per job run that
 // ended NODE_FAIL or was killed by a gpubridge stop (its charged amount),
 // and one per booking and drain for the booked GPU-seconds the drain took
-// (at the booked rate, rounded down: never more than was charged). A
+// (priced as the booking's charge by Booking.Price, or at the booked rate
+// rounded down: never more than was charged). A
 // booking's loss is credited once it is final: the drain closed, or the
 // booking ended. Losses below MinAmount, jobs without a tenant and runs
 // charged nothing yield none.
@@ -180,12 +191,16 @@ func Compute(p Policy, now time.Time, jobs []JobRun, bookings []Booking, drains 
 				continue
 			}
 			lost := int64(to.Sub(from)/time.Second) * int64(b.GPUs)
-			units, ok := lostUnits(lost, b.RatePerGPUHour.Units())
+			amount, ok := bookedLoss(b, from, to, lost)
 			if !ok {
-				continue // beyond int64: no credit rather than a wrong one
+				continue // beyond int64 or unpriced: no credit rather than a wrong one
 			}
-			add(Credit{Key: fmt.Sprintf("health-credit:booking:%d:event:%d", b.ID, d.EventID), Kind: BookingLost, Tenant: b.Tenant,
-				Amount: money.New(-units, b.RatePerGPUHour.Currency()), EventID: d.EventID, Node: b.Node, BookingID: b.ID,
+			key := fmt.Sprintf("health-credit:booking:%d:event:%d", b.ID, d.EventID)
+			if b.GPUType != "" {
+				key += ":" + b.GPUType
+			}
+			add(Credit{Key: key, Kind: BookingLost, Tenant: b.Tenant, Account: b.Account,
+				Amount: amount, EventID: d.EventID, Node: b.Node, BookingID: b.ID,
 				GPUSeconds: lost, Start: from, End: to, Reason: "booked GPUs lost while gpubridge held the node: " + d.Reason})
 		}
 	}
@@ -211,6 +226,20 @@ func cause(j JobRun, drains []Drain, window time.Duration) (Drain, bool) {
 
 // lostUnits is gpuSeconds x rate per GPU-hour / 3600, rounded down, in
 // minor units; false when it does not fit an int64.
+// bookedLoss is the credit (negative) for b's lost GPU-seconds over
+// [from, to): priced by b.Price, else at b.RatePerGPUHour.
+func bookedLoss(b Booking, from, to time.Time, lost int64) (money.Amount, bool) {
+	if b.Price != nil {
+		a, err := b.Price(from, to)
+		if err != nil || a.Sign() < 0 {
+			return money.Amount{}, false
+		}
+		return money.New(-a.Units(), a.Currency()), true
+	}
+	units, ok := lostUnits(lost, b.RatePerGPUHour.Units())
+	return money.New(-units, b.RatePerGPUHour.Currency()), ok
+}
+
 func lostUnits(gpuSeconds, rate int64) (int64, bool) {
 	v := new(big.Int).Mul(big.NewInt(gpuSeconds), big.NewInt(rate))
 	v.Quo(v, big.NewInt(3600))

@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -158,5 +159,40 @@ func TestLostUnitsRoundsDownAndRefusesOverflow(t *testing.T) {
 	}
 	if _, ok := lostUnits(1<<62, 1<<20); ok {
 		t.Error("an overflowing loss was accepted")
+	}
+}
+
+// TestComputePricedBookings: a booking with Price is credited what Price
+// says for exactly the lost part of its window; one per type on a node
+// (the type is in the key); a loss Price cannot price is not credited.
+func TestComputePricedBookings(t *testing.T) {
+	drains := []Drain{{EventID: 6, Node: "gpu-b", Start: h(5), End: h(7), Reason: "probe failed"}}
+	var asked [][2]time.Time
+	price := func(cents int64) func(from, to time.Time) (money.Amount, error) {
+		return func(from, to time.Time) (money.Amount, error) {
+			asked = append(asked, [2]time.Time{from, to})
+			return money.New(cents, eur), nil
+		}
+	}
+	fails := func(time.Time, time.Time) (money.Amount, error) { return money.Amount{}, errors.New("no booked rate") }
+	bookings := []Booking{
+		{ID: 1, Tenant: "beta", Account: "beta", Node: "gpu-b", GPUType: "1g.10gb", GPUs: 7, Start: h(4), End: h(6), Price: price(700)},
+		{ID: 1, Tenant: "beta", Account: "beta", Node: "gpu-b", GPUType: "3g.40gb", GPUs: 2, Start: h(4), End: h(6), Price: price(300)},
+		{ID: 2, Tenant: "beta", Account: "beta", Node: "gpu-b", GPUType: "h100", GPUs: 1, Start: h(4), End: h(6), Price: fails},
+	}
+	got := Compute(Policy{Enabled: true, MinUnits: 1}, h(8), nil, bookings, drains)
+	want := []Credit{
+		{Key: "health-credit:booking:1:event:6:1g.10gb", Kind: BookingLost, Tenant: "beta", Account: "beta", Amount: money.New(-700, eur), EventID: 6,
+			Node: "gpu-b", BookingID: 1, GPUSeconds: 7 * 3600, Start: h(5), End: h(6), Reason: "booked GPUs lost while gpubridge held the node: probe failed"},
+		{Key: "health-credit:booking:1:event:6:3g.40gb", Kind: BookingLost, Tenant: "beta", Account: "beta", Amount: money.New(-300, eur), EventID: 6,
+			Node: "gpu-b", BookingID: 1, GPUSeconds: 2 * 3600, Start: h(5), End: h(6), Reason: "booked GPUs lost while gpubridge held the node: probe failed"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	for _, a := range asked {
+		if !a[0].Equal(h(5)) || !a[1].Equal(h(6)) {
+			t.Errorf("priced %v..%v; want the lost part %v..%v", a[0], a[1], h(5), h(6))
+		}
 	}
 }

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/accounting/billing"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+)
+
+// TestBookedPlacementsOf: a GPU booking on one node holds its count there;
+// a whole-node booking each node's recorded GPUs per type; a cancelled one
+// until its cancel time; a spread GPU booking, one without nodes, one
+// cancelled before it started, a node booking without its figure and one
+// outside the window are left out.
+func TestBookedPlacementsOf(t *testing.T) {
+	h := func(n float64) time.Time {
+		return time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC).Add(time.Duration(n * float64(time.Hour)))
+	}
+	on := func(nodes ...string) reserve.Held { return reserve.Held{Reservation: "gpubridge-x", Nodes: nodes} }
+	bs := []reserve.Booking{
+		{ID: 1, Tenant: "Acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 2, Start: h(0), End: h(4), Held: on("gpu-a")},
+		{ID: 2, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "mig", Count: 2, PerNode: map[string]int{"1g.10gb": 7, "3g.40gb": 2, "a100": 0},
+			Start: h(1), End: h(5), Held: on("gpu-b", "gpu-c")},
+		{ID: 3, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 6, Start: h(0), End: h(4), Held: on("gpu-a", "gpu-d")}, // spread
+		{ID: 4, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(0), End: h(4)},                             // not placed
+		{ID: 5, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(0), End: h(4), State: reserve.StateCancelled,
+			CancelledAt: h(2), Held: reserve.Held{Nodes: []string{"gpu-a"}}}, // gone from Slurm: where it was
+		{ID: 6, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(3), End: h(4), State: reserve.StateCancelled,
+			CancelledAt: h(2), Held: on("gpu-a")}, // cancelled before it started
+		{ID: 7, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 1, Start: h(0), End: h(4), Held: on("gpu-a")},   // no PerNode
+		{ID: 8, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(10), End: h(12), Held: on("gpu-a")}, // after the window
+		{ID: 9, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(0), End: h(4), State: reserve.StateCancelled,
+			Held: on("gpu-a")}, // cancelled without a time
+	}
+	want := []billing.BookedPlacement{
+		{ID: 1, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: h(0), End: h(4)},
+		{ID: 2, Account: "acme", Node: "gpu-b", Type: "1g.10gb", GPUs: 7, Start: h(1), End: h(5)},
+		{ID: 2, Account: "acme", Node: "gpu-b", Type: "3g.40gb", GPUs: 2, Start: h(1), End: h(5)},
+		{ID: 2, Account: "acme", Node: "gpu-c", Type: "1g.10gb", GPUs: 7, Start: h(1), End: h(5)},
+		{ID: 2, Account: "acme", Node: "gpu-c", Type: "3g.40gb", GPUs: 2, Start: h(1), End: h(5)},
+		{ID: 5, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 1, Start: h(0), End: h(2)},
+	}
+	if diff := cmp.Diff(want, BookedPlacementsOf(bs, h(-1), h(8))); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
