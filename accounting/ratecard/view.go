@@ -40,6 +40,9 @@ func DeletePrompt(typ string, tier meter.Tier, from pricing.Date) string {
 	return fmt.Sprintf(" Removing the rate of %s (tier %q) from %s.", typ, string(tier), from)
 }
 
+// Removed is what delete rate says once the rate is removed.
+const Removed = "rate removed\n"
+
 // GPUTypeAdded says how t is priced now.
 func GPUTypeAdded(t pricing.GPUType) string {
 	return fmt.Sprintf("GPU type %s: a MIG profile of %s\n", t.Name, t.Parent)

@@ -24,16 +24,13 @@ on schedules.bookingCharges, and close does it before it checks a period.
 Whole-node bookings are not charged yet: they are listed and the command
 exits 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := kv.Parse(args, kv.Spec{})
-			if err != nil || len(ka.Names) > 0 {
+			if p, err := kv.Parse(args, kv.Spec{}); err != nil || len(p.Names) > 0 {
 				return usagef("charge bookings takes no arguments")
 			}
-			ch, err := a.BookingCharger(cmd.Context())
-			if err != nil {
-				return err
+			res, err := a.ChargeBookings(cmd.Context())
+			if res != nil {
+				fmt.Fprint(a.out, res.Summary())
 			}
-			res, err := ch.Charge(cmd.Context())
-			fmt.Fprint(a.out, res.Summary())
 			return err
 		},
 	})

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/accounting/billing"
-	"github.com/gpubridge/gpubridge/accounting/ingest"
+	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 func closeCmd(a *App) *cobra.Command {
@@ -23,22 +23,9 @@ period was priced with, so its export is the same forever. Use that arrives
 later is booked as an adjustment in the next open period.
 
 Closing cannot be undone; it asks first unless -i is given.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := keyArgs(args, "period", "ingest")
-			if err != nil {
-				return err
-			}
-			if len(ka.Names) > 0 {
-				return usagef("close needs period=YYYY-MM")
-			}
-			p, rec, err := a.ClosePeriod(cmd.Context(), ka.Where, a.Confirm, func(res ingest.Result) {
-				fmt.Fprint(a.out, billing.RereadLine(res))
-			}, a.BookingCharger)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(a.out, billing.ClosedLine(p, rec))
-			return err
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"period", "ingest"}}, names: noName, usage: "close needs period=YYYY-MM"},
+			func(ctx context.Context, p kv.Args) error {
+				return tells(a, app.ClosedPeriod.Text)(a.ClosePeriod(ctx, p.Where, a.Confirm, a.out))
+			}),
 	}
 }

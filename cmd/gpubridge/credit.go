@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/bridge/health/credit"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
@@ -39,20 +38,9 @@ its charged amount, negative, linked to the drain behind it. A credit is
 written once: running it again adds nothing. A run whose end is not
 ingested yet is credited by a later run (run "gpubridge ingest" first).
 It prints the credits it wrote.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"lookback"}})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) > 0 {
-				return usagef("unexpected %q: use lookback=DURATION", p.Names[0])
-			}
-			rep, err := a.RunCredits(cmd.Context(), p.Where)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(a.err, credit.Summary(rep))
-			return a.Print(credit.ReportTable(rep))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"lookback"}}, names: noName, usage: "unexpected %q: use lookback=DURATION"},
+			func(ctx context.Context, p kv.Args) error {
+				return prints(a, app.CreditPrintout)(a.RunCredits(ctx, p.Where))
+			}),
 	}
 }

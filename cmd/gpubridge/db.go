@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/internal/sqldb"
+	"github.com/gpubridge/gpubridge/internal/app"
 )
 
 func migrateCmd(a *App) *cobra.Command {
@@ -18,20 +16,7 @@ database it applies the migrations not applied yet, and a database holding
 tables that are not gpubridge's is refused. It prints what it found and did.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.Migrate(cmd.Context())
-			if err != nil {
-				return err
-			}
-			total := s.Applied + s.Pending
-			switch {
-			case s.Kind == sqldb.Empty:
-				_, err = fmt.Fprintf(a.out, "database %s: was empty; created gpubridge's schema (%d migrations)\n", s.Database, total)
-			case s.Pending > 0:
-				_, err = fmt.Fprintf(a.out, "database %s: applied %d pending migrations (%d in all)\n", s.Database, s.Pending, total)
-			default:
-				_, err = fmt.Fprintf(a.out, "database %s: schema is current (%d migrations)\n", s.Database, total)
-			}
-			return err
+			return tells(a, app.Migrated.Text)(a.Migrate(cmd.Context()))
 		},
 	}
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
+
+	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 func exportChargebackCmd(a *App) *cobra.Command {
@@ -24,20 +28,10 @@ card and tenant labels stored when it was closed: the same bytes every time,
 its metadata included. An open period (month to date) includes the accrued
 use of running jobs. The FOCUS provider and issuer names are the
 configuration's chargeback.* names. --json is format=json.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := keyArgs(args, "period", "format", "tenant", "account", "detail", "file", "metadata")
-			if err != nil {
-				return err
-			}
-			if len(ka.Names) > 0 {
-				return usagef("unexpected %q", ka.Names[0])
-			}
-			path, err := fileArg(file, ka)
-			if err != nil {
-				return err
-			}
-			return a.ExportChargeback(cmd.Context(), ka.Where, a.output.JSON, path, a.out)
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file", "metadata"}}, names: noName, usage: "unexpected %q"},
+			func(ctx context.Context, p kv.Args) error {
+				return a.ExportChargeback(ctx, p.Where, a.output.JSON, file, a.out)
+			}),
 	}
 	fileFlag(cmd, &file, "write the export to this file (atomically) instead of stdout")
 	return cmd

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
-	"github.com/gpubridge/gpubridge/internal/table"
+	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 func ingestCmd(a *App) *cobra.Command {
@@ -47,23 +48,11 @@ look up runs by key or by mod_time, so it relies on the lookback and the
 verification).
 
 A long ingest shows a progress bar on a terminal and plain lines otherwise.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := keyArgs(args, "from", "to", "source", "pass", "accept-missing")
-			if err != nil {
-				return err
-			}
-			if len(ka.Names) > 0 {
-				return usagef("unexpected %q: use from=, to=, source=, pass=, accept-missing=", ka.Names[0])
-			}
-			prog := ingest.NewProgressPrinter(a.err)
-			res, err := a.Ingest(cmd.Context(), ka.Where, prog.Update)
-			prog.Finish()
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(a.out, ingest.Summary(res))
-			return err
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"from", "to", "source", "pass", "accept-missing"}}, names: noName,
+			usage: "unexpected %q: use from=, to=, source=, pass=, accept-missing="},
+			func(ctx context.Context, p kv.Args) error {
+				return tells(a, ingest.Summary)(a.Ingest(ctx, p.Where, a.err))
+			}),
 	}
 }
 
@@ -77,26 +66,8 @@ running jobs were last read (their accruals are as of then), the last changes
 pass (every change slurmdbd made to a job row before it has been re-read)
 and the last verification (the open periods re-read in full and compared),
 the end-time ranges ingested so far and the closed periods.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.noNames(args, ledger.StateTable("", ledger.State{})); err != nil {
-				return err
-			}
-			cluster, s, err := a.IngestState(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.printIngestState(cluster, s)
-		},
+		RunE: a.do(onlyFilters(ledger.StateTable("", ledger.State{})), func(ctx context.Context, _ kv.Args) error {
+			return prints(a, app.IngestStatus.Printout)(a.IngestState(ctx))
+		}),
 	}
-}
-
-// printIngestState prints show ingest: the table, and in text the end
-// times ingested and the closed periods (ledger.StateViews).
-func (a *App) printIngestState(cluster string, s ledger.State) error {
-	t, note, text := ledger.StateViews(cluster, s, a.output)
-	if err := a.printViews([]table.Table{t}, note); err != nil {
-		return err
-	}
-	_, err := fmt.Fprint(a.out, text)
-	return err
 }

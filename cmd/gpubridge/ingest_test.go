@@ -35,7 +35,7 @@ func TestPrintIngestState(t *testing.T) {
 	}
 	var out bytes.Buffer
 	a := &App{Env: &app.Env{}, out: &out}
-	if err := a.printIngestState("testbed", s); err != nil {
+	if err := prints(a, app.IngestStatus.Printout)(app.IngestStatus{Cluster: "testbed", State: s}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{

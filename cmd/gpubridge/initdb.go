@@ -1,9 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
+
+	"github.com/gpubridge/gpubridge/internal/app"
 )
 
 func registerInitDB(a *App, root *cobra.Command) { root.AddCommand(initDBCmd(a)) }
@@ -30,12 +30,7 @@ connects from); by default localhost and 127.0.0.1 when the DSNs name this host,
 is required. contrib/sql/setup.sql is the same SQL with placeholder passwords.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			script, err := a.InitDBScript(hosts)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(a.out, script)
-			return err
+			return tells(a, app.SQLScript.Text)(a.InitDBScript(hosts))
 		},
 	}
 	cmd.Flags().StringSliceVar(&hosts, "client-host", nil, "host part of the MariaDB accounts: where gpubridge connects from (repeatable)")

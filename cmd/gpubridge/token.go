@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -9,7 +9,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/api/token"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerTokens adds the tenant API's token commands: add token, show
@@ -40,25 +39,11 @@ and deleting tokens is in the audit log (show audit).
 Example:
   gpubridge add token tenant=acme scope=read name=grafana-acme expires=90d`,
 		ValidArgsFunction: completeTenants(a, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: token.AddKeys})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) > 0 {
-				return usagef("add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci", p.Names)
-			}
-			t, err := a.AddToken(cmd.Context(), app.Actor(), p.Where)
-			if err != nil {
-				return err
-			}
-			if a.output.JSON {
-				return a.Print(table.Table{Raw: t})
-			}
-			fmt.Fprintln(a.out, t.Secret)
-			fmt.Fprint(a.err, token.Added(t.Token))
-			return nil
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: token.AddKeys}, names: noName,
+			usage: "add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci"},
+			func(ctx context.Context, p kv.Args) error {
+				return prints(a, app.IssuedPrintout)(a.AddToken(ctx, app.Actor(), p.Where))
+			}),
 	}
 }
 
@@ -67,20 +52,11 @@ func showTokensCmd(a *App) *cobra.Command {
 		Use:               "tokens [tenant=NAME]",
 		Short:             "List the tenant API's tokens (never the tokens themselves)",
 		ValidArgsFunction: completeTenants(a, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant"}}, token.Table(nil, time.Time{}))
-			if err != nil {
-				return err
-			}
-			if len(p.Names) > 0 {
-				return usagef("show tokens takes tenant=NAME only (got %q)", p.Names)
-			}
-			ts, err := a.ListTokens(cmd.Context(), p.Where["tenant"])
-			if err != nil {
-				return err
-			}
-			return a.Print(token.Table(ts, time.Now()))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant"}}, views: views(token.Table(nil, time.Time{})),
+			names: noName, usage: "show tokens takes tenant=NAME only (got %q)"},
+			func(ctx context.Context, p kv.Args) error {
+				return shows(a, app.TokenList.Table)(a.ListTokens(ctx, p.Where["tenant"]))
+			}),
 	}
 }
 
@@ -89,20 +65,9 @@ func deleteTokenCmd(a *App) *cobra.Command {
 		Use:               "token [tenant=NAME] name=NAME",
 		Short:             "Revoke a tenant API token at once (an admin token: name= without tenant=)",
 		ValidArgsFunction: completeTenants(a, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{"tenant", "name"}})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) > 0 || p.Where["name"] == "" {
-				return usagef("usage: gpubridge delete token [tenant=NAME] name=NAME (see `gpubridge show tokens`)")
-			}
-			t, err := a.DeleteToken(cmd.Context(), app.Actor(), p.Where["tenant"], p.Where["name"], a.confirmer())
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(a.out, token.Deleted(t))
-			return nil
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "name"}}, names: noName, usage: token.DeleteUsage},
+			func(ctx context.Context, p kv.Args) error {
+				return tells(a, token.Deleted)(a.DeleteToken(ctx, app.Actor(), p.Where, a.confirmer()))
+			}),
 	}
 }

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -32,27 +33,10 @@ idle GPU-hours.
 start= and end= (months, or the first day of one: 2026-09, 2026-09-01) show
 the periods from start up to, not including, end (default: through this
 month), each with its totals, like sreport's start= and end=.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ka, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "account", "period", "start", "end"}}, export.UsageTable(nil, false))
-			if err != nil {
-				return err
-			}
-			if len(ka.Names) > 0 {
-				return usagef("unexpected %q: use tenant=NAME", ka.Names[0])
-			}
-			sums, err := a.Usage(cmd.Context(), ka.Where)
-			if err != nil {
-				return err
-			}
-			notes, usage, heading, util := export.UsageViews(sums, a.output)
-			for _, n := range notes {
-				fmt.Fprintln(a.err, n)
-			}
-			if err := a.Print(usage); err != nil || heading == "" {
-				return err
-			}
-			fmt.Fprint(a.out, heading)
-			return a.Print(util)
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "account", "period", "start", "end"}}, views: views(export.UsageTable(nil, false)),
+			names: noName, usage: "unexpected %q: use tenant=NAME"},
+			func(ctx context.Context, p kv.Args) error {
+				return prints(a, app.UsagePrintout)(a.Usage(ctx, p.Where))
+			}),
 	}
 }

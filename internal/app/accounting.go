@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // The accounting's wiring: stores and use cases on the Env's connections.
@@ -135,10 +137,28 @@ func (e *Env) Usage(ctx context.Context, where map[string]string) ([]export.Summ
 	return sums, nil
 }
 
+// UsagePrintout is what show usage prints of sums for the output options
+// o (export.UsageViews): a note per period without use, the usage table
+// and, when there is one to show, the booking utilization table after its
+// heading.
+func UsagePrintout(sums []export.Summary, o table.Options) Printout {
+	notes, usage, heading, util := export.UsageViews(sums, o)
+	p := Printout{}.Notes(notes...).Table(usage)
+	if heading == "" {
+		return p
+	}
+	return p.Text(heading).Table(util)
+}
+
 // ExportChargeback writes the chargeback export that export chargeback's
-// keys ask for (ParseExport) to w (or the file), naming the
-// configuration's chargeback parties in a FOCUS export.
-func (e *Env) ExportChargeback(ctx context.Context, where map[string]string, asJSON bool, path string, w io.Writer) error {
+// keys ask for (ParseExport) to w, or to the file of file= or the -f flag
+// (FileArg), naming the configuration's chargeback parties in a FOCUS
+// export.
+func (e *Env) ExportChargeback(ctx context.Context, where map[string]string, asJSON bool, flag string, w io.Writer) error {
+	path, err := FileArg(flag, where)
+	if err != nil {
+		return err
+	}
 	r, err := ParseExport(where, asJSON, path)
 	if err != nil {
 		return err
@@ -154,6 +174,19 @@ func (e *Env) ExportChargeback(ctx context.Context, where map[string]string, asJ
 	cb := c.Chargeback
 	books.Parties = export.Parties{Provider: cb.ProviderName, Publisher: cb.PublisherName, InvoiceIssuer: cb.InvoiceIssuerName}
 	return books.Export(ctx, r, w)
+}
+
+// FileArg is a command's -f FILE (flag) or its alias file=PATH; both,
+// naming different files, are refused.
+func FileArg(flag string, where map[string]string) (string, error) {
+	v, ok := where["file"]
+	switch {
+	case !ok:
+		return flag, nil
+	case flag != "" && flag != v:
+		return "", Inputf("-f %s and file=%s name two files; give one", flag, v)
+	}
+	return v, nil
 }
 
 // ParsePeriod reads period=YYYY-MM; empty means the current month (UTC).
@@ -303,28 +336,40 @@ func ParseClose(where map[string]string) (billing.CloseOptions, error) {
 	return o, nil
 }
 
-// ClosePeriod closes the period that close's keys name (ParseClose;
-// gpubridge close), asking confirm and telling onReread what the re-read
-// wrote: the booking charges are brought up to date with charger's, and
-// unless ingest=no the period and everything since are re-read from the
-// default source first. A period that has not ended is an input error.
-func (e *Env) ClosePeriod(ctx context.Context, where map[string]string, confirm func(string) error, onReread func(ingest.Result),
-	charger func(context.Context) (*billing.BookingCharger, error)) (meter.Period, ledger.PeriodRecord, error) {
-	o, err := ParseClose(where)
-	if err != nil {
-		return 0, ledger.PeriodRecord{}, err
-	}
-	o.Confirm, o.OnReread = confirm, onReread
-	rec, err := e.closePeriod(ctx, o, charger)
-	return o.Period, rec, err
+// ClosedPeriod is what close recorded of its period.
+type ClosedPeriod struct {
+	Period meter.Period
+	Record ledger.PeriodRecord
 }
 
-func (e *Env) closePeriod(ctx context.Context, o billing.CloseOptions, charger func(context.Context) (*billing.BookingCharger, error)) (ledger.PeriodRecord, error) {
+// Text is what close says once the period is closed.
+func (c ClosedPeriod) Text() string { return billing.ClosedLine(c.Period, c.Record) }
+
+// ClosePeriod closes the period that close's keys name (ParseClose;
+// gpubridge close), asking confirm and saying on reread (when given) what
+// the re-read wrote (billing.RereadLine): the booking charges are brought up to date
+// first (BookingCharger), and unless ingest=no the period and everything
+// since are re-read from the default source. A period that has not ended
+// is an input error.
+func (e *Env) ClosePeriod(ctx context.Context, where map[string]string, confirm func(string) error, reread io.Writer) (ClosedPeriod, error) {
+	o, err := ParseClose(where)
+	if err != nil {
+		return ClosedPeriod{}, err
+	}
+	o.Confirm = confirm
+	if reread != nil {
+		o.OnReread = func(res ingest.Result) { fmt.Fprint(reread, billing.RereadLine(res)) }
+	}
+	rec, err := e.closePeriod(ctx, o)
+	return ClosedPeriod{Period: o.Period, Record: rec}, err
+}
+
+func (e *Env) closePeriod(ctx context.Context, o billing.CloseOptions) (ledger.PeriodRecord, error) {
 	cl, err := e.Closer(ctx)
 	if err != nil {
 		return ledger.PeriodRecord{}, err
 	}
-	if cl.Charger, err = charger(ctx); err != nil {
+	if cl.Charger, err = e.BookingCharger(ctx); err != nil {
 		return ledger.PeriodRecord{}, err
 	}
 	if o.Reread {

@@ -50,6 +50,19 @@ func (e *Env) BookingCharger(ctx context.Context) (*billing.BookingCharger, erro
 	}, nil
 }
 
+// ChargeBookings charges every booking once (gpubridge charge bookings,
+// as the daemon's booking-charges job does). Its result, nil when no run
+// started, says what the run wrote, also when it stopped with an error
+// (bookings it could not charge: billing.ErrUncharged).
+func (e *Env) ChargeBookings(ctx context.Context) (*billing.ChargeResult, error) {
+	ch, err := e.BookingCharger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ch.Charge(ctx)
+	return &res, err
+}
+
 // BookedWindows reduces bookings to what their charge needs; the ones it
 // cannot charge are named with the reason.
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
 	hstore "github.com/gpubridge/gpubridge/bridge/health/store"
 	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // The node health credits (bridge/health/credit) over the ledger
@@ -57,4 +58,10 @@ func (e *Env) RunCredits(ctx context.Context, where map[string]string) (credit.R
 		return credit.Report{}, err
 	}
 	return job.RunOnce(ctx)
+}
+
+// CreditPrintout is what credit run-once prints of rep: its summary on
+// stderr, then the credits it wrote.
+func CreditPrintout(rep credit.Report, _ table.Options) Printout {
+	return Printout{}.Note(credit.Summary(rep)).Table(credit.ReportTable(rep))
 }

@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // IngestRequest is one `gpubridge ingest`: the window, the source, the
@@ -79,9 +81,10 @@ func ParseAccept(v string) (*ingest.Accept, error) {
 }
 
 // Ingest runs the ingest that ingest's keys ask for (ParseIngest),
-// telling progress how far it got. It logs only when Verbose (the command
-// prints the summary line).
-func (e *Env) Ingest(ctx context.Context, where map[string]string, progress func(ingest.Progress)) (ingest.Result, error) {
+// showing its progress on progress when given (a bar on a terminal, a line
+// every few seconds otherwise; cleared before it returns). It logs only
+// when Verbose (the command prints the summary line).
+func (e *Env) Ingest(ctx context.Context, where map[string]string, progress io.Writer) (ingest.Result, error) {
 	r, err := ParseIngest(where)
 	if err != nil {
 		return ingest.Result{}, err
@@ -94,7 +97,11 @@ func (e *Env) Ingest(ctx context.Context, where map[string]string, progress func
 		in.Log = nil // the summary line says it; -v shows the ingest's log
 	}
 	in.AcceptMissing = r.AcceptMissing
-	in.Progress = progress
+	if progress != nil {
+		prog := ingest.NewProgressPrinter(progress)
+		defer prog.Finish()
+		in.Progress = prog.Update
+	}
 	switch r.Pass {
 	case "verify":
 		in.VerifyEvery, in.ChangesEvery = time.Nanosecond, time.Nanosecond
@@ -105,17 +112,32 @@ func (e *Env) Ingest(ctx context.Context, where map[string]string, progress func
 	return in.Ingest(ctx, r.Window)
 }
 
+// IngestStatus is what the ledger holds of the configured cluster (show
+// ingest).
+type IngestStatus struct {
+	Cluster string
+	ledger.State
+}
+
+// Printout is what show ingest prints for the output options o: the
+// table, and in text the end times ingested and the closed periods
+// (ledger.StateViews).
+func (s IngestStatus) Printout(o table.Options) Printout {
+	t, note, text := ledger.StateViews(s.Cluster, s.State, o)
+	return Printout{}.Notes(note).Table(t).Text(text)
+}
+
 // IngestState is the ledger's state for the configured cluster (show
-// ingest): the cluster's name and what the ledger holds of it.
-func (e *Env) IngestState(ctx context.Context) (string, ledger.State, error) {
+// ingest).
+func (e *Env) IngestState(ctx context.Context) (IngestStatus, error) {
 	c, err := e.Config()
 	if err != nil {
-		return "", ledger.State{}, err
+		return IngestStatus{}, err
 	}
 	st, err := e.Ledger(ctx)
 	if err != nil {
-		return c.Cluster, ledger.State{}, err
+		return IngestStatus{}, err
 	}
 	s, err := st.State(ctx, c.Cluster)
-	return c.Cluster, s, err
+	return IngestStatus{Cluster: c.Cluster, State: s}, err
 }

@@ -16,7 +16,7 @@ import (
 // database. The accounts are 'USER'@'HOST' for each of hosts; none means
 // localhost and 127.0.0.1 when both DSNs name this host, and is refused
 // otherwise.
-func (e *Env) InitDBScript(hosts []string) (string, error) {
+func (e *Env) InitDBScript(hosts []string) (SQLScript, error) {
 	c, err := e.Config()
 	if err != nil {
 		return "", err
@@ -51,8 +51,14 @@ func (e *Env) InitDBScript(hosts []string) (string, error) {
 	}
 	header := fmt.Sprintf("gpubridge init-db: MariaDB setup for user %s, database %s (database.dsn)\nand user %s, database %s (slurmdb.dsn), accounts at %s.\nRun as MariaDB's root: gpubridge init-db | sudo mariadb\nThen create gpubridge's schema: gpubridge migrate",
 		store.User, store.DBName, ro.User, ro.DBName, strings.Join(hosts, ", "))
-	return dbsetup.Script(header, p.Statements()), nil
+	return SQLScript(dbsetup.Script(header, p.Statements())), nil
 }
+
+// SQLScript is SQL for MariaDB's root to run (init-db).
+type SQLScript string
+
+// Text is the script as init-db prints it.
+func (s SQLScript) Text() string { return string(s) }
 
 // localDSN reports whether a DSN reaches MariaDB on this host (a unix
 // socket or a loopback address).

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // The rate card's use cases on gpubridge's database. The admin's mistakes
@@ -22,30 +24,72 @@ func cardInput(err error) error {
 	return err
 }
 
-// RateCard is the current rate card (ratecard.ErrNoCard when there is
-// none).
-func (e *Env) RateCard(ctx context.Context) (pricing.Card, error) {
-	st, err := e.RateCards(ctx)
-	if err != nil {
-		return pricing.Card{}, err
-	}
-	return ratecard.Get(ctx, st)
+// RateCardAt is the rate card as of a time: what show rates and show
+// ratecard print.
+type RateCardAt struct {
+	Card pricing.Card
+	At   time.Time
 }
 
-// LoadRateCard replaces the rate card with the file at path (YAML or
-// JSON), after confirm; changed is false when the file holds the current
-// card.
-func (e *Env) LoadRateCard(ctx context.Context, path string, confirm func(pricing.Card) error) (card pricing.Card, changed bool, err error) {
+// Table is show rates: the card's rates, and the MIG profiles priced from
+// their parent, as of At.
+func (c RateCardAt) Table() table.Table { return ratecard.Table(c.Card, c.At) }
+
+// Printout is show ratecard for the output options o: the card (--json)
+// or its rates table (ratecard.Views), else the card as YAML with its
+// FOCUS price list (ratecard.Document).
+func (c RateCardAt) Printout(o table.Options) Printout {
+	if ts, note := ratecard.Views(c.Card, c.At, o); ts != nil {
+		return Tables(ts, note)
+	}
+	doc, err := ratecard.Document(c.Card)
+	return Printout{Err: err}.Text(doc)
+}
+
+// RateCard is the current rate card as of now (ratecard.ErrNoCard when
+// there is none).
+func (e *Env) RateCard(ctx context.Context) (RateCardAt, error) {
+	st, err := e.RateCards(ctx)
+	if err != nil {
+		return RateCardAt{}, err
+	}
+	card, err := ratecard.Get(ctx, st)
+	return RateCardAt{Card: card, At: time.Now()}, err
+}
+
+// LoadedCard is what load ratecard did: the card, and whether it differs
+// from the one it replaced.
+type LoadedCard struct {
+	Card    pricing.Card
+	Changed bool
+}
+
+// Text is what load ratecard says (ratecard.Loaded).
+func (l LoadedCard) Text() string { return ratecard.Loaded(l.Card, l.Changed) }
+
+// LoadRateCard replaces the rate card with the file (YAML or JSON) of
+// load ratecard's -f (flag) or file= (FileArg), after confirm (nil: no
+// question) of ratecard.LoadPrompt; Changed is false when the file holds
+// the current card.
+func (e *Env) LoadRateCard(ctx context.Context, flag string, where map[string]string, confirm func(string) error) (LoadedCard, error) {
+	path, err := FileArg(flag, where)
+	if err != nil || path == "" {
+		return LoadedCard{}, cmp.Or(err, Inputf("load ratecard needs -f FILE"))
+	}
 	b, err := ratecard.ReadFile(path)
 	if err != nil {
-		return card, false, cardInput(err)
+		return LoadedCard{}, cardInput(err)
 	}
 	st, err := e.RateCards(ctx)
 	if err != nil {
-		return card, false, err
+		return LoadedCard{}, err
 	}
-	card, changed, err = ratecard.Load(ctx, st, b, Actor(), time.Now(), confirm)
-	return card, changed, cardInput(err)
+	var ask func(pricing.Card) error
+	if confirm != nil {
+		ask = func(c pricing.Card) error { return confirm(ratecard.LoadPrompt(c)) }
+	}
+	card, changed, err := ratecard.Load(ctx, st, b, Actor(), time.Now(), ask)
+	return LoadedCard{Card: card, Changed: changed}, cardInput(err)
 }
 
 // ParseRate reads add rate's keys: type=, price=, from= (required) and
@@ -65,20 +109,29 @@ func ParseRate(w map[string]string) (pricing.Rate, error) {
 	return r, nil
 }
 
+// AddedRate is what add rate saved: the rate, and the card it is on.
+type AddedRate struct {
+	Rate pricing.Rate
+	Card pricing.Card
+}
+
+// Text is what add rate says (ratecard.RateAdded).
+func (r AddedRate) Text() string { return ratecard.RateAdded(r.Rate, r.Card.Currency) }
+
 // AddRate adds (or replaces) the rate that add rate's keys describe
 // (ParseRate); the first rate creates the card in currency=. It returns
 // the rate and the card as saved.
-func (e *Env) AddRate(ctx context.Context, where map[string]string) (pricing.Rate, pricing.Card, error) {
+func (e *Env) AddRate(ctx context.Context, where map[string]string) (AddedRate, error) {
 	r, err := ParseRate(where)
 	if err != nil {
-		return r, pricing.Card{}, err
+		return AddedRate{Rate: r}, err
 	}
 	st, err := e.RateCards(ctx)
 	if err != nil {
-		return r, pricing.Card{}, err
+		return AddedRate{Rate: r}, err
 	}
 	next, err := ratecard.AddRate(ctx, st, r, where["currency"], Actor(), time.Now())
-	return r, next, cardInput(err)
+	return AddedRate{Rate: r, Card: next}, cardInput(err)
 }
 
 // RateKey names one rate of the card: its type, tier and first day.
@@ -97,22 +150,26 @@ func ParseRateKey(w map[string]string) (RateKey, error) {
 	return RateKey{Type: w["type"], Tier: meter.Tier(w["tier"]), From: from}, nil
 }
 
+// Removed is what delete rate says once k is removed.
+func (k RateKey) Removed() string { return ratecard.Removed }
+
 // DeleteRate removes the rate that delete rate's keys name
-// (ParseRateKey), after confirm (nil: no question).
-func (e *Env) DeleteRate(ctx context.Context, where map[string]string, confirm func(RateKey) error) error {
+// (ParseRateKey), after confirm (nil: no question) of
+// ratecard.DeletePrompt, and returns its key.
+func (e *Env) DeleteRate(ctx context.Context, where map[string]string, confirm func(string) error) (RateKey, error) {
 	k, err := ParseRateKey(where)
 	if err != nil {
-		return err
+		return k, err
 	}
 	st, err := e.RateCards(ctx)
 	if err != nil {
-		return err
+		return k, err
 	}
 	var ask func() error
 	if confirm != nil {
-		ask = func() error { return confirm(k) }
+		ask = func() error { return confirm(ratecard.DeletePrompt(k.Type, k.Tier, k.From)) }
 	}
-	return cardInput(ratecard.DeleteRate(ctx, st, k.Type, k.Tier, k.From, Actor(), time.Now(), ask))
+	return k, cardInput(ratecard.DeleteRate(ctx, st, k.Type, k.Tier, k.From, Actor(), time.Now(), ask))
 }
 
 // ParseGPUType reads add gputype's keys: name=, parent= (required),

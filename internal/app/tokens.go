@@ -8,6 +8,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/api/token"
 	"github.com/gpubridge/gpubridge/bridge/api/tokenstore"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // The tenant API's tokens (bridge/api/token) in gpubridge's database
@@ -65,24 +66,49 @@ func (e *Env) tenantExists(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
-// ListTokens lists the tokens of a tenant, or every token when tenantName
-// is empty (never the secrets: only their hashes are kept).
-func (e *Env) ListTokens(ctx context.Context, tenantName string) ([]token.Token, error) {
-	st, err := e.Tokens(ctx)
-	if err != nil {
-		return nil, err
+// IssuedPrintout is what add token prints of t: with --json the token
+// with its secret; else the secret alone on stdout (for a script to
+// capture), then on stderr what was added (token.Added).
+func IssuedPrintout(t token.Issued, o table.Options) Printout {
+	if o.JSON {
+		return Printout{}.Table(table.Table{Raw: t})
 	}
-	return st.List(ctx, tenantName, tenantName == "")
+	return Printout{}.Text(t.Secret + "\n").Note(token.Added(t.Token))
 }
 
-// DeleteToken revokes the token name of a tenant (an admin token: no
-// tenant) for actor, after confirm (when given).
-func (e *Env) DeleteToken(ctx context.Context, actor, tenantName, name string, confirm func(string) error) (token.Token, error) {
+// TokenList is what show tokens lists, as of a time (a token that has
+// expired says so).
+type TokenList struct {
+	Tokens []token.Token
+	At     time.Time
+}
+
+// Table is show tokens' table (token.Table).
+func (l TokenList) Table() table.Table { return token.Table(l.Tokens, l.At) }
+
+// ListTokens lists the tokens of a tenant, or every token when tenantName
+// is empty (never the secrets: only their hashes are kept), as of now.
+func (e *Env) ListTokens(ctx context.Context, tenantName string) (TokenList, error) {
+	st, err := e.Tokens(ctx)
+	if err != nil {
+		return TokenList{}, err
+	}
+	ts, err := st.List(ctx, tenantName, tenantName == "")
+	return TokenList{Tokens: ts, At: time.Now()}, err
+}
+
+// DeleteToken revokes the token that delete token's keys name (name=, and
+// tenant= for a tenant's token; none: an admin token) for actor, after
+// confirm (when given). Without name= it refuses with token.DeleteUsage.
+func (e *Env) DeleteToken(ctx context.Context, actor string, where map[string]string, confirm func(string) error) (token.Token, error) {
+	k := token.Token{Tenant: where["tenant"], Name: where["name"]}
+	if k.Name == "" {
+		return token.Token{}, Inputf("%s", token.DeleteUsage)
+	}
 	st, err := e.Tokens(ctx)
 	if err != nil {
 		return token.Token{}, err
 	}
-	k := token.Token{Tenant: tenantName, Name: name}
 	if confirm != nil {
 		if err := confirm(token.DeletePrompt(k)); err != nil {
 			return token.Token{}, err

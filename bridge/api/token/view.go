@@ -89,6 +89,10 @@ func Added(t Token) string {
 		t.Key(), t.Scope, t.Expiry())
 }
 
+// DeleteUsage is delete token's refusal of what it cannot take (a word
+// that is no key=value, no name=).
+const DeleteUsage = "usage: gpubridge delete token [tenant=NAME] name=NAME (see `gpubridge show tokens`)"
+
 // DeletePrompt is the confirmation of deleting token k.
 func DeletePrompt(k Token) string {
 	return " Deleting token " + k.Key() + " (requests with it are refused from now on)"
