@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gpubridge/gpubridge/bridge/api/token"
+	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/internal/table"
+)
+
+// TestPrintOut: a printout's parts go in order, tables through Print,
+// notes to stderr; its Err is returned with nothing printed; tells prints
+// its text with --json too.
+func TestPrintOut(t *testing.T) {
+	var out, errw bytes.Buffer
+	a := &App{Env: &app.Env{}, out: &out, err: &errw}
+	tb := table.Table{Header: []string{"Name"}, Rows: [][]string{{"x"}}}
+	if err := a.printOut(app.Printout{}.Notes("note").Table(tb).Text("after\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(out.String()); strings.Join(got, " ") != "Name ---- x after" || errw.String() != "note\n" {
+		t.Errorf("stdout %q, stderr %q", out.String(), errw.String())
+	}
+	out.Reset()
+	boom := errors.New("boom")
+	if err := a.printOut(app.Printout{Err: boom}.Text("never")); !errors.Is(err, boom) || out.Len() != 0 {
+		t.Errorf("Err: %v, stdout %q", err, out.String())
+	}
+	a.output.JSON = true
+	if err := tells(a, func(s string) string { return s + "\n" })("text", nil); err != nil || out.String() != "text\n" {
+		t.Errorf("tells --json: %v, stdout %q", err, out.String())
+	}
+}
+
+// TestAccountingRefusals: what these commands refuse of what was typed
+// exits 2 before anything connects.
+func TestAccountingRefusals(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		err  string
+	}{
+		"show ingest name":   {[]string{"show", "ingest", "tb"}, `unexpected "tb": filter with where COLUMN=tb`},
+		"show rates name":    {[]string{"show", "rates", "h100"}, `unexpected "h100": filter with where COLUMN=h100`},
+		"show ratecard name": {[]string{"show", "ratecard", "h100"}, `unexpected "h100": filter with where COLUMN=h100`},
+		"delete token":       {[]string{"delete", "token", "tenant=acme"}, token.DeleteUsage},
+		"delete token name":  {[]string{"delete", "token", "ci"}, token.DeleteUsage},
+		"add token name":     {[]string{"add", "token", "ci"}, `add token takes key=value options only (got "ci")`},
+		"show tokens name":   {[]string{"show", "tokens", "acme"}, `show tokens takes tenant=NAME only (got "acme")`},
+		"ingest name":        {[]string{"ingest", "now"}, `unexpected "now": use from=, to=, source=, pass=, accept-missing=`},
+		"close name":         {[]string{"close", "2026-11"}, "close needs period=YYYY-MM"},
+		"export name":        {[]string{"export", "chargeback", "2026-11"}, `unexpected "2026-11"`},
+		"charge bookings":    {[]string{"charge", "bookings", "now"}, "charge bookings takes no arguments"},
+		"charge bookings kv": {[]string{"charge", "bookings", "x=1"}, "charge bookings takes no arguments"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, _, errw := cli(t, tc.args...)
+			if code != 2 || !strings.Contains(errw, tc.err) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errw, tc.err)
+			}
+		})
+	}
+}
