@@ -23,43 +23,20 @@ func tells[T any](a *App, text func(T) string) func(T, error) error {
 }
 
 // prints prints what a use case returned as the printout view makes of it
-// for the output options, or returns its error.
+// for the output options (app.Printout), or returns its error.
 func prints[T any](a *App, view func(T, table.Options) app.Printout) func(T, error) error {
 	return func(v T, err error) error {
 		if err != nil {
 			return err
 		}
-		return a.printOut(view(v, a.output))
+		return view(v, a.output).Write(a.out, a.err, a.Print)
 	}
-}
-
-// printOut prints p's parts in order: tables as Print does, text on
-// stdout or stderr.
-func (a *App) printOut(p app.Printout) error {
-	if p.Err != nil {
-		return p.Err
-	}
-	for _, part := range p.Parts {
-		var err error
-		switch {
-		case part.Table != nil:
-			err = a.Print(*part.Table)
-		case part.Stderr:
-			fmt.Fprint(a.err, part.Text)
-		default:
-			_, err = fmt.Fprint(a.out, part.Text)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // printViews prints a view's tables, a blank line between two, and its
 // note about the choice of tables on stderr.
 func (a *App) printViews(ts []table.Table, note string) error {
-	return a.printOut(app.Tables(ts, note))
+	return app.Tables(ts, note).Write(a.out, a.err, a.Print)
 }
 
 // onlyFilters is what a show command without options of its own takes:

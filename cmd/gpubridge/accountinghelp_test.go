@@ -11,14 +11,16 @@ import (
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// TestPrintOut: a printout's parts go in order, tables through Print,
-// notes to stderr; its Err is returned with nothing printed; tells prints
-// its text with --json too.
-func TestPrintOut(t *testing.T) {
+// TestPrintsAndTells: prints writes a printout's parts in order, tables
+// through Print (format= applies), notes to stderr; tells prints its text
+// with --json too.
+func TestPrintsAndTells(t *testing.T) {
 	var out, errw bytes.Buffer
 	a := &App{Env: &app.Env{}, out: &out, err: &errw}
-	tb := table.Table{Header: []string{"Name"}, Rows: [][]string{{"x"}}}
-	if err := a.printOut(app.Printout{}.Notes("note").Table(tb).Text("after\n")); err != nil {
+	a.output.Format = []string{"name"}
+	tb := table.Table{Header: []string{"Name", "Other"}, Keys: []string{"name", "other"}, Rows: [][]string{{"x", "y"}}}
+	view := func(s string, _ table.Options) app.Printout { return app.Printout{}.Notes("note").Table(tb).Text(s) }
+	if err := prints(a, view)("after\n", nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Fields(out.String()); strings.Join(got, " ") != "Name ---- x after" || errw.String() != "note\n" {
@@ -26,8 +28,8 @@ func TestPrintOut(t *testing.T) {
 	}
 	out.Reset()
 	boom := errors.New("boom")
-	if err := a.printOut(app.Printout{Err: boom}.Text("never")); !errors.Is(err, boom) || out.Len() != 0 {
-		t.Errorf("Err: %v, stdout %q", err, out.String())
+	if err := prints(a, view)("never", boom); !errors.Is(err, boom) || out.Len() != 0 {
+		t.Errorf("error: %v, stdout %q", err, out.String())
 	}
 	a.output.JSON = true
 	if err := tells(a, func(s string) string { return s + "\n" })("text", nil); err != nil || out.String() != "text\n" {

@@ -1,6 +1,11 @@
 package app
 
-import "github.com/gpubridge/gpubridge/internal/table"
+import (
+	"fmt"
+	"io"
+
+	"github.com/gpubridge/gpubridge/internal/table"
+)
 
 // Printout is what a command prints of a result where the output options
 // (--json, -P, format=, where) decide what: its parts, in order. The
@@ -63,4 +68,28 @@ func Tables(ts []table.Table, note string) Printout {
 		p = p.Table(t)
 	}
 	return p
+}
+
+// Write writes p's parts in order: tables with print (the command's, in
+// the form its output options ask for), text to out or to errw. It writes
+// nothing of a printout with Err and returns Err.
+func (p Printout) Write(out, errw io.Writer, print func(table.Table) error) error {
+	if p.Err != nil {
+		return p.Err
+	}
+	for _, part := range p.Parts {
+		var err error
+		switch {
+		case part.Table != nil:
+			err = print(*part.Table)
+		case part.Stderr:
+			fmt.Fprint(errw, part.Text)
+		default:
+			_, err = fmt.Fprint(out, part.Text)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -64,6 +66,33 @@ func TestPrintoutBuilders(t *testing.T) {
 	_ = base.Text("y")
 	if len(base.Parts) != 1 {
 		t.Errorf("base changed: %v", shape(base))
+	}
+}
+
+// TestPrintoutWrite: the parts go in order, tables through print, text to
+// stdout or stderr; a printout with Err writes nothing and returns it, and
+// print's error stops the rest.
+func TestPrintoutWrite(t *testing.T) {
+	var out, errw bytes.Buffer
+	print := func(t table.Table) error {
+		fmt.Fprintf(&out, "[%s]", t.Header[0])
+		if t.Header[0] == "bad" {
+			return errors.New("bad column")
+		}
+		return nil
+	}
+	p := Printout{}.Notes("why").Table(table.Table{Header: []string{"A"}}).Text("mid").Note("raw").Table(table.Table{Header: []string{"B"}})
+	if err := p.Write(&out, &errw, print); err != nil || out.String() != "[A]mid[B]" || errw.String() != "why\nraw" {
+		t.Errorf("Write: %v, stdout %q, stderr %q", err, out.String(), errw.String())
+	}
+	out.Reset()
+	boom := errors.New("boom")
+	if err := (Printout{Err: boom}).Text("never").Write(&out, &errw, print); !errors.Is(err, boom) || out.Len() != 0 {
+		t.Errorf("Err: %v, stdout %q", err, out.String())
+	}
+	stop := Printout{}.Table(table.Table{Header: []string{"bad"}}).Text("after")
+	if err := stop.Write(&out, &errw, print); err == nil || out.String() != "[bad]" {
+		t.Errorf("print error: %v, stdout %q", err, out.String())
 	}
 }
 
