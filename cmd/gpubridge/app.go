@@ -66,19 +66,6 @@ func fileFlag(cmd *cobra.Command, p *string, usage string) {
 	cmd.Flags().StringVarP(p, "file", "f", "", usage+" (file=PATH works too)")
 }
 
-// fileArg is -f FILE or its alias file=PATH; both, naming different
-// files, are refused.
-func fileArg(flag string, ka kv.Args) (string, error) {
-	v, ok := ka.Where["file"]
-	switch {
-	case !ok:
-		return flag, nil
-	case flag != "" && flag != v:
-		return "", usagef("-f %s and file=%s name two files; give one", flag, v)
-	}
-	return v, nil
-}
-
 // errAborted is returned when the admin answers no to a confirmation.
 var errAborted = errors.New("aborted: nothing was changed")
 
