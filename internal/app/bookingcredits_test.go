@@ -30,7 +30,7 @@ func TestBookedPlacementsOf(t *testing.T) {
 			CancelledAt: h(2), Held: reserve.Held{Nodes: []string{"gpu-a"}}}, // gone from Slurm: where it was
 		{ID: 6, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(3), End: h(4), State: reserve.StateCancelled,
 			CancelledAt: h(2), Held: on("gpu-a")}, // cancelled before it started
-		{ID: 7, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 1, Start: h(0), End: h(4), Held: on("gpu-a")},   // no PerNode
+		{ID: 7, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 1, Start: h(0), End: h(4), Held: on("gpu-a")}, // no PerNode
 		{ID: 8, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(10), End: h(12), Held: on("gpu-a")}, // after the window
 		{ID: 9, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(0), End: h(4), State: reserve.StateCancelled,
 			Held: on("gpu-a")}, // cancelled without a time
