@@ -27,7 +27,7 @@ func registerCredits(a *App, root *cobra.Command) {
 func creditRunOnceCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "run-once [lookback=7d]",
-		Short: "Write the node health credits owed (NODE_FAIL runs, runs killed by a gpubridge drain), as the daemon's credit job does",
+		Short: "Write the node health credits owed (NODE_FAIL runs, runs killed by a gpubridge drain, booked GPU-hours lost on a held node), as the daemon's credit job does",
 		Long: `run-once reads the tenants' job runs that ended other than COMPLETED in the
 lookback (default health.credits.lookback) from slurm_acct_db (slurmrestd
 when no slurmdb.dsn is set, as the ingest), each with
@@ -37,7 +37,10 @@ stopped its node (health.credits: enabled, minLoss, killWindow), equal to
 its charged amount, negative, linked to the drain behind it. A credit is
 written once: running it again adds nothing. A run whose end is not
 ingested yet is credited by a later run (run "gpubridge ingest" first).
-It prints the credits it wrote.`,
+The booked GPU-hours lost while gpubridge held a booked node get one
+credit line per booking, drain and GPU type, at the booked rate the
+booking was charged (docs/health.md#credits). It prints the credits it
+wrote.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"lookback"}}, names: noName, usage: "unexpected %q: use lookback=DURATION"},
 			func(ctx context.Context, p kv.Args) error {
 				return prints(a, app.CreditPrintout)(a.RunCredits(ctx, p.Where))
