@@ -5,10 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
-	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
 	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 func planCmd(a *App) *cobra.Command {
@@ -27,24 +24,13 @@ changes (like terraform plan).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out, err := a.Plan(cmd.Context(), cmd.CommandPath())
-			if err != nil {
+			if err := says(a, app.PlanReport.Text)(out, err); err != nil {
 				return err
 			}
-			if a.output.JSON {
-				if err := a.printTenantJSON(out); err != nil {
-					return err
-				}
-			} else {
-				tenantview.Plan(a.out, out.Plan, nil)
-			}
-			p := out.Plan
-			if err := p.Err(); err != nil {
+			if err := out.Err(); err != nil || !detailed || out.Pending() == 0 {
 				return err
 			}
-			if detailed && (!p.Empty() || len(p.Removed) > 0) {
-				return exitStatus{code: exitUsage, msg: fmt.Sprintf("%d change(s) to apply (--detailed-exitcode)", len(p.Changes)+len(p.Removed))}
-			}
-			return nil
+			return exitStatus{code: exitUsage, msg: fmt.Sprintf("%d change(s) to apply (--detailed-exitcode)", out.Pending())}
 		},
 	}
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when there are changes, 0 when there are none")
@@ -81,41 +67,15 @@ file (--guard-file, default config tenants.guardFile or $GPUBRIDGE_GUARD_FILE;
 see contrib/job_submit.lua).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if guardPath == "" {
-				guardPath = a.GuardPath()
-			}
-			req := tenantadmin.ApplyRequest{AllowMassDelete: allowMassDelete}
-			if file != "" {
-				b, err := app.ReadTenantsFile(a.in, file)
-				if err != nil {
-					return err
-				}
-				req.File = b
-			}
+			o := app.ApplyOptions{What: cmd.CommandPath(), File: file, In: a.in, GuardPath: guardPath, AllowMassDelete: allowMassDelete, Confirm: a.confirmer()}
 			if !a.output.JSON {
-				req.Show = func(pv tenantadmin.Preview) { tenantview.Plan(a.out, pv.Plan, pv.StoreChanges) }
+				o.Show = a.out
 			}
-			if !a.immediate {
-				req.Confirm = func(tenantadmin.Preview) error { return a.Confirm("") }
-			}
-			out, err := a.Apply(cmd.Context(), cmd.CommandPath(), guardPath, req)
-			if err != nil {
-				return tenantErr(err)
-			}
-			if a.output.JSON {
-				return a.printTenantJSON(out)
-			}
-			_, err = fmt.Fprint(a.out, tenantview.Applied(guardPath, out.GuardWritten, len(out.Changes), out.Reads, out.Writes))
-			return err
+			return says(a, app.ApplyReport.Text)(a.ApplyTenants(cmd.Context(), o))
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML file of tenants to create, replace or delete first")
 	cmd.Flags().StringVar(&guardPath, "guard-file", "", "where to write the job_submit guard's data file (default $GPUBRIDGE_GUARD_FILE)")
 	cmd.Flags().BoolVar(&allowMassDelete, "allow-mass-delete", false, "apply a plan that deletes the objects of tenants the store has no record of, of every tenant, or of more than reconcile.maxDeleteShare of them")
 	return cmd
-}
-
-// printTenantJSON writes v as indented JSON (for --json).
-func (a *App) printTenantJSON(v any) error {
-	return table.Write(a.out, table.Options{JSON: true}, table.Table{Raw: v})
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
-	"github.com/gpubridge/gpubridge/bridge/reserve/store"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
@@ -26,13 +25,6 @@ func registerBookings(a *App, root, show, add, modify, del *cobra.Command) {
 	modify.AddCommand(modifyBookingCmd(a, &local))
 	del.AddCommand(deleteBookingCmd(a), deleteMaintenanceCmd(a))
 	root.AddCommand(findCmd(a, &local), projectCmd(a))
-}
-
-// auditSummaries say in one line what an audit row of a kind changed (show
-// audit); the tenants' own kind is summarised in tenant.go.
-var auditSummaries = map[string]func(before, after *string) string{
-	store.AuditBooking:     view.BookingAudit,
-	store.AuditMaintenance: view.MaintenanceAudit,
 }
 
 // localFlag adds --local: print times in $TZ instead of UTC.

@@ -61,26 +61,3 @@ func TestBookingBadInputOffline(t *testing.T) {
 		})
 	}
 }
-
-// TestBookingAuditSummary: show audit summarises the booking store's kinds
-// with their views (bridge/reserve/view).
-func TestBookingAuditSummary(t *testing.T) {
-	s := func(v string) *string { return &v }
-	created := s(`{"id":4,"tenant":"acme","kind":"gpu","gpuType":"h100","count":2,"start":"2026-12-01T09:00:00Z","end":"2026-12-01T10:00:00Z","purpose":"p","state":"requested"}`)
-	projected := s(`{"id":4,"tenant":"acme","kind":"gpu","gpuType":"h100","count":2,"start":"2026-12-01T09:00:00Z","end":"2026-12-01T10:00:00Z","purpose":"p","state":"scheduled","held":{"reservation":"gpubridge-4","start":"2026-12-01T09:00:00Z","end":"2026-12-01T10:00:00Z","count":2}}`)
-	cases := map[string]struct {
-		kind          string
-		before, after *string
-		want          string
-	}{
-		"create":  {"booking", nil, created, `acme h100:2 2026-12-01T09:00:00Z..2026-12-01T10:00:00Z "p"`},
-		"project": {"booking", created, projected, "state requested -> scheduled; no reservation -> gpubridge-4 2 2026-12-01T09:00:00Z..2026-12-01T10:00:00Z"},
-		"maintenance": {"maintenance", nil, s(`{"id":1,"nodes":["gpu-b"],"start":"2026-12-02T00:00:00Z","end":"2026-12-03T00:00:00Z","reason":"firmware"}`),
-			`gpu-b 2026-12-02T00:00:00Z..2026-12-03T00:00:00Z "firmware"`},
-	}
-	for name, c := range cases {
-		if got := auditSummary(c.kind, c.before, c.after); got != c.want {
-			t.Errorf("%s: %q\nwant %q", name, got, c.want)
-		}
-	}
-}

@@ -29,24 +29,11 @@ ledger (usage, invoices) is not policy: back it up with mariadb-dump (see
 docs/install.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			td, err := a.DumpTenants(cmd.Context(), cmd.CommandPath(), dir)
-			if err != nil {
-				return tenantErr(err)
+			// What it wrote is printed before a failure after it.
+			d, err := a.Dump(cmd.Context(), cmd.CommandPath(), dir)
+			if _, perr := fmt.Fprint(a.out, d.Text()); perr != nil {
+				return perr
 			}
-			if dir == "" {
-				_, err := a.out.Write(td.YAML)
-				return err
-			}
-			fmt.Fprintf(a.out, "wrote %s: %d tenant(s), %d being deleted\n", td.Path, len(td.File.Tenants), len(td.File.Delete))
-			cd, err := a.DumpRateCard(cmd.Context(), dir)
-			switch {
-			case err != nil:
-				return err
-			case !cd.Written:
-				_, err = fmt.Fprintf(a.out, "no rate card: %s not written\n", cd.Path)
-				return err
-			}
-			_, err = fmt.Fprintf(a.out, "wrote %s: %s, %d rate(s), %d GPU type(s)\n", cd.Path, cd.Card.Currency, len(cd.Card.Rates), len(cd.Card.Types))
 			return err
 		},
 	}

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/bridge/tenant"
 	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
 )
 
@@ -29,32 +25,7 @@ if it existed): ` + "`gpubridge delete tenant`" + ` then releases the account, r
 only what gpubridge added and putting back what it changed (--purge deletes
 it whole).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && !marked {
-				return usagef("name the accounts to import, or give --marked")
-			}
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
-				return err
-			}
-			names, err := svc.Import(cmd.Context(), args, marked, func(ts []tenant.Tenant, notes []string) error {
-				var b strings.Builder
-				for _, t := range ts {
-					b.WriteString(tenantview.Tenant(" Importing account as tenant", t))
-				}
-				for _, note := range notes {
-					fmt.Fprintf(&b, " Note: %s\n", note)
-				}
-				return a.Confirm(b.String())
-			})
-			if err != nil {
-				return tenantErr(err)
-			}
-			if len(names) == 0 {
-				fmt.Fprintln(a.out, "Nothing to import.")
-				return nil
-			}
-			fmt.Fprintf(a.out, "Imported %s. `gpubridge plan` shows how apply will align and mark their Slurm objects.\n", strings.Join(names, ", "))
-			return nil
+			return tells(a, tenantview.Imported)(a.ImportTenants(cmd.Context(), cmd.CommandPath(), args, marked, a.confirmer()))
 		},
 	}
 	cmd.Flags().BoolVar(&marked, "marked", false, "import every account carrying gpubridge's marker that is not in the store")

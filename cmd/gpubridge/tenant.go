@@ -1,20 +1,15 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
+	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
-	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
-	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
-	"github.com/gpubridge/gpubridge/internal/sqldb"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerTenants adds the tenant commands: add/modify/delete/show tenant,
@@ -52,26 +47,10 @@ func addTenantCmd(a *App) *cobra.Command {
 Example:
   gpubridge add tenant acme gpus=h100:16,1g.10gb:14 users=alice,bob admins=alice description="Acme ML"`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			p, err := kv.Parse(args, kv.Spec{Keys: tenant.ArgKeys})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) != 1 {
-				return usagef("add tenant takes one name, then key=value options (got %q)", p.Names)
-			}
-			t, early := tenant.FromArgs(p.Names[0], p.Where)
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
-				return err
-			}
-			if err := svc.Add(ctx, t, early, func(t tenant.Tenant) error { return a.Confirm(tenantview.Tenant(" Adding tenant", t)) }); err != nil {
-				return tenantErr(err)
-			}
-			_, err = fmt.Fprint(a.out, tenantview.Added(t.Name))
-			return err
-		},
+		RunE: a.doAs(takes{Spec: kv.Spec{Keys: tenant.ArgKeys}, names: oneName, usage: "add tenant takes one name, then key=value options (got %q)"},
+			func(ctx context.Context, what string, p kv.Args) error {
+				return tells(a, tenantview.Added)(a.AddTenant(ctx, what, p.Names[0], p.Where, a.confirmer()))
+			}),
 	}
 }
 
@@ -94,36 +73,11 @@ jobs: Slurm's GrpTRES only holds back new starts.
 Example:
   gpubridge modify tenant acme set gpus=h100:24`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{}, SetKeys: tenant.ArgKeys})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) != 1 || len(p.Set) == 0 {
-				return usagef("usage: gpubridge modify tenant NAME set key=value ...")
-			}
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
-				return err
-			}
-			var changes []tenant.FieldChange
-			changed, err := svc.Modify(ctx, p.Names[0], p.Set, func(name string, cs []tenant.FieldChange) error {
-				changes = cs
-				return a.confirmChanges(name, cs)
-			})
-			if err != nil {
-				return tenantErr(err)
-			}
-			_, err = fmt.Fprint(a.out, tenantview.Modified(p.Names[0], changed, changes))
-			return err
-		},
+		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: tenant.ArgKeys}, names: oneName, usage: app.ModifyTenantUsage},
+			func(ctx context.Context, what string, p kv.Args) error {
+				return tells(a, app.TenantModified.Text)(a.ModifyTenant(ctx, what, p.Names[0], p.Set, a.confirmer()))
+			}),
 	}
-}
-
-// confirmChanges asks before a tenant's fields change.
-func (a *App) confirmChanges(name string, cs []tenant.FieldChange) error {
-	return a.Confirm(tenantview.Changes(" Modifying tenant", name, cs))
 }
 
 func deleteTenantCmd(a *App) *cobra.Command {
@@ -148,54 +102,14 @@ the site's account and its original users stay. --purge deletes an adopted
 tenant whole, like any other (for a tenant gpubridge created it changes nothing).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if _, err := kv.Parse(args, kv.Spec{}); err != nil {
-				return app.Input(err)
-			}
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
+			if _, err := a.parse(args, takes{}); err != nil {
 				return err
 			}
-			var released []string
-			if err := svc.DeleteTenants(ctx, args, purge, func(ds []tenantadmin.Deletion) error {
-				var b strings.Builder
-				b.WriteString(" Deleting tenant(s)")
-				for _, d := range ds {
-					if d.Release {
-						released = append(released, d.Name)
-						fmt.Fprintf(&b, "\n  %s  (release: adopted; the site's account and its original users stay)", d.Name)
-					} else {
-						fmt.Fprintf(&b, "\n  %s", d.Name)
-					}
-				}
-				return a.Confirm(b.String() + "\n (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)")
-			}); err != nil {
-				return tenantErr(err)
-			}
-			fmt.Fprintf(a.out, "Tenant(s) %s marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n", namesList(args, ", "))
-			if len(released) > 0 {
-				fmt.Fprintf(a.out, "Released, not deleted: %s (adopted: only gpubridge's objects go; give --purge to delete the site's account too).\n", namesList(released, ", "))
-			}
-			return nil
+			return tells(a, app.TenantsDeleted.Text)(a.DeleteTenants(cmd.Context(), cmd.CommandPath(), args, purge, a.confirmer()))
 		},
 	}
 	cmd.Flags().BoolVar(&purge, "purge", false, "delete an adopted tenant's account and original users too (default: release them)")
 	return cmd
-}
-
-func userArgs(args []string, extra ...string) (string, string, map[string]string, error) {
-	p, err := kv.Parse(args, kv.Spec{Keys: append([]string{"tenant", "account"}, extra...)})
-	if err != nil {
-		return "", "", nil, app.Input(err)
-	}
-	t := p.Where["tenant"]
-	if t == "" {
-		t = p.Where["account"]
-	}
-	if len(p.Names) != 1 || t == "" {
-		return "", "", nil, usagef("give one user name and tenant=NAME")
-	}
-	return p.Names[0], t, p.Where, nil
 }
 
 func addUserCmd(a *App) *cobra.Command {
@@ -204,30 +118,10 @@ func addUserCmd(a *App) *cobra.Command {
 		ValidArgsFunction: completeTenants(a, false),
 		Short:             "Add a user to a tenant (admin=yes also makes them a coordinator of its account)",
 		Args:              cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			name, tn, where, err := userArgs(args, "admin")
-			if err != nil {
-				return err
-			}
-			admin := false
-			if v, ok := where["admin"]; ok {
-				var msg string
-				if admin, msg = tenant.ParseBool(v); msg != "" {
-					return usagef("admin: %s", msg)
-				}
-			}
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
-				return err
-			}
-			changed, err := svc.AddUser(ctx, tn, name, admin, a.confirmChanges)
-			if err != nil {
-				return tenantErr(err)
-			}
-			_, err = fmt.Fprint(a.out, tenantview.UserAdded(name, tn, changed))
-			return err
-		},
+		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{"tenant", "account", "admin"}}, names: oneName, usage: app.UserUsage},
+			func(ctx context.Context, what string, p kv.Args) error {
+				return tells(a, app.UserChange.AddedText)(a.AddUser(ctx, what, p.Names[0], p.Where, a.confirmer()))
+			}),
 	}
 }
 
@@ -237,22 +131,10 @@ func deleteUserCmd(a *App) *cobra.Command {
 		ValidArgsFunction: completeTenants(a, false),
 		Short:             "Remove a user from a tenant (their association goes once their jobs there end)",
 		Args:              cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			name, tn, _, err := userArgs(args)
-			if err != nil {
-				return err
-			}
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
-				return err
-			}
-			if err := svc.RemoveUser(ctx, tn, name, a.confirmChanges); err != nil {
-				return tenantErr(err)
-			}
-			_, err = fmt.Fprint(a.out, tenantview.UserRemoved(name, tn))
-			return err
-		},
+		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{"tenant", "account"}}, names: oneName, usage: app.UserUsage},
+			func(ctx context.Context, what string, p kv.Args) error {
+				return tells(a, app.UserChange.RemovedText)(a.RemoveUser(ctx, what, p.Names[0], p.Where, a.confirmer()))
+			}),
 	}
 }
 
@@ -266,24 +148,10 @@ func showTenantsCmd(a *App) *cobra.Command {
 ` + strings.Join(tenantview.Columns, ",") + `), and where COLUMN=VALUE keeps the rows whose column
 holds one of the values (where state=deleting, where burst=yes). With --json the full tenant
 records are printed (of the rows the filters keep).`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{}, tenantview.Tenants(nil, tenant.FieldKeys))
-			if err != nil {
-				return err
-			}
-			svc, err := a.tenantService(cmd, "")
-			if err != nil {
-				return err
-			}
-			ts, err := svc.Show(cmd.Context(), p.Names)
-			if err != nil {
-				return tenantErr(err)
-			}
-			if !a.output.JSON && a.output.Format == nil {
-				a.output.Format = tenantview.Columns
-			}
-			return a.Print(tenantview.Tenants(ts, tenant.FieldKeys))
-		},
+		RunE: a.doAs(takes{views: views(app.TenantList(nil).Table())},
+			func(ctx context.Context, what string, p kv.Args) error {
+				return showsBy(a, tenantview.Columns, app.TenantList.Table)(a.ShowTenants(ctx, what, p.Names))
+			}),
 	}
 }
 
@@ -292,57 +160,12 @@ func showAuditCmd(a *App) *cobra.Command {
 		Use:   "audit [kind=tenant] [name=NAME] [tenant=NAME] [limit=N] [format=COL,...] [where COLUMN=VALUE ...]",
 		Short: "Show the audit log: who changed what, when, from what, to what",
 		Long: `Show the audit log, newest first. kind=, name=, tenant= and limit= select the
-entries in the database; format= picks the columns (` + strings.Join(auditTable(nil).Keys, ",") + `)
+entries in the database; format= picks the columns (` + strings.Join(app.AuditLog(nil).Table().Keys, ",") + `)
 and where COLUMN=VALUE filters the rows shown (where actor=alice).`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: []string{"kind", "name", "tenant", "limit"}}, auditTable(nil))
-			if err != nil {
-				return err
-			}
-			if len(p.Names) > 0 {
-				return usagef("show audit takes only key=value filters")
-			}
-			es, err := a.Audit(cmd.Context(), p.Where)
-			if err != nil {
-				return err
-			}
-			return a.Print(auditTable(es))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"kind", "name", "tenant", "limit"}}, views: views(app.AuditLog(nil).Table()),
+			names: noName, usage: "show audit takes only key=value filters"},
+			func(ctx context.Context, p kv.Args) error {
+				return shows(a, app.AuditLog.Table)(a.Audit(ctx, p.Where))
+			}),
 	}
-}
-
-// auditTable is show audit's table of es, with the entries for --json.
-func auditTable(es []sqldb.AuditEntry) table.Table {
-	t := table.Table{
-		Header: []string{"ID", "At", "Actor", "Action", "Kind", "Name", "Change"},
-		Keys:   []string{"id", "at", "actor", "action", "kind", "name", "change"},
-		Raw:    es,
-	}
-	if es == nil {
-		t.Raw = []sqldb.AuditEntry{}
-	}
-	for _, e := range es {
-		t.Rows = append(t.Rows, []string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format("2006-01-02T15:04:05Z"), e.Actor, e.Action,
-			e.ObjectKind, e.ObjectName, auditSummary(e.ObjectKind, e.Before, e.After)})
-	}
-	return t
-}
-
-// auditSummary says in one line what an audit row changed.
-func auditSummary(kind string, before, after *string) string {
-	if f, ok := auditSummaries[kind]; ok {
-		return f(before, after)
-	}
-	if kind != tenantstore.AuditKind {
-		return tenantview.ValueAudit(before, after)
-	}
-	return tenantview.TenantAudit(before, after)
-}
-
-// namesList joins names, abbreviated after ten.
-func namesList(names []string, sep string) string {
-	if len(names) <= 10 {
-		return strings.Join(names, sep)
-	}
-	return strings.Join(names[:10], sep) + fmt.Sprintf("%s... (%d in all)", sep, len(names))
 }

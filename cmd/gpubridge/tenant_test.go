@@ -56,27 +56,6 @@ func TestBadTenantInputOffline(t *testing.T) {
 	}
 }
 
-func TestAuditSummary(t *testing.T) {
-	s := func(v string) *string { return &v }
-	cases := map[string]struct {
-		kind          string
-		before, after *string
-		want          string
-	}{
-		"create": {kind: "tenant", after: s(`{"name":"acme","gpus":{"h100":2},"users":["alice"],"state":"active"}`), want: "GPUs=h100:2 Users=alice State=active"},
-		"modify": {kind: "tenant", before: s(`{"name":"acme","gpus":{"h100":2}}`), after: s(`{"name":"acme","gpus":{"h100":3}}`), want: "GPUs h100:2 -> h100:3"},
-		"remove": {kind: "tenant", before: s(`{"name":"acme"}`), want: "removed"},
-		"other":  {kind: "ratecard", before: s(`1`), after: s(`2`), want: "1 -> 2"},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := auditSummary(c.kind, c.before, c.after); got != c.want {
-				t.Errorf("got %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
 // TestTenantHelpNamesBookingKeys: add/modify tenant --help list the
 // booking.* keys they accept.
 func TestTenantHelpNamesBookingKeys(t *testing.T) {

@@ -88,3 +88,48 @@ func (e *Env) DumpRateCard(ctx context.Context, dir string) (CardDump, error) {
 	d.Written = true
 	return d, nil
 }
+
+// Dump is what dump made: the tenants file, and with a directory the rate
+// card's file (Card nil: its dump failed, after the tenants file was
+// written).
+type Dump struct {
+	Tenants TenantsDump
+	Card    *CardDump
+}
+
+// Dump makes the tenants file for the command what; with dir it writes it
+// and the rate card's file there (DumpTenants, DumpRateCard). A rate card
+// that fails is returned with the tenants file written.
+func (e *Env) Dump(ctx context.Context, what, dir string) (Dump, error) {
+	td, err := e.DumpTenants(ctx, what, dir)
+	if err != nil {
+		return Dump{}, tenantErr(err)
+	}
+	d := Dump{Tenants: td}
+	if dir == "" {
+		return d, nil
+	}
+	cd, err := e.DumpRateCard(ctx, dir)
+	if err != nil {
+		return d, err
+	}
+	d.Card = &cd
+	return d, nil
+}
+
+// Text is what dump prints: the tenants file itself when it was not
+// written to a directory, else what it wrote.
+func (d Dump) Text() string {
+	td, cd := d.Tenants, d.Card
+	if td.Path == "" {
+		return string(td.YAML)
+	}
+	s := fmt.Sprintf("wrote %s: %d tenant(s), %d being deleted\n", td.Path, len(td.File.Tenants), len(td.File.Delete))
+	switch {
+	case cd == nil:
+		return s
+	case !cd.Written:
+		return s + fmt.Sprintf("no rate card: %s not written\n", cd.Path)
+	}
+	return s + fmt.Sprintf("wrote %s: %s, %d rate(s), %d GPU type(s)\n", cd.Path, cd.Card.Currency, len(cd.Card.Rates), len(cd.Card.Types))
+}

@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
+	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
@@ -174,7 +176,7 @@ func (e *Env) TenantNames(ctx context.Context) ([]string, error) {
 // Audit reads the audit log as show audit's options say: kind=, name=
 // (or tenant=NAME for the tenant kind), limit= (default 50, at most
 // 100000), newest first.
-func (e *Env) Audit(ctx context.Context, where map[string]string) ([]sqldb.AuditEntry, error) {
+func (e *Env) Audit(ctx context.Context, where map[string]string) (AuditLog, error) {
 	f := tenantstore.AuditFilter{Kind: where["kind"], Name: where["name"], Limit: 50}
 	if n := where["tenant"]; n != "" {
 		f.Kind, f.Name = tenantstore.AuditKind, n
@@ -205,6 +207,19 @@ type PlanReport struct {
 	GuardWritten bool                      `json:"guardWritten,omitempty"`
 }
 
+// Text is what plan prints: the plan, one line per change, and its
+// summary line.
+func (r PlanReport) Text() string {
+	var b strings.Builder
+	tenantview.Plan(&b, r.Plan, nil)
+	return b.String()
+}
+
+// Pending is how many changes the plan would make (in Slurm, and
+// tenants dropped from the store): plan --detailed-exitcode exits 2 when
+// there are any.
+func (r PlanReport) Pending() int { return len(r.Changes) + len(r.Removed) }
+
 // Plan computes the plan for the command what, counting the slurmrestd
 // requests it makes.
 func (e *Env) Plan(ctx context.Context, what string) (PlanReport, error) {
@@ -221,6 +236,60 @@ func (e *Env) Plan(ctx context.Context, what string) (PlanReport, error) {
 		return PlanReport{}, err
 	}
 	return PlanReport{Plan: p, Reads: r, Writes: w}, nil
+}
+
+// ApplyOptions are apply's flags and streams.
+type ApplyOptions struct {
+	What string // the command's path (the writer lock's holder)
+	// File is -f: a tenants file to take first ("" none, "-" In).
+	File string
+	In   io.Reader
+	// GuardPath is --guard-file ("": GuardPath, config tenants.guardFile).
+	GuardPath       string
+	AllowMassDelete bool
+	// Show, when set, is where the plan is shown before it is applied (nil
+	// with --json).
+	Show io.Writer
+	// Confirm (nil: -i) is asked after the plan was shown.
+	Confirm func(string) error
+}
+
+// ApplyReport is what apply reports: PlanReport (--json prints it), and
+// where the guard file went.
+type ApplyReport struct {
+	PlanReport
+	GuardPath string `json:"-"`
+}
+
+// Text is what apply prints when it is done (after the plan it showed).
+func (r ApplyReport) Text() string {
+	return tenantview.Applied(r.GuardPath, r.GuardWritten, len(r.Changes), r.Reads, r.Writes)
+}
+
+// ApplyTenants runs apply as o says.
+func (e *Env) ApplyTenants(ctx context.Context, o ApplyOptions) (ApplyReport, error) {
+	if o.GuardPath == "" {
+		o.GuardPath = e.GuardPath()
+	}
+	req := tenantadmin.ApplyRequest{AllowMassDelete: o.AllowMassDelete}
+	if o.File != "" {
+		b, err := ReadTenantsFile(o.In, o.File)
+		if err != nil {
+			return ApplyReport{}, err
+		}
+		req.File = b
+	}
+	if o.Show != nil {
+		req.Show = func(pv tenantadmin.Preview) { tenantview.Plan(o.Show, pv.Plan, pv.StoreChanges) }
+	}
+	if o.Confirm != nil {
+		req.Confirm = func(tenantadmin.Preview) error { return o.Confirm("") }
+	}
+	r, err := e.Apply(ctx, o.What, o.GuardPath, req)
+	if err != nil {
+		return ApplyReport{}, tenantErr(err)
+	}
+	return ApplyReport{PlanReport: r, GuardPath: o.GuardPath}, nil
 }
 
 // Apply runs apply for the command what (writing the guard file to

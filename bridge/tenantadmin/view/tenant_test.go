@@ -1,11 +1,13 @@
 package view
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 )
 
 func TestTenant(t *testing.T) {
@@ -86,10 +88,42 @@ func TestMessages(t *testing.T) {
 		"applied":      {Applied("/etc/g.lua", true, 3, 4, 2), "Guard file /etc/g.lua updated.\nApply complete: 3 change(s) in Slurm; slurmrestd requests: 4 read(s), 2 write(s).\n"},
 		"no guard":     {Applied("", false, 0, 3, 0), "Guard file: not written (give --guard-file or set GPUBRIDGE_GUARD_FILE; see contrib/job_submit.lua).\nApply complete: 0 change(s) in Slurm; slurmrestd requests: 3 read(s), 0 write(s).\n"},
 		"guard same":   {Applied("/etc/g.lua", false, 0, 3, 0), "Apply complete: 0 change(s) in Slurm; slurmrestd requests: 3 read(s), 0 write(s).\n"},
+		"deleted":      {Deleted([]string{"acme", "globex"}, nil), "Tenant(s) acme, globex marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n"},
+		"released": {Deleted([]string{"acme", "site"}, []string{"site"}), "Tenant(s) acme, site marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n" +
+			"Released, not deleted: site (adopted: only gpubridge's objects go; give --purge to delete the site's account too).\n"},
+		"many deleted": {Deleted(strings.Fields("t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t11 t12"), nil),
+			"Tenant(s) t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, ... (12 in all) marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n"},
+		"imported":         {Imported([]string{"physics", "chem"}), "Imported physics, chem. `gpubridge plan` shows how apply will align and mark their Slurm objects.\n"},
+		"nothing imported": {Imported(nil), "Nothing to import.\n"},
 	}
 	for name, c := range cases {
 		if c.got != c.want {
 			t.Errorf("%s: %q\nwant %q", name, c.got, c.want)
 		}
+	}
+}
+
+// TestConfirmations: delete tenant's and import's confirmations list
+// every tenant, say which are released, and carry import's notes.
+func TestConfirmations(t *testing.T) {
+	got := Deleting([]tenantadmin.Deletion{{Name: "acme"}, {Name: "site", Release: true}})
+	want := ` Deleting tenant(s)
+  acme
+  site  (release: adopted; the site's account and its original users stay)
+ (new jobs are refused at the next apply; the Slurm objects go once running and pending jobs end)`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Deleting (-want +got):\n%s", diff)
+	}
+	got = Importing([]tenant.Tenant{{Name: "physics", Users: []string{"heidi"}}}, []string{"QOS physics has no GrpTRES"})
+	want = ` Importing account as tenant
+  physics
+ Settings
+  Users        = heidi
+  Burst        = no
+  State        = active
+ Note: QOS physics has no GrpTRES
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Importing (-want +got):\n%s", diff)
 	}
 }
