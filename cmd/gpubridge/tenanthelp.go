@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -10,27 +9,14 @@ import (
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// The tenant commands' printing helpers beside runner.go's do, shows and
-// says.
+// The tenant commands' helpers beside runner.go's do, shows and says
+// (and accountinghelp.go's tells).
 
 // doAs is do for a use case that is given the command's path (what: the
 // writer lock's holder, app.WriterHolder).
 func (a *App) doAs(t takes, run func(ctx context.Context, what string, p kv.Args) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, words []string) error {
 		return a.do(t, func(ctx context.Context, p kv.Args) error { return run(ctx, cmd.CommandPath(), p) })(cmd, words)
-	}
-}
-
-// tells prints what a use case returned as text, with --json too (what a
-// command that changes something says it did is no record), or returns
-// its error.
-func tells[T any](a *App, text func(T) string) func(T, error) error {
-	return func(v T, err error) error {
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprint(a.out, text(v))
-		return err
 	}
 }
 
