@@ -12,9 +12,9 @@ import (
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// A command reads as parse, one call, print: do builds its RunE from what
-// it takes (takes) and what it does with the parsed arguments; shows and
-// says print what the one call returned.
+// A command reads as parse, one call, print: do (doAs) builds its RunE
+// from what it takes (takes) and what it does with the parsed arguments;
+// shows, showsBy, says, tells and prints print what the one call returned.
 
 // takes is what a command accepts after its words: kv's keys, how many
 // names, and for a show command its tables (format= and column filters).
@@ -85,6 +85,29 @@ func (a *App) parse(words []string, t takes) (kv.Args, error) {
 	return p, usagef(t.usage, got)
 }
 
+// doAs is do for a use case that is given the command's path (what: the
+// writer lock's holder, app.WriterHolder).
+func (a *App) doAs(t takes, run func(ctx context.Context, what string, p kv.Args) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, words []string) error {
+		return a.do(t, func(ctx context.Context, p kv.Args) error { return run(ctx, cmd.CommandPath(), p) })(cmd, words)
+	}
+}
+
+// showsBy is shows for a table shown by default (no format=, no --json)
+// in the columns cols.
+func showsBy[T any](a *App, cols []string, view func(T) table.Table) func(T, error) error {
+	if !a.output.JSON && a.output.Format == nil {
+		a.output.Format = cols
+	}
+	return shows(a, view)
+}
+
+// onlyFilters is what a show command without options of its own takes:
+// format= and column filters of its tables (as noNames).
+func onlyFilters(views ...table.Table) takes {
+	return takes{views: views, names: noName, usage: "unexpected %[1]q: filter with where COLUMN=%[1]s"}
+}
+
 // views lists a show command's tables for takes.views.
 func views(ts ...table.Table) []table.Table { return ts }
 
@@ -117,4 +140,33 @@ func (a *App) printText(raw any, text string) error {
 	}
 	_, err := fmt.Fprint(a.out, text)
 	return err
+}
+
+// tells prints what a use case returned as text, with --json too (a
+// command that prints no record, docs/json.md), or returns its error.
+func tells[T any](a *App, text func(T) string) func(T, error) error {
+	return func(v T, err error) error {
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprint(a.out, text(v))
+		return err
+	}
+}
+
+// prints prints what a use case returned as the printout view makes of it
+// for the output options (app.Printout), or returns its error.
+func prints[T any](a *App, view func(T, table.Options) app.Printout) func(T, error) error {
+	return func(v T, err error) error {
+		if err != nil {
+			return err
+		}
+		return view(v, a.output).Write(a.out, a.err, a.Print)
+	}
+}
+
+// printViews prints a view's tables, a blank line between two, and its
+// note about the choice of tables on stderr.
+func (a *App) printViews(ts []table.Table, note string) error {
+	return app.Tables(ts, note).Write(a.out, a.err, a.Print)
 }
