@@ -117,73 +117,152 @@ type Summary struct {
 	Lines      int
 }
 
-// pricer prices lines and remembers the unpriced ones.
+// pricer prices lines and remembers the unpriced ones. Lines are priced
+// with a pricing.LinePricer (each quote looked up once per type, tier and
+// day, the amount from each line's own GPU-seconds, rounded once: exactly
+// Card.PriceLine, see TestSummarizeEqualsLineByLine).
 type pricer struct {
 	meta    Meta
+	lp      *pricing.LinePricer
 	missing pricing.MissingTracker
-	labels  map[string][2]string // account -> tenant, "1" if known
+	labels  map[string]label // by account
+	// canon maps a quote id to the first id of an equal summary rate
+	// (unit price, basis, effective date); -1 while not yet seen.
+	canon []int
+	seen  map[rateKey]int
 }
 
-func newPricer(m Meta) *pricer { return &pricer{meta: m, labels: map[string][2]string{}} }
+type label struct {
+	tenant    string
+	hasTenant bool
+}
+
+type rateKey struct {
+	rate  pricing.Price
+	basis string
+	from  int64
+}
+
+func newPricer(m Meta) *pricer {
+	return &pricer{meta: m, lp: pricing.NewLinePricer(m.Card), labels: map[string]label{}, seen: map[rateKey]int{}}
+}
+
+func (p *pricer) label(account string) label {
+	lb, ok := p.labels[account]
+	if !ok {
+		lb = label{tenant: NoTenant}
+		if p.meta.Tenants != nil {
+			if t, ok := p.meta.Tenants.Tenant(account); ok {
+				lb = label{t, true}
+			}
+		}
+		p.labels[account] = lb
+	}
+	return lb
+}
+
+// price returns l's quote id and amount; priced is false for a line
+// without a rate (recorded in missing).
+func (p *pricer) price(l meter.Line) (id int, a money.Amount, priced bool, err error) {
+	id, err = p.lp.QuoteID(l)
+	if errors.Is(err, pricing.ErrNoRate) {
+		p.missing.Add(l.Type, l.Tier, l.GPUSeconds)
+		return -1, money.Amount{}, false, nil
+	}
+	if err != nil {
+		return -1, money.Amount{}, false, err
+	}
+	a, err = p.lp.Amount(id, l)
+	return id, a, err == nil, err
+}
+
+// rateID returns the first quote id with the same summary rate as id.
+func (p *pricer) rateID(id int) int {
+	for len(p.canon) <= id {
+		p.canon = append(p.canon, -1)
+	}
+	if c := p.canon[id]; c >= 0 {
+		return c
+	}
+	q := p.lp.Quote(id)
+	k := rateKey{q.UnitPrice(), q.Basis, q.From.Unix()}
+	c, ok := p.seen[k]
+	if !ok {
+		c = id
+		p.seen[k] = id
+	}
+	p.canon[id] = c
+	return c
+}
 
 func (p *pricer) item(l meter.Line) (Item, bool, error) {
 	it := Item{Line: l}
-	lb, ok := p.labels[l.Account]
-	if !ok {
-		lb = [2]string{NoTenant, ""}
-		if p.meta.Tenants != nil {
-			if t, ok := p.meta.Tenants.Tenant(l.Account); ok {
-				lb = [2]string{t, "1"}
-			}
-		}
-		p.labels[l.Account] = lb
-	}
-	it.Tenant, it.HasTenant = lb[0], lb[1] != ""
-	q, a, err := p.meta.Card.PriceLine(l)
-	if errors.Is(err, pricing.ErrNoRate) {
-		p.missing.Add(l.Type, l.Tier, l.GPUSeconds)
-		return it, false, nil
-	}
-	if err != nil {
+	lb := p.label(l.Account)
+	it.Tenant, it.HasTenant = lb.tenant, lb.hasTenant
+	id, a, priced, err := p.price(l)
+	if !priced || err != nil {
 		return it, false, err
 	}
-	it.Quote, it.Amount = q, a
+	it.Quote, it.Amount = p.lp.Quote(id), a
 	return it, true, nil
+}
+
+// group is what Summarize adds up per summary row before the row's key
+// is known in full: lines of one account, type, tier, kind, usage
+// period, booking and summary rate (rate -1: unpriced).
+type group struct {
+	account, typ string
+	tier         meter.Tier
+	kind         meter.Kind
+	usage        meter.Period
+	booking      int64
+	rate         int
+}
+
+type sums struct {
+	gpuSeconds int64
+	lines      int
+	units      int64
 }
 
 // Summarize prices every line of the period and groups them. With
 // allowMissing, lines without a rate are kept with amount 0 and a rate of
 // -1 (for `show usage`); otherwise they fail with a *pricing.MissingRatesError.
+//
+// Each line is priced once and added to its row's sums and the totals in
+// the order the lines come, the amounts checked for overflow at every
+// addition, as money.Amount.Add would.
 func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Summary, error) {
 	p := newPricer(m)
-	rows := map[Key]*Row{}
-	zero := money.Zero(m.Card.Unit())
+	groups := map[group]*sums{}
+	zero := money.Zero(p.lp.Unit())
 	s := Summary{Meta: m, Amount: zero}
+	var total int64
 	err := lines(ctx, false, func(l meter.Line) error {
-		it, priced, err := p.item(l)
+		id, a, priced, err := p.price(l)
 		if err != nil {
 			return err
 		}
-		k := Key{Tenant: it.Tenant, Account: l.Account, Type: l.Type, Tier: l.Tier, Kind: l.Kind(), Usage: l.Period,
-			Rate: it.Quote.UnitPrice(), Basis: it.Quote.Basis, From: it.Quote.From, Booking: l.Booking}
-		if !priced {
-			k.Rate, k.Basis, k.From = -1, "", pricing.Date{}
+		g := group{account: l.Account, typ: l.Type, tier: l.Tier, kind: l.Kind(), usage: l.Period, booking: l.Booking, rate: -1}
+		if priced {
+			g.rate = p.rateID(id)
 		}
-		r, ok := rows[k]
+		r, ok := groups[g]
 		if !ok {
-			r = &Row{Key: k, HasTenant: it.HasTenant, Amount: zero}
-			rows[k] = r
+			r = &sums{}
+			groups[g] = r
 		}
-		r.GPUSeconds += l.GPUSeconds
-		r.Lines++
+		r.gpuSeconds += l.GPUSeconds
+		r.lines++
 		if !l.Charge {
 			s.GPUSeconds += l.GPUSeconds
 		}
 		s.Lines++
-		if r.Amount, err = r.Amount.Add(it.Amount); err != nil {
+		u := a.Units()
+		if r.units, err = addUnits(r.units, u, p.lp.Unit()); err != nil {
 			return err
 		}
-		s.Amount, err = s.Amount.Add(it.Amount)
+		total, err = addUnits(total, u, p.lp.Unit())
 		return err
 	})
 	if err != nil {
@@ -192,16 +271,46 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 	if err := p.missing.Err(); err != nil && !allowMissing {
 		return s, fmt.Errorf("price %s: %w", m.Period, err)
 	}
+	s.Amount = money.New(total, p.lp.Unit())
+	rows := make(map[Key]*Row, len(groups))
+	for g, sm := range groups {
+		lb := p.label(g.account)
+		k := Key{Tenant: lb.tenant, Account: g.account, Type: g.typ, Tier: g.tier, Kind: g.kind, Usage: g.usage, Rate: -1, Booking: g.booking}
+		if g.rate >= 0 {
+			q := p.lp.Quote(g.rate)
+			k.Rate, k.Basis, k.From = q.UnitPrice(), q.Basis, q.From
+		}
+		if _, dup := rows[k]; dup { // cannot happen: a group is a key
+			return s, fmt.Errorf("price %s: two groups of summary row %+v", m.Period, k)
+		}
+		rows[k] = &Row{Key: k, HasTenant: lb.hasTenant, GPUSeconds: sm.gpuSeconds, Lines: sm.lines, Amount: money.New(sm.units, p.lp.Unit())}
+	}
 	if err := s.addCredits(p, rows); err != nil {
 		return s, fmt.Errorf("price %s: %w", m.Period, err)
 	}
 	for _, r := range rows {
 		s.Rows = append(s.Rows, *r)
 	}
-	// Accounts without a tenant come last, so they stand out.
-	slices.SortFunc(s.Rows, func(a, b Row) int {
+	sortRows(s.Rows)
+	return s, nil
+}
+
+// sortRows puts summary rows in their order: by key, accounts without a
+// tenant last, so they stand out.
+func sortRows(rows []Row) {
+	slices.SortFunc(rows, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(b2i(!a.HasTenant), b2i(!b.HasTenant)), compareKeys(a.Key, b.Key))
 	})
+}
+
+// addUnits is a + b minor units of cur, or money.Amount.Add's overflow
+// error.
+func addUnits(a, b int64, cur money.Currency) (int64, error) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		_, err := money.New(a, cur).Add(money.New(b, cur))
+		return 0, err
+	}
 	return s, nil
 }
 
