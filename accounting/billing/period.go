@@ -17,6 +17,10 @@ import (
 type LedgerReader interface {
 	Period(ctx context.Context, cluster string, p meter.Period) (rec ledger.PeriodRecord, ok bool, err error)
 	Lines(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
+	// SummaryLines and ExportLines are the exports' faster reads of Lines
+	// (ledger/exportread.go).
+	SummaryLines(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
+	ExportLines(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
 	Charges(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
 	Accruals(ctx context.Context, cluster string, q ledger.LineQuery, fn func(meter.Line) error) error
 	Credits(ctx context.Context, cluster string, q ledger.CreditQuery, fn func(ledger.Credit) error) error
@@ -79,7 +83,11 @@ func (b Books) View(ctx context.Context, p meter.Period, account string) (export
 	}
 	lines := func(ctx context.Context, ordered bool, fn func(meter.Line) error) error {
 		q := ledger.LineQuery{Booked: p, Account: account, Ordered: ordered}
-		if err := b.Ledger.Lines(ctx, b.Cluster, q, fn); err != nil {
+		read := b.Ledger.ExportLines
+		if !ordered { // the summary's pass (export.Lines)
+			read = b.Ledger.SummaryLines
+		}
+		if err := read(ctx, b.Cluster, q, fn); err != nil {
 			return err
 		}
 		if err := b.Ledger.Charges(ctx, b.Cluster, q, fn); err != nil {

@@ -75,6 +75,10 @@ func (c *cellWriter) Write(rec []string) error {
 		if i > 0 {
 			c.w.WriteByte(',')
 		}
+		if plainCell(f) {
+			c.w.WriteString(f)
+			continue
+		}
 		f, forced := Neutralize(f)
 		if !forced && !needsQuotes(f) {
 			c.w.WriteString(f)
@@ -122,4 +126,24 @@ func needsQuotes(f string) bool {
 	}
 	r, _ := utf8.DecodeRuneInString(f)
 	return unicode.IsSpace(r)
+}
+
+// plainCell reports, quickly, that f is written as it is: neither
+// neutralized nor quoted. It may say false of a cell that is (a negative
+// number, a non-ASCII start); Write then decides the long way.
+func plainCell(f string) bool {
+	if f == "" {
+		return true
+	}
+	switch c := f[0]; {
+	case c >= 0x80, c <= ' ', c == '=', c == '+', c == '-', c == '@':
+		return false
+	}
+	for i := 0; i < len(f); i++ {
+		switch f[i] {
+		case ',', '"', '\r', '\n':
+			return false
+		}
+	}
+	return f != `\.`
 }

@@ -15,7 +15,11 @@ import (
 
 // Lines streams the lines of one period (ledger lines booked in it and,
 // for an open period, its accruals). ordered asks for the export order:
-// job id, submit time, usage period, tier, type, revision.
+// job id, submit time, usage period, tier, type, revision, with every
+// field of each line. Unordered is the summary's pass ([Summarize]): in
+// any order, and a line need carry only what a summary prices and groups
+// by (Account, Type, Tier, Period, Booked, Final, Charge, Booking, Start,
+// GPUSeconds), so a ledger can read fewer columns.
 type Lines func(ctx context.Context, ordered bool, fn func(meter.Line) error) error
 
 // Labeler names an account's tenant (a tenant's Slurm account has its
@@ -374,14 +378,6 @@ func (s Summary) Tenants() []TenantTotal {
 // GPUHours formats GPU-seconds as hours with 6 decimals (half away from
 // zero); the GPU-seconds are the exact figure.
 func GPUHours(sec int64) string {
-	neg := sec < 0
-	if neg {
-		sec = -sec
-	}
-	micro := microHours(sec)
-	s := fmt.Sprintf("%d.%06d", micro/1_000_000, micro%1_000_000)
-	if neg && micro != 0 {
-		s = "-" + s
-	}
-	return s
+	var buf [32]byte
+	return string(appendGPUHours(buf[:0], sec))
 }

@@ -89,8 +89,11 @@ func detail(ctx context.Context, m Meta, lines Lines, fn func(Item) error) error
 	return nil
 }
 
-func rfc(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
-func unixRFC(s int64) string { return rfc(time.Unix(s, 0)) }
+func rfc(t time.Time) string { return t.UTC().Format(rfcLayout) }
+func unixRFC(s int64) string {
+	var buf [32]byte
+	return string(appendUnixRFC(buf[:0], s))
+}
 func i64(v int64) string     { return strconv.FormatInt(v, 10) }
 func status(m Meta) string {
 	if m.Closed {
@@ -271,6 +274,7 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 	if withDetail {
 		io.WriteString(w, `,"lines":[`)
 		first := true
+		var buf []byte
 		err := detail(ctx, m, lines, func(it Item) error {
 			jl := jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), it.Period.String(),
 				string(it.Kind()), it.Revision, string(it.Tier), it.Type, it.Count, unixRFC(it.Start), unixRFC(it.End), it.GPUSeconds,
@@ -278,16 +282,14 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 			if it.Charge {
 				jl.JobID, jl.Submit = 0, ""
 			}
-			b, err := json.Marshal(jl)
-			if err != nil {
-				return err
-			}
+			buf = buf[:0]
 			if !first {
-				io.WriteString(w, ",")
+				buf = append(buf, ',')
 			}
 			first = false
-			io.WriteString(w, "\n")
-			_, err = w.Write(b)
+			buf = append(buf, '\n')
+			buf = jl.appendJSON(buf)
+			_, err := w.Write(buf)
 			return err
 		})
 		if err != nil {

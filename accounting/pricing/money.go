@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"math/bits"
 	"strconv"
@@ -60,17 +61,32 @@ func ParsePrice(s string) (Price, error) {
 // String writes the price with at least two and at most nine fractional
 // digits, without trailing zeros beyond the second: "2.50", "0.357142857".
 func (p Price) String() string {
-	sign := ""
+	var buf [32]byte
+	return string(p.AppendText(buf[:0]))
+}
+
+// AppendText appends p.String() to b.
+func (p Price) AppendText(b []byte) []byte {
 	v := int64(p)
+	if v == math.MinInt64 { // no positive counterpart: as fmt writes it
+		return append(b, "-"+fmt.Sprintf("%d.%s", v/priceUnit, strings.TrimRight(fmt.Sprintf("%09d", v%priceUnit), "0"))...)
+	}
 	if v < 0 {
-		sign, v = "-", -v
+		b, v = append(b, '-'), -v
 	}
-	frac := fmt.Sprintf("%09d", v%priceUnit)
-	frac = strings.TrimRight(frac, "0")
-	for len(frac) < 2 {
-		frac += "0"
+	b = strconv.AppendInt(b, v/priceUnit, 10)
+	b = append(b, '.')
+	f := v % priceUnit
+	var d [PriceScale]byte
+	for i := PriceScale - 1; i >= 0; i-- {
+		d[i] = byte('0' + f%10)
+		f /= 10
 	}
-	return fmt.Sprintf("%s%d.%s", sign, v/priceUnit, frac)
+	n := PriceScale
+	for n > 2 && d[n-1] == '0' {
+		n--
+	}
+	return append(b, d[:n]...)
 }
 
 // MarshalJSON writes the price as a JSON string, so no reader turns it into

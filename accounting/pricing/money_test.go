@@ -2,6 +2,8 @@ package pricing
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -238,5 +240,41 @@ func TestNoOverflow(t *testing.T) {
 	bad := Card{Version: 1, Currency: "EUR", Rates: []Rate{{Type: "h100", PerGPUHour: MaxPrice + 1, From: DateOf(time.Unix(0, 0))}}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "rates[0].perGPUHour") {
 		t.Errorf("Validate of a price above the bound: %v", err)
+	}
+}
+
+func oldPriceString(p Price) string {
+	sign := ""
+	v := int64(p)
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	frac := fmt.Sprintf("%09d", v%priceUnit)
+	frac = strings.TrimRight(frac, "0")
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	return fmt.Sprintf("%s%d.%s", sign, v/priceUnit, frac)
+}
+
+// TestPriceStringEqualsFmt: Price.String (without fmt) writes what the
+// fmt formatting it replaced wrote, for every kind of value.
+func TestPriceStringEqualsFmt(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 6))
+	vs := []Price{0, 1, -1, 10, 100_000_000, 2_500_000_000, 357142857, MaxPrice, math.MaxInt64, math.MinInt64, -2_500_000_000, 1_000_000_000}
+	for range 100000 {
+		v := Price(r.Int64() - r.Int64())
+		switch r.IntN(3) {
+		case 0:
+			v = Price(r.Int64N(100) * 10_000_000 * int64(1+r.IntN(3)))
+		case 1:
+			v = Price(r.Int64N(int64(MaxPrice)))
+		}
+		vs = append(vs, v)
+	}
+	for _, v := range vs {
+		if got, want := v.String(), oldPriceString(v); got != want {
+			t.Fatalf("Price(%d).String() = %q, fmt gives %q", int64(v), got, want)
+		}
 	}
 }
