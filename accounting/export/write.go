@@ -94,7 +94,7 @@ func unixRFC(s int64) string {
 	var buf [32]byte
 	return string(appendUnixRFC(buf[:0], s))
 }
-func i64(v int64) string     { return strconv.FormatInt(v, 10) }
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
 func status(m Meta) string {
 	if m.Closed {
 		return "closed"
