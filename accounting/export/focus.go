@@ -246,7 +246,7 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 		return err
 	}
 	m := s.Meta
-	fw := focusWriter{m: m, parties: m.Parties.resolve(m.Cluster), cache: focusCache{}, rec: make([]string, nFocusColumns),
+	fw := focusWriter{m: m, parties: m.Parties.resolve(m.Cluster), cache: focusCache{}, periods: periodNames{}, rec: make([]string, nFocusColumns),
 		minor: m.Card.Minor()}
 	if m.Closed {
 		fw.invoice = InvoiceID(m.Cluster, m.Period)
@@ -380,8 +380,11 @@ type focusWriter struct {
 	parties Parties
 	invoice string
 	cache   focusCache
-	minor   int
-	rec     []string
+	periods periodNames
+	// periodStart and periodEnd are the billing period's bounds as written.
+	periodStart, periodEnd string
+	minor                  int
+	rec                    []string
 }
 
 func (fw *focusWriter) record(r focusRow) {
@@ -440,7 +443,7 @@ func (fw *focusWriter) record(r focusRow) {
 	rec[cxGpuType] = r.typ
 	rec[cxTier] = string(r.tier)
 	rec[cxKind] = string(r.kind)
-	rec[cxUsagePeriod] = r.usage.String()
+	rec[cxUsagePeriod] = fw.periods.get(r.usage)
 	rec[cxGpuSeconds] = i64(r.gpuSeconds)
 	rec[cxRateBasis] = r.basis
 	if !r.rateFrom.IsZero() {
@@ -488,8 +491,11 @@ func (fw *focusWriter) commonColumns(rec []string) {
 	rec[cBillingAccountID] = m.Cluster
 	rec[cBillingAccountName] = m.Cluster
 	rec[cBillingCurrency] = m.Card.Currency
-	rec[cBillingPeriodEnd] = unixRFC(m.Period.EndUnix())
-	rec[cBillingPeriodStart] = unixRFC(m.Period.StartUnix())
+	if fw.periodEnd == "" {
+		fw.periodStart, fw.periodEnd = unixRFC(m.Period.StartUnix()), unixRFC(m.Period.EndUnix())
+	}
+	rec[cBillingPeriodEnd] = fw.periodEnd
+	rec[cBillingPeriodStart] = fw.periodStart
 	rec[cInvoiceID] = fw.invoice
 	rec[cInvoiceIssuerName] = fw.parties.InvoiceIssuer
 	rec[cProviderName] = fw.parties.Provider

@@ -5,7 +5,21 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
 )
+
+// periodNames caches Period.String for the few periods of an export.
+type periodNames map[meter.Period]string
+
+func (c periodNames) get(p meter.Period) string {
+	s, ok := c[p]
+	if !ok {
+		s = p.String()
+		c[p] = s
+	}
+	return s
+}
 
 // The formatting of the cells every line item writes (hundreds of
 // thousands per export), without fmt or time.Format on the common path;

@@ -137,10 +137,11 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 		return err
 	}
 	rec := make([]string, len(detailHeader))
+	periods, period := periodNames{}, m.Period.String()
 	err := detail(ctx, m, lines, func(it Item) error {
 		job, submit := jobCells(it.Line)
-		rec = append(rec[:0], m.Period.String(), status(m), m.Cluster, it.Tenant, it.Account, it.User,
-			job, submit, it.Period.String(), string(it.Kind()),
+		rec = append(rec[:0], period, status(m), m.Cluster, it.Tenant, it.Account, it.User,
+			job, submit, periods.get(it.Period), string(it.Kind()),
 			strconv.Itoa(it.Revision), string(it.Tier), it.Type, i64(it.Count), unixRFC(it.Start), unixRFC(it.End),
 			i64(it.GPUSeconds), GPUHours(it.GPUSeconds), it.Quote.UnitPrice().String(), it.Quote.Basis, m.Card.Currency,
 			it.Amount.String(), bookingCell(it.Booking))
@@ -275,8 +276,9 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 		io.WriteString(w, `,"lines":[`)
 		first := true
 		var buf []byte
+		periods := periodNames{}
 		err := detail(ctx, m, lines, func(it Item) error {
-			jl := jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), it.Period.String(),
+			jl := jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), periods.get(it.Period),
 				string(it.Kind()), it.Revision, string(it.Tier), it.Type, it.Count, unixRFC(it.Start), unixRFC(it.End), it.GPUSeconds,
 				it.Quote.UnitPrice().String(), it.Quote.Basis, it.Amount.String(), it.Amount.Units(), it.Booking}
 			if it.Charge {
