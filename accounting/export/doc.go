@@ -26,6 +26,14 @@
 // from zero to the minor unit); summary and totals are sums of line
 // amounts, so they always add up. A line with no rate fails the export
 // with one error listing every unpriced type: nothing is priced at zero.
+// Lines are priced with a [pricing.LinePricer] (the same quotes and
+// amounts, each quote looked up once per type, tier and day) and summed
+// per account, type, tier, kind, usage period, booking and rate as they
+// stream in: the summary's pass reads only the fields it prices and
+// groups by (see [Lines]). Per-line rounding is why the sums are not taken
+// in SQL: a row's amount is the sum of its lines' rounded amounts, not its
+// GPU-seconds priced once. reference_test.go holds the summary and the
+// line items to a line-by-line computation on randomized ledgers.
 //
 // Output is deterministic (sorted, no timestamps of its own; the open
 // period's metadata takes Meta.Now): the export of
