@@ -37,6 +37,9 @@ type Fragment struct {
 	Text     string    `json:"text"`
 }
 
+// String is the fragment's slurm.conf text (what config render prints).
+func (f Fragment) String() string { return f.Text }
+
 func (s Spec) tiers() (pool, od int) {
 	pool, od = s.PoolTier, s.OnDemandTier
 	if pool == 0 {

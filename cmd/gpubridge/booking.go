@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerBookings adds the booking commands: add/modify/delete/show
@@ -40,20 +38,6 @@ func (a *App) confirmer() func(string) error {
 		return nil
 	}
 	return a.Confirm
-}
-
-// bookingOptions parses the key=value options of a booking command that
-// takes no names, and the times of --local (app.BookingTimes).
-func (a *App) bookingOptions(what string, args []string, keys []string, local bool) (map[string]string, view.Times, error) {
-	p, err := kv.Parse(args, kv.Spec{Keys: keys})
-	if err != nil {
-		return nil, view.Times{}, app.Input(err)
-	}
-	if len(p.Names) > 0 {
-		return nil, view.Times{}, usagef("%s takes key=value options only (got %q)", what, p.Names)
-	}
-	z, err := app.BookingTimes(local)
-	return p.Where, z, err
 }
 
 const bookingArgsHelp = `Options (key=value):
@@ -87,17 +71,10 @@ Example:
   gpubridge add booking tenant=acme gpus=h100:8 start=2026-12-14T00:00Z duration=14d purpose="pre-training"`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeTenants(a, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			where, z, err := a.bookingOptions("add booking", args, reserve.AddKeys, *local)
-			if err != nil {
-				return err
-			}
-			b, set, err := a.AddBooking(cmd.Context(), app.Actor(), where, z, a.confirmer())
-			if err != nil {
-				return err
-			}
-			return a.printText(b, view.Added(b, set, z, time.Now()))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.AddKeys}, names: noName, usage: "add booking takes key=value options only (got %q)"},
+			func(ctx context.Context, p kv.Args) error {
+				return says(a, app.AddedBooking.Text)(a.AddBooking(ctx, app.Actor(), p.Where, *local, a.confirmer()))
+			}),
 	}
 	return localFlag(cmd, local)
 }
@@ -117,28 +94,10 @@ loses GPUs it holds; until then the booking shows why it waits).
 Example:
   gpubridge modify booking 12 set end=2026-12-30T00:00Z`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: []string{}, SetKeys: reserve.ModifyKeys})
-			if err != nil {
-				return app.Input(err)
-			}
-			if len(p.Names) != 1 || len(p.Set) == 0 {
-				return usagef("usage: gpubridge modify booking ID set key=value ...")
-			}
-			id, err := app.ParseBookingID(p.Names[0])
-			if err != nil {
-				return err
-			}
-			z, err := app.BookingTimes(*local)
-			if err != nil {
-				return err
-			}
-			before, after, err := a.ModifyBooking(cmd.Context(), app.Actor(), id, p.Set, z, a.confirmer())
-			if err != nil {
-				return err
-			}
-			return a.printText(after, view.Modified(id, before, after, z))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: reserve.ModifyKeys}, names: oneName, usage: "usage: gpubridge modify booking ID set key=value ..."},
+			func(ctx context.Context, p kv.Args) error {
+				return says(a, app.ModifiedBooking.Text)(a.ModifyBooking(ctx, app.Actor(), p.Names[0], p.Set, *local, a.confirmer()))
+			}),
 	}
 	return localFlag(cmd, local)
 }
@@ -149,10 +108,8 @@ func deleteBookingCmd(a *App) *cobra.Command {
 		Short: "Cancel bookings; their Slurm reservations go at the next projection (once no job runs inside)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, set, err := a.CancelBookings(cmd.Context(), app.Actor(), args, a.confirmer())
-			for _, id := range ids {
-				fmt.Fprint(a.out, view.Cancelled(id, set))
-			}
+			c, err := a.CancelBookings(cmd.Context(), app.Actor(), args, a.confirmer())
+			fmt.Fprint(a.out, c.Text()) // those cancelled before a failure too
 			return err
 		},
 	}
@@ -169,27 +126,11 @@ columns: ` + strings.Join(view.BookingColumns(), ",") + ` (default ` + strings.J
 and where COLUMN=VALUE filters the rows. --json prints the full records (of
 the rows the filters keep).`,
 		ValidArgsFunction: completeTenants(a, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: reserve.ListKeys}, view.Bookings(nil, view.Times{}))
-			if err != nil {
-				return err
-			}
-			z, err := app.BookingTimes(*local)
-			if err != nil {
-				return err
-			}
-			bs, err := a.ListBookings(cmd.Context(), p.Names, p.Where, z)
-			if err != nil {
-				return err
-			}
-			switch {
-			case a.output.JSON:
-				a.output.Format = nil // the full records, where filters pick which
-			case a.output.Format == nil:
-				a.output.Format = view.DefaultBookingColumns
-			}
-			return a.Print(view.Bookings(bs, z))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.ListKeys}, views: views(view.Bookings(nil, view.Times{}))},
+			func(ctx context.Context, p kv.Args) error {
+				a.recordColumns(view.DefaultBookingColumns)
+				return shows(a, app.BookingList.Table)(a.ListBookings(ctx, p.Names, p.Where, *local))
+			}),
 	}
 	return localFlag(cmd, local)
 }
@@ -205,52 +146,16 @@ window is 2 days or shorter). Capacity is the pool's GPUs less drained or down
 nodes, maintenance windows, reservations gpubridge does not own and
 bookings.unbookablePercent. Runs of equal steps are printed as one row;
 --json prints every step.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.showArgs(args, kv.Spec{Keys: reserve.AvailabilityKeys}, view.AvailabilityColumns()...)
-			if err != nil {
-				return err
-			}
-			if len(p.Names) > 0 {
-				return usagef("show availability takes key=value options only (got %q)", p.Names)
-			}
-			if a.output.JSON && (p.Format != nil || p.Filters != nil) {
-				return usagef("show availability --json prints one object (every step of every type): format= and where filters apply to its table only")
-			}
-			z, err := app.BookingTimes(*local)
-			if err != nil {
-				return err
-			}
-			av, err := a.Availability(cmd.Context(), p.Where, z)
-			if err != nil {
-				return err
-			}
-			if a.output.JSON {
-				return a.Print(table.Table{Raw: av})
-			}
-			// A year by the day is hundreds of rows: one write, not one per cell.
-			return a.buffered(func() error {
-				if err := a.Print(view.Availability(av, z, a.output.Parsable)); err != nil || a.output.Parsable {
-					return err
+		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.AvailabilityKeys}, views: view.AvailabilityColumns(), names: noName,
+			usage: "show availability takes key=value options only (got %q)"},
+			func(ctx context.Context, p kv.Args) error {
+				if a.output.JSON && (p.Format != nil || p.Filters != nil) {
+					return usagef("show availability --json prints one object (every step of every type): format= and where filters apply to its table only")
 				}
-				_, err := fmt.Fprint(a.out, view.AvailabilityNotes(av, z))
-				return err
-			})
-		},
+				return showsNoted(a, app.BookingAvailability.View)(a.Availability(ctx, p.Where, *local))
+			}),
 	}
 	return localFlag(cmd, local)
-}
-
-// buffered runs print with the App's output buffered, flushed at the end.
-func (a *App) buffered(print func() error) error {
-	out := a.out
-	w := bufio.NewWriter(out)
-	a.out = w
-	err := print()
-	a.out = out
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
 }
 
 func findCmd(a *App, local *bool) *cobra.Command {
@@ -271,21 +176,14 @@ is a range of starts: any start from Start to LatestStart fits (an empty
 LatestStart: any later start fits too, up to the booking horizon). tenant=
 applies that tenant's policy (lead time, horizon).`,
 		ValidArgsFunction: completeTenants(a, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			where, z, err := a.bookingOptions("find slot", args, reserve.SlotKeys, *local)
-			if err != nil {
-				return err
-			}
-			q, slots, err := a.FindSlots(cmd.Context(), where, z)
-			if err != nil {
-				return err
-			}
-			if len(slots) == 0 && !a.output.JSON && !a.output.Parsable {
-				_, err = fmt.Fprint(a.out, view.NoSlot(q))
-				return err
-			}
-			return a.Print(view.Slots(slots, z))
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.SlotKeys}, names: noName, usage: "find slot takes key=value options only (got %q)"},
+			func(ctx context.Context, p kv.Args) error {
+				f, err := a.FindSlots(ctx, p.Where, *local)
+				if err == nil && len(f.Slots) == 0 && !a.output.JSON && !a.output.Parsable {
+					return says(a, app.FoundSlots.Text)(f, nil)
+				}
+				return shows(a, app.FoundSlots.Table)(f, err)
+			}),
 	}
 	find.AddCommand(localFlag(slot, local))
 	return find
@@ -300,22 +198,10 @@ out of the bookable capacity for [start, end). Bookings that no longer fit are
 listed: the window is recorded anyway (the admin's call) and they are shown at
 risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := kv.Parse(args, kv.Spec{Keys: reserve.MaintenanceKeys})
-			if err != nil {
-				return app.Input(err)
-			}
-			z, err := app.BookingTimes(*local)
-			if err != nil {
-				return err
-			}
-			m, hit, err := a.AddMaintenance(cmd.Context(), app.Actor(), p.Where, z, a.confirmer())
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(a.out, view.MaintenanceAdded(m, hit, z))
-			return err
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.MaintenanceKeys}},
+			func(ctx context.Context, p kv.Args) error {
+				return says(a, app.AddedMaintenance.Text)(a.AddMaintenance(ctx, app.Actor(), p.Where, *local, a.confirmer()))
+			}),
 	}
 	return localFlag(cmd, local)
 }
@@ -339,15 +225,7 @@ func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
 			if err := a.noNames(args, view.Maintenance(nil, view.Times{})); err != nil {
 				return err
 			}
-			z, err := app.BookingTimes(*local)
-			if err != nil {
-				return err
-			}
-			ms, err := a.MaintenanceWindows(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.Print(view.Maintenance(ms, z))
+			return shows(a, app.MaintenanceList.Table)(a.MaintenanceWindows(cmd.Context(), *local))
 		},
 	}
 	return localFlag(cmd, local)
@@ -370,15 +248,7 @@ action failed; Slurm refusing for now (jobs inside, no room) is shown and
 retried at the next run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, perr := a.Project(cmd.Context(), app.Projection{Actor: app.Actor(), DryRun: dry, AllowMassRemoval: allow, Log: a.Verbose})
-			if rep == nil {
-				return perr
-			}
-			reads, writes := a.Requests()
-			if err := a.printText(rep, view.ProjectReport(*rep, dry, view.Requests{Reads: reads, Writes: writes})); err != nil {
-				return err
-			}
-			return perr
+			return saysPartly(a, app.Projected.Text)(a.Project(cmd.Context(), app.Projection{Actor: app.Actor(), DryRun: dry, AllowMassRemoval: allow, Log: a.Verbose}))
 		},
 	}
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "show what would change, change nothing")

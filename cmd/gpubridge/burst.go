@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
@@ -44,14 +46,8 @@ partition and QOS, recording why in its admin comment. It is idempotent:
 running it again moves nothing twice.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := a.BurstOnce(cmd.Context(), app.BurstRequest{TenantsFile: tenantsFile, RateCardFile: rateCard, DryRun: dryRun,
-				AfterMove: afterMove, What: cmd.CommandPath()})
-			if res != nil {
-				if perr := a.Print(burst.CycleTable(*res, dryRun)); perr != nil && err == nil {
-					err = perr
-				}
-			}
-			return err
+			return showsPartly(a, app.BurstCycle.Table)(a.BurstOnce(cmd.Context(), app.BurstRequest{TenantsFile: tenantsFile, RateCardFile: rateCard, DryRun: dryRun,
+				AfterMove: afterMove, What: cmd.CommandPath()}))
 		},
 	}
 	burstFileFlags(once, &tenantsFile, &rateCard)
@@ -77,20 +73,15 @@ It prints two tables, the jobs and the tenants; table=jobs or table=tenants
 prints one. -P, -p, format= and where filters print one table: the jobs
 unless table=tenants. --json prints {"jobs": [...], "tenants": [...]}, or
 the array of the table= asked for.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			kvs, err := a.showArgs(args, kv.Spec{Keys: []string{"tenant", "table"}}, burst.Overview{}.JobsTable(), burst.Overview{}.TenantsTable())
-			if err != nil {
-				return err
-			}
-			if len(kvs.Names) > 0 {
-				return usagef("unexpected %q; use tenant=NAME", kvs.Names[0])
-			}
-			ov, which, err := a.BurstOverview(cmd.Context(), tenantsFile, rateCard, kvs.Where)
-			if err != nil {
-				return err
-			}
-			return a.printBurst(ov, which)
-		},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "table"}}, views: views(burst.Overview{}.JobsTable(), burst.Overview{}.TenantsTable()),
+			names: noName, usage: "unexpected %q; use tenant=NAME"},
+			func(ctx context.Context, p kv.Args) error {
+				ov, which, err := a.BurstOverview(ctx, tenantsFile, rateCard, p.Where)
+				if err != nil {
+					return err
+				}
+				return a.printBurst(ov, which)
+			}),
 	}
 	burstFileFlags(cmd, &tenantsFile, &rateCard)
 	return cmd

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmconf"
 	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // subcommand returns root's command name, adding it when no other feature
@@ -39,15 +36,7 @@ func configRenderCmd(a *App) *cobra.Command {
 		Short: "Print the slurm.conf fragment of the two tiers (pool, on-demand), preemption and typed GPU TRES",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			frag, err := a.RenderSlurmConf(cmd.Context(), r)
-			if err != nil {
-				return err
-			}
-			if a.output.JSON {
-				return a.Print(table.Table{Raw: frag})
-			}
-			_, err = fmt.Fprint(a.out, frag.Text)
-			return err
+			return says(a, slurmconf.Fragment.String)(a.RenderSlurmConf(cmd.Context(), r))
 		},
 	}
 	slurmConfFlags(cmd, &r)
@@ -69,14 +58,7 @@ unknown). It exits 1 when a setting differs or is missing, and when it could
 not verify a setting (status unknown) unless --allow-unknown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fs, err := a.CheckSlurmConf(cmd.Context(), r, scontrol)
-			if err != nil {
-				return err
-			}
-			if err := a.Print(slurmconf.FindingsTable(fs)); err != nil {
-				return err
-			}
-			return slurmconf.Verdict(fs, allowUnknown)
+			return showsPartly(a, app.SlurmConfCheck.Table)(a.CheckSlurmConf(cmd.Context(), r, scontrol, allowUnknown))
 		},
 	}
 	slurmConfFlags(cmd, &r)

@@ -8,13 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
-	"github.com/gpubridge/gpubridge/gres/conf"
 	"github.com/gpubridge/gpubridge/gres/device"
 	"github.com/gpubridge/gpubridge/gres/inventory"
-	"github.com/gpubridge/gpubridge/gres/mig"
 	"github.com/gpubridge/gpubridge/gres/slurmcheck"
 	"github.com/gpubridge/gpubridge/internal/app"
-	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // registerGres adds the node-ops commands for GPUs and MIG: gres
@@ -60,14 +57,7 @@ instance ids, profile, memory, UUID and device files. Nothing on the GPUs is cha
 With --json the output is the fixture format that --fixture reads back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			inv, err := src.Load()
-			if err != nil {
-				return err
-			}
-			if a.output.JSON {
-				return inventory.Encode(a.out, inv)
-			}
-			return a.Print(inv.Table())
+			return shows(a, inventory.Inventory.Table)(src.Load())
 		},
 	}
 	inventoryFlags(cmd, &src)
@@ -99,25 +89,18 @@ slurmrestd) and exits non-zero when they differ.
       --device-map mig=/dev/fakemig --cores 0=0-3,1=4-7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := a.GenerateGres(r)
-			if err != nil {
-				return err
-			}
-			if text, show := r.Printed(res); show {
-				if err := printRendered(a, res, text); err != nil {
+			g, err := a.GenerateGres(cmd.Context(), r, slurmcheck.ListerFunc(func(ctx context.Context) ([]slurmrest.Node, error) {
+				return listSlurmNodes(ctx, a)
+			}))
+			if g.Shown {
+				if err := a.printText(g.Result, g.Printed); err != nil {
 					return err
 				}
 			}
-			if !r.Check {
-				return nil
-			}
-			ok, err := slurmcheck.Check(cmd.Context(), slurmcheck.ListerFunc(func(ctx context.Context) ([]slurmrest.Node, error) {
-				return listSlurmNodes(ctx, a)
-			}), res)
-			if err != nil {
+			if err != nil || !r.Check {
 				return err
 			}
-			_, err = fmt.Fprintln(a.out, ok)
+			_, err = fmt.Fprintln(a.out, g.Checked)
 			return err
 		},
 	}
@@ -136,19 +119,8 @@ slurmrestd) and exits non-zero when they differ.
 	return cmd
 }
 
-func printRendered(a *App, res conf.Result, text string) error {
-	if a.output.JSON {
-		return a.Print(table.Table{Raw: res})
-	}
-	_, err := fmt.Fprint(a.out, text)
-	return err
-}
-
 func gresPlanCmd(a *App) *cobra.Command {
-	var (
-		r    app.PlanRequest
-		name string
-	)
+	var r app.PlanRequest
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Plan MIG layouts for the slices wanted; print an nvidia-mig-parted config",
@@ -164,19 +136,7 @@ The GPUs are --model and --gpus, or those of an inventory (--fixture, or NVML).`
   gpubridge gres plan --fixture inv.json --want h100=4,1g.10gb=14,3g.40gb=4 > mig-parted.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := a.PlanMIG(r)
-			if err != nil {
-				return err
-			}
-			if a.output.JSON {
-				return a.Print(table.Table{Raw: plan})
-			}
-			out, err := mig.MigPartedConfig(name, plan)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(a.out, out)
-			return err
+			return says(a, app.MIGPlan.Text)(a.PlanMIG(r))
 		},
 	}
 	inventoryFlags(cmd, &r.Source)
@@ -184,6 +144,6 @@ The GPUs are --model and --gpus, or those of an inventory (--fixture, or NVML).`
 	f.StringVar(&r.Model, "model", "", "GPU model to plan for: A100-40GB, A100-80GB, H100-80GB, H200-141GB, B200")
 	f.IntVar(&r.Count, "gpus", 0, "number of GPUs of --model")
 	f.StringSliceVar(&r.Want, "want", nil, "slices wanted: PROFILE=COUNT or TYPE=COUNT for whole GPUs, comma-separated (1g.10gb=7,3g.40gb=2)")
-	f.StringVar(&name, "name", "gpubridge", "name of the config in the mig-parted file (nvidia-mig-parted apply -c NAME)")
+	f.StringVar(&r.Name, "name", "gpubridge", "name of the config in the mig-parted file (nvidia-mig-parted apply -c NAME)")
 	return cmd
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
-	"github.com/gpubridge/gpubridge/internal/app"
 )
 
 // registerSlurm adds the commands that talk to slurmrestd: ping, show nodes.
@@ -19,14 +18,7 @@ func pingCmd(a *App) *cobra.Command {
 		Short: "Check slurmrestd and the Slurm controllers; print versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := a.Ping(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := a.Print(p.Table()); err != nil {
-				return err
-			}
-			return app.PingError(p)
+			return showsPartly(a, slurmrest.PingResult.Table)(a.Ping(cmd.Context()))
 		},
 	}
 }
@@ -39,11 +31,7 @@ func showNodesCmd(a *App) *cobra.Command {
 			if err := a.noNames(args, slurmrest.NodesTable(nil)); err != nil {
 				return err
 			}
-			nodes, err := a.Nodes(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.Print(slurmrest.NodesTable(nodes))
+			return shows(a, slurmrest.NodesTable)(a.Nodes(cmd.Context()))
 		},
 	}
 }

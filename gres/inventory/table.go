@@ -9,12 +9,14 @@ import (
 )
 
 // Table lays out the inventory as `gres inventory` prints it: one row per
-// GPU and one per MIG device; a GPU NVML lost shows why.
+// GPU and one per MIG device; a GPU NVML lost shows why. Its --json is the
+// inventory itself (Encode's fixture format, which --fixture reads back).
 func (inv Inventory) Table() table.Table {
 	t := table.Table{
 		Header: []string{"GPU", "Minor", "Name", "MIG", "Device", "Profile", "MemoryMiB", "UUID", "Files"},
 		Kinds:  []table.Kind{table.Number, table.Number, table.String, table.String, table.String, table.String, table.Number, table.String, table.String},
 		Rows:   [][]string{},
+		Raw:    inv,
 	}
 	for _, g := range inv.Sorted().GPUs {
 		gpu := strconv.Itoa(g.Index)

@@ -118,169 +118,208 @@ func ParseBookingIDs(ss []string) ([]int64, error) {
 }
 
 // AddBooking admits the booking that where asks for (reserve.ParseAdd,
-// times without an offset read in z's zone) for actor. With confirm, it
-// first checks the booking without storing it and asks confirm with what
-// it would add; the booking is admitted afresh after the answer. It
-// returns the booking and the settings it was admitted under.
-func (e *Env) AddBooking(ctx context.Context, actor string, where map[string]string, z view.Times, confirm func(string) error) (reserve.Booking, reserve.Settings, error) {
+// times without an offset read in $TZ; local: printed in $TZ) for actor.
+// With confirm, it first checks the booking without storing it and asks
+// confirm with what it would add; the booking is admitted afresh after the
+// answer. It returns the booking with the settings it was admitted under.
+func (e *Env) AddBooking(ctx context.Context, actor string, where map[string]string, local bool, confirm func(string) error) (AddedBooking, error) {
+	z, err := BookingTimes(local)
+	if err != nil {
+		return AddedBooking{}, err
+	}
 	req, ps := reserve.ParseAdd(where, time.Now(), z.Zone)
 	if err := bookingProblems(ps); err != nil {
-		return reserve.Booking{}, reserve.Settings{}, err
+		return AddedBooking{}, err
 	}
 	bk, err := e.Bookings(ctx)
 	if err != nil {
-		return reserve.Booking{}, reserve.Settings{}, err
+		return AddedBooking{}, err
 	}
 	svc := bk.Service
 	if confirm != nil {
 		b, err := svc.Check(ctx, actor, req)
 		if err != nil {
-			return reserve.Booking{}, svc.Settings, bookingErr(err)
+			return AddedBooking{}, bookingErr(err)
 		}
 		if err := confirm(view.Describe(" Adding booking", b, z)); err != nil {
-			return reserve.Booking{}, svc.Settings, err
+			return AddedBooking{}, err
 		}
 	}
 	b, err := svc.Add(ctx, actor, req)
-	return b, svc.Settings, bookingErr(err)
+	if err != nil {
+		return AddedBooking{}, bookingErr(err)
+	}
+	return AddedBooking{Booking: b, Settings: svc.Settings, Times: z, At: time.Now()}, nil
 }
 
 // ModifyBooking changes booking id by set (the key=value options after
-// `set`, reserve.ParseChange), asking confirm first when given. It
-// returns the booking before and after.
-func (e *Env) ModifyBooking(ctx context.Context, actor string, id int64, set map[string]string, z view.Times, confirm func(string) error) (before, after reserve.Booking, err error) {
+// `set`, reserve.ParseChange; none is a usage error), asking confirm first
+// when given. It returns the booking before and after.
+func (e *Env) ModifyBooking(ctx context.Context, actor, id string, set map[string]string, local bool, confirm func(string) error) (ModifiedBooking, error) {
+	if len(set) == 0 {
+		return ModifiedBooking{}, Inputf("usage: gpubridge modify booking ID set key=value ...")
+	}
+	n, err := ParseBookingID(id)
+	if err != nil {
+		return ModifiedBooking{}, err
+	}
+	z, err := BookingTimes(local)
+	if err != nil {
+		return ModifiedBooking{}, err
+	}
 	ch, ps := reserve.ParseChange(set, time.Now(), z.Zone)
 	if err := bookingProblems(ps); err != nil {
-		return before, after, err
+		return ModifiedBooking{}, err
 	}
 	bk, err := e.Bookings(ctx)
 	if err != nil {
-		return before, after, err
+		return ModifiedBooking{}, err
 	}
-	cur, err := bk.Service.Get(ctx, id)
+	cur, err := bk.Service.Get(ctx, n)
 	if err != nil {
-		return before, after, bookingErr(err)
+		return ModifiedBooking{}, bookingErr(err)
 	}
 	if confirm != nil {
 		if err := confirm(view.ModifyPrompt(cur, set)); err != nil {
-			return before, after, err
+			return ModifiedBooking{}, err
 		}
 	}
-	before, after, err = bk.Service.Modify(ctx, actor, id, ch)
-	return before, after, bookingErr(err)
+	before, after, err := bk.Service.Modify(ctx, actor, n, ch)
+	if err != nil {
+		return ModifiedBooking{}, bookingErr(err)
+	}
+	return ModifiedBooking{ID: n, Before: before, After: after, Times: z}, nil
 }
 
 // CancelBookings cancels the bookings of ids, all of which must exist,
 // after confirm (when given) with what it cancels. It returns the ids
-// cancelled (up to a failure) and the settings (their reservations'
-// names).
-func (e *Env) CancelBookings(ctx context.Context, actor string, ids []string, confirm func(string) error) ([]int64, reserve.Settings, error) {
+// cancelled (up to a failure, with the failure) and the settings (their
+// reservations' names).
+func (e *Env) CancelBookings(ctx context.Context, actor string, ids []string, confirm func(string) error) (CancelledBookings, error) {
 	ns, err := ParseBookingIDs(ids)
 	if err != nil {
-		return nil, reserve.Settings{}, err
+		return CancelledBookings{}, err
 	}
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
-		return nil, reserve.Settings{}, err
+		return CancelledBookings{}, err
 	}
-	set := bk.Service.Settings
+	c := CancelledBookings{Settings: bk.Service.Settings}
 	var bs []reserve.Booking
 	for _, id := range ns {
 		b, err := bk.Service.Get(ctx, id)
 		if err != nil {
-			return nil, set, bookingErr(err)
+			return c, bookingErr(err)
 		}
 		bs = append(bs, b)
 	}
 	if confirm != nil {
 		if err := confirm(view.CancelPrompt(bs)); err != nil {
-			return nil, set, err
+			return c, err
 		}
 	}
-	var done []int64
 	for _, id := range ns {
 		if _, err := bk.Service.Cancel(ctx, actor, id); err != nil {
-			return done, set, bookingErr(err)
+			return c, bookingErr(err)
 		}
-		done = append(done, id)
+		c.IDs = append(c.IDs, id)
 	}
-	return done, set, nil
+	return c, nil
 }
 
 // ListBookings lists the bookings that where keeps (reserve.ParseList),
 // only those of ids when any are given.
-func (e *Env) ListBookings(ctx context.Context, ids []string, where map[string]string, z view.Times) ([]reserve.Booking, error) {
+func (e *Env) ListBookings(ctx context.Context, ids []string, where map[string]string, local bool) (BookingList, error) {
+	z, err := BookingTimes(local)
+	if err != nil {
+		return BookingList{}, err
+	}
 	lf, ps := reserve.ParseList(where, time.Now(), z.Zone)
 	ns, err := ParseBookingIDs(ids)
 	if err != nil {
-		return nil, err
+		return BookingList{}, err
 	}
 	if err := bookingProblems(ps); err != nil {
-		return nil, err
+		return BookingList{}, err
 	}
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
-		return nil, err
+		return BookingList{}, err
 	}
 	bs, err := bk.Service.List(ctx, lf)
 	if err != nil {
-		return nil, err
+		return BookingList{}, err
 	}
 	if len(ns) > 0 {
 		bs = slices.DeleteFunc(bs, func(b reserve.Booking) bool { return !slices.Contains(ns, b.ID) })
 	}
-	return bs, nil
+	return BookingList{Bookings: bs, Times: z}, nil
 }
 
 // Availability is the free and booked capacity that where asks for
 // (reserve.ParseAvailability).
-func (e *Env) Availability(ctx context.Context, where map[string]string, z view.Times) (reserve.Availability, error) {
+func (e *Env) Availability(ctx context.Context, where map[string]string, local bool) (BookingAvailability, error) {
+	z, err := BookingTimes(local)
+	if err != nil {
+		return BookingAvailability{}, err
+	}
 	q, ps := reserve.ParseAvailability(where, time.Now(), z.Zone)
 	if err := bookingProblems(ps); err != nil {
-		return reserve.Availability{}, err
+		return BookingAvailability{}, err
 	}
 	bk, err := e.Bookings(ctx)
 	if err != nil {
-		return reserve.Availability{}, err
+		return BookingAvailability{}, err
 	}
 	av, err := bk.Service.Availability(ctx, q)
-	return av, bookingErr(err)
+	return BookingAvailability{Availability: av, Times: z}, bookingErr(err)
 }
 
 // FindSlots finds the earliest windows of the shape where asks for
-// (reserve.ParseSlotQuery); it returns the query too (what a miss names).
-func (e *Env) FindSlots(ctx context.Context, where map[string]string, z view.Times) (reserve.SlotQuery, []reserve.Slot, error) {
+// (reserve.ParseSlotQuery), with the query (what a miss names).
+func (e *Env) FindSlots(ctx context.Context, where map[string]string, local bool) (FoundSlots, error) {
+	z, err := BookingTimes(local)
+	if err != nil {
+		return FoundSlots{}, err
+	}
 	q, ps := reserve.ParseSlotQuery(where, time.Now(), z.Zone)
 	if err := bookingProblems(ps); err != nil {
-		return q, nil, err
+		return FoundSlots{}, err
 	}
 	bk, err := e.Bookings(ctx)
 	if err != nil {
-		return q, nil, err
+		return FoundSlots{}, err
 	}
 	slots, err := bk.Service.FindSlots(ctx, q)
-	return q, slots, bookingErr(err)
+	return FoundSlots{Query: q, Slots: slots, Times: z}, bookingErr(err)
 }
 
 // AddMaintenance records the maintenance window where describes
 // (reserve.ParseMaintenance) after confirm (when given); it returns the
-// window and the bookings that no longer fit.
-func (e *Env) AddMaintenance(ctx context.Context, actor string, where map[string]string, z view.Times, confirm func(string) error) (reserve.Maintenance, []reserve.Booking, error) {
+// window with the bookings that no longer fit.
+func (e *Env) AddMaintenance(ctx context.Context, actor string, where map[string]string, local bool, confirm func(string) error) (AddedMaintenance, error) {
+	z, err := BookingTimes(local)
+	if err != nil {
+		return AddedMaintenance{}, err
+	}
 	m, ps := reserve.ParseMaintenance(where, time.Now(), z.Zone)
 	if err := bookingProblems(ps); err != nil {
-		return m, nil, err
+		return AddedMaintenance{}, err
 	}
 	bk, err := e.Bookings(ctx)
 	if err != nil {
-		return m, nil, err
+		return AddedMaintenance{}, err
 	}
 	if confirm != nil {
 		if err := confirm(view.MaintenancePrompt(m, z)); err != nil {
-			return m, nil, err
+			return AddedMaintenance{}, err
 		}
 	}
 	m, hit, err := bk.Service.AddMaintenance(ctx, actor, m)
-	return m, hit, bookingErr(err)
+	if err != nil {
+		return AddedMaintenance{}, bookingErr(err)
+	}
+	return AddedMaintenance{Maintenance: m, Hit: hit, Times: z}, nil
 }
 
 // DeleteMaintenance removes maintenance window id after confirm (when
@@ -303,13 +342,18 @@ func (e *Env) DeleteMaintenance(ctx context.Context, actor, id string, confirm f
 	return m, bookingErr(err)
 }
 
-// MaintenanceWindows are the maintenance windows.
-func (e *Env) MaintenanceWindows(ctx context.Context) ([]reserve.Maintenance, error) {
+// MaintenanceWindows are the maintenance windows (local: printed in $TZ).
+func (e *Env) MaintenanceWindows(ctx context.Context, local bool) (MaintenanceList, error) {
+	z, err := BookingTimes(local)
+	if err != nil {
+		return MaintenanceList{}, err
+	}
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
-		return nil, err
+		return MaintenanceList{}, err
 	}
-	return bk.Service.Maintenance(ctx)
+	ms, err := bk.Service.Maintenance(ctx)
+	return MaintenanceList{Windows: ms, Times: z}, err
 }
 
 // Projection is how `gpubridge project` runs the projector.
@@ -322,9 +366,9 @@ type Projection struct {
 
 // Project projects the bookings onto Slurm once, under the writer lock
 // unless it is a dry run (one writer at a time, like apply and the
-// daemon). A failure to start comes back with a nil report; the
+// daemon). A failure to start comes back with a nil result; the
 // projection's own failures with its report.
-func (e *Env) Project(ctx context.Context, o Projection) (*reserve.Report, error) {
+func (e *Env) Project(ctx context.Context, o Projection) (*Projected, error) {
 	p, err := e.Projector(ctx, o.Actor)
 	if err != nil {
 		return nil, err
@@ -341,5 +385,6 @@ func (e *Env) Project(ctx context.Context, o Projection) (*reserve.Report, error
 		p.Logger = e.Logger().With("component", "bookings") // the actions are printed anyway
 	}
 	rep, err := p.Project(ctx)
-	return &rep, err
+	reads, writes := e.Requests()
+	return &Projected{Report: rep, DryRun: o.DryRun, Requests: view.Requests{Reads: reads, Writes: writes}}, err
 }

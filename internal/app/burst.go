@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/service"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // Burst wires the burst use cases (bridge/burst/service) to slurmrestd
@@ -41,10 +42,20 @@ type BurstRequest struct {
 	What string
 }
 
+// BurstCycle is what one burst cycle (burst run-once) did or, DryRun,
+// would do.
+type BurstCycle struct {
+	Result burst.Result
+	DryRun bool
+}
+
+// Table is the cycle's table (burst.CycleTable).
+func (c BurstCycle) Table() table.Table { return burst.CycleTable(c.Result, c.DryRun) }
+
 // BurstOnce runs one burst cycle now, under the writer lock (a dry run
 // only plans, without it). It returns the cycle's result, also when the
 // cycle failed part-way, and nil when no cycle ran (the error says why).
-func (e *Env) BurstOnce(ctx context.Context, r BurstRequest) (*burst.Result, error) {
+func (e *Env) BurstOnce(ctx context.Context, r BurstRequest) (*BurstCycle, error) {
 	ctrl, err := e.Burst(ctx, r.TenantsFile, r.RateCardFile)
 	if err != nil {
 		return nil, err
@@ -54,7 +65,7 @@ func (e *Env) BurstOnce(ctx context.Context, r BurstRequest) (*burst.Result, err
 		if err != nil {
 			return nil, err
 		}
-		return &burst.Result{Plan: p}, nil
+		return &BurstCycle{Result: burst.Result{Plan: p}, DryRun: true}, nil
 	}
 	ctrl.AfterMove = r.AfterMove
 	release, err := e.WriterLockFor(ctx, r.What)
@@ -63,7 +74,7 @@ func (e *Env) BurstOnce(ctx context.Context, r BurstRequest) (*burst.Result, err
 	}
 	defer release()
 	res, err := ctrl.Cycle(ctx)
-	return &res, err
+	return &BurstCycle{Result: res}, err
 }
 
 // BurstOverview is what is bursting now, what is refused and why, and

@@ -1,10 +1,14 @@
 package app
 
 import (
+	"context"
+	"encoding/json"
+
 	"github.com/gpubridge/gpubridge/gres/conf"
 	"github.com/gpubridge/gpubridge/gres/device"
 	"github.com/gpubridge/gpubridge/gres/inventory"
 	"github.com/gpubridge/gpubridge/gres/mig"
+	"github.com/gpubridge/gpubridge/gres/slurmcheck"
 	"github.com/gpubridge/gpubridge/internal/atomicfile"
 )
 
@@ -69,10 +73,36 @@ func (r GresRequest) Printed(res conf.Result) (text string, show bool) {
 	return res.GresConf, true
 }
 
+// GeneratedGres is what gres generate did: the rendering, what of it is
+// printed (Shown: anything), and with Check the check's line when Slurm
+// agrees.
+type GeneratedGres struct {
+	Result  conf.Result
+	Printed string
+	Shown   bool
+	Checked string
+}
+
 // GenerateGres renders the node's gres.conf and slurm.conf lines from its
-// inventory, logging the rendering's notes, and writes gres.conf to
-// r.Write when set (on any error the previous file stays as it was).
-func (e *Env) GenerateGres(r GresRequest) (conf.Result, error) {
+// inventory, logging the rendering's notes, writes gres.conf to r.Write
+// when set (on any error the previous file stays as it was) and, with
+// r.Check, compares the result with the node's GRES as nodes (slurmctld's)
+// report it. A failed check comes with the rendering (still printed).
+func (e *Env) GenerateGres(ctx context.Context, r GresRequest, nodes slurmcheck.NodeLister) (GeneratedGres, error) {
+	res, err := e.renderGres(r)
+	if err != nil {
+		return GeneratedGres{}, err
+	}
+	g := GeneratedGres{Result: res}
+	g.Printed, g.Shown = r.Printed(res)
+	if r.Check {
+		g.Checked, err = slurmcheck.Check(ctx, nodes, res)
+	}
+	return g, err
+}
+
+// renderGres renders and writes gres.conf (GenerateGres).
+func (e *Env) renderGres(r GresRequest) (conf.Result, error) {
 	dm, err := conf.ParseDeviceMap(r.DeviceMap)
 	if err != nil {
 		return conf.Result{}, Input(err)
@@ -111,25 +141,44 @@ func (e *Env) GenerateGres(r GresRequest) (conf.Result, error) {
 }
 
 // PlanRequest is one `gres plan`: the GPUs (Model and Count, or those of
-// the inventory) and the slices wanted.
+// the inventory), the slices wanted and the name of the mig-parted config.
 type PlanRequest struct {
 	Source InventorySource
 	Model  string
 	Count  int
 	Want   []string // PROFILE=COUNT or TYPE=COUNT
+	Name   string   // the config's name in the mig-parted file
 }
 
-// PlanMIG lays out the slices r wants across its GPUs.
-func (e *Env) PlanMIG(r PlanRequest) (mig.Plan, error) {
+// MIGPlan is a MIG layout plan and its nvidia-mig-parted config.
+type MIGPlan struct {
+	Plan   mig.Plan
+	Config string
+}
+
+// Text is the mig-parted config.
+func (p MIGPlan) Text() string { return p.Config }
+
+// MarshalJSON writes the plan.
+func (p MIGPlan) MarshalJSON() ([]byte, error) { return json.Marshal(p.Plan) }
+
+// PlanMIG lays out the slices r wants across its GPUs and renders the
+// plan as an nvidia-mig-parted config named r.Name.
+func (e *Env) PlanMIG(r PlanRequest) (MIGPlan, error) {
 	demand, err := mig.ParseDemand(r.Want)
 	if err != nil {
-		return mig.Plan{}, Input(err)
+		return MIGPlan{}, Input(err)
 	}
 	gpus, err := e.planGPUs(r)
 	if err != nil {
-		return mig.Plan{}, err
+		return MIGPlan{}, err
 	}
-	return mig.PlanFor(gpus, demand)
+	plan, err := mig.PlanFor(gpus, demand)
+	if err != nil {
+		return MIGPlan{}, err
+	}
+	cfg, err := mig.MigPartedConfig(r.Name, plan)
+	return MIGPlan{Plan: plan, Config: cfg}, err
 }
 
 // planGPUs are the GPUs of Model and Count, or of the inventory.

@@ -8,13 +8,18 @@ import (
 )
 
 // Ping asks slurmrestd and the Slurm controllers whether they answer
-// (gpubridge ping).
-func (e *Env) Ping(ctx context.Context) (slurmrest.PingResult, error) {
+// (gpubridge ping). When slurmrestd answered, it returns what it said,
+// with an error when no primary controller responds (pingError).
+func (e *Env) Ping(ctx context.Context) (*slurmrest.PingResult, error) {
 	cl, err := e.Slurm(ctx)
 	if err != nil {
-		return slurmrest.PingResult{}, err
+		return nil, err
 	}
-	return cl.Ping(ctx)
+	p, err := cl.Ping(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &p, pingError(p)
 }
 
 // Nodes are the nodes as slurmctld reports them, with their GPUs.
@@ -26,9 +31,9 @@ func (e *Env) Nodes(ctx context.Context) ([]slurmrest.Node, error) {
 	return cl.ListNodes(ctx)
 }
 
-// PingError is nil when p says a primary controller responds, else why
+// pingError is nil when p says a primary controller responds, else why
 // not.
-func PingError(p slurmrest.PingResult) error {
+func pingError(p slurmrest.PingResult) error {
 	if p.Up() {
 		return nil
 	}

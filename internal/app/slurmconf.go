@@ -7,6 +7,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/slurmconf"
 	"github.com/gpubridge/gpubridge/bridge/slurmconf/slurmadapter"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // SlurmConfRequest is what `config render` and `config check` are given:
@@ -48,17 +49,32 @@ func (e *Env) RenderSlurmConf(ctx context.Context, r SlurmConfRequest) (slurmcon
 	return slurmconf.Render(s)
 }
 
+// SlurmConfCheck is what config check found, a finding per setting.
+type SlurmConfCheck struct {
+	Findings []slurmconf.Finding
+}
+
+// Table is the findings' table (slurmconf.FindingsTable).
+func (c SlurmConfCheck) Table() table.Table { return slurmconf.FindingsTable(c.Findings) }
+
 // CheckSlurmConf compares the live cluster with the rendered fragment
 // (config check): through scontrol (a command line split on spaces; empty
-// reads slurmrestd only) and slurmrestd's partitions.
-func (e *Env) CheckSlurmConf(ctx context.Context, r SlurmConfRequest, scontrol string) ([]slurmconf.Finding, error) {
+// reads slurmrestd only) and slurmrestd's partitions. When it could
+// compare, it returns the findings with their verdict as the error
+// (slurmconf.Verdict: a setting differs or is missing, or could not be
+// verified unless allowUnknown); else nil and why not.
+func (e *Env) CheckSlurmConf(ctx context.Context, r SlurmConfRequest, scontrol string, allowUnknown bool) (*SlurmConfCheck, error) {
 	s, err := e.SlurmConfSpec(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return slurmconf.CheckLive(ctx, s, slurmconf.LiveReader{
+	fs, err := slurmconf.CheckLive(ctx, s, slurmconf.LiveReader{
 		Scontrol: slurmadapter.NewScontrol(scontrol), REST: e.slurmConfREST(), Logger: e.Logger(),
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &SlurmConfCheck{Findings: fs}, slurmconf.Verdict(fs, allowUnknown)
 }
 
 // slurmConfREST reads the cluster for slurmconf through slurmrestd,
