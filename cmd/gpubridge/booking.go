@@ -54,7 +54,7 @@ ambiguous time needs an offset. Durations: w, d (24 hours), h, m, s. Times are
 stored and printed in UTC (--local prints them in $TZ).`
 
 func addBookingCmd(a *App, local *bool) *cobra.Command {
-	cmd := &cobra.Command{
+	return localFlag(&cobra.Command{
 		Use:   "booking tenant=NAME gpus=TYPE:N start=TIME end=TIME|duration=D [purpose=...]",
 		Short: "Book GPUs (or whole nodes) for a tenant over a window; refused unless it fits at every instant",
 		Long: `Book capacity for a tenant. Admission is atomic: the booking is stored only if
@@ -75,12 +75,11 @@ Example:
 			func(ctx context.Context, p kv.Args) error {
 				return says(a, app.AddedBooking.Text)(a.AddBooking(ctx, app.Actor(), p.Where, *local, a.confirmer()))
 			}),
-	}
-	return localFlag(cmd, local)
+	}, local)
 }
 
 func modifyBookingCmd(a *App, local *bool) *cobra.Command {
-	cmd := &cobra.Command{
+	return localFlag(&cobra.Command{
 		Use:   "booking ID set end=TIME|duration=D|start=TIME|gpus=TYPE:N|purpose=...",
 		Short: "Change a booking's window, count or purpose (growing or moving it is admitted like a new booking)",
 		Long: `Change a booking. A change that takes more (a larger count, an earlier start,
@@ -98,8 +97,7 @@ Example:
 			func(ctx context.Context, p kv.Args) error {
 				return says(a, app.ModifiedBooking.Text)(a.ModifyBooking(ctx, app.Actor(), p.Names[0], p.Set, *local, a.confirmer()))
 			}),
-	}
-	return localFlag(cmd, local)
+	}, local)
 }
 
 func deleteBookingCmd(a *App) *cobra.Command {
@@ -116,7 +114,7 @@ func deleteBookingCmd(a *App) *cobra.Command {
 }
 
 func showBookingsCmd(a *App, local *bool) *cobra.Command {
-	cmd := &cobra.Command{
+	return localFlag(&cobra.Command{
 		Use:     "bookings [ID ...] [tenant=NAME] [state=STATE,...] [from=TIME] [to=TIME] [format=id,tenant,...]",
 		Aliases: []string{"booking"},
 		Short:   "Show bookings with their present state and Slurm reservation",
@@ -131,12 +129,11 @@ the rows the filters keep).`,
 				a.recordColumns(view.DefaultBookingColumns)
 				return shows(a, app.BookingList.Table)(a.ListBookings(ctx, p.Names, p.Where, *local))
 			}),
-	}
-	return localFlag(cmd, local)
+	}, local)
 }
 
 func showAvailabilityCmd(a *App, local *bool) *cobra.Command {
-	cmd := &cobra.Command{
+	return localFlag(&cobra.Command{
 		Use:   "availability [type=h100,...] [from=TIME] [to=TIME] [step=1h|1d]",
 		Short: "Show free and booked capacity per GPU type (and node class) over time",
 		Long: `Show availability: for each step, the least capacity, the most booked and the
@@ -154,8 +151,7 @@ bookings.unbookablePercent. Runs of equal steps are printed as one row;
 				}
 				return showsNoted(a, app.BookingAvailability.View)(a.Availability(ctx, p.Where, *local))
 			}),
-	}
-	return localFlag(cmd, local)
+	}, local)
 }
 
 func findCmd(a *App, local *bool) *cobra.Command {
@@ -190,7 +186,7 @@ applies that tenant's policy (lead time, horizon).`,
 }
 
 func addMaintenanceCmd(a *App, local *bool) *cobra.Command {
-	cmd := &cobra.Command{
+	return localFlag(&cobra.Command{
 		Use:   "maintenance nodes=NODE,... start=TIME end=TIME|duration=D [reason=...]",
 		Short: "Record a maintenance window: the nodes' GPUs cannot be booked in it",
 		Long: `Record an admin maintenance window. The nodes' GPUs (and whole nodes) are taken
@@ -202,8 +198,7 @@ risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 			func(ctx context.Context, p kv.Args) error {
 				return says(a, app.AddedMaintenance.Text)(a.AddMaintenance(ctx, app.Actor(), p.Where, *local, a.confirmer()))
 			}),
-	}
-	return localFlag(cmd, local)
+	}, local)
 }
 
 func deleteMaintenanceCmd(a *App) *cobra.Command {
@@ -218,7 +213,7 @@ func deleteMaintenanceCmd(a *App) *cobra.Command {
 }
 
 func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
-	cmd := &cobra.Command{
+	return localFlag(&cobra.Command{
 		Use:   "maintenance [where COL=VALUE ...] [format=COL,...]",
 		Short: "Show the maintenance windows",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -227,8 +222,7 @@ func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
 			}
 			return shows(a, app.MaintenanceList.Table)(a.MaintenanceWindows(cmd.Context(), *local))
 		},
-	}
-	return localFlag(cmd, local)
+	}, local)
 }
 
 func projectCmd(a *App) *cobra.Command {

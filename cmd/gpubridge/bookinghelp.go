@@ -12,60 +12,53 @@ import (
 
 // showsPartly is shows for a use case that can fail after it did
 // something (a cycle that failed part-way, a check whose verdict is an
-// error): a result (non-nil) is printed, then its error returned.
+// error): a result (non-nil) is printed, then the use case's error (else
+// the printing's) returned.
 func showsPartly[T any](a *App, view func(T) table.Table) func(*T, error) error {
-	return partly(func(v T) error { return a.Print(view(v)) })
+	return func(v *T, err error) error {
+		if v != nil {
+			if perr := a.Print(view(*v)); err == nil {
+				err = perr
+			}
+		}
+		return err
+	}
 }
 
 // saysPartly is says for such a use case.
 func saysPartly[T any](a *App, text func(T) string) func(*T, error) error {
-	return partly(func(v T) error { return a.printText(v, text(v)) })
-}
-
-// partly prints a result that is there, and returns the use case's error
-// (else the printing's).
-func partly[T any](print func(T) error) func(*T, error) error {
 	return func(v *T, err error) error {
-		if v == nil {
-			return err
-		}
-		if perr := print(*v); err == nil {
-			err = perr
+		if v != nil {
+			if perr := a.printText(*v, text(*v)); err == nil {
+				err = perr
+			}
 		}
 		return err
 	}
 }
 
 // showsNoted is shows for a long table with notes under it (not with -P
-// or --json), all in one write: a year by the day is hundreds of rows.
-// view gets whether the table is the parsable form (-P).
+// or --json), in one write: a year by the day is hundreds of rows. view
+// gets whether the table is the parsable form (-P).
 func showsNoted[T any](a *App, view func(T, bool) (table.Table, string)) func(T, error) error {
 	return func(v T, err error) error {
 		if err != nil {
 			return err
 		}
 		t, notes := view(v, a.output.Parsable)
-		return a.buffered(func() error {
-			if err := a.Print(t); err != nil || a.output.Parsable || a.output.JSON {
-				return err
-			}
-			_, err := fmt.Fprint(a.out, notes)
-			return err
-		})
+		out := a.out
+		w := bufio.NewWriter(out)
+		a.out = w
+		defer func() { a.out = out }()
+		err = a.Print(t)
+		if err == nil && !a.output.Parsable && !a.output.JSON {
+			fmt.Fprint(w, notes) // a write error shows at Flush
+		}
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+		return err
 	}
-}
-
-// buffered runs print with the App's output buffered, flushed at the end.
-func (a *App) buffered(print func() error) error {
-	out := a.out
-	w := bufio.NewWriter(out)
-	a.out = w
-	err := print()
-	a.out = out
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
 }
 
 // recordColumns makes a table of records print cols unless format= picks

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,7 +9,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/gres/device"
 	"github.com/gpubridge/gpubridge/gres/inventory"
-	"github.com/gpubridge/gpubridge/gres/slurmcheck"
 	"github.com/gpubridge/gpubridge/internal/app"
 )
 
@@ -89,19 +87,8 @@ slurmrestd) and exits non-zero when they differ.
       --device-map mig=/dev/fakemig --cores 0=0-3,1=4-7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			g, err := a.GenerateGres(cmd.Context(), r, slurmcheck.ListerFunc(func(ctx context.Context) ([]slurmrest.Node, error) {
-				return listSlurmNodes(ctx, a)
-			}))
-			if g.Shown {
-				if err := a.printText(g.Result, g.Printed); err != nil {
-					return err
-				}
-			}
-			if err != nil || !r.Check {
-				return err
-			}
-			_, err = fmt.Fprintln(a.out, g.Checked)
-			return err
+			nodes := func(ctx context.Context) ([]slurmrest.Node, error) { return listSlurmNodes(ctx, a) }
+			return saysPartly(a, app.GeneratedGres.Text)(a.GenerateGres(cmd.Context(), r, nodes))
 		},
 	}
 	inventoryFlags(cmd, &r.Source)

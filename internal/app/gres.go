@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/gres/conf"
 	"github.com/gpubridge/gpubridge/gres/device"
 	"github.com/gpubridge/gpubridge/gres/inventory"
@@ -74,29 +75,41 @@ func (r GresRequest) Printed(res conf.Result) (text string, show bool) {
 }
 
 // GeneratedGres is what gres generate did: the rendering, what of it is
-// printed (Shown: anything), and with Check the check's line when Slurm
-// agrees.
+// printed (GresRequest.Printed) and, with Check, the check's line when
+// Slurm agrees.
 type GeneratedGres struct {
 	Result  conf.Result
 	Printed string
-	Shown   bool
 	Checked string
 }
+
+// Text is what gres generate prints: the rendering's part, then the
+// check's line.
+func (g GeneratedGres) Text() string {
+	if g.Checked == "" {
+		return g.Printed
+	}
+	return g.Printed + g.Checked + "\n"
+}
+
+// MarshalJSON writes the rendering (its --json, with or without Check).
+func (g GeneratedGres) MarshalJSON() ([]byte, error) { return json.Marshal(g.Result) }
 
 // GenerateGres renders the node's gres.conf and slurm.conf lines from its
 // inventory, logging the rendering's notes, writes gres.conf to r.Write
 // when set (on any error the previous file stays as it was) and, with
-// r.Check, compares the result with the node's GRES as nodes (slurmctld's)
-// report it. A failed check comes with the rendering (still printed).
-func (e *Env) GenerateGres(ctx context.Context, r GresRequest, nodes slurmcheck.NodeLister) (GeneratedGres, error) {
+// r.Check, compares the result with the node's GRES as nodes (slurmctld's
+// nodes) reports it. It returns nil when nothing was rendered; a failed
+// check comes with the rendering (still printed).
+func (e *Env) GenerateGres(ctx context.Context, r GresRequest, nodes func(context.Context) ([]slurmrest.Node, error)) (*GeneratedGres, error) {
 	res, err := e.renderGres(r)
 	if err != nil {
-		return GeneratedGres{}, err
+		return nil, err
 	}
-	g := GeneratedGres{Result: res}
-	g.Printed, g.Shown = r.Printed(res)
+	g := &GeneratedGres{Result: res}
+	g.Printed, _ = r.Printed(res)
 	if r.Check {
-		g.Checked, err = slurmcheck.Check(ctx, nodes, res)
+		g.Checked, err = slurmcheck.Check(ctx, slurmcheck.ListerFunc(nodes), res)
 	}
 	return g, err
 }
