@@ -196,7 +196,12 @@ risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.MaintenanceKeys}},
 			func(ctx context.Context, p kv.Args) error {
-				return says(a, app.AddedMaintenance.Text)(a.AddMaintenance(ctx, app.Actor(), p.Where, *local, a.confirmer()))
+				m, err := a.AddMaintenance(ctx, app.Actor(), p.Where, *local, a.confirmer())
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprint(a.out, m.Text()) // text also with --json (add maintenance prints no record)
+				return err
 			}),
 	}, local)
 }

@@ -12,8 +12,8 @@ import (
 
 // What the booking use cases return: each result prints itself (Text or
 // Table, through bridge/reserve/view, in the times of the command), and
-// one that is a record (a booking, a maintenance window, a projection's
-// report) is that record with --json.
+// one that is a record (a booking, a projection's report) is that record
+// with --json.
 
 // AddedBooking is the booking add booking admitted, the settings it was
 // admitted under and when.
@@ -105,9 +105,6 @@ type AddedMaintenance struct {
 
 // Text says that the window was added and which bookings no longer fit.
 func (r AddedMaintenance) Text() string { return view.MaintenanceAdded(r.Maintenance, r.Hit, r.Times) }
-
-// MarshalJSON writes the window's record (as delete maintenance does).
-func (r AddedMaintenance) MarshalJSON() ([]byte, error) { return json.Marshal(r.Maintenance) }
 
 // MaintenanceList is what show maintenance lists.
 type MaintenanceList struct {
