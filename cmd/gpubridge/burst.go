@@ -76,11 +76,11 @@ the array of the table= asked for.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "table"}}, views: views(burst.Overview{}.JobsTable(), burst.Overview{}.TenantsTable()),
 			names: noName, usage: "unexpected %q; use tenant=NAME"},
 			func(ctx context.Context, p kv.Args) error {
-				ov, which, err := a.BurstOverview(ctx, tenantsFile, rateCard, p.Where)
+				v, err := a.BurstOverview(ctx, tenantsFile, rateCard, p.Where)
 				if err != nil {
 					return err
 				}
-				return a.printBurst(ov, which)
+				return a.printBurst(v.Overview, v.Which)
 			}),
 	}
 	burstFileFlags(cmd, &tenantsFile, &rateCard)

@@ -77,19 +77,25 @@ func (e *Env) BurstOnce(ctx context.Context, r BurstRequest) (*BurstCycle, error
 	return &BurstCycle{Result: res}, err
 }
 
+// BurstView is what show burst shows: the overview and the table= asked
+// for (jobs, tenants, or "" for both).
+type BurstView struct {
+	Overview burst.Overview
+	Which    string
+}
+
 // BurstOverview is what is bursting now, what is refused and why, and
 // each tenant's on-demand GPUs and spend (show burst): of one tenant when
-// tenant= names one. It returns the table= asked for too (jobs, tenants,
-// or "" for both).
-func (e *Env) BurstOverview(ctx context.Context, tenantsFile, rateCardFile string, where map[string]string) (burst.Overview, string, error) {
+// tenant= names one, with the table= asked for.
+func (e *Env) BurstOverview(ctx context.Context, tenantsFile, rateCardFile string, where map[string]string) (BurstView, error) {
 	which := where["table"]
 	if which != "" && which != "jobs" && which != "tenants" {
-		return burst.Overview{}, which, Inputf("table=%s: want jobs or tenants", which)
+		return BurstView{}, Inputf("table=%s: want jobs or tenants", which)
 	}
 	ctrl, err := e.Burst(ctx, tenantsFile, rateCardFile)
 	if err != nil {
-		return burst.Overview{}, which, err
+		return BurstView{}, err
 	}
 	ov, err := ctrl.Overview(ctx, where["tenant"])
-	return ov, which, err
+	return BurstView{Overview: ov, Which: which}, err
 }
