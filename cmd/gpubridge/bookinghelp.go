@@ -15,23 +15,21 @@ import (
 // error): a result (non-nil) is printed, then the use case's error (else
 // the printing's) returned.
 func showsPartly[T any](a *App, view func(T) table.Table) func(*T, error) error {
-	return func(v *T, err error) error {
-		if v != nil {
-			if perr := a.Print(view(*v)); err == nil {
-				err = perr
-			}
-		}
-		return err
-	}
+	return partly(shows(a, view))
 }
 
 // saysPartly is says for such a use case.
 func saysPartly[T any](a *App, text func(T) string) func(*T, error) error {
+	return partly(says(a, text))
+}
+
+func partly[T any](print func(T, error) error) func(*T, error) error {
 	return func(v *T, err error) error {
-		if v != nil {
-			if perr := a.printText(*v, text(*v)); err == nil {
-				err = perr
-			}
+		if v == nil {
+			return err
+		}
+		if perr := print(*v, nil); err == nil {
+			err = perr
 		}
 		return err
 	}
