@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -106,9 +105,7 @@ func deleteBookingCmd(a *App) *cobra.Command {
 		Short: "Cancel bookings; their Slurm reservations go at the next projection (once no job runs inside)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.CancelBookings(cmd.Context(), app.Actor(), args, a.confirmer())
-			fmt.Fprint(a.out, c.Text()) // those cancelled before a failure too
-			return err
+			return partly(tells(a, app.CancelledBookings.Text))(a.CancelBookings(cmd.Context(), app.Actor(), args, a.confirmer()))
 		},
 	}
 }
@@ -149,7 +146,7 @@ bookings.unbookablePercent. Runs of equal steps are printed as one row;
 				if a.output.JSON && (p.Format != nil || p.Filters != nil) {
 					return usagef("show availability --json prints one object (every step of every type): format= and where filters apply to its table only")
 				}
-				return showsNoted(a, app.BookingAvailability.View)(a.Availability(ctx, p.Where, *local))
+				return atOnce(a, prints(a, app.BookingAvailability.Printout))(a.Availability(ctx, p.Where, *local))
 			}),
 	}, local)
 }
@@ -196,12 +193,7 @@ risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.MaintenanceKeys}},
 			func(ctx context.Context, p kv.Args) error {
-				m, err := a.AddMaintenance(ctx, app.Actor(), p.Where, *local, a.confirmer())
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprint(a.out, m.Text()) // text also with --json (add maintenance prints no record)
-				return err
+				return tells(a, app.AddedMaintenance.Text)(a.AddMaintenance(ctx, app.Actor(), p.Where, *local, a.confirmer()))
 			}),
 	}, local)
 }
@@ -221,12 +213,9 @@ func showMaintenanceCmd(a *App, local *bool) *cobra.Command {
 	return localFlag(&cobra.Command{
 		Use:   "maintenance [where COL=VALUE ...] [format=COL,...]",
 		Short: "Show the maintenance windows",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.noNames(args, view.Maintenance(nil, view.Times{})); err != nil {
-				return err
-			}
-			return shows(a, app.MaintenanceList.Table)(a.MaintenanceWindows(cmd.Context(), *local))
-		},
+		RunE: a.do(onlyFilters(view.Maintenance(nil, view.Times{})), func(ctx context.Context, _ kv.Args) error {
+			return shows(a, app.MaintenanceList.Table)(a.MaintenanceWindows(ctx, *local))
+		}),
 	}, local)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -23,6 +22,9 @@ func saysPartly[T any](a *App, text func(T) string) func(*T, error) error {
 	return partly(says(a, text))
 }
 
+// partly makes print (shows, says, tells) print a result that is there
+// (nil: the use case did nothing), then return the use case's error, else
+// the printing's.
 func partly[T any](print func(T, error) error) func(*T, error) error {
 	return func(v *T, err error) error {
 		if v == nil {
@@ -35,23 +37,15 @@ func partly[T any](print func(T, error) error) func(*T, error) error {
 	}
 }
 
-// showsNoted is shows for a long table with notes under it (not with -P
-// or --json), in one write: a year by the day is hundreds of rows. view
-// gets whether the table is the parsable form (-P).
-func showsNoted[T any](a *App, view func(T, bool) (table.Table, string)) func(T, error) error {
+// atOnce runs print with the App's output buffered, written at once at
+// the end: a year of availability by the day is hundreds of rows.
+func atOnce[T any](a *App, print func(T, error) error) func(T, error) error {
 	return func(v T, err error) error {
-		if err != nil {
-			return err
-		}
-		t, notes := view(v, a.output.Parsable)
 		out := a.out
 		w := bufio.NewWriter(out)
 		a.out = w
 		defer func() { a.out = out }()
-		err = a.Print(t)
-		if err == nil && !a.output.Parsable && !a.output.JSON {
-			fmt.Fprint(w, notes) // a write error shows at Flush
-		}
+		err = print(v, err)
 		if ferr := w.Flush(); err == nil {
 			err = ferr
 		}

@@ -19,15 +19,17 @@ func (r helpResult) Table() table.Table {
 
 func (r helpResult) Text() string { return "did " + string(rune('0'+r.N)) + "\n" }
 
-// showsPartly and saysPartly print what a use case did also when it
-// failed after it (a result beside the error), and nothing when it did
-// nothing (no result); the use case's error is returned either way.
+// showsPartly, saysPartly and partly(tells) print what a use case did
+// also when it failed after it (a result beside the error), and nothing
+// when it did nothing (no result); the use case's error is returned
+// either way.
 func TestPrintsPartly(t *testing.T) {
 	failed := errors.New("failed part-way")
 	r := &helpResult{N: 3}
 	cases := map[string]struct {
 		o        table.Options
 		says     bool
+		tells    bool
 		v        *helpResult
 		err      error
 		want     string
@@ -39,15 +41,19 @@ func TestPrintsPartly(t *testing.T) {
 		"text, failed":   {says: true, v: r, err: failed, want: "did 3\n", wantsErr: failed},
 		"text, --json":   {says: true, o: table.Options{JSON: true}, v: r, want: "{\n  \"N\": 3\n}\n"},
 		"text, not done": {says: true, err: failed, wantsErr: failed},
+		"tells, --json":  {tells: true, o: table.Options{JSON: true}, v: r, err: failed, want: "did 3\n", wantsErr: failed},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
 			a := &App{Env: &app.Env{}, out: &out, err: &out, output: tc.o}
 			var err error
-			if tc.says {
+			switch {
+			case tc.tells:
+				err = partly(tells(a, helpResult.Text))(tc.v, tc.err)
+			case tc.says:
 				err = saysPartly(a, helpResult.Text)(tc.v, tc.err)
-			} else {
+			default:
 				err = showsPartly(a, helpResult.Table)(tc.v, tc.err)
 			}
 			if !errors.Is(err, tc.wantsErr) || (tc.wantsErr == nil && err != nil) {
@@ -60,43 +66,48 @@ func TestPrintsPartly(t *testing.T) {
 	}
 }
 
-// showsNoted prints the notes under the table for people only: -P and
-// --json print the table (its record) alone; view is told which form.
-func TestShowsNoted(t *testing.T) {
-	view := func(r helpResult, parsable bool) (table.Table, string) {
-		t := r.Table()
-		if parsable {
-			t.Header[0] = "P"
+// atOnce prints what print prints, all of it in one write at the end,
+// and gives the App its own output back; an error of the use case is
+// returned, nothing printed.
+func TestAtOnce(t *testing.T) {
+	var out countingWriter
+	a := &App{Env: &app.Env{}, out: &out, output: table.Options{Parsable: true}}
+	print := func(v helpResult, err error) error {
+		if err != nil {
+			return err
 		}
-		t.Raw = []helpResult{r}
-		return t, "a note\n"
+		for range 3 {
+			if err := a.Print(v.Table()); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	cases := map[string]struct {
-		o    table.Options
-		want string
-	}{
-		"aligned": {want: "N\n-\n3\na note\n"},
-		"-P":      {o: table.Options{Parsable: true}, want: "P\n3\n"},
-		"--json":  {o: table.Options{JSON: true}, want: "[\n  {\n    \"N\": 3\n  }\n]\n"},
+	if err := atOnce(a, print)(helpResult{N: 3}, nil); err != nil {
+		t.Fatal(err)
 	}
-	for name, tc := range cases {
-		var out bytes.Buffer
-		a := &App{Env: &app.Env{}, out: &out, output: tc.o}
-		if err := showsNoted(a, view)(helpResult{N: 3}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(tc.want, out.String()); diff != "" {
-			t.Errorf("%s (-want +got)\n%s", name, diff)
-		}
-		if a.out != &out {
-			t.Errorf("%s: the App's output stays buffered", name)
-		}
+	if out.writes != 1 || out.String() != "N\n3\nN\n3\nN\n3\n" {
+		t.Errorf("%d writes of %q, want 1", out.writes, out.String())
 	}
-	var out bytes.Buffer
-	a := &App{Env: &app.Env{}, out: &out}
-	if err := showsNoted(a, view)(helpResult{}, errors.New("no")); err == nil || out.Len() > 0 {
+	if a.out != &out {
+		t.Errorf("the App's output stays buffered")
+	}
+	failed := errors.New("no")
+	out = countingWriter{}
+	if err := atOnce(a, print)(helpResult{}, failed); !errors.Is(err, failed) || out.Len() > 0 {
 		t.Errorf("a failed use case: %v, printed %q", err, out.String())
 	}
+}
+
+// countingWriter counts the writes it is given.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
 }
 
 // recordColumns: the default columns unless format= picks others; --json

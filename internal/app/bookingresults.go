@@ -74,12 +74,17 @@ type BookingAvailability struct {
 	Times        view.Times
 }
 
-// View is show availability's table (parsable: the -P form), whose --json
-// is the availability itself (every step), and the notes under it.
-func (r BookingAvailability) View(parsable bool) (table.Table, string) {
-	t := view.Availability(r.Availability, r.Times, parsable)
+// Printout is what show availability prints for the output options o:
+// the table (its -P form with o.Parsable; with --json the availability
+// itself, every step) and, for people, the notes under it.
+func (r BookingAvailability) Printout(o table.Options) Printout {
+	t := view.Availability(r.Availability, r.Times, o.Parsable)
 	t.Raw = r.Availability
-	return t, view.AvailabilityNotes(r.Availability, r.Times)
+	p := Printout{}.Table(t)
+	if o.Parsable || o.JSON {
+		return p
+	}
+	return p.Text(view.AvailabilityNotes(r.Availability, r.Times))
 }
 
 // FoundSlots are the windows find slot found for Query.

@@ -80,29 +80,41 @@ func TestBookingResultsTables(t *testing.T) {
 	}
 }
 
-// show availability's --json is the availability itself (every step),
-// its table the view's form for -P or not, its notes the view's.
-func TestBookingAvailabilityView(t *testing.T) {
+// show availability's table is the view's form for -P or not, its --json
+// the availability itself (every step), and the notes follow the table
+// for people only.
+func TestBookingAvailabilityPrintout(t *testing.T) {
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	av := reserve.Availability{From: at, To: at.Add(48 * time.Hour), Step: reserve.Span(24 * time.Hour), Resources: []reserve.ResourceAvailability{{
 		Resource: reserve.GPU("h100"), Type: "h100", Pool: 4,
 		Buckets: []reserve.Bucket{{From: at, To: at.Add(24 * time.Hour), Capacity: 4, Committed: 1, Free: 3}, {From: at.Add(24 * time.Hour), To: at.Add(48 * time.Hour), Capacity: 4, Free: 4}},
 	}}}
 	r := BookingAvailability{Availability: av}
-	for _, parsable := range []bool{false, true} {
-		tb, notes := r.View(parsable)
-		want := view.Availability(av, view.Times{}, parsable)
-		if diff := cmp.Diff(want.Rows, tb.Rows); diff != "" || !cmp.Equal(want.Header, tb.Header) {
-			t.Errorf("parsable %v: table (-want +got)\n%s", parsable, diff)
+	notes := view.AvailabilityNotes(av, view.Times{})
+	cases := map[string]struct {
+		o         table.Options
+		withNotes bool
+	}{
+		"aligned": {withNotes: true},
+		"-P":      {o: table.Options{Parsable: true}},
+		"--json":  {o: table.Options{JSON: true}},
+	}
+	for name, tc := range cases {
+		p := r.Printout(tc.o)
+		if len(p.Parts) == 0 || p.Parts[0].Table == nil {
+			t.Fatalf("%s: no table first: %+v", name, p)
 		}
-		if tb.Raw == nil {
-			t.Fatalf("parsable %v: no record for --json", parsable)
+		tb := *p.Parts[0].Table
+		want := view.Availability(av, view.Times{}, tc.o.Parsable)
+		if !cmp.Equal(want.Header, tb.Header) || !cmp.Equal(want.Rows, tb.Rows) {
+			t.Errorf("%s: table %v %v, want the view's %v %v", name, tb.Header, tb.Rows, want.Header, want.Rows)
 		}
-		if got, _ := json.Marshal(tb.Raw); !cmp.Equal(mustJSON(t, av), string(got)) {
-			t.Errorf("parsable %v: --json %s, want the availability", parsable, got)
+		if got, _ := json.Marshal(tb.Raw); string(got) != mustJSON(t, av) {
+			t.Errorf("%s: --json %s, want the availability", name, got)
 		}
-		if notes != view.AvailabilityNotes(av, view.Times{}) {
-			t.Errorf("parsable %v: notes %q", parsable, notes)
+		gotNotes := len(p.Parts) == 2 && p.Parts[1].Text == notes && !p.Parts[1].Stderr
+		if gotNotes != tc.withNotes || len(p.Parts) > 2 {
+			t.Errorf("%s: parts %+v, notes wanted: %v", name, p.Parts, tc.withNotes)
 		}
 	}
 }

@@ -193,31 +193,31 @@ func (e *Env) ModifyBooking(ctx context.Context, actor, id string, set map[strin
 
 // CancelBookings cancels the bookings of ids, all of which must exist,
 // after confirm (when given) with what it cancels. It returns the ids
-// cancelled (up to a failure, with the failure) and the settings (their
-// reservations' names).
-func (e *Env) CancelBookings(ctx context.Context, actor string, ids []string, confirm func(string) error) (CancelledBookings, error) {
+// cancelled (up to a failure, with the failure; nil before it cancels)
+// and the settings (their reservations' names).
+func (e *Env) CancelBookings(ctx context.Context, actor string, ids []string, confirm func(string) error) (*CancelledBookings, error) {
 	ns, err := ParseBookingIDs(ids)
 	if err != nil {
-		return CancelledBookings{}, err
+		return nil, err
 	}
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
-		return CancelledBookings{}, err
+		return nil, err
 	}
-	c := CancelledBookings{Settings: bk.Service.Settings}
 	var bs []reserve.Booking
 	for _, id := range ns {
 		b, err := bk.Service.Get(ctx, id)
 		if err != nil {
-			return c, bookingErr(err)
+			return nil, bookingErr(err)
 		}
 		bs = append(bs, b)
 	}
 	if confirm != nil {
 		if err := confirm(view.CancelPrompt(bs)); err != nil {
-			return c, err
+			return nil, err
 		}
 	}
+	c := &CancelledBookings{Settings: bk.Service.Settings}
 	for _, id := range ns {
 		if _, err := bk.Service.Cancel(ctx, actor, id); err != nil {
 			return c, bookingErr(err)
