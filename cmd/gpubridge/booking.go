@@ -123,8 +123,7 @@ the rows the filters keep).`,
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.ListKeys}, views: views(view.Bookings(nil, view.Times{}))},
 			func(ctx context.Context, p kv.Args) error {
-				a.recordColumns(view.DefaultBookingColumns)
-				return shows(a, app.BookingList.Table)(a.ListBookings(ctx, p.Names, p.Where, *local))
+				return showsRecordsBy(a, view.DefaultBookingColumns, app.BookingList.Table)(a.ListBookings(ctx, p.Names, p.Where, *local))
 			}),
 	}, local)
 }

@@ -53,14 +53,11 @@ func atOnce[T any](a *App, print func(T, error) error) func(T, error) error {
 	}
 }
 
-// recordColumns makes a table of records print cols unless format= picks
-// others, and --json the full records (of the rows the filters keep)
-// whatever format= says.
-func (a *App) recordColumns(cols []string) {
-	switch {
-	case a.output.JSON:
+// showsRecordsBy is showsBy for a table of records whose --json prints
+// the full records (of the rows the filters keep) whatever format= says.
+func showsRecordsBy[T any](a *App, cols []string, view func(T) table.Table) func(T, error) error {
+	if a.output.JSON {
 		a.output.Format = nil
-	case a.output.Format == nil:
-		a.output.Format = cols
 	}
+	return showsBy(a, cols, view)
 }

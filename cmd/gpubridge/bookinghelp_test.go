@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -110,22 +111,34 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
-// recordColumns: the default columns unless format= picks others; --json
+// showsRecordsBy: the default columns unless format= picks others; --json
 // prints whole records whatever format= says.
-func TestRecordColumns(t *testing.T) {
+func TestShowsRecordsBy(t *testing.T) {
+	records := table.Table{Header: []string{"ID", "Tenant", "State"}, Rows: [][]string{{"4", "acme", "active"}}, Raw: []map[string]any{{"id": 4, "tenant": "acme", "state": "active", "purpose": "p"}}}
 	cases := map[string]struct {
 		o    table.Options
-		want []string
+		want string
 	}{
-		"default":       {want: []string{"id", "tenant"}},
-		"format=":       {o: table.Options{Format: []string{"state"}}, want: []string{"state"}},
-		"--json":        {o: table.Options{JSON: true}},
-		"--json format": {o: table.Options{JSON: true, Format: []string{"state"}}},
+		"default":       {o: table.Options{Parsable: true}, want: "ID|Tenant\n4|acme\n"},
+		"format=":       {o: table.Options{Parsable: true, Format: []string{"state"}}, want: "State\nactive\n"},
+		"--json":        {o: table.Options{JSON: true}, want: `[{"id":4,"purpose":"p","state":"active","tenant":"acme"}]`},
+		"--json format": {o: table.Options{JSON: true, Format: []string{"state"}}, want: `[{"id":4,"purpose":"p","state":"active","tenant":"acme"}]`},
 	}
 	for name, tc := range cases {
-		a := &App{Env: &app.Env{}, output: tc.o}
-		a.recordColumns([]string{"id", "tenant"})
-		if diff := cmp.Diff(tc.want, a.output.Format); diff != "" {
+		var out bytes.Buffer
+		a := &App{Env: &app.Env{}, out: &out, output: tc.o}
+		if err := showsRecordsBy(a, []string{"id", "tenant"}, func(table.Table) table.Table { return records })(records, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		if tc.o.JSON {
+			var c bytes.Buffer
+			if err := json.Compact(&c, out.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+			got = c.String()
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s (-want +got)\n%s", name, diff)
 		}
 	}
