@@ -50,16 +50,6 @@ func (a *App) showArgs(args []string, spec kv.Spec, views ...table.Table) (kv.Ar
 	return p, nil
 }
 
-// noNames is showArgs for a show command without options of its own: it
-// takes only format= and column filters.
-func (a *App) noNames(args []string, views ...table.Table) error {
-	p, err := a.showArgs(args, kv.Spec{}, views...)
-	if err == nil && len(p.Names) > 0 {
-		return usagef("unexpected %q: filter with where COLUMN=%s", p.Names[0], p.Names[0])
-	}
-	return err
-}
-
 // fileFlag adds -f/--file, the file argument of every command that reads
 // or writes one (file= is its alias).
 func fileFlag(cmd *cobra.Command, p *string, usage string) {

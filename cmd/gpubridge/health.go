@@ -114,14 +114,7 @@ lets go of nodes drained by someone else, and submits the schedule's checks
 checks on nodes in service). It prints what it did.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"schedule"}}, names: noName, usage: "unexpected %q: use schedule=NAME"},
 			func(ctx context.Context, p kv.Args) error {
-				rep, err := a.HealthCycle(ctx, p.Where["schedule"])
-				if rep == nil {
-					return err
-				}
-				if perr := a.Print(health.ReportTable(*rep)); perr != nil {
-					return perr
-				}
-				return err
+				return showsPartly(a, health.ReportTable)(a.HealthCycle(ctx, p.Where["schedule"]))
 			}),
 	})
 	return cmd

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 // registerSlurm adds the commands that talk to slurmrestd: ping, show nodes.
@@ -27,11 +30,8 @@ func showNodesCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "nodes [where COL=VALUE ...] [format=COL,...]",
 		Short: "Nodes with their GPUs per type, as slurmctld reports them",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.noNames(args, slurmrest.NodesTable(nil)); err != nil {
-				return err
-			}
-			return shows(a, slurmrest.NodesTable)(a.Nodes(cmd.Context()))
-		},
+		RunE: a.do(onlyFilters(slurmrest.NodesTable(nil)), func(ctx context.Context, _ kv.Args) error {
+			return shows(a, slurmrest.NodesTable)(a.Nodes(ctx))
+		}),
 	}
 }
