@@ -1,10 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
@@ -21,17 +20,14 @@ bookings.cancellation.freeBefore) and writes what the ledger lacks: a re-run
 writes nothing; a booking changed or cancelled since gets correction lines
 (in the next open period when its month is closed). The daemon does the same
 on schedules.bookingCharges, and close does it before it checks a period.
-Whole-node bookings are not charged yet: they are listed and the command
-exits 1.`,
+A whole-node booking stored without the GPUs per node that admission
+records (before migration 00480) is not charged: it is listed with the fix
+and the command exits 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if p, err := kv.Parse(args, kv.Spec{}); err != nil || len(p.Names) > 0 {
 				return usagef("charge bookings takes no arguments")
 			}
-			res, err := a.ChargeBookings(cmd.Context())
-			if res != nil {
-				fmt.Fprint(a.out, res.Summary())
-			}
-			return err
+			return partly(tells(a, billing.ChargeResult.Summary))(a.ChargeBookings(cmd.Context()))
 		},
 	})
 	return c
