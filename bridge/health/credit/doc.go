@@ -4,13 +4,14 @@
 // gpubridge held a booked node are credited at the booked rate; each
 // credit links to the health event (drain) behind it and carries an
 // idempotency key, so computing again adds nothing. Amounts are
-// internal/money amounts; a booking's loss is rounded down (never more than
-// was charged) and refused when it would overflow.
+// internal/money amounts; a booking's loss is priced as its charge was
+// (Booking.Price), else at its rate rounded down (never more than was
+// charged), and refused when it would overflow.
 //
 // It is pure (Compute, Drains, ReportTable). The ledger write is a port
 // (Ledger) and so are the inputs (Source): accounting/billing implements
 // both over the ledger (CreditSource, CreditWriter, built by CreditSetup;
-// it reads no bookings yet, as booked GPU-hours are not charged yet); Job
+// the bookings' placements come from internal/app.BookedPlacements); Job
 // is the periodic job over them (`gpubridge credit run-once`, the daemon's
 // schedules.healthCredits), Observer its metrics (credit/metrics).
 //
