@@ -267,28 +267,33 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 		return fmt.Errorf("slurm_acct_db: read jobs: %w", err)
 	}
 	defer rows.Close()
+	// The integer columns are scanned into any: the driver parses them
+	// (text protocol too) and database/sql hands the value over as it is,
+	// where a RawBytes destination would format it back into text.
 	var (
-		inx, id, submit, start, end, assocID, qos, partition, account, tres, resv sql.RawBytes
-		buf                                                                       []meter.Alloc
-		bad                                                                       int
+		inx, id, submit, start, end, assocID, qos, resv any
+		partition, account, tres                        sql.RawBytes
+		buf                                             []meter.Alloc
+		slab                                            []meter.Alloc // the runs' GPUs, carved from one array per few thousand runs
+		bad                                             int
 	)
 	for rows.Next() {
 		if err := rows.Scan(&inx, &id, &submit, &start, &end, &assocID, &qos, &partition, &account, &tres, &resv); err != nil {
 			return fmt.Errorf("slurm_acct_db: read job row: %w", err)
 		}
 		r := meter.Run{
-			Key:       meter.RunKey{Cluster: s.cluster, JobID: uint32(atou(id)), Submit: int64(atou(submit))},
-			Start:     int64(atou(start)),
-			End:       int64(atou(end)),
+			Key:       meter.RunKey{Cluster: s.cluster, JobID: uint32(num(id)), Submit: int64(num(submit))},
+			Start:     int64(num(start)),
+			End:       int64(num(end)),
 			Partition: lk.intern(partition),
-			QOS:       lk.qos[int64(atou(qos))],
+			QOS:       lk.qos[int64(num(qos))],
 		}
-		if a, ok := lk.assocs[int64(atou(assocID))]; ok && a.account != "" {
+		if a, ok := lk.assocs[int64(num(assocID))]; ok && a.account != "" {
 			r.Account, r.User = a.account, a.user
 		} else {
 			r.Account = lk.intern(account)
 		}
-		if rid := int64(atou(resv)); rid != 0 {
+		if rid := int64(num(resv)); rid != 0 {
 			name, ok := lk.resv[rid]
 			if !ok && r.Start > 0 {
 				// It may be a booking's, whose use is already paid for:
@@ -301,15 +306,15 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 		if r.Start > 0 {
 			buf, bad = lk.gpus.allocs(tres, buf)
 			if bad > 0 {
-				return fmt.Errorf("slurm_acct_db: %w: job %d (submitted %d, job_db_inx %s): tres_alloc %q has %d malformed entr(ies); repair the row, the run is not billed short",
-					ErrMalformedTRES, r.Key.JobID, r.Key.Submit, inx, tres, bad)
+				return fmt.Errorf("slurm_acct_db: %w: job %d (submitted %d, job_db_inx %d): tres_alloc %q has %d malformed entr(ies); repair the row, the run is not billed short",
+					ErrMalformedTRES, r.Key.JobID, r.Key.Submit, num(inx), tres, bad)
 			}
 			if len(buf) > 0 {
-				r.GPUs = append([]meter.Alloc(nil), buf...)
+				r.GPUs, slab = carve(slab, buf)
 				sortAllocs(r.GPUs)
 			}
 		}
-		if err := fn(r, atou(inx)); err != nil {
+		if err := fn(r, num(inx)); err != nil {
 			return err
 		}
 	}
@@ -325,6 +330,40 @@ func (s *SlurmDB) scan(ctx context.Context, tx *sqlx.Tx, lk *lookups, query stri
 // nothing: its reservation may have been deleted before it began, which
 // leaves no row.)
 var ErrUnknownReservation = errors.New("job ran in an unknown reservation")
+
+// carve copies src into slab's spare capacity (a new array of a few
+// thousand when it has too little) and returns the copy and the slab
+// with the copy taken. The copy's capacity is its length, so an append
+// to it cannot write into the next copy.
+func carve(slab, src []meter.Alloc) (cp, rest []meter.Alloc) {
+	n := len(src)
+	if cap(slab)-len(slab) < n {
+		slab = make([]meter.Alloc, 0, max(4096, n))
+	}
+	at := len(slab)
+	cp = append(slab[at:at:at+n], src...)
+	return cp, slab[:at+n]
+}
+
+// num is an integer column's value as the driver delivers it (int64 or
+// uint64, or the text of it); anything else, or a negative value, reads
+// as 0, as atou reads text.
+func num(v any) uint64 {
+	switch n := v.(type) {
+	case int64:
+		if n < 0 {
+			return 0
+		}
+		return uint64(n)
+	case uint64:
+		return n
+	case []byte:
+		return atou(n)
+	case string:
+		return atou([]byte(n))
+	}
+	return 0
+}
 
 // atou parses an unsigned decimal; anything else reads as 0.
 func atou(b []byte) uint64 {

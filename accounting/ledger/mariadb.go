@@ -102,6 +102,13 @@ func multiInsert(table, cols string, ncols, n int) string {
 	return s
 }
 
+// loadBufs holds the text buffers of LOAD DATA for reuse (a batch's is a
+// megabyte or so).
+var loadBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// runBufs holds applyBatch's arrays of runs for reuse.
+var runBufs = sync.Pool{New: func() any { return new([]meter.MeasuredRun) }}
+
 // loadSeq names the readers LOAD DATA reads from.
 var loadSeq atomic.Uint64
 
@@ -164,7 +171,9 @@ func plainLines(cluster string, lines []meter.Line) bool {
 // loadLines writes lines with one LOAD DATA LOCAL INFILE of tab-separated
 // text built in memory, and checks that the server took every line.
 func loadLines(ctx context.Context, tx q, cluster string, writtenAt int64, lines []meter.Line) error {
-	buf := make([]byte, 0, 112*len(lines))
+	bp := loadBufs.Get().(*[]byte)
+	buf := slices.Grow((*bp)[:0], 112*len(lines))
+	defer func() { *bp = buf[:0]; loadBufs.Put(bp) }() // the driver has read it all when Exec returns
 	var num [20]byte
 	for _, l := range lines {
 		buf = append(buf, cluster...)
@@ -509,16 +518,25 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 				return err
 			}
 		}
-		var direct, checked []meter.MeasuredRun
+		// One array for both: direct runs from the front, checked ones
+		// from the back (then put back in their order).
+		rp := runBufs.Get().(*[]meter.MeasuredRun)
+		parts := slices.Grow((*rp)[:0], len(b.Runs))[:len(b.Runs)]
+		defer func() { clear(parts); *rp = parts[:0]; runBufs.Put(rp) }()
+		nd, nc := 0, len(parts)
 		all := touched.merge(cov)
 		for _, mr := range b.Runs {
 			switch {
 			case checkAll || needsLookup(mr.Run, all, b.Fresh, asOf):
-				checked = append(checked, mr)
+				nc--
+				parts[nc] = mr
 			case len(mr.Usages) > 0:
-				direct = append(direct, mr)
+				parts[nd] = mr
+				nd++
 			}
 		}
+		direct, checked := parts[:nd:nd], parts[nc:]
+		slices.Reverse(checked)
 		lines := planLines(direct, nil, closed)
 		if len(checked) > 0 {
 			st.Checked = len(checked)

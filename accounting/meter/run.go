@@ -115,7 +115,10 @@ func Split(r Run, asOf int64, rules TierRules) []Usage {
 	}
 	tier, booking := rules.RunTier(r)
 	gpus := mergeAllocs(r.GPUs)
-	var out []Usage
+	if len(gpus) == 0 {
+		return nil
+	}
+	out := make([]Usage, 0, len(gpus)) // one period, the common case
 	for p := PeriodOfUnix(r.Start); p.StartUnix() < end; p++ {
 		s, e := max(r.Start, p.StartUnix()), min(end, p.EndUnix())
 		if e <= s {
@@ -134,6 +137,9 @@ func Split(r Run, asOf int64, rules TierRules) []Usage {
 
 // mergeAllocs sums counts per type, drops non-positive counts and sorts by type.
 func mergeAllocs(in []Alloc) []Alloc {
+	if len(in) == 1 && in[0].Count > 0 {
+		return in // the common case, already merged and sorted (callers only read it)
+	}
 	out := make([]Alloc, 0, len(in))
 	for _, a := range in {
 		if a.Count <= 0 {
