@@ -78,13 +78,13 @@ var Gpubridge = Layout{
 			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger; the tenant API (and its wiring, api/setup) shows usage periods"},
 		"accounting/pricing": {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
 			Why: "the burst controller prices a tenant's on-demand spend with the rate card (spend) and assembles it (service)"},
-		"accounting/ledger": {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "bridge/burst/spend", "bridge/burst/service", "bridge/api/setup"},
+		"accounting/ledger": {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "bridge/burst/spend", "bridge/burst/service", "bridge/api/setup", "test/bench/cmd/ingestprof"},
 			Why: "the burst controller reads a tenant's on-demand usage from the ledger (spend) and opens it (service); the tenant API's wiring reads the ingest watermark (api/setup)"},
 		"accounting/ratecard": {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
 			Why: "the burst controller reads the on-demand rates from the stored rate card"},
 		"accounting/billing":           {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/jobs"}},
 		"accounting/ledger/ledgertest": {}, // the store conformance suite, for tests
-		"accounting/ingest":            {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/jobs", "accounting/billing"}},
+		"accounting/ingest":            {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/jobs", "accounting/billing", "test/bench/cmd/ingestprof"}},
 		"accounting/jobs":              {Importers: []string{"cmd/gpubridge", "internal/app"}},
 		"accounting/export": {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/billing", "bridge/api", "bridge/api/setup"},
 			Why: "the tenant API (and its wiring, api/setup) shows a tenant's priced usage (export.Summary, as show usage does)"}, // writes files (internal/atomicfile)
@@ -125,6 +125,7 @@ var Gpubridge = Layout{
 		"test/bench/bookingbench":   {},
 		"test/bench/apibench":       {},
 		"test/bench/cmd/synthjobs":  {},
+		"test/bench/cmd/ingestprof": {},
 		"test/bench/synth":          {Importers: []string{"test/bench/...", "accounting/internal/acctest"}},
 		"test/fault":                {Importers: []string{"accounting/internal/acctest"}}, // the fault suite's toolbox; and tests
 		"test/fault/proxy":          {Importers: []string{"test/fault/..."}},

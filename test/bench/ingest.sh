@@ -24,6 +24,10 @@
 # and the changes pass (for the 10M-row table: sacct and the export are
 # skipped): BENCH_SCAN_ONLY=1 test/bench/ingest.sh 10000000
 #
+# Where one ingest's time goes (reader, writer, their overlap; CPU and
+# allocation profiles, trace): go build ./test/bench/cmd/ingestprof and run
+# it with the same environment instead of `gpubridge ingest` (its -h).
+#
 # Usage: test/bench/ingest.sh [ROWS...]      (needs the testbed: make testbed-up)
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
