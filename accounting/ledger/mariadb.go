@@ -394,15 +394,7 @@ func loadExisting(ctx context.Context, tx q, cluster string, runs []meter.Measur
 	ids = slices.Compact(ids)
 	out := runKeys{}
 	pc := periodCache{}
-	strs := map[string]string{}
-	intern := func(b []byte) string {
-		if s, ok := strs[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		strs[s] = s
-		return s
-	}
+	intern := internTable{}.get
 	for len(ids) > 0 {
 		var qb []byte
 		qb = append(qb, "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, usage_start, gpu_seconds, booking FROM usage_ledger WHERE cluster = "...)
@@ -829,17 +821,7 @@ func (d *DB) stream(ctx context.Context, cluster, query string, final bool, lq L
 	)
 	pc := periodCache{}
 	tiers := map[string]meter.Tier{}
-	strs := map[string]string{}
-	intern := func(b []byte) string {
-		if s, ok := strs[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		if len(strs) < 100000 {
-			strs[s] = s
-		}
-		return s
-	}
+	intern := internTable{}.get
 	for rows.Next() {
 		if err := rows.Scan(&jobID, &l.Run.Submit, &period, &tier, &typ, &rev, &booked, &account, &user,
 			&l.Count, &l.Start, &l.End, &l.GPUSeconds, &l.Booking); err != nil {
