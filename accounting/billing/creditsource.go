@@ -102,11 +102,9 @@ func (s CreditSource) EndedRuns(ctx context.Context, from, to time.Time) ([]cred
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	var labels ledger.Labeler = ledger.Labels{}
-	if s.Labels != nil {
-		if labels, err = s.Labels(ctx); err != nil {
-			return nil, err
-		}
+	labels, err := s.labeler(ctx)
+	if err != nil {
+		return nil, err
 	}
 	card := s.cards(ctx)
 	charged := map[meter.RunKey]money.Amount{}
@@ -146,6 +144,14 @@ func (s CreditSource) EndedRuns(ctx context.Context, from, to time.Time) ([]cred
 			Charged: charged[k]})
 	}
 	return out, nil
+}
+
+// labeler reads the tenants' names of accounts (none without Labels).
+func (s CreditSource) labeler(ctx context.Context) (ledger.Labeler, error) {
+	if s.Labels == nil {
+		return ledger.Labels{}, nil
+	}
+	return s.Labels(ctx)
 }
 
 // cards returns a reader of the card that prices each period's bill: a
@@ -205,11 +211,9 @@ func (s CreditSource) Bookings(ctx context.Context, from, to time.Time) ([]credi
 	if err != nil || len(ps) == 0 {
 		return nil, err
 	}
-	var labels ledger.Labeler = ledger.Labels{}
-	if s.Labels != nil {
-		if labels, err = s.Labels(ctx); err != nil {
-			return nil, err
-		}
+	labels, err := s.labeler(ctx)
+	if err != nil {
+		return nil, err
 	}
 	card := s.cards(ctx)
 	out := make([]credit.Booking, 0, len(ps))
