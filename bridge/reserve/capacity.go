@@ -192,7 +192,7 @@ func (s Settings) classPerNode(inv Inventory, class string) map[string]int {
 // "" when all are alike. Admission refuses a node booking of such a class:
 // it would count and charge each node as the largest of them.
 func mixedClass(nodes []Node) (string, string) {
-	describe := func(n Node) string {
+	gpus := func(n Node) string {
 		var ts []string
 		for _, t := range slices.Sorted(maps.Keys(n.GPUs)) {
 			if n.GPUs[t] > 0 {
@@ -200,14 +200,13 @@ func mixedClass(nodes []Node) (string, string) {
 			}
 		}
 		if ts == nil {
-			return n.Name + " no GPUs"
+			return "no GPUs"
 		}
-		return n.Name + " " + strings.Join(ts, ",")
+		return strings.Join(ts, ",")
 	}
-	for i := 1; i < len(nodes); i++ {
-		a, z := describe(nodes[0]), describe(nodes[i])
-		if strings.TrimPrefix(a, nodes[0].Name) != strings.TrimPrefix(z, nodes[i].Name) {
-			return a, z
+	for _, n := range nodes[min(1, len(nodes)):] {
+		if a, z := gpus(nodes[0]), gpus(n); a != z {
+			return nodes[0].Name + " " + a, n.Name + " " + z
 		}
 	}
 	return "", ""
