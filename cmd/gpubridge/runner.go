@@ -131,17 +131,12 @@ func says[T any](a *App, text func(T) string) func(T, error) error {
 		if err != nil {
 			return err
 		}
-		return a.printText(v, text(v))
+		if a.output.JSON {
+			return a.Print(table.Table{Raw: v})
+		}
+		_, err = fmt.Fprint(a.out, text(v))
+		return err
 	}
-}
-
-// printText prints raw as JSON with --json, else text.
-func (a *App) printText(raw any, text string) error {
-	if a.output.JSON {
-		return a.Print(table.Table{Raw: raw})
-	}
-	_, err := fmt.Fprint(a.out, text)
-	return err
 }
 
 // tells prints what a use case returned as text, with --json too (a
