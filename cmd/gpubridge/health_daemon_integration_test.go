@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestHealthDaemonDrainsBookedNode(t *testing.T) {
 		os.RemoveAll(filepath.Join(env.Root, dir))
 		_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "root", "where", "account="+svcAcct)
 	})
-	t.Cleanup(func() { releaseHealthNodes(ctx, t, env, h.slurm, svcAcct, "gpu-a") })
+	t.Cleanup(func() { releaseHealthNodes(ctx, t, env, h.slurm, []string{svcAcct}, "gpu-a") })
 	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "root", "account="+svcAcct)
 	h.ok("-i", "add", "tenant", tag, "users=alice", "gpus=h100:0")
 
@@ -227,12 +228,17 @@ health:
 }
 
 // releaseHealthNodes hands the nodes back as the test found them: the
-// check jobs cancelled, the health reservations removed, a node gpubridge
-// drained resumed.
-func releaseHealthNodes(ctx context.Context, t *testing.T, env testbed.Env, cl *slurmrest.Client, account string, nodes ...string) {
-	_, _ = env.Run(ctx, "", nil, "scancel", "-A", account)
-	time.Sleep(2 * time.Second)
+// accounts' check jobs cancelled, the health reservations removed, a node
+// gpubridge drained resumed and responding again (slurmctld marks a
+// resumed node NOT_RESPONDING until its next ping: a test right after
+// would find it unbookable).
+func releaseHealthNodes(ctx context.Context, t *testing.T, env testbed.Env, cl *slurmrest.Client, accounts []string, nodes ...string) {
+	for _, a := range accounts {
+		_, _ = env.Run(ctx, "", nil, "scancel", "-A", a)
+	}
+	time.Sleep(3 * time.Second)
 	ns, _ := cl.ListNodes(ctx)
+	var resumed []string
 	for _, n := range nodes {
 		_ = cl.DeleteReservation(ctx, health.FenceName(n))
 		for _, x := range ns {
@@ -240,8 +246,22 @@ func releaseHealthNodes(ctx context.Context, t *testing.T, env testbed.Env, cl *
 				if err := cl.UpdateNode(ctx, n, slurmrest.NodeResume, ""); err != nil {
 					t.Errorf("resume %s: %v", n, err)
 				}
+				resumed = append(resumed, n)
 			}
 		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(resumed) > 0 && time.Now().Before(deadline) {
+		ns, err := cl.ListNodes(ctx)
+		if err == nil && !slices.ContainsFunc(ns, func(x slurmrest.Node) bool {
+			return slices.Contains(resumed, x.Name) && slices.Contains(x.State, "NOT_RESPONDING")
+		}) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if len(resumed) > 0 {
+		t.Errorf("%v not responding 30 s after the resume", resumed)
 	}
 }
 
@@ -264,7 +284,7 @@ func TestHealthTwoNodeJob(t *testing.T) {
 		os.RemoveAll(filepath.Join(env.Root, dir))
 		_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "root", "where", "account="+svcAcct)
 	})
-	t.Cleanup(func() { releaseHealthNodes(ctx, t, env, h.slurm, svcAcct, "gpu-a", "gpu-b") })
+	t.Cleanup(func() { releaseHealthNodes(ctx, t, env, h.slurm, []string{svcAcct}, "gpu-a", "gpu-b") })
 	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "root", "account="+svcAcct)
 	conf := filepath.Join(t.TempDir(), "gpubridge.yaml")
 	yaml := fmt.Sprintf(`version: 1

@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
@@ -69,20 +68,7 @@ func TestHealthCLI(t *testing.T) {
 	}
 	var jobs []string
 	t.Cleanup(func() {
-		for _, a := range []string{svcAcct, tenantName, otherName} {
-			_, _ = env.Run(ctx, "", nil, "scancel", "-A", a)
-		}
-		time.Sleep(3 * time.Second)
-		for _, n := range []string{"gpu-a", "cpu-a"} {
-			_ = cl.DeleteReservation(ctx, health.FenceName(n))
-			if ns, err := cl.ListNodes(ctx); err == nil {
-				for _, x := range ns {
-					if x.Name == n && health.Ours(x.Reason) {
-						_ = cl.UpdateNode(ctx, n, slurmrest.NodeResume, "")
-					}
-				}
-			}
-		}
+		releaseHealthNodes(ctx, t, env, cl, []string{svcAcct, tenantName, otherName}, "gpu-a", "cpu-a")
 		for _, a := range []string{svcAcct, tenantName, otherName} {
 			_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "where", "account="+a)
 			_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "account", a)
