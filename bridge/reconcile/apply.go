@@ -160,10 +160,13 @@ func Apply(ctx context.Context, w Writer, p *Plan) error {
 //     depend on nothing and start together;
 //   - user associations need the QOS and the accounts (Slurm needs no user
 //     record for one), not the users: they start when those two are done;
+//     with an AssocLoader, new users come with their new associations
+//     (forLoad);
 //   - default accounts need the users and the associations; then
 //     coordinators are added, then removed;
 //   - removals: user associations (a user's in one request when the user
-//     loses them all), then accounts, then QOS;
+//     loses them all; with an AccountDropper, those of deleted accounts go
+//     with the accounts), then accounts, then QOS;
 //   - last, descriptions and organizations of existing accounts (nothing
 //     depends on them).
 //
@@ -192,24 +195,40 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 		return o
 	}
 	x := &p.w
-	// The batches and what each must wait for (indexes into nodes).
+	createUsers, putAssocs, loadAssocs := x.createUsers, x.putAssocs, []NewAssoc(nil)
+	loadWrite := func(context.Context, []NewAssoc) error { return errors.New("no AssocLoader") }
+	if l, ok := w.(AssocLoader); ok {
+		createUsers, putAssocs, loadAssocs = forLoad(x)
+		loadWrite = l.LoadAssocs
+	}
+	deleteAssocs := x.deleteAssocs
+	if d, ok := w.(AccountDropper); ok && len(x.deleteAccts) > 0 && d.DropsUserAssocs(len(x.deleteAccts)) {
+		gone := map[string]bool{}
+		for _, a := range x.deleteAccts {
+			gone[a] = true
+		}
+		deleteAssocs = slices.DeleteFunc(slices.Clone(deleteAssocs), func(k AssocKey) bool { return gone[k.Account] })
+	}
+	// The batches and what each must wait for (indexes into nodes, each
+	// after the batches it waits for).
 	nodes := []struct {
 		s     step
 		after []int
 	}{
 		/* 0 */ {mkStep("create or modify QOS", x.qos, func(q QOSWrite) (string, string) { return qosOwnerOf(q.Name), q.Name }, w.PutQOS), nil},
 		/* 1 */ {mkStep("create accounts", x.createAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.CreateAccounts), nil},
-		/* 2 */ {mkStep("create users", x.createUsers, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.CreateUsers), nil},
-		/* 3 */ {mkStep("create or modify user associations", x.putAssocs, func(a tenant.Assoc) (string, string) { return a.Account, a.User }, w.PutAssocs), []int{0, 1}},
-		/* 4 */ {mkStep("change default accounts", x.setDefaults, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.SetDefaultAccounts), []int{2, 3}},
-		/* 5 */ {mkStep("add coordinators", x.addCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.AddCoordinators), []int{4}},
-		/* 6 */ {mkStep("remove coordinators", x.removeCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.RemoveCoordinators), []int{5}},
-		/* 7 */ {mkStep("delete user associations", x.deleteAssocs, func(k AssocKey) (string, string) { return k.Account, k.String() }, w.DeleteAssocs), []int{6}},
-		/* 8 */ {mkStep("delete accounts", x.deleteAccts, func(n string) (string, string) { return n, n }, w.DeleteAccounts), []int{7}},
-		/* 9 */ {mkStep("delete QOS", x.deleteQOS, func(n string) (string, string) { return qosOwnerOf(n), n }, w.DeleteQOS), []int{8}},
+		/* 2 */ {mkStep("create users", createUsers, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.CreateUsers), nil},
+		/* 3 */ {mkStep("create or modify user associations", putAssocs, func(a tenant.Assoc) (string, string) { return a.Account, a.User }, w.PutAssocs), []int{0, 1}},
+		/* 4 */ {mkStep("create user associations and users", loadAssocs, func(a NewAssoc) (string, string) { return a.Account, a.User }, loadWrite), []int{0, 1}},
+		/* 5 */ {mkStep("change default accounts", x.setDefaults, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.SetDefaultAccounts), []int{2, 3, 4}},
+		/* 6 */ {mkStep("add coordinators", x.addCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.AddCoordinators), []int{5}},
+		/* 7 */ {mkStep("remove coordinators", x.removeCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.RemoveCoordinators), []int{6}},
+		/* 8 */ {mkStep("delete user associations", deleteAssocs, func(k AssocKey) (string, string) { return k.Account, k.String() }, w.DeleteAssocs), []int{7}},
+		/* 9 */ {mkStep("delete accounts", x.deleteAccts, func(n string) (string, string) { return n, n }, w.DeleteAccounts), []int{8}},
+		/* 10 */ {mkStep("delete QOS", x.deleteQOS, func(n string) (string, string) { return qosOwnerOf(n), n }, w.DeleteQOS), []int{9}},
 		// Last: nothing depends on descriptions, and a client that cannot
 		// change them must not hold back the rest.
-		/* 10 */ {mkStep("modify accounts", x.modifyAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.ModifyAccounts), []int{9}},
+		/* 11 */ {mkStep("modify accounts", x.modifyAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.ModifyAccounts), []int{10}},
 	}
 	// ancestors[i]: every batch i waits for, directly or not; a batch holds
 	// back the tenants that failed in those (and only those: which other
@@ -283,6 +302,47 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 	}
 	out.Failed = firstPerTenant(out.Failed)
 	return out, nil
+}
+
+// forLoad splits the plan's user writes for an AssocLoader: the new
+// associations of new accounts, and every new association of a new user
+// whose default account's association is among them (with that user's
+// record), are loaded, a user's next to each other; the rest (changes,
+// and new associations of existing users under existing accounts) go to
+// PutAssocs and CreateUsers as without a loader.
+func forLoad(x *writes) (users []tenant.User, put []tenant.Assoc, load []NewAssoc) {
+	newAcct := map[string]bool{}
+	for _, a := range x.createAccts {
+		newAcct[a.Name] = true
+	}
+	newUser := map[string]string{} // user -> default account
+	for _, u := range x.createUsers {
+		newUser[u.Name] = u.DefaultAccount
+	}
+	withDefault := map[string]bool{}
+	for _, a := range x.putAssocs {
+		if d, ok := newUser[a.User]; ok && a.Account == d {
+			withDefault[a.User] = true
+		}
+	}
+	for _, a := range x.putAssocs {
+		d, isNew := newUser[a.User]
+		switch {
+		case isNew && withDefault[a.User]:
+			load = append(load, NewAssoc{Assoc: a, DefaultAccount: d})
+		case !isNew && newAcct[a.Account]:
+			load = append(load, NewAssoc{Assoc: a})
+		default:
+			put = append(put, a)
+		}
+	}
+	for _, u := range x.createUsers {
+		if !withDefault[u.Name] {
+			users = append(users, u)
+		}
+	}
+	slices.SortStableFunc(load, func(a, b NewAssoc) int { return strings.Compare(a.User, b.User) })
+	return users, put, load
 }
 
 // firstPerTenant keeps each tenant's first failure, tenants sorted.

@@ -121,6 +121,34 @@ type CoordinatorWriter interface {
 	RemoveCoordinators(ctx context.Context, coords []tenant.Coord) error
 }
 
+// NewAssoc is a user association to create, and the user record with it
+// when the user does not exist yet.
+type NewAssoc struct {
+	tenant.Assoc
+	// DefaultAccount is the new user's default account; "" when the user
+	// exists (their default stays).
+	DefaultAccount string
+}
+
+// AssocLoader is an optional Writer extension for a writer that creates
+// user associations and new users' records together (sacctmgr load: one
+// line makes both). When the Writer has it, Apply sends it the new
+// associations of new accounts and of new users (and those users) instead
+// of PutAssocs and CreateUsers.
+type AssocLoader interface {
+	LoadAssocs(ctx context.Context, assocs []NewAssoc) error
+}
+
+// AccountDropper is an optional Writer extension for a writer whose
+// DeleteAccounts of n accounts removes their user associations with them
+// in one write (sacctmgr delete account), when DropsUserAssocs(n) says so.
+// Apply then leaves the user associations of the accounts it deletes to
+// DeleteAccounts (slurmrestd deletes an account with associations at one
+// slurmctld update each, so without this they go first, in bulk).
+type AccountDropper interface {
+	DropsUserAssocs(accounts int) bool
+}
+
 // Writer is every change Apply makes.
 type Writer interface {
 	QOSWriter

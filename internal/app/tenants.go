@@ -11,6 +11,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
+	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
@@ -99,11 +100,7 @@ func (b tenantBackends) Store(ctx context.Context) (tenantadmin.Store, error) {
 }
 
 func (b tenantBackends) Cluster(ctx context.Context) (tenantadmin.Cluster, error) {
-	cl, err := b.e.TenantCluster(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return cl, nil
+	return b.e.TenantCluster(ctx)
 }
 
 func (b tenantBackends) WriterLock(ctx context.Context) (func(), error) {
@@ -121,17 +118,29 @@ func (e *Env) TenantStore(ctx context.Context) (*tenantstore.Store, error) {
 
 // TenantCluster is the reconcile adapter over the slurmrestd client,
 // reading associations from slurmdbd's database as
-// reconcile.readAssociations says.
-func (e *Env) TenantCluster(ctx context.Context) (*slurmadapter.Adapter, error) {
+// reconcile.readAssociations says, with sacctmgr for large batches when
+// reconcile.sacctmgr names it.
+func (e *Env) TenantCluster(ctx context.Context) (tenantadmin.Cluster, error) {
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	ad, err := e.tenantAdapter(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if r := sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster); r != nil {
+		return ad.WithSacctmgr(r, c.Reconcile.SacctmgrFrom, e.Logger()), nil
+	}
+	return ad, nil
+}
+
+func (e *Env) tenantAdapter(ctx context.Context, c config.Config) (*slurmadapter.Adapter, error) {
 	cl, err := e.Slurm(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ad := slurmadapter.New(cl)
-	c, err := e.Config()
-	if err != nil {
-		return nil, err
-	}
 	mode := c.Reconcile.ReadAssociations
 	if mode == config.ReadAssociationsREST || mode == config.ReadAssociationsAuto && c.SlurmDB.DSN == "" {
 		return ad, nil

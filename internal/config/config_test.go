@@ -171,6 +171,12 @@ func TestReconcileKeys(t *testing.T) {
 	}
 	c.Reconcile.MaxDeleteShare = 1.5
 	c.Reconcile.WriterLockTimeout.Duration = 0
+	c.Reconcile.SacctmgrFrom = -1
+	c.Reconcile.Sacctmgr = "sacctmgr\n-i"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "reconcile.sacctmgrFrom: is -1") || !strings.Contains(err.Error(), "reconcile.sacctmgr: has a control character") {
+		t.Errorf("sacctmgr settings: %v", err)
+	}
+	c.Reconcile.SacctmgrFrom, c.Reconcile.Sacctmgr = 0, ""
 	c.Reconcile.ReadAssociations = "sql"
 	err := c.Validate()
 	for _, f := range []string{"reconcile.maxDeleteShare: 1.5 is not a share from 0 to 1", "reconcile.writerLockTimeout: must be a positive duration",

@@ -39,6 +39,49 @@ func Audit(ctx context.Context, ex Execer, at time.Time, actor, action, kind, na
 	return nil
 }
 
+// Audited is one object of AuditAll: its name and its record before and
+// after (nil: did not exist).
+type Audited struct {
+	Name          string
+	Before, After any
+}
+
+// AuditAll writes one audit row per object, as Audit does, in multi-row
+// inserts of up to 500 rows.
+func AuditAll(ctx context.Context, ex Execer, at time.Time, actor, action, kind string, objs []Audited) error {
+	rows := make([]AuditEntry, 0, min(len(objs), auditBatch))
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		if _, err := ex.NamedExecContext(ctx, `INSERT INTO audit_log (at, actor, action, object_kind, object_name, before_json, after_json)
+		VALUES (:at, :actor, :action, :object_kind, :object_name, :before_json, :after_json)`, rows); err != nil {
+			return fmt.Errorf("write audit log: %w", err)
+		}
+		rows = rows[:0]
+		return nil
+	}
+	for _, o := range objs {
+		e := AuditEntry{At: at.UTC(), Actor: actor, Action: action, ObjectKind: kind, ObjectName: o.Name}
+		var err error
+		if e.Before, err = jsonPtr(o.Before); err != nil {
+			return err
+		}
+		if e.After, err = jsonPtr(o.After); err != nil {
+			return err
+		}
+		rows = append(rows, e)
+		if len(rows) == auditBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+const auditBatch = 500
+
 func jsonPtr(v any) (*string, error) {
 	if v == nil {
 		return nil, nil

@@ -525,3 +525,56 @@ func (c *Cluster) ResetCounts() {
 	defer c.mu.Unlock()
 	c.Reads, c.Writes = 0, 0
 }
+
+// Loading is the fake with an AssocLoader (a writer that creates users
+// with their associations, as sacctmgr load does) and an AccountDropper;
+// Loads counts its loads and Loaded the associations they carried.
+type Loading struct {
+	*Cluster
+	Loads, Loaded int
+}
+
+var _ reconcile.AssocLoader = (*Loading)(nil)
+
+// LoadAssocs implements reconcile.AssocLoader: all or nothing, as one
+// load file; a new user must come with its default account, and an
+// existing user's default stays.
+func (l *Loading) LoadAssocs(ctx context.Context, as []reconcile.NewAssoc) error {
+	c := l.Cluster
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var names []string
+	for _, a := range as {
+		names = append(names, a.User)
+	}
+	if err := c.write("LoadAssocs", names...); err != nil {
+		return err
+	}
+	for _, a := range as {
+		acct, ok := c.accts[a.Account]
+		if !ok || !acct.Clustered {
+			return fmt.Errorf("fake: account %s has no cluster association", a.Account)
+		}
+		if _, exists := c.users[a.User]; exists == (a.DefaultAccount != "") {
+			return fmt.Errorf("fake: user %s: DefaultAccount %q given for a user that exists=%v", a.User, a.DefaultAccount, exists)
+		}
+		for _, q := range a.QOS {
+			if _, ok := c.qos[q]; !ok {
+				return refuse([]string{a.User}, "QOS %s does not exist", q)
+			}
+		}
+	}
+	l.Loads++
+	l.Loaded += len(as)
+	for _, a := range as {
+		c.assocs[reconcile.AssocKey{Account: a.Account, User: a.User}] = tenant.Assoc{Account: a.Account, User: a.User, QOS: slices.Clone(a.QOS), DefaultQOS: a.DefaultQOS}
+		if a.DefaultAccount != "" {
+			c.users[a.User] = a.DefaultAccount
+		}
+	}
+	return nil
+}
+
+// DropsUserAssocs implements reconcile.AccountDropper: the fake's
+// DeleteAccounts removes an account's associations with it.
+func (l *Loading) DropsUserAssocs(int) bool { return true }

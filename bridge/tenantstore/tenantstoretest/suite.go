@@ -3,6 +3,7 @@ package tenantstoretest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"CommitIsAllOrNothing":    testCommitAllOrNothing,
 		"CommitDelete":            testCommitDelete,
 		"MarkDeletingAndRemove":   testMarkDeletingAndRemove,
+		"RemoveMany":              testRemoveMany,
 		"CaseCollision":           testCaseCollision,
 		"NotFound":                testNotFound,
 		"EmptyEditChangesNothing": testEmptyEdit,
@@ -280,6 +282,44 @@ func testMarkDeletingAndRemove(t *testing.T, s Store) {
 	}
 	if _, err := s.MarkDeleting(ctx, "tester", []string{"nosuch"}); !errors.Is(err, tenant.ErrNotFound) {
 		t.Errorf("MarkDeleting of a missing tenant: %v", err)
+	}
+}
+
+// testRemoveMany: removing 1,200 of 1,234 tenants (more than one
+// statement's worth) drops exactly the deleting ones, keeps a tombstone
+// and a remove audit row for each, and leaves the others alone.
+func testRemoveMany(t *testing.T, s Store) {
+	ctx := context.Background()
+	var ts []tenant.Tenant
+	var all, deleting []string
+	for i := range 1234 {
+		n := fmt.Sprintf("many%04d", i)
+		ts = append(ts, tenant.Tenant{Name: n, Users: []string{n + "u"}, GPUs: tenant.Quota{"h100": 1}, State: tenant.Active})
+		all = append(all, n)
+		if i < 1200 {
+			deleting = append(deleting, n)
+		}
+	}
+	_, err := s.Put(ctx, "tester", ts)
+	must(t, err)
+	_, err = s.MarkDeleting(ctx, "tester", deleting)
+	must(t, err)
+	must(t, s.Remove(ctx, "tester", all))
+	left, err := s.List(ctx)
+	must(t, err)
+	if len(left) != 34 || left[0].Name != "many1200" {
+		t.Errorf("%d tenants left (first %v); want the 34 not being deleted", len(left), left[:min(1, len(left))])
+	}
+	removed, err := s.RemovedNames(ctx)
+	must(t, err)
+	if diff := cmp.Diff(deleting, removed); diff != "" {
+		t.Errorf("tombstones (-want +got):\n%s", diff)
+	}
+	for _, n := range []string{"many0000", "many0777", "many1199"} {
+		es, _ := s.Audit(ctx, tenantstore.AuditFilter{Name: n})
+		if len(es) == 0 || es[0].Action != "remove" || es[0].Before == nil || es[0].After != nil {
+			t.Errorf("%s: newest audit row %+v; want a remove with the record before", n, es[:min(1, len(es))])
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
+	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
@@ -38,6 +39,7 @@ type opts struct {
 	tenants, users, sample int
 	prefix                 string
 	sameDescription, keep  bool
+	skipREST               bool
 	cpuprofile             string
 }
 
@@ -59,6 +61,7 @@ func run() error {
 	flag.StringVar(&o.prefix, "prefix", "t3b", "name prefix of every object the benchmark creates")
 	flag.BoolVar(&o.sameDescription, "same-description", false, "give every tenant the same description and organization (the default gives each its own, as a site does)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the benchmark's tenants in Slurm")
+	flag.BoolVar(&o.skipREST, "skip-rest", false, "do not also measure the cold apply and delete without sacctmgr (slurmrestd only)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the no-op apply to this file")
 	flag.Parse()
 	if o.sample <= 0 || o.sample > o.tenants {
@@ -186,13 +189,20 @@ func run() error {
 	if _, err := st.Put(ctx, "tenantbench", ts); err != nil {
 		return err
 	}
-	tad := &timed{Adapter: ad}
-	r := &reconcile.Reconciler{Store: st, Cluster: tad, Naming: b.naming, Actor: "tenantbench",
-		Scope: func(n string) bool { return strings.HasPrefix(n, o.prefix) }}
+	// gpubridge with reconcile.sacctmgr set (the testbed's sacctmgr runs in
+	// its root, through GPUBRIDGE_TESTBED_EXEC: that start-up is counted),
+	// and with slurmrestd only.
+	runner := &sacctmgr.Runner{Argv: []string{exe, "sacctmgr"}, Cluster: cl.Cluster()}
+	tad := &timedLoading{timed: &timed{Cluster: ad.WithSacctmgr(runner, 0, nil)}}
+	tREST := &timed{Cluster: ad}
+	scope := func(n string) bool { return strings.HasPrefix(n, o.prefix) }
+	r := &reconcile.Reconciler{Store: st, Cluster: tad, Naming: b.naming, Actor: "tenantbench", Scope: scope}
+	rNoopREST := *r
+	rNoopREST.Cluster = adREST
 	rREST := *r
-	rREST.Cluster = adREST
-	apply := func(r *reconcile.Reconciler, profile string) (m measure, err error) {
-		s0 := cl.Stats()
+	rREST.Cluster = tREST
+	apply := func(r *reconcile.Reconciler, tm *timed, profile string) (m measure, err error) {
+		s0, c0 := cl.Stats(), runner.Commands()
 		if profile != "" {
 			f, err := os.Create(profile)
 			if err != nil {
@@ -205,7 +215,7 @@ func run() error {
 			defer pprof.StopCPUProfile()
 		}
 		t0 := time.Now()
-		tad.reset()
+		tm.reset()
 		p, tss, err := r.Plan(ctx)
 		if err != nil {
 			return m, err
@@ -217,20 +227,34 @@ func run() error {
 		m.d = time.Since(t0)
 		s1 := cl.Stats()
 		m.reads, m.writes, m.changes = s1.Reads-s0.Reads, s1.Writes-s0.Writes, len(p.Changes)
-		tad.mu.Lock()
-		m.steps = strings.Join(tad.steps, ", ")
-		tad.mu.Unlock()
+		tm.mu.Lock()
+		m.steps = strings.Join(tm.steps, ", ")
+		tm.mu.Unlock()
+		m.cmds = int(runner.Commands() - c0)
 		return m, nil
 	}
-	cold, err := apply(r, "")
+	deleteAll := func() error {
+		stored, err := st.ListStored(ctx)
+		if err != nil {
+			return err
+		}
+		var del tenant.Edit
+		for _, t := range stored {
+			if strings.HasPrefix(t.Name, o.prefix) {
+				del.Delete = append(del.Delete, t)
+			}
+		}
+		return st.Commit(ctx, "tenantbench", del)
+	}
+	cold, err := apply(r, tad.timed, "")
 	if err != nil {
 		return fmt.Errorf("cold apply: %w", err)
 	}
-	noop, err := apply(r, o.cpuprofile)
+	noop, err := apply(r, tad.timed, o.cpuprofile)
 	if err != nil {
 		return fmt.Errorf("no-op apply: %w", err)
 	}
-	noopREST, err := apply(&rREST, "")
+	noopREST, err := apply(&rNoopREST, tad.timed, "")
 	if err != nil {
 		return fmt.Errorf("no-op apply (associations from slurmrestd): %w", err)
 	}
@@ -238,22 +262,27 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("no-op breakdown: %w", err)
 	}
-	stored, err := st.ListStored(ctx)
-	if err != nil {
+	if err := deleteAll(); err != nil {
 		return err
 	}
-	var del tenant.Edit
-	for _, t := range stored {
-		if strings.HasPrefix(t.Name, o.prefix) {
-			del.Delete = append(del.Delete, t)
-		}
-	}
-	if err := st.Commit(ctx, "tenantbench", del); err != nil {
-		return err
-	}
-	gone, err := apply(r, "")
+	gone, err := apply(r, tad.timed, "")
 	if err != nil {
 		return fmt.Errorf("delete apply: %w", err)
+	}
+	var coldREST, goneREST measure
+	if !o.skipREST {
+		if _, err := st.Put(ctx, "tenantbench", ts); err != nil {
+			return err
+		}
+		if coldREST, err = apply(&rREST, tREST, ""); err != nil {
+			return fmt.Errorf("cold apply (slurmrestd only): %w", err)
+		}
+		if err := deleteAll(); err != nil {
+			return err
+		}
+		if goneREST, err = apply(&rREST, tREST, ""); err != nil {
+			return fmt.Errorf("delete apply (slurmrestd only): %w", err)
+		}
 	}
 
 	// Report.
@@ -267,13 +296,19 @@ func run() error {
 	row := func(what string, d time.Duration, how string) {
 		fmt.Printf("  %-44s %8.2fs  %s\n", what, d.Seconds(), how)
 	}
-	row("gpubridge cold apply", cold.d, cold.String())
+	row("gpubridge cold apply (reconcile.sacctmgr)", cold.d, cold.String())
 	row("  batches (start-end)", cold.d-cold.plan, cold.steps)
 	row("gpubridge no-op apply", noop.d, noop.String()+"; associations from "+readFrom)
 	row("gpubridge no-op apply, associations by REST", noopREST.d, noopREST.String()+" (reconcile.readAssociations=rest)")
 	row("  of which, by REST: store, reads, diff", noopREST.plan, parts)
 	row("gpubridge delete apply (all tenants)", gone.d, gone.String())
 	row("  batches (start-end)", gone.d-gone.plan, gone.steps)
+	if !o.skipREST {
+		row("gpubridge cold apply, slurmrestd only", coldREST.d, coldREST.String())
+		row("  batches (start-end)", coldREST.d-coldREST.plan, coldREST.steps)
+		row("gpubridge delete apply, slurmrestd only", goneREST.d, goneREST.String())
+		row("  batches (start-end)", goneREST.d-goneREST.plan, goneREST.steps)
+	}
 	row("sacctmgr add qos + load file (cold)", peer.cold, fmt.Sprintf("2 commands (add qos %.2fs, load %.2fs)", peer.addQOS.Seconds(), peer.load.Seconds()))
 	row("sacctmgr load file again (no-op)", peer.noop, "1 command")
 	row("sacctmgr delete account + delete qos", peer.del, fmt.Sprintf("2 commands (account %.2fs, qos %.2fs)", peer.delAcct.Seconds(), peer.delQOS.Seconds()))
@@ -291,6 +326,9 @@ func run() error {
 	fmt.Printf("  no-op:  gpubridge                      = %5.2fs, %d reads, %d writes  (goal <= 0.5 s and 0 writes: %s)\n", noop.d.Seconds(), noop.reads, noop.writes, met(noop.d <= 500*time.Millisecond && noop.writes == 0))
 	fmt.Printf("  no-op:  gpubridge / sacctmgr load      = %5.3fx  (goal <= 0.1: %s)\n", ratio(noop.d, peer.noop), met(noop.d*10 <= peer.noop))
 	fmt.Printf("  delete: gpubridge / sacctmgr delete    = %5.2fx  (goal <= 2: %s)\n", ratio(gone.d, peer.del), met(gone.d <= 2*peer.del))
+	if !o.skipREST {
+		fmt.Printf("  slurmrestd only: cold / sacctmgr load = %5.2fx, delete / sacctmgr delete = %5.2fx\n", ratio(coldREST.d, peer.cold), ratio(goneREST.d, peer.del))
+	}
 	fmt.Printf("  sacctmgr loop (all tenants) / gpubridge cold = %.1fx\n", ratio(total, cold.d))
 	if out, err := exec.Command("uptime").Output(); err == nil {
 		fmt.Printf("  machine load at end:   %s", out)
@@ -303,10 +341,15 @@ type measure struct {
 	reads, writes int64
 	changes       int
 	steps         string
+	cmds          int
 }
 
 func (m measure) String() string {
-	return fmt.Sprintf("%d changes, slurmrestd %d reads, %d writes", m.changes, m.reads, m.writes)
+	s := fmt.Sprintf("%d changes, slurmrestd %d reads, %d writes", m.changes, m.reads, m.writes)
+	if m.cmds > 0 {
+		s += fmt.Sprintf(", %d sacctmgr commands", m.cmds)
+	}
+	return s
 }
 
 // tenants are n tenants named prefix0000.., with their own descriptions
@@ -545,10 +588,10 @@ func scratchStore(ctx context.Context, dsn, name string) (*tenantstore.Store, fu
 	return tenantstore.New(db), drop, nil
 }
 
-// timed is the adapter with each batch's wall time recorded (the bench
-// prints the cold apply's steps).
+// timed is a cluster with each batch's wall time recorded (the bench
+// prints the applies' steps).
 type timed struct {
-	*slurmadapter.Adapter
+	reconcile.Cluster
 	mu    sync.Mutex
 	start time.Time
 	steps []string
@@ -570,23 +613,36 @@ func (t *timed) rec(what string, n int, f func() error) error {
 }
 
 func (t *timed) PutQOS(ctx context.Context, q []reconcile.QOSWrite) error {
-	return t.rec("qos", len(q), func() error { return t.Adapter.PutQOS(ctx, q) })
+	return t.rec("qos", len(q), func() error { return t.Cluster.PutQOS(ctx, q) })
 }
 func (t *timed) CreateAccounts(ctx context.Context, a []tenant.Account) error {
-	return t.rec("accounts", len(a), func() error { return t.Adapter.CreateAccounts(ctx, a) })
+	return t.rec("accounts", len(a), func() error { return t.Cluster.CreateAccounts(ctx, a) })
 }
 func (t *timed) CreateUsers(ctx context.Context, u []tenant.User) error {
-	return t.rec("users", len(u), func() error { return t.Adapter.CreateUsers(ctx, u) })
+	return t.rec("users", len(u), func() error { return t.Cluster.CreateUsers(ctx, u) })
 }
 func (t *timed) PutAssocs(ctx context.Context, a []tenant.Assoc) error {
-	return t.rec("associations", len(a), func() error { return t.Adapter.PutAssocs(ctx, a) })
+	return t.rec("associations", len(a), func() error { return t.Cluster.PutAssocs(ctx, a) })
 }
 func (t *timed) DeleteAssocs(ctx context.Context, k []reconcile.AssocKey) error {
-	return t.rec("delete associations", len(k), func() error { return t.Adapter.DeleteAssocs(ctx, k) })
+	return t.rec("delete associations", len(k), func() error { return t.Cluster.DeleteAssocs(ctx, k) })
 }
 func (t *timed) DeleteAccounts(ctx context.Context, n []string) error {
-	return t.rec("delete accounts", len(n), func() error { return t.Adapter.DeleteAccounts(ctx, n) })
+	return t.rec("delete accounts", len(n), func() error { return t.Cluster.DeleteAccounts(ctx, n) })
 }
 func (t *timed) DeleteQOS(ctx context.Context, n []string) error {
-	return t.rec("delete QOS", len(n), func() error { return t.Adapter.DeleteQOS(ctx, n) })
+	return t.rec("delete QOS", len(n), func() error { return t.Cluster.DeleteQOS(ctx, n) })
 }
+
+// timedLoading is timed over slurmadapter.Bulk, with its loads timed too.
+type timedLoading struct {
+	*timed
+}
+
+func (t *timedLoading) bulk() *slurmadapter.Bulk { return t.Cluster.(*slurmadapter.Bulk) }
+
+func (t *timedLoading) LoadAssocs(ctx context.Context, a []reconcile.NewAssoc) error {
+	return t.rec("load associations and users", len(a), func() error { return t.bulk().LoadAssocs(ctx, a) })
+}
+
+func (t *timedLoading) DropsUserAssocs(n int) bool { return t.bulk().DropsUserAssocs(n) }
