@@ -3,7 +3,10 @@
 #   - gpubridge: cold apply of BENCH_TENANTS tenants (default 1,000) with
 #     BENCH_USERS users each (default 3), each tenant with its own description
 #     and organization (BENCH_SAME_DESCRIPTION=1: all the same), a no-op apply,
-#     and deleting them all; slurmrestd reads and writes of each;
+#     and deleting them all, with reconcile.sacctmgr set (the testbed's
+#     sacctmgr); slurmrestd reads and writes and sacctmgr commands of each;
+#     then the cold apply and delete again with slurmrestd only (skipped with
+#     BENCH_SKIP_REST=1);
 #   - the fast peer, sacctmgr with the same tenants: one `sacctmgr add qos` of
 #     every QOS plus one `sacctmgr load` of a flat file (cold), the same load
 #     again (no-op), and `sacctmgr delete account` + `delete qos` of all of them
@@ -28,5 +31,6 @@ bin=$TMPDIR/tenantbench
 go build -o "$bin" ./test/bench/tenantbench
 args=(-tenants "${BENCH_TENANTS:-1000}" -users "${BENCH_USERS:-3}" -sacctmgr-tenants "${BENCH_SACCTMGR_TENANTS:-100}")
 [[ ${BENCH_SAME_DESCRIPTION:-} == 1 ]] && args+=(-same-description)
+[[ ${BENCH_SKIP_REST:-} == 1 ]] && args+=(-skip-rest)
 [[ -n ${BENCH_CPUPROFILE:-} ]] && args+=(-cpuprofile "$BENCH_CPUPROFILE")
 "$bin" "${args[@]}"
