@@ -255,3 +255,36 @@ func TestBookingLostCreditOverTheLedger(t *testing.T) {
 		}
 	}
 }
+
+// TestBookedPriceAtTheChargesRateDate: a placement that starts after its
+// booking (a part after a move) is priced at the booked rate of the
+// booking's start, as its charge line is, not at a rate that began since.
+func TestBookedPriceAtTheChargesRateDate(t *testing.T) {
+	price := func(s string) pricing.Price {
+		p, err := pricing.ParsePrice(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old, _ := pricing.ParseDate("2020-01-01")
+	mid, _ := pricing.ParseDate("2026-11-15")
+	card := ledgertest.Card(t)
+	card.Rates = append(card.Rates, pricing.Rate{Type: "h100", Tier: meter.Booked, PerGPUHour: price("4.00"), From: old},
+		pricing.Rate{Type: "h100", Tier: meter.Booked, PerGPUHour: price("5.00"), From: mid})
+	at := func(s string) time.Time { return time.Unix(ledgertest.TS(s), 0) }
+	cards := map[meter.Period]pricing.Card{ledgertest.P("2026-11"): card}
+	for _, c := range []struct {
+		rateFrom time.Time
+		want     int64
+	}{{at("2026-11-10 00:00:00"), 400}, {time.Time{}, 500}} {
+		p := BookedPlacement{ID: 1, Type: "h100", GPUs: 1, Start: at("2026-11-16 00:00:00"), End: at("2026-11-16 01:00:00"), RateFrom: c.rateFrom}
+		got, err := bookedPrice(p, cards)(p.Start, p.End)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != money.New(c.want, card.Unit()) {
+			t.Errorf("RateFrom %v: %v; want %d cents", c.rateFrom, got, c.want)
+		}
+	}
+}

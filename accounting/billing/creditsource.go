@@ -182,15 +182,22 @@ func (s CreditSource) cards(ctx context.Context) func(meter.Period) (pricing.Car
 }
 
 // BookedPlacement is a booking's GPUs of one type on one node, as the
-// credit job needs them: on the node where Slurm placed the booking's
-// reservation (as last projected), over the window it is charged for.
+// credit job needs them: on a node where Slurm placed the booking's
+// reservation, over the part of the window it is charged for that they
+// were there.
 type BookedPlacement struct {
-	ID         int64
-	Account    string
-	Node       string
-	Type       string
-	GPUs       int
+	ID      int64
+	Account string
+	Node    string
+	Type    string
+	GPUs    int
+	// Start, End: the part of the charged window on Node.
 	Start, End time.Time
+	// RateFrom is the charged window's start (the charge line's rate
+	// date); zero: Start.
+	RateFrom time.Time
+	// Part numbers the booking's parts on Node, 0 for the first.
+	Part int
 }
 
 // BookedPlacements lists the placements of the bookings whose charged
@@ -229,7 +236,7 @@ func (s CreditSource) Bookings(ctx context.Context, from, to time.Time) ([]credi
 			}
 		}
 		out = append(out, credit.Booking{ID: p.ID, Tenant: tenant, Account: p.Account, Node: p.Node, GPUType: p.Type, GPUs: p.GPUs, Start: p.Start, End: p.End,
-			Price: bookedPrice(p, cards)})
+			Part: p.Part, Price: bookedPrice(p, cards)})
 	}
 	return out, nil
 }
@@ -251,9 +258,12 @@ func bookedPrice(p BookedPlacement, cards map[meter.Period]pricing.Card) func(fr
 			if !ok {
 				return money.Amount{}, fmt.Errorf("booking %d: no card for %s", p.ID, per)
 			}
-			at := per.Start()
-			if p.Start.After(at) {
-				at = p.Start
+			at, rateFrom := per.Start(), p.RateFrom
+			if rateFrom.IsZero() {
+				rateFrom = p.Start
+			}
+			if rateFrom.After(at) {
+				at = rateFrom
 			}
 			q, err := c.Quote(p.Type, meter.Booked, at.Unix())
 			if err != nil {

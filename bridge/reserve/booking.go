@@ -118,6 +118,14 @@ type Held struct {
 // IsZero reports whether Slurm holds nothing for the booking.
 func (h Held) IsZero() bool { return h.Reservation == "" }
 
+// Placement is where a booking's reservation held nodes from Since on,
+// until the booking's next placement (Store.Placements). Nodes is empty
+// while they are not known (a new reservation not read back yet).
+type Placement struct {
+	Since time.Time `json:"since"`
+	Nodes []string  `json:"nodes,omitempty"`
+}
+
 // Resource is what the booking takes.
 func (b Booking) Resource() Resource {
 	if b.Kind == KindNode {

@@ -15,7 +15,7 @@ import (
 // billing.BookedPlacements): where each booking's GPUs were.
 
 // BookedPlacements lists the booking store's placements for the credit
-// job (BookedPlacementsOf of every booking).
+// job (BookedPlacementsOf of every booking and its placement history).
 func (e *Env) BookedPlacements(ctx context.Context, from, to time.Time) ([]billing.BookedPlacement, error) {
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
@@ -25,7 +25,11 @@ func (e *Env) BookedPlacements(ctx context.Context, from, to time.Time) ([]billi
 	if err != nil {
 		return nil, err
 	}
-	return BookedPlacementsOf(all, from, to), nil
+	hist, err := bk.Store.Placements(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return BookedPlacementsOf(all, hist, from, to), nil
 }
 
 // BookedPlacementsOf reduces bookings to their GPUs per node and type over
@@ -33,15 +37,20 @@ func (e *Env) BookedPlacements(ctx context.Context, from, to time.Time) ([]billi
 // cancelled booking's window ends at its cancel time (what it pays after
 // that is for the notice it did not give, not for GPUs it held).
 //
-// Where the GPUs were is the booking's Slurm reservation as last
-// projected (Booking.Held.Nodes). A whole-node booking holds, on each of
-// its nodes, the GPUs per node by type that admission recorded
-// (Booking.PerNode; a booking without the figure is left out, as its
-// charge is). A GPU booking on one node holds its count there. A GPU
-// booking that Slurm spread over several nodes, or whose nodes are not
-// known, is left out: how many of its GPUs a drained node held is not
-// known, and a credit is never a guess.
-func BookedPlacementsOf(bs []reserve.Booking, from, to time.Time) []billing.BookedPlacement {
+// Where the GPUs were is the booking's placement history (hist, from
+// reserve.Store.Placements): each node list from when the projector
+// recorded it until the next, the first one from the window's start (the
+// history began with the nodes each booking held then); a time whose nodes
+// were not known (a new reservation not read back yet) is left out. A
+// booking without history is where its Slurm reservation was last
+// projected (Booking.Held.Nodes), for its whole window. A whole-node
+// booking holds, on each of its nodes, the GPUs per node by type that
+// admission recorded (Booking.PerNode; a booking without the figure is
+// left out, as its charge is). A GPU booking on one node holds its count
+// there. A GPU booking that Slurm spread over several nodes, or whose
+// nodes are not known, is left out: how many of its GPUs a drained node
+// held is not known, and a credit is never a guess.
+func BookedPlacementsOf(bs []reserve.Booking, hist map[int64][]reserve.Placement, from, to time.Time) []billing.BookedPlacement {
 	var out []billing.BookedPlacement
 	for _, b := range bs {
 		start, end := b.Start, b.End
@@ -51,23 +60,59 @@ func BookedPlacementsOf(bs []reserve.Booking, from, to time.Time) []billing.Book
 			}
 			end = minTime(end, b.CancelledAt)
 		}
-		if !end.After(start) || !start.Before(to) || !end.After(from) || len(b.Held.Nodes) == 0 {
+		if !end.After(start) || !start.Before(to) || !end.After(from) {
 			continue
 		}
-		p := billing.BookedPlacement{ID: b.ID, Account: strings.ToLower(b.Tenant), Start: start, End: end}
-		switch {
-		case b.Kind == reserve.KindNode:
-			for _, n := range b.Held.Nodes {
-				for _, t := range slices.Sorted(maps.Keys(b.PerNode)) {
-					if b.PerNode[t] > 0 {
-						p.Node, p.Type, p.GPUs = n, t, b.PerNode[t]
-						out = append(out, p)
+		parts := map[string]int{} // per node: the parts seen so far
+		for _, seg := range segments(b, hist[b.ID], start, end) {
+			p := billing.BookedPlacement{ID: b.ID, Account: strings.ToLower(b.Tenant), Start: seg.start, End: seg.end, RateFrom: start}
+			switch {
+			case b.Kind == reserve.KindNode:
+				for _, n := range seg.nodes {
+					p.Node, p.Part = n, parts[n]
+					parts[n]++
+					for _, t := range slices.Sorted(maps.Keys(b.PerNode)) {
+						if b.PerNode[t] > 0 {
+							p.Type, p.GPUs = t, b.PerNode[t]
+							out = append(out, p)
+						}
 					}
 				}
+			case len(seg.nodes) == 1 && b.Count > 0:
+				n := seg.nodes[0]
+				p.Node, p.Type, p.GPUs, p.Part = n, b.GPUType, b.Count, parts[n]
+				parts[n]++
+				out = append(out, p)
 			}
-		case len(b.Held.Nodes) == 1 && b.Count > 0:
-			p.Node, p.Type, p.GPUs = b.Held.Nodes[0], b.GPUType, b.Count
-			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type segment struct {
+	start, end time.Time
+	nodes      []string
+}
+
+// segments are the parts of [start, end) with their known nodes.
+func segments(b reserve.Booking, hist []reserve.Placement, start, end time.Time) []segment {
+	if len(hist) == 0 {
+		if len(b.Held.Nodes) == 0 {
+			return nil
+		}
+		return []segment{{start, end, b.Held.Nodes}}
+	}
+	var out []segment
+	for i, h := range hist {
+		s, e := start, end
+		if i > 0 && h.Since.After(s) {
+			s = h.Since
+		}
+		if i+1 < len(hist) && hist[i+1].Since.Before(e) {
+			e = hist[i+1].Since
+		}
+		if e.After(s) && len(h.Nodes) > 0 {
+			out = append(out, segment{s, e, h.Nodes})
 		}
 	}
 	return out

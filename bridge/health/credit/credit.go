@@ -46,8 +46,13 @@ type Booking struct {
 	Account string // the tenant's Slurm account
 	Node    string
 	GPUs    int
-	Start   time.Time
-	End     time.Time
+	// Start, End: the part of the booking's window its GPUs were on Node.
+	Start time.Time
+	End   time.Time
+	// Part numbers the booking's parts on Node, 0 for the first: a
+	// booking moved off a node and back has two, and the later ones'
+	// credits carry it in their keys.
+	Part int
 	// GPUType is the booked type on Node (a whole-node booking of a node
 	// with MIG profiles is one Booking per profile); when set it is part of
 	// the credit's key.
@@ -198,6 +203,9 @@ func Compute(p Policy, now time.Time, jobs []JobRun, bookings []Booking, drains 
 			key := fmt.Sprintf("health-credit:booking:%d:event:%d", b.ID, d.EventID)
 			if b.GPUType != "" {
 				key += ":" + b.GPUType
+			}
+			if b.Part > 0 {
+				key += fmt.Sprintf(":part:%d", b.Part)
 			}
 			add(Credit{Key: key, Kind: BookingLost, Tenant: b.Tenant, Account: b.Account,
 				Amount: amount, EventID: d.EventID, Node: b.Node, BookingID: b.ID,

@@ -196,3 +196,27 @@ func TestComputePricedBookings(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeBookingParts: a booking moved off a drained node and back is
+// two parts there; each part's lost time is credited once, the later one
+// under a key of its own, and the time it was elsewhere is not.
+func TestComputeBookingParts(t *testing.T) {
+	drains := []Drain{{EventID: 6, Node: "gpu-a", Start: h(1), End: h(9), Reason: "probe failed"}}
+	bookings := []Booking{
+		{ID: 4, Tenant: "beta", Account: "beta", Node: "gpu-a", GPUType: "h100", GPUs: 1, Start: h(0), End: h(2), RatePerGPUHour: money.New(360, eur)},
+		{ID: 4, Tenant: "beta", Account: "beta", Node: "gpu-a", GPUType: "h100", GPUs: 1, Start: h(5), End: h(6), RatePerGPUHour: money.New(360, eur), Part: 1},
+	}
+	got := Compute(Policy{Enabled: true, MinUnits: 1}, h(10), nil, bookings, drains)
+	var keys []string
+	var secs int64
+	for _, c := range got {
+		keys = append(keys, c.Key)
+		secs += c.GPUSeconds
+	}
+	if want := []string{"health-credit:booking:4:event:6:h100", "health-credit:booking:4:event:6:h100:part:1"}; !cmp.Equal(keys, want) {
+		t.Errorf("keys %v; want %v", keys, want)
+	}
+	if secs != 2*3600 {
+		t.Errorf("%d GPU-seconds credited; want 7200 (1h of each part)", secs)
+	}
+}

@@ -28,6 +28,7 @@ func conformance(t *testing.T, newBackend func(t *testing.T) backend) {
 	t.Run("filters", func(t *testing.T) { testFilters(t, newBackend(t)) })
 	t.Run("update and project", func(t *testing.T) { testUpdateProject(t, newBackend(t)) })
 	t.Run("GPUs per node", func(t *testing.T) { testPerNode(t, newBackend(t)) })
+	t.Run("placements", func(t *testing.T) { testPlacements(t, newBackend(t)) })
 	t.Run("rollback", func(t *testing.T) { testRollback(t, newBackend(t)) })
 	t.Run("maintenance", func(t *testing.T) { testMaintenance(t, newBackend(t)) })
 	t.Run("concurrent admission", func(t *testing.T) { testConcurrentAdmission(t, newBackend(t)) })
@@ -159,6 +160,57 @@ func testFilters(t *testing.T, be backend) {
 	}
 	if got, _ := s.List(ctx, reserve.Filter{From: hr(11), To: hr(12), Tenant: "bka"}); len(got) != 1 || got[0].ID != bs[0].ID {
 		t.Errorf("held part not in the span: %+v", got)
+	}
+}
+
+// testPlacements: each change of the nodes Project records starts a
+// placement (an unknown node list too), in order; the same nodes again, or
+// a reservation gone with its nodes kept, start none; the kept nodes read
+// back without a reservation; a booking never placed has no history.
+func testPlacements(t *testing.T, be backend) {
+	ctx := context.Background()
+	s := be.open(t)
+	bs := insert(t, s, sample("bkacme", 2, hr(0), hr(10)), sample("bkacme", 1, hr(0), hr(10)))
+	id := bs[0].ID
+	t0 := time.Now().Add(-time.Second)
+	steps := []reserve.Held{
+		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-a"}},
+		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-a"}}, // the same: no placement
+		{Reservation: "gpubridge-2", Start: hr(0), End: hr(10), Count: 2},                           // moved, nodes not read back yet
+		{Reservation: "gpubridge-2", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-b", "gpu-c"}},
+		{Nodes: []string{"gpu-b", "gpu-c"}}, // the reservation is gone, where it was stays
+	}
+	for _, h := range steps {
+		if err := s.Project(ctx, "gpubridge", id, reserve.StateScheduled, h, ""); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t1 := time.Now().Add(time.Second)
+	ps, err := s.Placements(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ps[bs[1].ID]; ok || len(ps) != 1 {
+		t.Errorf("placements of %d bookings, of the unplaced one %v; want only the placed one's", len(ps), ps[bs[1].ID])
+	}
+	got := ps[id]
+	var nodes []string
+	for i, p := range got {
+		nodes = append(nodes, fmt.Sprint(p.Nodes))
+		if p.Since.Before(t0) || p.Since.After(t1) || i > 0 && !p.Since.After(got[i-1].Since) {
+			t.Errorf("placement %d since %v: not in order within the test's time", i, p.Since)
+		}
+	}
+	if want := []string{"[gpu-a]", "[]", "[gpu-b gpu-c]"}; !cmp.Equal(nodes, want) {
+		t.Errorf("placements %v; want %v", nodes, want)
+	}
+	b, err := s.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Held.IsZero() || !cmp.Equal(b.Held.Nodes, []string{"gpu-b", "gpu-c"}) {
+		t.Errorf("held after the reservation went: %+v; want no reservation and its last nodes", b.Held)
 	}
 }
 

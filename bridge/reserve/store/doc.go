@@ -1,8 +1,8 @@
 // Package store keeps bookings and maintenance windows (bridge/reserve's
 // Store port): DB in gpubridge's MariaDB database (tables bookings,
-// booking_locks, booking_maintenance; migrations 00400-00499 of
-// internal/sqldb) through sqlx, and Memory for tests and tools. Both pass
-// the same conformance suite.
+// booking_locks, booking_maintenance, booking_placements; migrations
+// 00400-00499 of internal/sqldb) through sqlx, and Memory for tests and
+// tools. Both pass the same conformance suite.
 //
 // Atomic admission: DB.Atomic locks one booking_locks row per resource
 // (cluster, "gpu:h100") with SELECT ... FOR UPDATE as the first statement of

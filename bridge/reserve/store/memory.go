@@ -28,7 +28,9 @@ type Memory struct {
 	nextID   int64
 	nextM    int64
 	audit    []sqldb.AuditEntry
-	now      func() time.Time
+	// placements is each booking's history of Held.Nodes (Placements).
+	placements map[int64][]reserve.Placement
+	now        func() time.Time
 }
 
 var _ reserve.Store = (*Memory)(nil)
@@ -196,12 +198,36 @@ func (m *Memory) Project(_ context.Context, actor string, id int64, state reserv
 	}
 	next.Held, next.Note = held, clip(note, 1024)
 	next.Held.Nodes = slices.Clone(held.Nodes)
+	if !slices.Equal(next.Held.Nodes, cur.Held.Nodes) {
+		if m.placements == nil {
+			m.placements = map[int64][]reserve.Placement{}
+		}
+		since := m.now().UTC().Truncate(time.Microsecond)
+		ps := m.placements[id]
+		if n := len(ps); n > 0 && ps[n-1].Since.Equal(since) {
+			ps = ps[:n-1]
+		}
+		m.placements[id] = append(ps, reserve.Placement{Since: since, Nodes: slices.Clone(next.Held.Nodes)})
+	}
 	m.bookings[id] = next
 	m.order = nil
 	if next.State != cur.State || !heldSameWindow(next.Held, cur.Held) {
 		m.record(actor, "project", AuditBooking, id, cur, next)
 	}
 	return nil
+}
+
+// Placements implements reserve.Store.
+func (m *Memory) Placements(context.Context) (map[int64][]reserve.Placement, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[int64][]reserve.Placement, len(m.placements))
+	for id, ps := range m.placements {
+		for _, p := range ps {
+			out[id] = append(out[id], reserve.Placement{Since: p.Since, Nodes: slices.Clone(p.Nodes)})
+		}
+	}
+	return out, nil
 }
 
 type memTx struct{ m *Memory }

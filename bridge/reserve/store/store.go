@@ -204,8 +204,8 @@ func parsePerNode(s string) (map[string]int, error) {
 }
 
 func heldCols(h reserve.Held) (string, sql.NullTime, sql.NullTime, int, string) {
-	if h.IsZero() {
-		return "", sql.NullTime{}, sql.NullTime{}, 0, ""
+	if h.IsZero() { // no reservation; where it last was stays
+		return "", sql.NullTime{}, sql.NullTime{}, 0, strings.Join(h.Nodes, ",")
 	}
 	return h.Reservation, sql.NullTime{Time: h.Start.UTC(), Valid: true}, sql.NullTime{Time: h.End.UTC(), Valid: true}, h.Count, strings.Join(h.Nodes, ",")
 }
@@ -227,9 +227,9 @@ func (r bookingRow) booking() (reserve.Booking, error) {
 	}
 	if r.HeldName != "" {
 		b.Held = reserve.Held{Reservation: r.HeldName, Start: r.HeldStart.Time.UTC(), End: r.HeldEnd.Time.UTC(), Count: r.HeldCount}
-		if r.HeldNodes != "" {
-			b.Held.Nodes = strings.Split(r.HeldNodes, ",")
-		}
+	}
+	if r.HeldNodes != "" {
+		b.Held.Nodes = strings.Split(r.HeldNodes, ",")
 	}
 	if r.PerNode.Valid {
 		per, err := parsePerNode(r.PerNode.String)
@@ -386,11 +386,38 @@ func (s *DB) Project(ctx context.Context, actor string, id int64, state reserve.
 			WHERE cluster = ? AND id = ?`, string(next.State), name, hs, he, hc, hn, next.Note, s.cluster, id); err != nil {
 			return fmt.Errorf("record projection of booking %d: %w", id, err)
 		}
+		if nodes := strings.Join(next.Held.Nodes, ","); nodes != strings.Join(cur.Held.Nodes, ",") {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO booking_placements (cluster, booking_id, since_us, nodes) VALUES (?, ?, ?, ?)
+				ON DUPLICATE KEY UPDATE nodes = VALUES(nodes)`, s.cluster, id, s.now().UnixMicro(), nodes); err != nil {
+				return fmt.Errorf("record where booking %d is placed: %w", id, err)
+			}
+		}
 		if next.State == cur.State && heldSameWindow(next.Held, cur.Held) {
 			return nil // a note, or the nodes Slurm picked, are not audit events
 		}
 		return sqldb.Audit(ctx, tx, s.now(), actor, "project", AuditBooking, strconv.FormatInt(id, 10), cur, next)
 	})
+}
+
+// Placements implements reserve.Store: one query.
+func (s *DB) Placements(ctx context.Context) (map[int64][]reserve.Placement, error) {
+	var rows []struct {
+		ID    int64  `db:"booking_id"`
+		Since int64  `db:"since_us"`
+		Nodes string `db:"nodes"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT booking_id, since_us, nodes FROM booking_placements WHERE cluster = ? ORDER BY booking_id, since_us`, s.cluster); err != nil {
+		return nil, fmt.Errorf("read booking placements: %w", err)
+	}
+	out := map[int64][]reserve.Placement{}
+	for _, r := range rows {
+		p := reserve.Placement{Since: time.UnixMicro(r.Since).UTC()}
+		if r.Nodes != "" {
+			p.Nodes = strings.Split(r.Nodes, ",")
+		}
+		out[r.ID] = append(out[r.ID], p)
+	}
+	return out, nil
 }
 
 // heldSameWindow: the same reservation, window and count (the node list
