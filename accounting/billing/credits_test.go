@@ -180,13 +180,7 @@ func (p placements) list(_ context.Context, from, to time.Time) ([]BookedPlaceme
 func TestBookingLostCreditOverTheLedger(t *testing.T) {
 	ctx := context.Background()
 	_, l, cards := books(t)
-	price := func(s string) pricing.Price {
-		p, err := pricing.ParsePrice(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	price := func(s string) pricing.Price { return mustPrice(t, s) }
 	day, _ := pricing.ParseDate("2020-01-01")
 	card := ledgertest.Card(t)
 	card.Rates = append(card.Rates, pricing.Rate{Type: "h100", Tier: meter.Booked, PerGPUHour: price("4.00"), From: day},
@@ -260,13 +254,7 @@ func TestBookingLostCreditOverTheLedger(t *testing.T) {
 // booking (a part after a move) is priced at the booked rate of the
 // booking's start, as its charge line is, not at a rate that began since.
 func TestBookedPriceAtTheChargesRateDate(t *testing.T) {
-	price := func(s string) pricing.Price {
-		p, err := pricing.ParsePrice(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	price := func(s string) pricing.Price { return mustPrice(t, s) }
 	old, _ := pricing.ParseDate("2020-01-01")
 	mid, _ := pricing.ParseDate("2026-11-15")
 	card := ledgertest.Card(t)
@@ -287,4 +275,13 @@ func TestBookedPriceAtTheChargesRateDate(t *testing.T) {
 			t.Errorf("RateFrom %v: %v; want %d cents", c.rateFrom, got, c.want)
 		}
 	}
+}
+
+func mustPrice(t *testing.T, s string) pricing.Price {
+	t.Helper()
+	p, err := pricing.ParsePrice(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

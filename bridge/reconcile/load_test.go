@@ -23,13 +23,7 @@ func TestApplyWithLoader(t *testing.T) {
 	plain := &reconciletest.Cluster{}
 	mustApply(t, plain, ts)
 	l := &reconciletest.Loading{Cluster: &reconciletest.Cluster{}}
-	p, err := reconcile.Compute(ctx, l, ts, naming)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reconcile.Apply(ctx, l, p); err != nil {
-		t.Fatal(err)
-	}
+	applyConverges(t, l, ts)
 	if l.Loads != 1 || l.Loaded != 24 {
 		t.Errorf("%d loads of %d associations; want 1 of 24 (12 tenants x 2 users)", l.Loads, l.Loaded)
 	}
@@ -37,9 +31,6 @@ func TestApplyWithLoader(t *testing.T) {
 	got, _ := l.ReadState(ctx)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("state after a loaded apply differs from a plain one (-plain +loaded):\n%s", diff)
-	}
-	if again, _ := reconcile.Compute(ctx, l, ts, naming); !again.Empty() {
-		t.Errorf("after the loaded apply: %v", lines(again))
 	}
 
 	// t00u1 joins t01 (existing user, existing account: PutAssocs); a
@@ -56,13 +47,7 @@ func TestApplyWithLoader(t *testing.T) {
 		}
 	}
 	l.Loads, l.Loaded = 0, 0
-	p, err = reconcile.Compute(ctx, l, next, naming)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reconcile.Apply(ctx, l, p); err != nil {
-		t.Fatal(err)
-	}
+	applyConverges(t, l, next)
 	if l.Loads != 1 || l.Loaded != 2 {
 		t.Errorf("%d loads of %d associations; want 1 of 2 (fresh's two users)", l.Loads, l.Loaded)
 	}
@@ -72,8 +57,22 @@ func TestApplyWithLoader(t *testing.T) {
 	if d := l.DefaultAccount("t02u1"); d != "t02" {
 		t.Errorf("t02u1's default account = %q, want t02 (kept)", d)
 	}
-	if again, _ := reconcile.Compute(ctx, l, next, naming); !again.Empty() {
-		t.Errorf("after the second apply: %v", lines(again))
+}
+
+// applyConverges plans and applies ts on c, and checks that the next plan
+// is empty.
+func applyConverges(t *testing.T, c reconcile.Cluster, ts []tenant.Tenant) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := reconcile.Compute(ctx, c, ts, naming)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcile.Apply(ctx, c, p); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := reconcile.Compute(ctx, c, ts, naming); !again.Empty() {
+		t.Errorf("after the apply: %v", lines(again))
 	}
 }
 
@@ -111,19 +110,7 @@ func TestApplyWithAccountDropper(t *testing.T) {
 	ctx := context.Background()
 	names := numbered(6)
 	l := &reconciletest.Loading{Cluster: &reconciletest.Cluster{}}
-	apply := func(ts []tenant.Tenant) {
-		t.Helper()
-		p, err := reconcile.Compute(ctx, l, ts, naming)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := reconcile.Apply(ctx, l, p); err != nil {
-			t.Fatal(err)
-		}
-		if again, _ := reconcile.Compute(ctx, l, ts, naming); !again.Empty() {
-			t.Errorf("after the apply: %v", lines(again))
-		}
-	}
+	apply := func(ts []tenant.Tenant) { t.Helper(); applyConverges(t, l, ts) }
 	apply(teams(names...))
 
 	mixed := deleting(teams(names...), "t00")

@@ -57,12 +57,12 @@ func New(command, cluster string) *Runner {
 // String is the command line.
 func (r *Runner) String() string { return strings.Join(r.Argv, " ") }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9_][a-z0-9_.@-]*$`)
+var nameRE = regexp.MustCompile(`^[a-z0-9_][a-z0-9_.-]*$`)
 
 // LoadableName reports whether s is a Slurm object name that a load file
 // and a name list carry as is: lower case (sacctmgr lowercases what
 // follows a name in a load line, descriptions too, and replaces quotes,
-// which is why accounts are not loaded), digits and _.@-.
+// which is why accounts are not loaded), digits and _.-.
 func LoadableName(s string) bool { return nameRE.MatchString(s) }
 
 // AssocLoadable reports whether a load file carries the association

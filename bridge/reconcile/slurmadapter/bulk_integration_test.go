@@ -116,20 +116,28 @@ func TestIntegrationBulkApply(t *testing.T) {
 		t.Errorf("no-op: %d changes, %d writes; want 0 and 0", len(again.Changes), c.Stats().Writes-s2.Writes)
 	}
 
+	deleteAll(t, ad, ts, naming, scope)
+}
+
+// deleteAll deletes the tenants ts through cl (a plan and an apply of
+// them all in the deleting state) and checks that nothing of them is left.
+func deleteAll(t *testing.T, cl reconcile.Cluster, ts []tenant.Tenant, naming tenant.Naming, scope func(string) bool) {
+	t.Helper()
+	ctx := context.Background()
 	var gone []tenant.Tenant
 	for _, x := range ts {
 		x = x.Clone()
 		x.State = tenant.Deleting
 		gone = append(gone, x)
 	}
-	del, err := reconcile.ComputeScoped(ctx, ad, gone, naming, scope)
+	del, err := reconcile.ComputeScoped(ctx, cl, gone, naming, scope)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reconcile.Apply(ctx, ad, del); err != nil {
+	if err := reconcile.Apply(ctx, cl, del); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	left, err := reconcile.ComputeScoped(ctx, ad, nil, naming, scope)
+	left, err := reconcile.ComputeScoped(ctx, cl, nil, naming, scope)
 	if err != nil {
 		t.Fatal(err)
 	}

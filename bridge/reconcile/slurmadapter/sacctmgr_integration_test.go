@@ -103,29 +103,10 @@ func TestIntegrationSacctmgrBulk(t *testing.T) {
 				t.Errorf("account %s: %q, want %q", x.Name, got[x.Name], want)
 			}
 		}
-		var gone []tenant.Tenant
-		for _, x := range ts {
-			x = x.Clone()
-			x.State = tenant.Deleting
-			gone = append(gone, x)
-		}
 		c0 := r.Commands()
-		del, err := reconcile.ComputeScoped(ctx, ad, gone, naming, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := reconcile.Apply(ctx, ad, del); err != nil {
-			t.Fatalf("delete: %v", err)
-		}
+		deleteAll(t, ad, ts, naming, scope)
 		if wantCommands && r.Commands()-c0 != 2 {
 			t.Errorf("delete: %d sacctmgr commands; want 2 (accounts, QOS)", r.Commands()-c0)
-		}
-		left, err := reconcile.ComputeScoped(ctx, ad, nil, naming, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !left.Empty() {
-			t.Errorf("after deleting all: %d changes left: %v", len(left.Changes), left.Changes[:min(5, len(left.Changes))])
 		}
 		out, err := env.Run(ctx, "", nil, "sacctmgr", "-n", "-P", "list", "assoc", "user="+pre+"old", "format=account")
 		if err != nil || strings.TrimSpace(out) != pre+"site" {
