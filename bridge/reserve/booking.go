@@ -119,8 +119,7 @@ type Held struct {
 func (h Held) IsZero() bool { return h.Reservation == "" }
 
 // Placement is where a booking's reservation held nodes from Since on,
-// until the booking's next placement (Store.Placements). Nodes is empty
-// while they are not known (a new reservation not read back yet).
+// until the booking's next placement (Store.Placements).
 type Placement struct {
 	Since time.Time `json:"since"`
 	Nodes []string  `json:"nodes,omitempty"`

@@ -53,9 +53,9 @@ type Store interface {
 	// audit row when the state or what is held changes.
 	Project(ctx context.Context, actor string, id int64, state State, held Held, note string) error
 	// Placements returns, per booking, the node lists Project recorded
-	// with when each began (a row each time Held.Nodes changed), oldest
-	// first. Bookings whose nodes never changed since the history began
-	// have none.
+	// with when each began (a row each time the booking is on other nodes
+	// than its last row says; an empty Held.Nodes is none), oldest first.
+	// Bookings never placed since the history began have none.
 	Placements(ctx context.Context) (map[int64][]Placement, error)
 	// Stored counts the bookings ever stored for the cluster, cancelled and
 	// ended included (the projector's guard against an empty store).

@@ -178,6 +178,7 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 		p.log().Info("reservation", "action", a.Kind, "name", a.Name, "booking", a.Booking, "why", a.Why, "outcome", res.Outcome, "error", res.Error)
 		rep.Actions = append(rep.Actions, res)
 	}
+	p.readBackNodes(ctx, plan.Actions, held)
 	var after []Booking
 	for _, b := range bookings {
 		h := held[b.ID]
@@ -283,6 +284,35 @@ func joinNote(a, b string) string {
 		return a
 	}
 	return a + "; " + b
+}
+
+// readBackNodes reads the cluster once more when this run made
+// reservations whose nodes Slurm picks (GPU bookings), and records where
+// Slurm placed them: the node health credits count a booking's GPUs on a
+// node from when its nodes are known. A failed read leaves them to the next
+// projection.
+func (p *Projector) readBackNodes(ctx context.Context, acts []Action, held map[int64]Held) {
+	want := map[string]int64{} // reservation -> booking
+	for _, a := range acts {
+		if h, ok := held[a.Booking]; ok && (a.Kind == ActCreate || a.Kind == ActRecreate) && h.Reservation == a.Name && len(h.Nodes) == 0 {
+			want[a.Name] = a.Booking
+		}
+	}
+	if len(want) == 0 || p.DryRun {
+		return
+	}
+	inv, err := p.Slurm.Inventory(ctx)
+	if err != nil {
+		p.log().Warn("reading back new reservations' nodes failed; the next projection reads them", "error", err)
+		return
+	}
+	for _, r := range inv.Reservations {
+		if id, ok := want[r.Name]; ok && len(r.Nodes) > 0 {
+			h := held[id]
+			h.Nodes = slices.Clone(r.Nodes)
+			held[id] = h
+		}
+	}
 }
 
 func heldSame(a, b Held) bool {

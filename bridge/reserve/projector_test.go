@@ -57,8 +57,9 @@ func outcomes(rep reserve.Report) []string {
 
 // TestProjectCreatesAheadAndRepairs: a booking's reservation appears
 // LeadTime before its start, with the tenant's account, its TRES, its
-// times and IGNORE_JOBS; deleting or changing it out of band is repaired
-// by the next run; a run with nothing to do changes nothing.
+// times and IGNORE_JOBS, and the node Slurm picked is recorded by the same
+// run; deleting or changing it out of band is repaired by the next run; a
+// run with nothing to do changes nothing.
 func TestProjectCreatesAheadAndRepairs(t *testing.T) {
 	p := newProjHarness(t)
 	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start=now+3h", "duration=1d"))
@@ -77,14 +78,11 @@ func TestProjectCreatesAheadAndRepairs(t *testing.T) {
 		t.Fatalf("reservation (-want +got)\n%s", diff)
 	}
 	got := p.booking(t, b.ID)
-	if got.State != reserve.StateScheduled || got.Held.Reservation != name || got.Held.Count != 2 {
-		t.Errorf("after create: %+v", got)
-	}
-	if rep := p.project(t); len(rep.Actions) != 0 || len(rep.Changed) != 1 { // learns the node
-		t.Errorf("second run: %v, changed %d", outcomes(rep), len(rep.Changed))
+	if got.State != reserve.StateScheduled || got.Held.Reservation != name || got.Held.Count != 2 || !cmp.Equal(got.Held.Nodes, []string{"gpu-a"}) {
+		t.Errorf("after create (the node Slurm picked read back at once): %+v", got)
 	}
 	if rep := p.project(t); len(rep.Actions) != 0 || len(rep.Changed) != 0 {
-		t.Errorf("third run is not a no-op: %v %+v", outcomes(rep), rep.Changed)
+		t.Errorf("second run is not a no-op: %v %+v", outcomes(rep), rep.Changed)
 	}
 	// Deleted out of band: recreated.
 	p.slurm.Drop(name)

@@ -39,11 +39,10 @@ func (e *Env) BookedPlacements(ctx context.Context, from, to time.Time) ([]billi
 //
 // Where the GPUs were is the booking's placement history (hist, from
 // reserve.Store.Placements): each node list from when the projector
-// recorded it until the next, the first one from the window's start (the
-// history began with the nodes each booking held then); a time whose nodes
-// were not known (a new reservation not read back yet) is left out. A
-// booking without history is where its Slurm reservation was last
-// projected (Booking.Held.Nodes), for its whole window. A whole-node
+// recorded it until the booking was placed elsewhere, the first one from
+// the window's start (the history began with the nodes each booking held
+// then). A booking without history is where its Slurm reservation was
+// last projected (Booking.Held.Nodes), for its whole window. A whole-node
 // booking holds, on each of its nodes, the GPUs per node by type that
 // admission recorded (Booking.PerNode; a booking without the figure is
 // left out, as its charge is). A GPU booking on one node holds its count
@@ -94,24 +93,32 @@ type segment struct {
 	nodes      []string
 }
 
-// segments are the parts of [start, end) with their known nodes.
+// segments are the parts of [start, end) with their nodes: each placement
+// until the next one elsewhere (a row without nodes, or with the same
+// nodes, continues the one before), the first from start.
 func segments(b reserve.Booking, hist []reserve.Placement, start, end time.Time) []segment {
-	if len(hist) == 0 {
+	var rows []reserve.Placement
+	for _, h := range hist {
+		if len(h.Nodes) > 0 && (len(rows) == 0 || !slices.Equal(rows[len(rows)-1].Nodes, h.Nodes)) {
+			rows = append(rows, h)
+		}
+	}
+	if len(rows) == 0 {
 		if len(b.Held.Nodes) == 0 {
 			return nil
 		}
 		return []segment{{start, end, b.Held.Nodes}}
 	}
 	var out []segment
-	for i, h := range hist {
+	for i, h := range rows {
 		s, e := start, end
 		if i > 0 && h.Since.After(s) {
 			s = h.Since
 		}
-		if i+1 < len(hist) && hist[i+1].Since.Before(e) {
-			e = hist[i+1].Since
+		if i+1 < len(rows) && rows[i+1].Since.Before(e) {
+			e = rows[i+1].Since
 		}
-		if e.After(s) && len(h.Nodes) > 0 {
+		if e.After(s) {
 			out = append(out, segment{s, e, h.Nodes})
 		}
 	}

@@ -49,12 +49,12 @@ func TestBookedPlacementsOf(t *testing.T) {
 }
 
 // TestBookedPlacementsFollowTheHistory: with a placement history, a GPU
-// booking moved off gpu-a at 2h (its new reservation's node read back at
-// 2.5h) is on gpu-a from its start to 2h, nowhere known until 2.5h, and on
-// gpu-b until its end; moved back to gpu-a at 3h it is a second part there
-// (Part 1, its own credit key). A whole-node booking follows its node
-// lists the same way; the first placement counts from the window's start,
-// and one recorded after the window's end changes nothing.
+// booking moved off gpu-a at 2.5h is on gpu-a from its start to 2.5h (a
+// row without nodes at 2h continues it) and on gpu-b until 3h; moved back
+// to gpu-a at 3h it is a second part there (Part 1, its own credit key).
+// A whole-node booking follows its node lists the same way (the same
+// nodes again continue a part); the first placement counts from the
+// window's start, and one recorded after the window's end changes nothing.
 func TestBookedPlacementsFollowTheHistory(t *testing.T) {
 	h := func(n float64) time.Time {
 		return time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC).Add(time.Duration(n * float64(time.Hour)))
@@ -67,10 +67,10 @@ func TestBookedPlacementsFollowTheHistory(t *testing.T) {
 	}
 	hist := map[int64][]reserve.Placement{
 		1: {{Since: h(-3), Nodes: []string{"gpu-a"}}, {Since: h(2)}, {Since: h(2.5), Nodes: []string{"gpu-b"}}, {Since: h(3), Nodes: []string{"gpu-a"}}},
-		2: {{Since: h(1.5), Nodes: []string{"gpu-b"}}, {Since: h(4), Nodes: []string{"gpu-c"}}, {Since: h(9), Nodes: []string{"gpu-d"}}},
+		2: {{Since: h(1.5), Nodes: []string{"gpu-b"}}, {Since: h(3), Nodes: []string{"gpu-b"}}, {Since: h(4), Nodes: []string{"gpu-c"}}, {Since: h(9), Nodes: []string{"gpu-d"}}},
 	}
 	want := []billing.BookedPlacement{
-		{ID: 1, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: h(0), End: h(2), RateFrom: h(0)},
+		{ID: 1, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: h(0), End: h(2.5), RateFrom: h(0)},
 		{ID: 1, Account: "acme", Node: "gpu-b", Type: "h100", GPUs: 2, Start: h(2.5), End: h(3), RateFrom: h(0)},
 		{ID: 1, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: h(3), End: h(4), RateFrom: h(0), Part: 1},
 		{ID: 2, Account: "acme", Node: "gpu-b", Type: "1g.10gb", GPUs: 7, Start: h(1), End: h(4), RateFrom: h(1)},

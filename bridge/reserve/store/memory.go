@@ -198,12 +198,13 @@ func (m *Memory) Project(_ context.Context, actor string, id int64, state reserv
 	}
 	next.Held, next.Note = held, clip(note, 1024)
 	next.Held.Nodes = slices.Clone(held.Nodes)
-	if !slices.Equal(next.Held.Nodes, cur.Held.Nodes) {
+	// As DB.recordPlacement: a new row when the booking is on other nodes
+	// than its last row says; an empty node list is no placement.
+	if ps := m.placements[id]; len(next.Held.Nodes) > 0 && (len(ps) == 0 || !slices.Equal(ps[len(ps)-1].Nodes, next.Held.Nodes)) {
 		if m.placements == nil {
 			m.placements = map[int64][]reserve.Placement{}
 		}
 		since := m.now().UTC().Truncate(time.Microsecond)
-		ps := m.placements[id]
 		if n := len(ps); n > 0 && ps[n-1].Since.Equal(since) {
 			ps = ps[:n-1]
 		}

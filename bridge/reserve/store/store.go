@@ -386,17 +386,38 @@ func (s *DB) Project(ctx context.Context, actor string, id int64, state reserve.
 			WHERE cluster = ? AND id = ?`, string(next.State), name, hs, he, hc, hn, next.Note, s.cluster, id); err != nil {
 			return fmt.Errorf("record projection of booking %d: %w", id, err)
 		}
-		if nodes := strings.Join(next.Held.Nodes, ","); nodes != strings.Join(cur.Held.Nodes, ",") {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO booking_placements (cluster, booking_id, since_us, nodes) VALUES (?, ?, ?, ?)
-				ON DUPLICATE KEY UPDATE nodes = VALUES(nodes)`, s.cluster, id, s.now().UnixMicro(), nodes); err != nil {
-				return fmt.Errorf("record where booking %d is placed: %w", id, err)
-			}
+		if err := s.recordPlacement(ctx, tx, id, cur.Held.Nodes, next.Held.Nodes); err != nil {
+			return err
 		}
 		if next.State == cur.State && heldSameWindow(next.Held, cur.Held) {
 			return nil // a note, or the nodes Slurm picked, are not audit events
 		}
 		return sqldb.Audit(ctx, tx, s.now(), actor, "project", AuditBooking, strconv.FormatInt(id, 10), cur, next)
 	})
+}
+
+// recordPlacement adds a row to the booking's placement history when it
+// is now on other nodes than its last row says. An empty node list is
+// not a placement (Slurm reports a reservation without the drained node it
+// took out, or its nodes are not read back yet): the booking stays where
+// it last was known to be.
+func (s *DB) recordPlacement(ctx context.Context, tx *sqlx.Tx, id int64, was, now []string) error {
+	nodes := strings.Join(now, ",")
+	if nodes == "" || nodes == strings.Join(was, ",") {
+		return nil // not placed, or no change since the last projection
+	}
+	var last []string
+	if err := tx.SelectContext(ctx, &last, `SELECT nodes FROM booking_placements WHERE cluster = ? AND booking_id = ? ORDER BY since_us DESC LIMIT 1`, s.cluster, id); err != nil {
+		return fmt.Errorf("read where booking %d was placed: %w", id, err)
+	}
+	if len(last) == 1 && last[0] == nodes {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO booking_placements (cluster, booking_id, since_us, nodes) VALUES (?, ?, ?, ?)
+		ON DUPLICATE KEY UPDATE nodes = VALUES(nodes)`, s.cluster, id, s.now().UnixMicro(), nodes); err != nil {
+		return fmt.Errorf("record where booking %d is placed: %w", id, err)
+	}
+	return nil
 }
 
 // Placements implements reserve.Store: one query.

@@ -1,10 +1,11 @@
 -- +goose Up
 -- Where each booking's Slurm reservation held nodes, and from when: a row
--- each time the node list the projector records changes (reserve.Store
--- Project), so that the node health credits follow a booking that was moved
--- off a drained node. nodes is "gpu-a,gpu-b"; '' while a new reservation's
--- nodes are not known yet (no credit for that time). since_us is Unix
--- microseconds; the first row of a booking counts from the booking's start.
+-- each time the projector records the booking on other nodes than its last
+-- row (reserve.Store Project; an empty node list is none: Slurm took a
+-- drained node out of the reservation, and the booking is still there), so
+-- that the node health credits follow a booking that was moved off a
+-- drained node. nodes is "gpu-a,gpu-b"; since_us is Unix microseconds; the
+-- first row of a booking counts from the booking's start.
 CREATE TABLE IF NOT EXISTS booking_placements (
   cluster    VARCHAR(64)     NOT NULL,
   booking_id BIGINT UNSIGNED NOT NULL,
