@@ -257,7 +257,7 @@ func (r *Runner) run(ctx context.Context, stdin []byte, args ...string) error {
 		if cctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("%w after %s", err, timeout)
 		}
-		return fmt.Errorf("%s %s: %w%s", r.String(), args[len(args)-2], err, out.summary())
+		return fmt.Errorf("%s %s: %w%s", r.String(), strings.Join(args[:min(3, len(args))], " "), err, out.summary())
 	}
 	return nil
 }

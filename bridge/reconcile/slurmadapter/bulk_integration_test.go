@@ -30,9 +30,8 @@ import (
 // cluster's QOS, the test's associations) those read by REST; the
 // no-op plan is empty with 0 writes; deleting them all leaves nothing.
 func TestIntegrationBulkApply(t *testing.T) {
-	env := testbed.Require(t)
+	_, c, db := bulkTestbed(t)
 	ctx := context.Background()
-	c := slurmresttest.New(t, env, "", func(o *slurmrest.Options) { o.Timeout = 2 * time.Minute })
 	const pre = "s13bk"
 	naming := tenant.Naming{QOSPrefix: "", OnDemandQOS: "ondemand"}
 	var ts []tenant.Tenant
@@ -46,12 +45,6 @@ func TestIntegrationBulkApply(t *testing.T) {
 		objs.QOS = append(objs.QOS, n)
 	}
 	cleanupQuiet(t, c, objs)
-	_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "add", "qos", "ondemand") // shared, never removed
-	db, err := sqlx.Open("mysql", env.SlurmDBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ad := New(c).ReadAssociationsFrom(AssocDB{DB: db}, nil)
 	scope := func(n string) bool { return strings.HasPrefix(n, pre) }
 
@@ -191,6 +184,21 @@ func TestIntegrationBulkErrorShort(t *testing.T) {
 			t.Errorf("association %s/%s exists although the request was refused", a.Account, a.User)
 		}
 	}
+}
+
+// bulkTestbed is the testbed with a slurmrestd client of generous timeout,
+// slurmdbd's database, and the shared on-demand QOS (never removed).
+func bulkTestbed(t *testing.T) (testbed.Env, *slurmrest.Client, *sqlx.DB) {
+	t.Helper()
+	env := testbed.Require(t)
+	c := slurmresttest.New(t, env, "", func(o *slurmrest.Options) { o.Timeout = 2 * time.Minute })
+	db, err := sqlx.Open("mysql", env.SlurmDBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	_, _ = env.Run(context.Background(), "", nil, "sacctmgr", "-i", "add", "qos", "ondemand")
+	return env, c, db
 }
 
 func scopedAssocs(st reconcile.State, scope func(string) bool) []reconcile.Assoc {

@@ -7,19 +7,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest/slurmresttest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
-	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
 // TestIntegrationSacctmgrBulk: 30 tenants x 2 users applied with
@@ -34,14 +30,8 @@ import (
 // run with a sacctmgr that always fails writes everything through
 // slurmrestd and ends the same.
 func TestIntegrationSacctmgrBulk(t *testing.T) {
-	env := testbed.Require(t)
+	env, c, db := bulkTestbed(t)
 	ctx := context.Background()
-	c := slurmresttest.New(t, env, "", func(o *slurmrest.Options) { o.Timeout = 2 * time.Minute })
-	db, err := sqlx.Open("mysql", env.SlurmDBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	const pre = "s13sm"
 	naming := tenant.Naming{QOSPrefix: "", OnDemandQOS: "ondemand"}
 	var ts []tenant.Tenant
@@ -62,7 +52,6 @@ func TestIntegrationSacctmgrBulk(t *testing.T) {
 		objs.QOS = append(objs.QOS, n)
 	}
 	cleanupQuiet(t, c, objs)
-	_, _ = env.Run(ctx, "", nil, "sacctmgr", "-i", "add", "qos", "ondemand") // shared, never removed
 	env.Exec(t, "", "sacctmgr", "-i", "add", "account", pre+"site", "description=site account")
 	env.Exec(t, "", "sacctmgr", "-i", "add", "user", pre+"old", "account="+pre+"site")
 	scope := func(n string) bool { return strings.HasPrefix(n, pre) && n != pre+"site" }
