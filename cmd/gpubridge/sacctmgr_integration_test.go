@@ -39,8 +39,8 @@ func TestTenantApplyThroughSacctmgr(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := h.apply("-f", file)
-	if len(mine(r.Changes, names...)) < 25*4 || r.Writes > 3 {
-		t.Errorf("cold apply: %d changes of the tenants, %d slurmrestd writes; want 25 x 4 or more, and at most 3 writes (QOS, accounts)", len(mine(r.Changes, names...)), r.Writes)
+	if len(mine(r.Changes, names...)) < 25*4 || r.Writes > 3 || r.Sacctmgr < 1 || r.Sacctmgr > 4 {
+		t.Errorf("cold apply: %d changes of the tenants, %d slurmrestd writes, %d sacctmgr commands; want 25 x 4 or more, at most 3 writes (QOS, accounts) and 1 to 4 loads", len(mine(r.Changes, names...)), r.Writes, r.Sacctmgr)
 	}
 	if left := mine(h.plan().Changes, names...); len(left) > 0 {
 		t.Errorf("plan after the apply: %v", left)
@@ -64,8 +64,8 @@ func TestTenantApplyThroughSacctmgr(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatalf("apply --json: %v\n%s", err, out)
 	}
-	if d.Writes != 0 || len(d.Removed) != 25 {
-		t.Errorf("delete apply: %d slurmrestd writes, %d tenants removed; want 0 writes (sacctmgr) and 25", d.Writes, len(d.Removed))
+	if d.Writes != 0 || d.Sacctmgr != 2 || len(d.Removed) != 25 {
+		t.Errorf("delete apply: %d slurmrestd writes, %d sacctmgr commands, %d tenants removed; want 0 writes, 2 commands (delete account, delete qos) and 25", d.Writes, d.Sacctmgr, len(d.Removed))
 	}
 	if left := strings.TrimSpace(h.sacctmgr("-n", "-P", "show", "assoc", "account="+strings.Join(names, ","), "format=account,user")); left != "" {
 		t.Errorf("associations left after the delete:\n%s", left)

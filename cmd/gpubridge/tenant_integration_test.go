@@ -67,6 +67,7 @@ type applyJSON struct {
 	Removed      []string                  `json:"removedTenants"`
 	Reads        int64                     `json:"reads"`
 	Writes       int64                     `json:"writes"`
+	Sacctmgr     int64                     `json:"sacctmgrCommands"`
 	GuardWritten bool                      `json:"guardWritten"`
 	MassDelete   *reconcile.MassDelete     `json:"massDelete"`
 	StoreChanges []tenantadmin.StoreChange `json:"storeChanges"`

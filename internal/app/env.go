@@ -159,6 +159,15 @@ func (e *Env) Requests() (reads, writes int64) {
 	return s.Reads, s.Writes
 }
 
+// SacctmgrCommands is how many sacctmgr commands (reconcile.sacctmgr) the
+// process's clients have run so far.
+func (e *Env) SacctmgrCommands() int64 {
+	if e.conns == nil || e.conns.Sacctmgr() == nil {
+		return 0
+	}
+	return e.conns.Sacctmgr().Commands()
+}
+
 // WithClients returns a copy of e bound to one configuration of the
 // daemon and its clients: the features' builders (DB, Slurm, Config) then
 // use the daemon's lazily built, reloadable clients. The copy is not

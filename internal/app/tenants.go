@@ -11,7 +11,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
-	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantadmin"
 	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
@@ -129,7 +128,11 @@ func (e *Env) TenantCluster(ctx context.Context) (tenantadmin.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r := sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster); r != nil {
+	set, err := e.Clients()
+	if err != nil {
+		return nil, err
+	}
+	if r := set.Sacctmgr(); r != nil {
 		return ad.WithSacctmgr(r, c.Reconcile.SacctmgrFrom, e.Logger()), nil
 	}
 	return ad, nil
@@ -205,15 +208,18 @@ func (e *Env) Audit(ctx context.Context, where map[string]string) (AuditLog, err
 }
 
 // PlanReport is what plan and apply report (--json prints it): the plan,
-// the store changes of a tenants file, the slurmrestd requests the use
-// case made, and whether it applied the plan and wrote the guard file.
+// the store changes of a tenants file, the slurmrestd requests and
+// sacctmgr commands the use case made, and whether it applied the plan
+// and wrote the guard file.
 type PlanReport struct {
 	*reconcile.Plan
 	StoreChanges []tenantadmin.StoreChange `json:"storeChanges,omitempty"`
 	Reads        int64                     `json:"reads"`
 	Writes       int64                     `json:"writes"`
-	Applied      bool                      `json:"applied,omitempty"`
-	GuardWritten bool                      `json:"guardWritten,omitempty"`
+	// Sacctmgr is how many sacctmgr commands wrote (reconcile.sacctmgr).
+	Sacctmgr     int64 `json:"sacctmgrCommands,omitempty"`
+	Applied      bool  `json:"applied,omitempty"`
+	GuardWritten bool  `json:"guardWritten,omitempty"`
 }
 
 // Text is what plan prints: the plan, one line per change, and its
@@ -237,14 +243,14 @@ func (e *Env) Plan(ctx context.Context, what string) (PlanReport, error) {
 		return PlanReport{}, err
 	}
 	var p *reconcile.Plan
-	r, w, err := e.countRequests(ctx, func() (err error) {
+	n, err := e.countRequests(ctx, func() (err error) {
 		p, err = svc.Plan(ctx)
 		return err
 	})
 	if err != nil {
 		return PlanReport{}, err
 	}
-	return PlanReport{Plan: p, Reads: r, Writes: w}, nil
+	return PlanReport{Plan: p, Reads: n.reads, Writes: n.writes, Sacctmgr: n.sacctmgr}, nil
 }
 
 // ApplyOptions are apply's flags and streams.
@@ -272,7 +278,7 @@ type ApplyReport struct {
 
 // Text is what apply prints when it is done (after the plan it showed).
 func (r ApplyReport) Text() string {
-	return tenantview.Applied(r.GuardPath, r.GuardWritten, len(r.Changes), r.Reads, r.Writes)
+	return tenantview.Applied(r.GuardPath, r.GuardWritten, len(r.Changes), tenantview.Requests{Reads: r.Reads, Writes: r.Writes, Sacctmgr: r.Sacctmgr})
 }
 
 // ApplyTenants runs apply as o says.
@@ -309,27 +315,32 @@ func (e *Env) Apply(ctx context.Context, what, guardPath string, req tenantadmin
 		return PlanReport{}, err
 	}
 	var res tenantadmin.ApplyResult
-	r, w, err := e.countRequests(ctx, func() (err error) {
+	n, err := e.countRequests(ctx, func() (err error) {
 		res, err = svc.Apply(ctx, req)
 		return err
 	})
 	if err != nil {
 		return PlanReport{}, err
 	}
-	return PlanReport{Plan: res.Plan, StoreChanges: res.StoreChanges, Reads: r, Writes: w, Applied: res.Applied, GuardWritten: res.GuardWritten}, nil
+	return PlanReport{Plan: res.Plan, StoreChanges: res.StoreChanges, Reads: n.reads, Writes: n.writes, Sacctmgr: n.sacctmgr, Applied: res.Applied, GuardWritten: res.GuardWritten}, nil
 }
 
-// countRequests runs fn and returns the slurmrestd requests it made.
-func (e *Env) countRequests(ctx context.Context, fn func() error) (reads, writes int64, err error) {
+// requests counts what a use case sent Slurm.
+type requests struct{ reads, writes, sacctmgr int64 }
+
+// countRequests runs fn and returns the slurmrestd requests and sacctmgr
+// commands it made.
+func (e *Env) countRequests(ctx context.Context, fn func() error) (requests, error) {
 	// Connect first (an error is left for the use case to meet), so that
 	// the counts do not include the version negotiation.
 	_, _ = e.Slurm(ctx)
 	r0, w0 := e.Requests()
+	s0 := e.SacctmgrCommands()
 	if err := fn(); err != nil {
-		return 0, 0, err
+		return requests{}, err
 	}
 	r1, w1 := e.Requests()
-	return r1 - r0, w1 - w0, nil
+	return requests{reads: r1 - r0, writes: w1 - w0, sacctmgr: e.SacctmgrCommands() - s0}, nil
 }
 
 // ReadTenantsFile reads a tenants file ("-": in), at most

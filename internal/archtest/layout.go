@@ -37,8 +37,8 @@ var Gpubridge = Layout{
 		"bridge/reconcile":                   {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reconcile/...", "bridge/tenantadmin/...", "test/bench/..."}},
 		"bridge/reconcile/metrics":           {Importers: []string{"cmd/gpubridge", "internal/app"}},
 		"bridge/reconcile/slurmadapter":      {Importers: []string{"cmd/gpubridge", "internal/app", "test/bench/..."}},
-		"bridge/reconcile/reconciletest":     {},                                                                                 // fakes for tests
-		"bridge/sacctmgr":                    {Importers: []string{"bridge/reconcile/slurmadapter", "internal/app", "test/..."}}, // sacctmgr for bulk writes (os/exec)
+		"bridge/reconcile/reconciletest":     {},                                                                                     // fakes for tests
+		"bridge/sacctmgr":                    {Importers: []string{"bridge/reconcile/slurmadapter", "internal/clients", "test/..."}}, // sacctmgr for bulk writes (os/exec)
 		"bridge/burst":                       {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/burst/...", "bridge/api", "test/bench/...", "bridge/api/setup"}},
 		"bridge/burst/metrics":               {Importers: []string{"cmd/gpubridge", "internal/app"}},
 		"bridge/burst/slurmjobs":             {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/burst/service", "test/bench/...", "bridge/api/setup"}},

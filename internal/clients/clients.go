@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
 	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/config"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
@@ -51,6 +52,9 @@ type Set struct {
 	slurm   *lazy[slurmConn]
 	db      *lazy[*sqlx.DB]
 	slurmdb *lazy[*sqlx.DB]
+	// sacctmgr runs reconcile.sacctmgr (nil when unset); it connects to
+	// nothing until it runs, so it is made with the Set.
+	sacctmgr *sacctmgr.Runner
 }
 
 // New returns a Set for c that has built nothing yet.
@@ -72,6 +76,7 @@ func New(c config.Config, o Options) *Set {
 	s.slurm = s.newSlurm(fp[NameSlurmRest])
 	s.db = s.newDB(fp[NameDatabase])
 	s.slurmdb = s.newSlurmDB(fp[NameSlurmDB])
+	s.sacctmgr = sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)
 	return s
 }
 
@@ -98,6 +103,10 @@ func (s *Set) DB(ctx context.Context) (*sqlx.DB, error) { return s.db.get(ctx) }
 
 // SlurmDB returns slurmdbd's database (read-only user).
 func (s *Set) SlurmDB(ctx context.Context) (*sqlx.DB, error) { return s.slurmdb.get(ctx) }
+
+// Sacctmgr returns the runner of reconcile.sacctmgr, nil when it is unset.
+// Its command counter counts for every use of the Set.
+func (s *Set) Sacctmgr() *sacctmgr.Runner { return s.sacctmgr }
 
 // Built lists the clients built so far, by name.
 func (s *Set) Built() []string {
@@ -127,7 +136,7 @@ func (s *Set) Derive(c config.Config) (*Set, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n := &Set{cfg: c, opts: s.opts, log: s.log}
+	n := &Set{cfg: c, opts: s.opts, log: s.log, sacctmgr: sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)}
 	var changed []string
 	n.slurm, n.db, n.slurmdb = s.slurm, s.db, s.slurmdb
 	if s.slurm.fp != fp[NameSlurmRest] {

@@ -93,10 +93,14 @@ func Plan(w io.Writer, p *reconcile.Plan, sc []tenantadmin.StoreChange) {
 	fmt.Fprintln(w, ".")
 }
 
+// Requests is what an apply sent Slurm: slurmrestd requests, and the
+// sacctmgr commands of reconcile.sacctmgr.
+type Requests struct{ Reads, Writes, Sacctmgr int64 }
+
 // Applied is what apply prints when it is done: whether it wrote the
-// guard file (guardPath "" when none is configured) and how many changes
-// and slurmrestd requests it made.
-func Applied(guardPath string, guardWritten bool, changes int, reads, writes int64) string {
+// guard file (guardPath "" when none is configured) and how many changes,
+// slurmrestd requests and sacctmgr commands it made.
+func Applied(guardPath string, guardWritten bool, changes int, n Requests) string {
 	var b strings.Builder
 	switch {
 	case guardPath == "":
@@ -104,6 +108,10 @@ func Applied(guardPath string, guardWritten bool, changes int, reads, writes int
 	case guardWritten:
 		fmt.Fprintf(&b, "Guard file %s updated.\n", guardPath)
 	}
-	fmt.Fprintf(&b, "Apply complete: %d change(s) in Slurm; slurmrestd requests: %d read(s), %d write(s).\n", changes, reads, writes)
+	fmt.Fprintf(&b, "Apply complete: %d change(s) in Slurm; slurmrestd requests: %d read(s), %d write(s)", changes, n.Reads, n.Writes)
+	if n.Sacctmgr > 0 {
+		fmt.Fprintf(&b, "; sacctmgr commands: %d", n.Sacctmgr)
+	}
+	b.WriteString(".\n")
 	return b.String()
 }

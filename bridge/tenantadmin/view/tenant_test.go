@@ -85,9 +85,10 @@ func TestMessages(t *testing.T) {
 		"user added":   {UserAdded("bob", "acme", true), "User bob added to tenant acme. `gpubridge apply` creates the association.\n"},
 		"user there":   {UserAdded("bob", "acme", false), "User bob is already in tenant acme.\n"},
 		"user removed": {UserRemoved("bob", "acme"), "User bob removed from tenant acme. `gpubridge apply` removes the association once their jobs there have ended.\n"},
-		"applied":      {Applied("/etc/g.lua", true, 3, 4, 2), "Guard file /etc/g.lua updated.\nApply complete: 3 change(s) in Slurm; slurmrestd requests: 4 read(s), 2 write(s).\n"},
-		"no guard":     {Applied("", false, 0, 3, 0), "Guard file: not written (give --guard-file or set GPUBRIDGE_GUARD_FILE; see contrib/job_submit.lua).\nApply complete: 0 change(s) in Slurm; slurmrestd requests: 3 read(s), 0 write(s).\n"},
-		"guard same":   {Applied("/etc/g.lua", false, 0, 3, 0), "Apply complete: 0 change(s) in Slurm; slurmrestd requests: 3 read(s), 0 write(s).\n"},
+		"applied":      {Applied("/etc/g.lua", true, 3, Requests{Reads: 4, Writes: 2}), "Guard file /etc/g.lua updated.\nApply complete: 3 change(s) in Slurm; slurmrestd requests: 4 read(s), 2 write(s).\n"},
+		"no guard":     {Applied("", false, 0, Requests{Reads: 3}), "Guard file: not written (give --guard-file or set GPUBRIDGE_GUARD_FILE; see contrib/job_submit.lua).\nApply complete: 0 change(s) in Slurm; slurmrestd requests: 3 read(s), 0 write(s).\n"},
+		"guard same":   {Applied("/etc/g.lua", false, 0, Requests{Reads: 3}), "Apply complete: 0 change(s) in Slurm; slurmrestd requests: 3 read(s), 0 write(s).\n"},
+		"sacctmgr":     {Applied("/etc/g.lua", false, 240, Requests{Reads: 3, Writes: 3, Sacctmgr: 2}), "Apply complete: 240 change(s) in Slurm; slurmrestd requests: 3 read(s), 3 write(s); sacctmgr commands: 2.\n"},
 		"deleted":      {Deleted([]string{"acme", "globex"}, nil), "Tenant(s) acme, globex marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n"},
 		"released": {Deleted([]string{"acme", "site"}, []string{"site"}), "Tenant(s) acme, site marked for deletion. `gpubridge apply` blocks their new jobs and removes them once their jobs have ended.\n" +
 			"Released, not deleted: site (adopted: only gpubridge's objects go; give --purge to delete the site's account too).\n"},
