@@ -27,8 +27,7 @@ type Env struct {
 
 	cfg      *config.Config
 	logger   *slog.Logger
-	conns    *clients.Set      // nil until the first client is asked for
-	slurm    *slurmrest.Client // the slurmrestd client once built (request counters)
+	conns    *clients.Set // nil until the first client is asked for
 	registry *prometheus.Registry
 }
 
@@ -121,12 +120,7 @@ func (e *Env) Slurm(ctx context.Context) (*slurmrest.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := set.Slurm(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e.slurm = cl
-	return cl, nil
+	return set.Slurm(ctx)
 }
 
 // DB is gpubridge's own database, opened once per process. A command (run
@@ -152,10 +146,14 @@ func (e *Env) SlurmDB(ctx context.Context) (*sqlx.DB, error) {
 
 // Requests returns slurmrestd's request counters so far.
 func (e *Env) Requests() (reads, writes int64) {
-	if e.slurm == nil {
+	if e.conns == nil {
 		return 0, 0
 	}
-	s := e.slurm.Stats()
+	cl := e.conns.BuiltSlurm()
+	if cl == nil {
+		return 0, 0
+	}
+	s := cl.Stats()
 	return s.Reads, s.Writes
 }
 
@@ -179,6 +177,5 @@ func (e *Env) WithClients(c config.Config, set *clients.Set) *Env {
 	g := *e
 	g.cfg = &c
 	g.conns = set
-	g.slurm = nil
 	return &g
 }

@@ -90,6 +90,13 @@ func (s *Set) Slurm(ctx context.Context) (*slurmrest.Client, error) {
 	return c.cl, err
 }
 
+// BuiltSlurm returns the slurmrestd client if a use built it, nil
+// otherwise; it never connects (request counters read it).
+func (s *Set) BuiltSlurm() *slurmrest.Client {
+	c, _ := s.slurm.peek()
+	return c.cl
+}
+
 // slurmConn is a slurmrestd client and its transport, whose keep-alive
 // connections are all there is to close.
 type slurmConn struct {

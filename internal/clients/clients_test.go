@@ -81,6 +81,46 @@ func TestLazyBuildAndRetry(t *testing.T) {
 	}
 }
 
+// BuiltSlurm is the client once a use built it, without building it;
+// nil before and after Close. Sacctmgr is reconcile.sacctmgr's runner,
+// nil when unset, and a reload makes the runner of the new setting.
+func TestBuiltSlurmAndSacctmgr(t *testing.T) {
+	srv := clientstest.NewSlurm("fake", "t")
+	defer srv.Close()
+	c := testConfig(t, srv, "")
+	c.SlurmRest.Token = "t"
+	s := clients.New(c, fakeOptions(&clientstest.DB{}))
+	if s.BuiltSlurm() != nil || len(s.Built()) != 0 {
+		t.Fatalf("BuiltSlurm before any use = %v (built %v); want nil, nothing built", s.BuiltSlurm(), s.Built())
+	}
+	if s.Sacctmgr() != nil {
+		t.Fatalf("Sacctmgr without reconcile.sacctmgr = %v; want nil", s.Sacctmgr())
+	}
+	cl, err := s.Slurm(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.BuiltSlurm(); got != cl {
+		t.Fatalf("BuiltSlurm after Slurm = %p; want the client %p", got, cl)
+	}
+	c2 := c
+	c2.Reconcile.Sacctmgr = "ssh slurm-admin sacctmgr"
+	n, _, err := s.Derive(c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := n.Sacctmgr(); r == nil || r.String() != "ssh slurm-admin sacctmgr" || r.Cluster != "fake" {
+		t.Fatalf("Sacctmgr after the reload = %v; want ssh slurm-admin sacctmgr for cluster fake", r)
+	}
+	if n.BuiltSlurm() != cl {
+		t.Fatal("the reload (slurmrestd unchanged) does not share the built client")
+	}
+	s.Close()
+	if s.BuiltSlurm() != nil {
+		t.Fatal("BuiltSlurm after Close is not nil")
+	}
+}
+
 // Many concurrent first uses build one client.
 func TestConcurrentFirstUseBuildsOnce(t *testing.T) {
 	srv := clientstest.NewSlurm("fake", "t")

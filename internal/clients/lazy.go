@@ -62,9 +62,16 @@ func (l *lazy[T]) get(ctx context.Context) (T, error) {
 
 // isBuilt reports whether the client was built (and not closed).
 func (l *lazy[T]) isBuilt() bool {
+	_, ok := l.peek()
+	return ok
+}
+
+// peek returns the client if it was built (and not closed), without
+// building it.
+func (l *lazy[T]) peek() (T, bool) {
 	l.sem <- struct{}{}
 	defer l.unlock()
-	return l.built && !l.closed
+	return l.v, l.built && !l.closed
 }
 
 // shutdown closes the client if it was built; later gets fail with
