@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -23,20 +24,7 @@ type AuditEntry struct {
 // and its record commit together. before and after are marshalled as JSON;
 // nil means "did not exist".
 func Audit(ctx context.Context, ex Execer, at time.Time, actor, action, kind, name string, before, after any) error {
-	e := AuditEntry{At: at.UTC(), Actor: actor, Action: action, ObjectKind: kind, ObjectName: name}
-	var err error
-	if e.Before, err = jsonPtr(before); err != nil {
-		return err
-	}
-	if e.After, err = jsonPtr(after); err != nil {
-		return err
-	}
-	_, err = ex.NamedExecContext(ctx, `INSERT INTO audit_log (at, actor, action, object_kind, object_name, before_json, after_json)
-		VALUES (:at, :actor, :action, :object_kind, :object_name, :before_json, :after_json)`, e)
-	if err != nil {
-		return fmt.Errorf("write audit log: %w", err)
-	}
-	return nil
+	return AuditAll(ctx, ex, at, actor, action, kind, []Audited{{Name: name, Before: before, After: after}})
 }
 
 // Audited is one object of AuditAll: its name and its record before and
@@ -49,35 +37,25 @@ type Audited struct {
 // AuditAll writes one audit row per object, as Audit does, in multi-row
 // inserts of up to 500 rows.
 func AuditAll(ctx context.Context, ex Execer, at time.Time, actor, action, kind string, objs []Audited) error {
-	rows := make([]AuditEntry, 0, min(len(objs), auditBatch))
-	flush := func() error {
-		if len(rows) == 0 {
-			return nil
+	for chunk := range slices.Chunk(objs, auditBatch) {
+		rows := make([]AuditEntry, len(chunk))
+		for i, o := range chunk {
+			e := AuditEntry{At: at.UTC(), Actor: actor, Action: action, ObjectKind: kind, ObjectName: o.Name}
+			var err error
+			if e.Before, err = jsonPtr(o.Before); err != nil {
+				return err
+			}
+			if e.After, err = jsonPtr(o.After); err != nil {
+				return err
+			}
+			rows[i] = e
 		}
 		if _, err := ex.NamedExecContext(ctx, `INSERT INTO audit_log (at, actor, action, object_kind, object_name, before_json, after_json)
 		VALUES (:at, :actor, :action, :object_kind, :object_name, :before_json, :after_json)`, rows); err != nil {
 			return fmt.Errorf("write audit log: %w", err)
 		}
-		rows = rows[:0]
-		return nil
 	}
-	for _, o := range objs {
-		e := AuditEntry{At: at.UTC(), Actor: actor, Action: action, ObjectKind: kind, ObjectName: o.Name}
-		var err error
-		if e.Before, err = jsonPtr(o.Before); err != nil {
-			return err
-		}
-		if e.After, err = jsonPtr(o.After); err != nil {
-			return err
-		}
-		rows = append(rows, e)
-		if len(rows) == auditBatch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
+	return nil
 }
 
 const auditBatch = 500
