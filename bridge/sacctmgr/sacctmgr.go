@@ -158,41 +158,34 @@ func Chunks(n, k int, key func(i int) string) [][2]int {
 // and commits only when all of it was added) with their errors joined;
 // the others are created.
 func (r *Runner) LoadAssocs(ctx context.Context, assocs []Assoc) ([]Assoc, error) {
-	return load(ctx, r, "user associations", assocs, func(i int) string { return assocs[i].User }, func(part []Assoc) ([]byte, error) {
-		return File(r.Cluster, part)
-	})
-}
-
-func load[T any](ctx context.Context, r *Runner, what string, items []T, key func(int) string, file func([]T) ([]byte, error)) ([]T, error) {
 	par := r.Parallel
 	if par <= 0 {
 		par = 4
 	}
-	chunks := Chunks(len(items), par, key)
+	user := func(i int) string { return assocs[i].User }
+	chunks := Chunks(len(assocs), par, user)
 	files := make([][]byte, len(chunks))
 	for i, c := range chunks {
-		f, err := file(items[c[0]:c[1]])
+		f, err := File(r.Cluster, assocs[c[0]:c[1]])
 		if err != nil {
-			return items, err
+			return assocs, err
 		}
 		files[i] = f
 	}
 	errs := make([]error, len(chunks))
 	var wg sync.WaitGroup
 	for i, c := range chunks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := r.run(ctx, files[i], "-i", "load", "file=/dev/stdin"); err != nil {
-				errs[i] = fmt.Errorf("load %d %s (%s ... %s): %w", c[1]-c[0], what, key(c[0]), key(c[1]-1), err)
+				errs[i] = fmt.Errorf("load %d user associations (%s ... %s): %w", c[1]-c[0], user(c[0]), user(c[1]-1), err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	var failed []T
+	var failed []Assoc
 	for i, c := range chunks {
 		if errs[i] != nil {
-			failed = append(failed, items[c[0]:c[1]]...)
+			failed = append(failed, assocs[c[0]:c[1]]...)
 		}
 	}
 	return failed, errors.Join(errs...)

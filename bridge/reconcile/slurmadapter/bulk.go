@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 	"sync"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
@@ -70,19 +69,21 @@ func (b *Bulk) LoadAssocs(ctx context.Context, as []reconcile.NewAssoc) error {
 	if len(as) < b.from {
 		return b.rest(ctx, as)
 	}
-	var load []sacctmgr.Assoc
-	var rest []reconcile.NewAssoc
+	conv := make([]sacctmgr.Assoc, len(as))
 	unloadable := map[string]bool{} // users with one association a file cannot carry: all of theirs go by REST
-	for _, a := range as {
-		if !sacctmgr.AssocLoadable(toLoad(a)) {
+	for i, a := range as {
+		conv[i] = toLoad(a)
+		if !sacctmgr.AssocLoadable(conv[i]) {
 			unloadable[a.User] = true
 		}
 	}
-	for _, a := range as {
+	var load []sacctmgr.Assoc
+	var rest []reconcile.NewAssoc
+	for i, a := range as {
 		if unloadable[a.User] {
 			rest = append(rest, a)
 		} else {
-			load = append(load, toLoad(a))
+			load = append(load, conv[i])
 		}
 	}
 	failed, err := b.s.LoadAssocs(ctx, load)
@@ -107,10 +108,12 @@ func (b *Bulk) rest(ctx context.Context, as []reconcile.NewAssoc) error {
 		return nil
 	}
 	var users []tenant.User
+	seen := map[string]bool{}
 	assocs := make([]tenant.Assoc, 0, len(as))
 	for _, a := range as {
 		assocs = append(assocs, a.Assoc)
-		if a.DefaultAccount != "" && !slices.ContainsFunc(users, func(u tenant.User) bool { return u.Name == a.User }) {
+		if a.DefaultAccount != "" && !seen[a.User] {
+			seen[a.User] = true
 			users = append(users, tenant.User{Name: a.User, DefaultAccount: a.DefaultAccount})
 		}
 	}
