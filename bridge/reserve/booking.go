@@ -118,6 +118,19 @@ type Held struct {
 // IsZero reports whether Slurm holds nothing for the booking.
 func (h Held) IsZero() bool { return h.Reservation == "" }
 
+// Placed is where the booking's capacity is, as its placement history
+// counts it (Store.Placements): the nodes, while the reservation holds some
+// of what was booked there. A reservation Slurm moved off a drained node to
+// one without the booked GPUs (slurmctld does, keeping the TRES only where
+// the new node has them free) holds none of them there: the booking is
+// still where it last held its GPUs, and a drain of that node took them.
+func (h Held) Placed() []string {
+	if h.Count <= 0 {
+		return nil
+	}
+	return h.Nodes
+}
+
 // Placement is where a booking's reservation held nodes from Since on,
 // until the booking's next placement (Store.Placements).
 type Placement struct {

@@ -514,6 +514,26 @@ func TestProjectAfterSlurmReplacedTheNode(t *testing.T) {
 	if got := p.booking(t, b.ID); got.StateAt(p.clock) != reserve.StateActive || got.Note != "" {
 		t.Errorf("after: %s %q", got.StateAt(p.clock), got.Note)
 	}
+	// Its GPUs never left gpu-a: the node health credits of gpu-a's drain
+	// count the booking there all along, not on gpu-b from the move.
+	p.project(t)
+	if ps := p.placements(t, b.ID); ps != "[gpu-a]" {
+		t.Errorf("placement history %s; want [gpu-a] only", ps)
+	}
+}
+
+// placements is a booking's placement history as its node lists.
+func (p *projHarness) placements(t *testing.T, id int64) string {
+	t.Helper()
+	ps, err := p.st.Placements(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, x := range ps[id] {
+		out = append(out, fmt.Sprint(x.Nodes))
+	}
+	return strings.Join(out, " ")
 }
 
 // TestProjectReplacedWithRoom: slurmctld moved the reservation without
@@ -532,6 +552,10 @@ func TestProjectReplacedWithRoom(t *testing.T) {
 	}
 	if r := p.reservation(t, "gpubridge-1"); fmt.Sprint(r.Nodes) != "[gpu-c]" || r.GPUs["h100"] != 2 {
 		t.Errorf("recreated as %+v", r)
+	}
+	p.project(t)
+	if ps := p.placements(t, 1); ps != "[gpu-a] [gpu-c]" {
+		t.Errorf("placement history %s; want [gpu-a] [gpu-c] (never gpu-b, where it held none)", ps)
 	}
 }
 

@@ -165,7 +165,9 @@ func testFilters(t *testing.T, be backend) {
 
 // testPlacements: each move to other nodes that Project records starts a
 // placement, in order; the same nodes again, an empty node list (a drained
-// node taken out of the reservation), the same nodes after it, or a
+// node taken out of the reservation), a node that holds none of the
+// booked GPUs (Slurm moved the reservation off a drained node to one
+// without them free), the same nodes after it, or a
 // reservation gone with its nodes kept, start none; the kept nodes read
 // back without a reservation; a booking never placed has no history.
 func testPlacements(t *testing.T, be backend) {
@@ -179,6 +181,10 @@ func testPlacements(t *testing.T, be backend) {
 		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-a"}}, // the same: no placement
 		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10)},                                     // Slurm took the drained node out: none
 		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-a"}}, // back: still where it was
+		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Nodes: []string{"gpu-d"}},           // moved without its GPUs: none
+		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-a"}}, // back: still where it was
+		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Nodes: []string{"gpu-d"}},           // moved without them again
+		{Reservation: "gpubridge-1", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-d"}}, // gpu-d has them now: placed there
 		{Reservation: "gpubridge-2", Start: hr(0), End: hr(10), Count: 2, Nodes: []string{"gpu-b", "gpu-c"}},
 		{Nodes: []string{"gpu-b", "gpu-c"}}, // the reservation is gone, where it was stays
 	}
@@ -204,7 +210,7 @@ func testPlacements(t *testing.T, be backend) {
 			t.Errorf("placement %d since %v: not in order within the test's time", i, p.Since)
 		}
 	}
-	if want := []string{"[gpu-a]", "[gpu-b gpu-c]"}; !cmp.Equal(nodes, want) {
+	if want := []string{"[gpu-a]", "[gpu-d]", "[gpu-b gpu-c]"}; !cmp.Equal(nodes, want) {
 		t.Errorf("placements %v; want %v", nodes, want)
 	}
 	b, err := s.Get(ctx, id)

@@ -200,7 +200,7 @@ func (m *Memory) Project(_ context.Context, actor string, id int64, state reserv
 	next.Held.Nodes = slices.Clone(held.Nodes)
 	// As DB.recordPlacement: a new row when the booking is on other nodes
 	// than its last row says; an empty node list is no placement.
-	if ps := m.placements[id]; len(next.Held.Nodes) > 0 && (len(ps) == 0 || !slices.Equal(ps[len(ps)-1].Nodes, next.Held.Nodes)) {
+	if ps, placed := m.placements[id], next.Held.Placed(); len(placed) > 0 && (len(ps) == 0 || !slices.Equal(ps[len(ps)-1].Nodes, placed)) {
 		if m.placements == nil {
 			m.placements = map[int64][]reserve.Placement{}
 		}
@@ -208,7 +208,7 @@ func (m *Memory) Project(_ context.Context, actor string, id int64, state reserv
 		if n := len(ps); n > 0 && ps[n-1].Since.Equal(since) {
 			ps = ps[:n-1]
 		}
-		m.placements[id] = append(ps, reserve.Placement{Since: since, Nodes: slices.Clone(next.Held.Nodes)})
+		m.placements[id] = append(ps, reserve.Placement{Since: since, Nodes: slices.Clone(placed)})
 	}
 	m.bookings[id] = next
 	m.order = nil

@@ -386,7 +386,7 @@ func (s *DB) Project(ctx context.Context, actor string, id int64, state reserve.
 			WHERE cluster = ? AND id = ?`, string(next.State), name, hs, he, hc, hn, next.Note, s.cluster, id); err != nil {
 			return fmt.Errorf("record projection of booking %d: %w", id, err)
 		}
-		if err := s.recordPlacement(ctx, tx, id, cur.Held.Nodes, next.Held.Nodes); err != nil {
+		if err := s.recordPlacement(ctx, tx, id, cur.Held.Placed(), next.Held.Placed()); err != nil {
 			return err
 		}
 		if next.State == cur.State && heldSameWindow(next.Held, cur.Held) {
@@ -397,10 +397,11 @@ func (s *DB) Project(ctx context.Context, actor string, id int64, state reserve.
 }
 
 // recordPlacement adds a row to the booking's placement history when it
-// is now on other nodes than its last row says. An empty node list is
-// not a placement (Slurm reports a reservation without the drained node it
-// took out, or its nodes are not read back yet): the booking stays where
-// it last was known to be.
+// is now on other nodes than its last row says (was and now are
+// Held.Placed). An empty node list is not a placement (Slurm reports a
+// reservation without the drained node it took out, or its nodes are not
+// read back yet, or it moved the reservation to a node without the booked
+// GPUs): the booking stays where it last was known to be.
 func (s *DB) recordPlacement(ctx context.Context, tx *sqlx.Tx, id int64, was, now []string) error {
 	nodes := strings.Join(now, ",")
 	if nodes == "" || nodes == strings.Join(was, ",") {
