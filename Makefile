@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/gpubridge
 GO_PKGS := ./...
 
-.PHONY: help build test test-unit test-integration lint check-deps bench demo testbed-up testbed-down deps tidy clean man deb
+.PHONY: help build test test-unit test-integration test-race lint check-deps bench demo testbed-up testbed-down deps tidy clean man deb
 
 help: ## Show this help
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -35,6 +35,15 @@ test-unit: $(TMPDIR) ## Unit tests only (no testbed)
 
 test-integration: $(TMPDIR) build ## Integration tests on the testbed as it is (brought up if down; waits while another run uses it)
 	test/testbed/use.sh bash -o pipefail -c 'go test -count=1 -tags integration -p 1 -timeout 40m -v $(GO_PKGS) 2>&1 | test/gotest-summary.sh --no-skip'
+
+# The integration tests that run the daemon in process (serve with its
+# scheduled jobs, the tenant API, the health loop, the burst controller).
+RACE_IT := TestServe|TestTenantWritersRace|TestBookingDaemon|TestAPI|TestHealthDaemon|TestHealthTwoNode|TestHealthCLI|TestIngestCLI|TestBurstAcceptance
+
+test-race: deps $(TMPDIR) ## The race detector: unit tests, then the daemon's in-process integration tests on a freshly restarted testbed
+	go test -race -count=1 $(GO_PKGS)
+	test/testbed/use.sh --fresh bash -o pipefail -c '{ go test -race -count=1 -tags integration -p 1 -timeout 40m -v -run "$(RACE_IT)" ./cmd/gpubridge/ && \
+	  go test -race -count=1 -tags integration -p 1 -timeout 20m -v ./internal/daemon/ ./bridge/api/ ./internal/app/; } 2>&1 | test/gotest-summary.sh --no-skip'
 
 lint: $(TMPDIR) check-deps ## gofmt, go mod tidy, go vet, staticcheck, dependency direction
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
