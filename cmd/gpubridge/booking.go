@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ Example:
 
 func modifyBookingCmd(a *App, local *bool) *cobra.Command {
 	return localFlag(&cobra.Command{
-		Use:   "booking ID set end=TIME|duration=D|start=TIME|gpus=TYPE:N|purpose=...",
+		Use:   "booking ID set end=TIME|duration=D|start=TIME|gpus=TYPE:N|purpose=...|pernode=TYPE:N",
 		Short: "Change a booking's window, count or purpose (growing or moving it is admitted like a new booking)",
 		Long: `Change a booking. A change that takes more (a larger count, an earlier start,
 a later end) is admitted atomically like a new booking; one that takes less
@@ -89,10 +90,16 @@ reservation follows at the next projection: times are changed in place, a new
 count is delete + create, made only when no job runs inside (the tenant never
 loses GPUs it holds; until then the booking shows why it waits).
 
-Example:
-  gpubridge modify booking 12 set end=2026-12-30T00:00Z`,
+A whole-node booking stored before gpubridge recorded the GPUs per node of
+its class (before migration 00480) is not charged until it has them:
+set pernode=TYPE:COUNT[,...] records them, given alone, also once the
+booking has ended; a figure already recorded is never rewritten.
+
+Examples:
+  gpubridge modify booking 12 set end=2026-12-30T00:00Z
+  gpubridge modify booking 7 set pernode=h100:8`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: reserve.ModifyKeys}, names: oneName, usage: "usage: gpubridge modify booking ID set key=value ..."},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: append(slices.Clone(reserve.ModifyKeys), reserve.PerNodeKey)}, names: oneName, usage: "usage: gpubridge modify booking ID set key=value ..."},
 			func(ctx context.Context, p kv.Args) error {
 				return says(a, app.ModifiedBooking.Text)(a.ModifyBooking(ctx, app.Actor(), p.Names[0], p.Set, *local, a.confirmer()))
 			}),

@@ -33,10 +33,12 @@ import (
 // bookings` charges each booking count x that x its window GPU-seconds of
 // h100 (equal to a recomputation from the stored times); a re-run writes
 // nothing. A node booking stored without the figure blocks the charge and
-// the close, naming the fix; after the fix (`modify booking N set
-// purpose=...`) the close of the month of a node booking (admitted on a
-// clock in that month) succeeds and its bill is count x GPUs x hours at the
-// booked rate.
+// the close, naming the fix; one still ahead takes the figure from the
+// pool with any change (`modify booking N set purpose=...`), one that has
+// ended is given it by the admin (`modify booking N set pernode=h100:4`,
+// alone; never over a recorded figure). Then the close of the month of the
+// node bookings (one admitted on a clock in that month, one ended there)
+// succeeds and each bill is count x GPUs x hours at the booked rate.
 func TestNodeBookingChargedOnTestbed(t *testing.T) {
 	n := rand.IntN(1e5)
 	acct, class := fmt.Sprintf("nbk%05d", n), fmt.Sprintf("nbkc%05d", n)
@@ -82,13 +84,20 @@ func TestNodeBookingChargedOnTestbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One stored without the figure, as before admission recorded it.
+	// Two stored without the figure, as before admission recorded it: one
+	// ahead, one that ended in 2024-07.
 	st := store.New(h.scratch.DB, h.env.Cluster)
-	var old reserve.Booking
+	var old, ended reserve.Booking
 	if err := st.Atomic(ctx, nil, func(tx reserve.Tx) error {
 		old, err = tx.Insert(ctx, "nodecharge-test", reserve.Booking{Tenant: acct, Kind: reserve.KindNode, NodeClass: class, Count: 1,
 			Start: base.Add(5 * time.Hour), End: base.Add(6 * time.Hour), State: reserve.StateRequested, CreatedBy: "nodecharge-test",
 			CreatedAt: time.Now(), UpdatedAt: time.Now()})
+		if err != nil {
+			return err
+		}
+		ended, err = tx.Insert(ctx, "nodecharge-test", reserve.Booking{Tenant: acct, Kind: reserve.KindNode, NodeClass: class, Count: 1,
+			Start: july.Add(5 * time.Hour), End: july.Add(6 * time.Hour), State: reserve.StateScheduled, CreatedBy: "nodecharge-test",
+			CreatedAt: july.Add(-time.Hour), UpdatedAt: july.Add(-time.Hour)})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -103,18 +112,45 @@ func TestNodeBookingChargedOnTestbed(t *testing.T) {
 		}
 	}
 
-	// Charged, except the one without the figure: named, with the fix.
-	oldID := strconv.FormatInt(old.ID, 10)
+	// Charged, except the ones without the figure: named, with the fix.
+	oldID, endedID := strconv.FormatInt(old.ID, 10), strconv.FormatInt(ended.ID, 10)
 	out, errs, code := h.cli("charge", "bookings")
 	t.Logf("$ gpubridge charge bookings\n%s%s(exit %d)", out, errs, code)
-	if code != 1 || !strings.Contains(errs, "booking "+oldID+" (node:"+class+":1, whole nodes)") || !strings.Contains(errs, "gpubridge modify booking "+oldID+" set") {
-		t.Errorf("charge with an unrecorded node booking: exit %d\n%s%s", code, out, errs)
+	for _, id := range []string{oldID, endedID} {
+		if code != 1 || !strings.Contains(errs, "booking "+id+" (node:"+class+":1, whole nodes)") || !strings.Contains(errs, "gpubridge modify booking "+id+" set pernode=TYPE:COUNT") {
+			t.Errorf("charge with unrecorded node booking %s: exit %d\n%s%s", id, code, out, errs)
+		}
 	}
 	h.ok("add", "rate", "type=h100", "tier=booked", "price=36.00", "from=2020-01-01", "currency=EUR")
-	if _, errs, code := h.cli("-i", "close", "period=2024-07", "ingest=no"); code != 1 || !strings.Contains(errs, "booking "+oldID) {
-		t.Errorf("close with an unrecorded node booking: exit %d\n%s", code, errs)
+	if _, errs, code := h.cli("-i", "close", "period=2024-07", "ingest=no"); code != 1 || !strings.Contains(errs, "booking "+oldID) || !strings.Contains(errs, "booking "+endedID) {
+		t.Errorf("close with unrecorded node bookings: exit %d\n%s", code, errs)
 	}
 	h.ok("-i", "modify", "booking", oldID, "set", "purpose=recorded")
+	// The ended one: only the admin's figure, alone, and never over one
+	// already recorded.
+	for what, c := range map[string]struct {
+		args []string
+		want string
+	}{
+		"ended, any change": {[]string{"modify", "booking", endedID, "set", "purpose=x"}, "booking " + endedID + " is ended; it cannot change"},
+		"not alone":         {[]string{"modify", "booking", endedID, "set", "pernode=h100:4", "purpose=x"}, "pernode=: give it alone"},
+		"bad figure":        {[]string{"modify", "booking", endedID, "set", "pernode=h100:four"}, `count "four" is not a whole number`},
+		"recorded already":  {[]string{"modify", "booking", oldID, "set", "pernode=h100:8"}, "booking " + oldID + " already records h100:" + strconv.Itoa(perNode) + " per node"},
+	} {
+		out, errs, code := h.cli(append([]string{"-i"}, c.args...)...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, want non-zero and %q\n%s%s", what, code, c.want, out, errs)
+		}
+		t.Logf("$ gpubridge -i %s\n%s(exit %d)", strings.Join(c.args, " "), errs, code)
+	}
+	out = h.ok("-i", "modify", "booking", endedID, "set", "pernode=h100:"+strconv.Itoa(perNode))
+	t.Logf("$ gpubridge -i modify booking %s set pernode=h100:%d\n%s", endedID, perNode, out)
+	if !strings.Contains(out, fmt.Sprintf("recorded h100:%d GPUs per node", perNode)) {
+		t.Errorf("record per node: %s", out)
+	}
+	if got, err := st.Get(ctx, ended.ID); err != nil || !cmp.Equal(got.PerNode, map[string]int{"h100": perNode}) || !got.Start.Equal(ended.Start) || !got.End.Equal(ended.End) {
+		t.Errorf("booking %s after pernode=: %+v %v", endedID, got, err)
+	}
 	out = h.ok("charge", "bookings")
 	t.Logf("$ gpubridge charge bookings\n%s", out)
 	if out := h.ok("charge", "bookings"); !strings.Contains(out, " 0 ledger line(s) written, 0 correction(s)") {
@@ -123,7 +159,7 @@ func TestNodeBookingChargedOnTestbed(t *testing.T) {
 
 	// The ledger against a recomputation from the stored bookings.
 	lg := ledger.NewDB(h.scratch.DB, nil)
-	for _, id := range []int64{now.ID, past.ID, old.ID} {
+	for _, id := range []int64{now.ID, past.ID, old.ID, ended.ID} {
 		b, err := st.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -162,20 +198,22 @@ func TestNodeBookingChargedOnTestbed(t *testing.T) {
 	for i, c := range rows[0] {
 		col[c] = i
 	}
-	pastSec := int64(past.Count) * int64(perNode) * (past.End.Unix() - past.Start.Unix())
-	want := new(big.Rat).SetFrac64(pastSec*36, 3600)
-	found := false
-	for _, r := range rows[1:] {
-		if r[col["kind"]] != "booking" || r[col["booking"]] != strconv.FormatInt(past.ID, 10) {
-			continue
+	for _, b := range []reserve.Booking{past, ended} {
+		sec := int64(b.Count) * int64(perNode) * (b.End.Unix() - b.Start.Unix())
+		want := new(big.Rat).SetFrac64(sec*36, 3600)
+		found := false
+		for _, r := range rows[1:] {
+			if r[col["kind"]] != "booking" || r[col["booking"]] != strconv.FormatInt(b.ID, 10) {
+				continue
+			}
+			found = true
+			got, ok := new(big.Rat).SetString(r[col["amount"]])
+			if !ok || got.Cmp(want) != 0 || r[col["gpu_seconds"]] != strconv.FormatInt(sec, 10) || r[col["status"]] != "closed" {
+				t.Errorf("booking %d's line %v: want %d GPU-seconds, amount %s, closed", b.ID, r, sec, want.FloatString(2))
+			}
 		}
-		found = true
-		got, ok := new(big.Rat).SetString(r[col["amount"]])
-		if !ok || got.Cmp(want) != 0 || r[col["gpu_seconds"]] != strconv.FormatInt(pastSec, 10) || r[col["status"]] != "closed" {
-			t.Errorf("booking %d's line %v: want %d GPU-seconds, amount %s, closed", past.ID, r, pastSec, want.FloatString(2))
+		if !found {
+			t.Errorf("export: no line of booking %d:\n%s", b.ID, out)
 		}
-	}
-	if !found {
-		t.Errorf("export: no line of booking %d:\n%s", past.ID, out)
 	}
 }

@@ -163,6 +163,12 @@ func (e *Env) ModifyBooking(ctx context.Context, actor, id string, set map[strin
 	if err != nil {
 		return ModifiedBooking{}, err
 	}
+	if v, ok := set[reserve.PerNodeKey]; ok {
+		if len(set) > 1 {
+			return ModifiedBooking{}, Inputf("pernode=: give it alone (it records a figure an old booking lacks, and changes nothing else); make other changes in a second command")
+		}
+		return e.recordPerNode(ctx, actor, n, v, local, confirm)
+	}
 	z, err := BookingTimes(local)
 	if err != nil {
 		return ModifiedBooking{}, err
@@ -189,6 +195,43 @@ func (e *Env) ModifyBooking(ctx context.Context, actor, id string, set map[strin
 		return ModifiedBooking{}, bookingErr(err)
 	}
 	return ModifiedBooking{ID: n, Before: before, After: after, Times: z}, nil
+}
+
+// recordPerNode is modify booking ID set pernode=...: the GPUs per node of
+// a whole-node booking stored before admission recorded them
+// (reserve.Service.RecordPerNode). The confirmation shows the class's
+// GPUs per node in the pool now, for the admin to compare.
+func (e *Env) recordPerNode(ctx context.Context, actor string, id int64, v string, local bool, confirm func(string) error) (ModifiedBooking, error) {
+	per, ps := reserve.ParsePerNode(v)
+	if err := bookingProblems(ps); err != nil {
+		return ModifiedBooking{}, err
+	}
+	z, err := BookingTimes(local)
+	if err != nil {
+		return ModifiedBooking{}, err
+	}
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return ModifiedBooking{}, err
+	}
+	cur, err := bk.Service.Get(ctx, id)
+	if err != nil {
+		return ModifiedBooking{}, bookingErr(err)
+	}
+	if confirm != nil {
+		now := "not known (the cluster could not be read)"
+		if inv, err := bk.Service.Source.Inventory(ctx); err == nil && cur.Kind == reserve.KindNode {
+			now = reserve.FormatPerNode(bk.Service.Settings.PerNode(inv, cur.NodeClass))
+		}
+		if err := confirm(view.PerNodePrompt(cur, per, now)); err != nil {
+			return ModifiedBooking{}, err
+		}
+	}
+	before, after, err := bk.Service.RecordPerNode(ctx, actor, id, per)
+	if err != nil {
+		return ModifiedBooking{}, bookingErr(err)
+	}
+	return ModifiedBooking{ID: id, Before: before, After: after, Times: z}, nil
 }
 
 // CancelBookings cancels the bookings of ids, all of which must exist,

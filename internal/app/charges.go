@@ -80,7 +80,7 @@ func BookedWindows(bs []reserve.Booking) ([]meter.BookedWindow, []string) {
 		switch {
 		case b.Kind == reserve.KindNode && b.PerNode == nil:
 			un = append(un, fmt.Sprintf("booking %d (%s, whole nodes) was admitted before gpubridge recorded the GPUs per node of a node booking, so its GPUs are not known; "+
-				"record them from the pool as it is now with any change, e.g. `gpubridge modify booking %d set purpose=...` (while it has not ended), "+
+				"record them (the GPUs per node its class had) with `gpubridge modify booking %d set pernode=TYPE:COUNT` (e.g. pernode=h100:8), "+
 				"then charge again", b.ID, b.What(), b.ID))
 			continue
 		case b.Cancelled() && b.CancelledAt.IsZero():

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,11 +173,10 @@ func toRow(cluster string, b reserve.Booking) bookingRow {
 // formatPerNode writes Booking.PerNode as the per_node column holds it:
 // "type:count" by type, comma-separated ("" for none).
 func formatPerNode(m map[string]int) string {
-	ps := make([]string, 0, len(m))
-	for _, t := range slices.Sorted(maps.Keys(m)) {
-		ps = append(ps, t+":"+strconv.Itoa(m[t]))
+	if len(m) == 0 {
+		return ""
 	}
-	return strings.Join(ps, ",")
+	return reserve.FormatPerNode(m)
 }
 
 // parsePerNode reads the per_node column back; a value it cannot read is

@@ -106,8 +106,19 @@ func ModifyPrompt(cur reserve.Booking, set map[string]string) string {
 	return b.String()
 }
 
+// PerNodePrompt is the confirmation of recording a node booking's GPUs
+// per node (modify booking ID set pernode=...), with the class's figure
+// in the pool now.
+func PerNodePrompt(cur reserve.Booking, per map[string]int, now string) string {
+	return fmt.Sprintf(" Recording the GPUs per node of booking %d (%s, %s, %s to %s)\n  pernode  -> %s (its class has %s per node in the pool now)\n  its charge and node health credits will count %d node(s) x that\n",
+		cur.ID, cur.Tenant, cur.What(), cur.Start.UTC().Format(time.RFC3339), cur.End.UTC().Format(time.RFC3339), reserve.FormatPerNode(per), now, cur.Count)
+}
+
 // Modified says what a modification of booking id changed.
 func Modified(id int64, before, after reserve.Booking, z Times) string {
+	if before.PerNode == nil && after.PerNode != nil {
+		return fmt.Sprintf("Booking %d (%s): recorded %s GPUs per node. `gpubridge charge bookings` charges it now.\n", id, after.What(), reserve.FormatPerNode(after.PerNode))
+	}
 	if before.Start.Equal(after.Start) && before.End.Equal(after.End) && before.Count == after.Count && before.Purpose == after.Purpose {
 		return fmt.Sprintf("Booking %d: nothing to change.\n", id)
 	}

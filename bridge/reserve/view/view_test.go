@@ -164,3 +164,22 @@ func TestMaintenanceMessages(t *testing.T) {
 		t.Errorf("deleted %q, want %q", got, want)
 	}
 }
+
+func TestPerNodePromptAndResult(t *testing.T) {
+	t0 := time.Date(2024, 7, 10, 5, 0, 0, 0, time.UTC)
+	b := reserve.Booking{ID: 4, Tenant: "acme", Kind: reserve.KindNode, NodeClass: "dgx", Count: 2, Start: t0, End: t0.Add(time.Hour)}
+	p := PerNodePrompt(b, map[string]int{"h100": 8}, "h100:4")
+	for _, want := range []string{"booking 4 (acme, node:dgx:2, 2024-07-10T05:00:00Z to 2024-07-10T06:00:00Z)", "pernode  -> h100:8 (its class has h100:4 per node in the pool now)", "2 node(s) x that"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+	after := b
+	after.PerNode = map[string]int{"h100": 8}
+	if got := Modified(4, b, after, Times{}); got != "Booking 4 (node:dgx:2): recorded h100:8 GPUs per node. `gpubridge charge bookings` charges it now.\n" {
+		t.Errorf("Modified = %q", got)
+	}
+	if got := Modified(4, after, after, Times{}); got != "Booking 4: nothing to change.\n" {
+		t.Errorf("Modified without a change = %q", got)
+	}
+}
