@@ -37,7 +37,7 @@ func ParsePerNode(s string) (map[string]int, Problems) {
 		switch {
 		case !ok || t == "":
 			ps.Add(PerNodeKey, "%q: want TYPE:COUNT, e.g. h100:8", p)
-		case strings.ContainsAny(t, "= \t") || !gresTypeName(t):
+		case !gresTypeName(t):
 			ps.Add(PerNodeKey, "%q: %q is not a GPU type name (letters, digits, '.', '_', '-')", p, t)
 		case err != nil:
 			ps.Add(PerNodeKey, "%q: count %q is not a whole number", p, strings.TrimSpace(c))
