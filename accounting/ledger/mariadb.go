@@ -396,54 +396,54 @@ func loadExisting(ctx context.Context, tx q, cluster string, runs []meter.Measur
 	pc := periodCache{}
 	intern := internTable{}.get
 	for len(ids) > 0 {
-		var qb []byte
-		qb = append(qb, "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, usage_start, gpu_seconds, booking FROM usage_ledger WHERE cluster = "...)
-		qb = appendStr(qb, cluster)
-		qb = append(qb, " AND ("...)
-		var singles []uint32
-		terms := 0
-		for len(ids) > 0 && terms < maxTerms {
-			j := 1
-			for j < len(ids) && ids[j]-ids[j-1] <= maxIDGap {
-				j++
-			}
-			if j == 1 {
-				singles = append(singles, ids[0])
-			} else {
-				if terms > 0 {
-					qb = append(qb, " OR "...)
-				}
-				qb = append(qb, "job_id BETWEEN "...)
-				qb = strconv.AppendUint(qb, uint64(ids[0]), 10)
-				qb = append(qb, " AND "...)
-				qb = strconv.AppendUint(qb, uint64(ids[j-1]), 10)
-			}
-			terms++
-			ids = ids[j:]
-		}
-		if len(singles) > 0 {
-			if terms > len(singles) {
-				qb = append(qb, " OR "...)
-			}
-			qb = append(qb, "job_id IN ("...)
-			for i, id := range singles {
-				if i > 0 {
-					qb = append(qb, ',')
-				}
-				qb = strconv.AppendUint(qb, uint64(id), 10)
-			}
-			qb = append(qb, ')')
-		}
-		qb = append(qb, ')')
-		if err := scanExisting(ctx, tx, string(qb), cluster, want, out, pc, intern); err != nil {
+		var l idLookup
+		l, ids = nextIDLookup(ids, maxTerms)
+		query := "SELECT job_id, submit_time, usage_period, tier, gpu_type, revision, usage_start, gpu_seconds, booking FROM usage_ledger WHERE cluster = ? AND " + l.where
+		if err := scanExisting(ctx, tx, query, append([]any{cluster}, l.args...), cluster, want, out, pc, intern); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func scanExisting(ctx context.Context, tx q, query, cluster string, want map[meter.RunKey]struct{}, out runKeys, pc periodCache, intern func([]byte) string) error {
-	rows, err := tx.QueryContext(ctx, query)
+// idLookup is one query's condition on job_id: where is a parenthesised
+// disjunction of "job_id BETWEEN ? AND ?" ranges and one "job_id IN
+// (?,...)" list, never empty, and args are its placeholders' values.
+type idLookup struct {
+	where string
+	args  []any
+}
+
+// nextIDLookup takes, from the front of ids (sorted, distinct, not empty),
+// at most limit terms: each run of ids at most maxIDGap apart is one range,
+// every other id goes to the IN list (one term each). It returns the lookup
+// and the ids left. The terms are collected first and joined once, so the
+// text is valid whatever order ranges and singles come in.
+func nextIDLookup(ids []uint32, limit int) (idLookup, []uint32) {
+	var terms []string
+	var args, singles []any
+	for n := 0; len(ids) > 0 && n < limit; n++ {
+		j := 1
+		for j < len(ids) && ids[j]-ids[j-1] <= maxIDGap {
+			j++
+		}
+		if j == 1 {
+			singles = append(singles, ids[0])
+		} else {
+			terms = append(terms, "job_id BETWEEN ? AND ?")
+			args = append(args, ids[0], ids[j-1])
+		}
+		ids = ids[j:]
+	}
+	if len(singles) > 0 {
+		terms = append(terms, "job_id IN ("+strings.TrimSuffix(strings.Repeat("?,", len(singles)), ",")+")")
+		args = append(args, singles...)
+	}
+	return idLookup{where: "(" + strings.Join(terms, " OR ") + ")", args: args}, ids
+}
+
+func scanExisting(ctx context.Context, tx q, query string, args []any, cluster string, want map[meter.RunKey]struct{}, out runKeys, pc periodCache, intern func([]byte) string) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("read existing ledger lines: %w", err)
 	}

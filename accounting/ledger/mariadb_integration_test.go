@@ -76,3 +76,34 @@ func TestMariaDBBookingConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestMariaDBReReadIsolatedThenRange re-reads a batch whose lowest job ids
+// are isolated and whose later ids form a range (issue 25 item 10: the
+// lookup of the existing lines was refused with Error 1064, so every
+// ingest of that window failed). The second pass writes nothing.
+func TestMariaDBReReadIsolatedThenRange(t *testing.T) {
+	env := testbed.Require(t)
+	ctx := context.Background()
+	db, _ := acctest.ScratchDB(t, env, "rereadpattern")
+	store := ledger.NewDB(db, nil)
+	asOf := ledgertest.TS("2026-12-15 00:00:00")
+	var runs []meter.Run
+	for _, id := range []uint32{700103, 700260, 700300, 700301} {
+		runs = append(runs, meter.Run{Key: meter.RunKey{Cluster: "c", JobID: id, Submit: 1}, Account: "acme", User: "u", Partition: "pool",
+			Start: ledgertest.TS("2026-11-02 10:00:00"), End: ledgertest.TS("2026-11-02 11:00:00"), GPUs: []meter.Alloc{{Type: "h100", Count: 1}}})
+	}
+	b := meter.Batch{Runs: ledgertest.Measure(asOf, runs...), CheckAll: true}
+	if _, err := store.ApplyBatch(ctx, "c", asOf, b); err != nil {
+		t.Fatalf("first pass: %v", err)
+	}
+	st, err := store.ApplyBatch(ctx, "c", asOf, b)
+	if err != nil {
+		t.Fatalf("re-read: %v", err)
+	}
+	if st.Lines != 0 {
+		t.Errorf("re-read wrote %d lines, want 0 (%+v)", st.Lines, st)
+	}
+	if n := len(ledgertest.AllLines(t, store, "c", ledgertest.P("2026-11"))); n != len(runs) {
+		t.Errorf("%d lines, want %d", n, len(runs))
+	}
+}
