@@ -29,6 +29,10 @@ var (
 	// ErrNoOutput: a run's output file does not exist (its job never
 	// started, or the output directory is not shared with gpubridge).
 	ErrNoOutput = errors.New("no output file")
+	// ErrBadOutput: a run's output file was refused (a symbolic link, not
+	// a regular file, hard-linked, or outside the output directory): the
+	// run gives no verdict.
+	ErrBadOutput = errors.New("output file refused")
 )
 
 // NodeControl reads and changes nodes in Slurm.
@@ -106,7 +110,8 @@ type JobRunner interface {
 type Outputs interface {
 	// Path is the output file of run key as the node sees it.
 	Path(key string) string
-	// Read returns up to max bytes of the run's output, or ErrNoOutput.
+	// Read returns up to max bytes of the run's output, ErrNoOutput, or
+	// ErrBadOutput for a file it refuses to read.
 	Read(ctx context.Context, key string, max int64) ([]byte, error)
 	Remove(ctx context.Context, key string) error
 }

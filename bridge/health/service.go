@@ -561,6 +561,12 @@ func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Repo
 		rep.Errors = append(rep.Errors, fmt.Sprintf("run %d on %s: no output file %s (job %d %s)", r.ID, r.Node, s.Outputs.Path(r.Key), r.JobID, state))
 		return s.abort(ctx, r, fmt.Sprintf("no output file %s (job %s): is health.outputDir shared with gpubridge?", s.Outputs.Path(r.Key), state), rep)
 	}
+	if errors.Is(err, ErrBadOutput) {
+		// Someone put another file in its place: no verdict, and the
+		// admin is told (never read through a link, never drained on it).
+		rep.Errors = append(rep.Errors, fmt.Sprintf("run %d on %s: %v", r.ID, r.Node, err))
+		return s.abort(ctx, r, err.Error(), rep)
+	}
 	if err != nil {
 		return false, fmt.Errorf("read output: %w", err)
 	}

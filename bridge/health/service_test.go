@@ -658,3 +658,33 @@ func TestMissingOutputIsNoVerdict(t *testing.T) {
 		t.Errorf("state %s after a run without output", r.State)
 	}
 }
+
+// refusedOutputs is the cluster with every output file refused (a symbolic
+// link, a FIFO ... put in place of it).
+type refusedOutputs struct{ *healthtest.Cluster }
+
+func (refusedOutputs) Read(context.Context, string, int64) ([]byte, error) {
+	return nil, fmt.Errorf("%w: /fake/x.out is a symbolic link", health.ErrBadOutput)
+}
+
+// TestRefusedOutputIsNoVerdict: an output file the adapter refuses ends
+// the run without a verdict, reported, and the node keeps serving (it is
+// neither drained on it nor retried every cycle).
+func TestRefusedOutputIsNoVerdict(t *testing.T) {
+	e := newEnv(t, func(p *health.Params) { p.Outputs = refusedOutputs{p.Outputs.(*healthtest.Cluster)} })
+	e.serving("gpu-a")
+	rep := e.cycle("quick")
+	e.c.States(context.Background(), nil)
+	e.advance(interval)
+	_, err := e.svc.Cycle(context.Background(), "quick")
+	if err == nil || !strings.Contains(err.Error(), "output file refused") {
+		t.Fatalf("cycle err = %v", err)
+	}
+	run, _ := e.st.Run(context.Background(), rep.Submitted[0].ID)
+	if run.State != health.RunAborted || !strings.Contains(run.Note, "symbolic link") {
+		t.Errorf("run %+v", run)
+	}
+	if r := e.rec("gpu-a"); r.State != health.Serving {
+		t.Errorf("state %s after a refused output", r.State)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
 )
@@ -28,24 +29,54 @@ func fileName(key string) string { return "gpubridge-health-" + key + ".out" }
 // Path is a run's output file as the node sees it.
 func (f Files) Path(key string) string { return filepath.Join(f.NodeDir, fileName(key)) }
 
-func (f Files) local(key string) string {
-	dir := f.LocalDir
-	if dir == "" {
-		dir = f.NodeDir
+func (f Files) localDir() string {
+	if f.LocalDir == "" {
+		return f.NodeDir
 	}
-	return filepath.Join(dir, fileName(key))
+	return f.LocalDir
 }
 
-// Read returns up to max bytes of a run's output.
-func (f Files) Read(_ context.Context, key string, max int64) ([]byte, error) {
-	fh, err := os.Open(f.local(key))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", f.local(key), health.ErrNoOutput)
+func (f Files) local(key string) string { return filepath.Join(f.localDir(), fileName(key)) }
+
+// validKey: a run key is "h" and hex digits (health's newKey), so its file
+// name never leaves the directory.
+func validKey(key string) bool {
+	if len(key) < 2 || len(key) > 64 || key[0] != 'h' {
+		return false
 	}
+	for _, c := range key[1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Read returns up to max bytes of a run's output. The directory is a
+// shared one that other users may write, so the file is opened inside it
+// (os.Root: no path out of it, no symbolic link in the path), without
+// following a symbolic link in its own name (O_NOFOLLOW), without waiting
+// on a FIFO (O_NONBLOCK), and read only if it is a regular file with one
+// link; anything else is refused with health.ErrBadOutput.
+func (f Files) Read(_ context.Context, key string, max int64) ([]byte, error) {
+	if !validKey(key) {
+		return nil, fmt.Errorf("%w: run key %q is not a gpubridge run key", health.ErrBadOutput, key)
+	}
+	fh, err := f.open(key)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", f.local(key), err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is a %s, not a regular file", health.ErrBadOutput, f.local(key), fi.Mode().Type())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink != 1 {
+		return nil, fmt.Errorf("%w: %s has %d hard links; a check's output has one", health.ErrBadOutput, f.local(key), st.Nlink)
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, max))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", f.local(key), err)
@@ -53,8 +84,42 @@ func (f Files) Read(_ context.Context, key string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// Remove deletes a run's output file.
+// open opens a run's output file read-only inside the output directory,
+// not following a symbolic link.
+func (f Files) open(key string) (*os.File, error) {
+	root, err := os.OpenRoot(f.localDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", f.local(key), health.ErrNoOutput)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the health output directory: %w", err)
+	}
+	defer root.Close()
+	fh, err := root.OpenFile(fileName(key), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w", f.local(key), health.ErrNoOutput)
+	case err != nil && (errors.Is(err, syscall.ELOOP) || isSymlink(root, fileName(key))):
+		// ELOOP from O_NOFOLLOW, or os.Root's own refusal of a link
+		// that leads out of the directory.
+		return nil, fmt.Errorf("%w: %s is a symbolic link", health.ErrBadOutput, f.local(key))
+	case err != nil:
+		return nil, fmt.Errorf("open %s: %w", f.local(key), err)
+	}
+	return fh, nil
+}
+
+func isSymlink(root *os.Root, name string) bool {
+	fi, err := root.Lstat(name)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
+// Remove deletes a run's output file (a symbolic link in its place is
+// removed itself, never its target).
 func (f Files) Remove(_ context.Context, key string) error {
+	if !validKey(key) {
+		return fmt.Errorf("%w: run key %q is not a gpubridge run key", health.ErrBadOutput, key)
+	}
 	err := os.Remove(f.local(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
