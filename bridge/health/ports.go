@@ -236,9 +236,13 @@ type ResultFilter struct {
 	Node   string
 	Check  string
 	Tenant string
-	RunID  int64
-	Since  time.Time
-	Limit  int // 0: 200
+	// VisibleTo keeps what this tenant may see: the results of its own
+	// runs and of the runs no tenant triggered (scheduled, acceptance,
+	// an admin's), never another tenant's.
+	VisibleTo string
+	RunID     int64
+	Since     time.Time
+	Limit     int // 0: 200
 }
 
 // Override is an admin's change of a node's record (resume node), stored
@@ -262,6 +266,11 @@ type Store interface {
 	// CreateRun stores a new run (State RunSubmitting) and returns it with
 	// its ID.
 	CreateRun(ctx context.Context, r Run) (Run, error)
+	// CreateTenantRun stores a run that tenant r.Tenant triggered, as
+	// CreateRun does, only while the tenant's runs requested since since
+	// number fewer than max; else ErrRateLimited. The count and the insert
+	// are one step for every process and replica sharing the store.
+	CreateTenantRun(ctx context.Context, r Run, since time.Time, max int) (Run, error)
 	// SetRunJob records the run's job (State RunSubmitted).
 	SetRunJob(ctx context.Context, id, jobID int64) error
 	// InFlight returns the runs not finished (submitting or submitted).

@@ -827,7 +827,12 @@ func (s *Service) submit(ctx context.Context, st *snapshot, sn SlurmNode, names 
 	if err != nil {
 		return Run{}, err
 	}
-	if r, err = s.Store.CreateRun(ctx, r); err != nil {
+	if tenant != "" {
+		r, err = s.Store.CreateTenantRun(ctx, r, r.RequestedAt.Add(-time.Hour), s.Settings.TenantChecksPerHour)
+	} else {
+		r, err = s.Store.CreateRun(ctx, r)
+	}
+	if err != nil {
 		return Run{}, err
 	}
 	req := JobRequest{

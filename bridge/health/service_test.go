@@ -688,3 +688,131 @@ func TestRefusedOutputIsNoVerdict(t *testing.T) {
 		t.Errorf("state %s after a refused output", r.State)
 	}
 }
+
+// TestTenantHealthRedactsOtherTenants: on a node two tenants share,
+// `show health tenant=acme` shows beta's check in flight only as "another
+// tenant's check" (no id, checks, job, actor or tenant), its last check is
+// the last one acme may see (its own or gpubridge's), never beta's, and
+// acme's refused trigger does not name beta's run (issue 25 item 7).
+func TestTenantHealthRedactsOtherTenants(t *testing.T) {
+	e := newEnv(t, nil)
+	e.serving("gpu-a")
+	ctx := context.Background()
+	e.c.SubmitTenant("acme", "gpu-a")
+	e.c.SubmitTenant("beta", "gpu-a")
+	e.c.States(ctx, nil)
+	sched := e.cycle("quick").Submitted[0]
+	if _, _, err := e.svc.Wait(ctx, sched.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.advance(time.Minute)
+	r, err := e.svc.Trigger(ctx, health.Request{Node: "gpu-a", Tenant: "beta", Actor: "bob", Checks: []string{"probe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := healthOf(t, e, "acme")
+	if v.Running == nil || v.Running.ID != 0 || v.Running.Tenant != "" || v.Running.Actor != "" || v.Running.JobID != 0 ||
+		len(v.Running.Checks) != 0 || v.Running.Key != "" || v.Running.Note != health.OtherTenantsRun {
+		t.Errorf("acme sees beta's run in flight as %+v", v.Running)
+	}
+	if row := health.NodesTable([]health.NodeView{v}).Rows[0]; !slices.Contains(row, health.OtherTenantsRun) {
+		t.Errorf("table row %q", row)
+	}
+	_, err = e.svc.Trigger(ctx, health.Request{Node: "gpu-a", Tenant: "acme", Checks: []string{"probe"}})
+	if !errors.Is(err, health.ErrBusy) || strings.Contains(err.Error(), fmt.Sprintf("run %d", r.ID)) {
+		t.Errorf("acme's trigger while beta's runs: %v", err)
+	}
+	if w := healthOf(t, e, "beta"); w.Running == nil || w.Running.ID != r.ID {
+		t.Errorf("beta sees its own run as %+v", w.Running)
+	}
+	if a := healthOf(t, e, ""); a.Running == nil || a.Running.ID != r.ID || a.Running.Tenant != "beta" {
+		t.Errorf("the admin sees %+v", a.Running)
+	}
+	if _, _, err := e.svc.Wait(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v := healthOf(t, e, "acme"); v.Running != nil || v.Last == nil || v.Last.RunID != sched.ID {
+		t.Errorf("acme's last check: %+v (running %+v), want the scheduled run %d", v.Last, v.Running, sched.ID)
+	}
+	if w := healthOf(t, e, "beta"); w.Last == nil || w.Last.RunID != r.ID {
+		t.Errorf("beta's last check: %+v, want its run %d", w.Last, r.ID)
+	}
+}
+
+// healthOf is gpu-a's line of `show health` for tenant (all for "").
+func healthOf(t *testing.T, e *env, tenant string) health.NodeView {
+	t.Helper()
+	vs, err := e.svc.Health(context.Background(), health.HealthFilter{Node: "gpu-a", Tenant: tenant})
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("Health(tenant %q) = %+v, %v", tenant, vs, err)
+	}
+	return vs[0]
+}
+
+// countBarrier is a store whose TenantRuns waits (up to a second) until
+// two callers have counted: two processes that both count before either
+// stores its run.
+type countBarrier struct {
+	health.Store
+	wg sync.WaitGroup
+}
+
+func (b *countBarrier) TenantRuns(ctx context.Context, tenant string, since time.Time) (int, error) {
+	n, err := b.Store.TenantRuns(ctx, tenant, since)
+	b.wg.Done()
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	return n, err
+}
+
+// TestTenantCapHoldsAcrossProcesses: two services on one store (two CLI
+// processes, or replicas) trigger acme's checks at once with a cap of one
+// an hour: one run is stored, the other refused (issue 25 item 7: the
+// count was checked in process, and both passed it).
+func TestTenantCapHoldsAcrossProcesses(t *testing.T) {
+	var p health.Params
+	barrier := &countBarrier{}
+	barrier.wg.Add(2)
+	e := newEnv(t, func(q *health.Params) {
+		q.Settings.TenantChecksPerHour = 1
+		barrier.Store = q.Store
+		q.Store = barrier
+		p = *q
+	}, "gpu-a", "gpu-b")
+	second, err := health.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.serving("gpu-a")
+	e.serving("gpu-b")
+	e.c.SubmitTenant("acme", "gpu-a")
+	e.c.SubmitTenant("acme", "gpu-b")
+	ctx := context.Background()
+	e.c.States(ctx, nil)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, svc := range []*health.Service{e.svc, second} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = svc.Trigger(ctx, health.Request{Node: []string{"gpu-a", "gpu-b"}[i], Tenant: "acme", Checks: []string{"probe"}})
+		}()
+	}
+	wg.Wait()
+	n, _ := e.st.TenantRuns(ctx, "acme", e.clock().Add(-time.Hour))
+	limited := 0
+	for _, err := range errs {
+		if errors.Is(err, health.ErrRateLimited) {
+			limited++
+		} else if err != nil {
+			t.Errorf("trigger: %v", err)
+		}
+	}
+	if n != 1 || limited != 1 {
+		t.Errorf("%d runs stored, %d refused (%v); want 1 and 1 with health.tenantChecksPerHour=1", n, limited, errs)
+	}
+}

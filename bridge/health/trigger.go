@@ -97,7 +97,7 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 		return Run{}, fmt.Errorf("%w: %s is held by gpubridge (%s): it serves no tenant until it requalifies", ErrNotAllowed, q.Node, DrainReason(rec))
 	}
 	if r, busy := st.runOn(q.Node); busy {
-		return Run{}, fmt.Errorf("%w: run %d (%s) is in flight on %s; see `gpubridge show checks run=%d`", ErrBusy, r.ID, strings.Join(r.Checks, ","), q.Node, r.ID)
+		return Run{}, busyError(r, q.Node, q.Tenant)
 	}
 	if st.activeRuns() >= s.Settings.MaxConcurrent {
 		return Run{}, fmt.Errorf("%w: %d check jobs are in flight, the cap (health.maxConcurrent); try again later", ErrBusy, st.activeRuns())
@@ -106,7 +106,7 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 		// Built-in checks judge per GPU model (nccl-2node's bandwidth);
 		// a site check may pair any two nodes.
 		sameModel := slices.ContainsFunc(checks, func(c check.Check) bool { return c.Kind != check.KindSite })
-		peer, err := s.peer(st, sn, rec, q.Peer, sameModel)
+		peer, err := s.peer(st, sn, rec, q.Peer, q.Tenant, sameModel)
 		if err != nil {
 			return Run{}, err
 		}
@@ -145,7 +145,7 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 // in service (a held node runs its acceptance set alone), no run on the
 // peer, the same GPU model and count (sameModel: a built-in check, judged
 // per model), a partition in common.
-func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string, sameModel bool) (SlurmNode, error) {
+func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name, tenant string, sameModel bool) (SlurmNode, error) {
 	pn, ok := st.slurm[name]
 	if !ok {
 		return SlurmNode{}, fmt.Errorf("%w: slurmctld does not know node %s", ErrUnknownNode, name)
@@ -163,7 +163,7 @@ func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string, sameMo
 			sn.Name, sn.GPUCount(), sn.Model(), name, pn.GPUCount(), pn.Model())
 	}
 	if r, busy := st.runOn(name); busy {
-		return SlurmNode{}, fmt.Errorf("%w: run %d (%s) is in flight on %s; see `gpubridge show checks run=%d`", ErrBusy, r.ID, strings.Join(r.Checks, ","), name, r.ID)
+		return SlurmNode{}, busyError(r, name, tenant)
 	}
 	part := s.Settings.Partition
 	if part == "" && len(sn.Partitions) > 0 {
@@ -173,6 +173,15 @@ func (s *Service) peer(st *snapshot, sn SlurmNode, rec Node, name string, sameMo
 		return SlurmNode{}, fmt.Errorf("%w: peer %s is not in partition %s of %s; a two-node job runs in one partition", ErrInvalid, name, part, sn.Name)
 	}
 	return pn, nil
+}
+
+// busyError refuses a check on node while run r is in flight there; a
+// tenant is not told another tenant's run.
+func busyError(r Run, node, tenant string) error {
+	if hidden(r, tenant) {
+		return fmt.Errorf("%w: %s is in flight on %s; try again when it has ended", ErrBusy, OtherTenantsRun, node)
+	}
+	return fmt.Errorf("%w: run %d (%s) is in flight on %s; see `gpubridge show checks run=%d`", ErrBusy, r.ID, strings.Join(r.Checks, ","), node, r.ID)
 }
 
 // ErrStillRunning: CheckNow's wait ended before the run did (the run goes
@@ -203,7 +212,9 @@ func (s *Service) CheckNow(ctx context.Context, q Request, wait time.Duration) (
 }
 
 // mayCheck authorizes a tenant's check: the node runs its jobs or is booked
-// for it, and it is within its rate.
+// for it, and it is within its rate. The rate is checked here to refuse
+// early, and again by the store as it records the run (submit), where the
+// count and the new run are one step across processes and replicas.
 func (s *Service) mayCheck(ctx context.Context, tenant, node string, now time.Time) error {
 	nodes, err := s.TenantNodes(ctx, tenant, now)
 	if err != nil {
@@ -217,9 +228,15 @@ func (s *Service) mayCheck(ctx context.Context, tenant, node string, now time.Ti
 		return err
 	}
 	if n >= s.Settings.TenantChecksPerHour {
-		return fmt.Errorf("%w: tenant %s triggered %d checks in the last hour, the limit (health.tenantChecksPerHour=%d)", ErrRateLimited, tenant, n, s.Settings.TenantChecksPerHour)
+		return TenantCapError(tenant, n, s.Settings.TenantChecksPerHour)
 	}
 	return nil
+}
+
+// TenantCapError refuses a tenant's check: n checks in the last hour,
+// max the limit.
+func TenantCapError(tenant string, n, max int) error {
+	return fmt.Errorf("%w: tenant %s triggered %d checks in the last hour, the limit (health.tenantChecksPerHour=%d)", ErrRateLimited, tenant, n, max)
 }
 
 // TenantNodes are the managed nodes a tenant uses now: running its jobs or
@@ -374,10 +391,9 @@ func (s *Service) Health(ctx context.Context, f HealthFilter) ([]NodeView, error
 		}
 		v.Fenced = st.fences[name]
 		if r, ok := st.runOn(name); ok {
-			rr := r
-			v.Running = &rr
+			v.Running = visibleRun(r, f.Tenant)
 		}
-		last, err := s.Store.Results(ctx, ResultFilter{Node: name, Limit: 1})
+		last, err := s.Store.Results(ctx, ResultFilter{Node: name, VisibleTo: f.Tenant, Limit: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -391,6 +407,23 @@ func (s *Service) Health(ctx context.Context, f HealthFilter) ([]NodeView, error
 	}
 	return out, nil
 }
+
+// visibleRun is run r as tenant sees it (everything for an admin, an
+// empty tenant): another tenant's run keeps only its node, state and
+// purpose (the node is busy), without id, key, checks, job, actor or time.
+func visibleRun(r Run, tenant string) *Run {
+	if !hidden(r, tenant) {
+		return &r
+	}
+	return &Run{Node: r.Node, Peers: slices.Clone(r.Peers), Purpose: r.Purpose, State: r.State, Note: OtherTenantsRun}
+}
+
+// hidden: run r is another tenant's, not to be shown to tenant (an
+// admin, tenant "", sees every run).
+func hidden(r Run, tenant string) bool { return tenant != "" && r.Tenant != "" && r.Tenant != tenant }
+
+// OtherTenantsRun is the note of a run redacted by visibleRun.
+const OtherTenantsRun = "another tenant's check"
 
 func slurmState(n SlurmNode) string {
 	var p []string

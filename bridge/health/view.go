@@ -108,7 +108,10 @@ func NodesTable(vs []NodeView) table.Table {
 			since = v.Since.UTC().Format(time.RFC3339)
 		}
 		running, last := "", ""
-		if v.Running != nil {
+		switch {
+		case v.Running != nil && v.Running.ID == 0:
+			running = v.Running.Note // another tenant's, redacted
+		case v.Running != nil:
 			running = fmt.Sprintf("run %d (%s)", v.Running.ID, strings.Join(v.Running.Checks, ","))
 		}
 		if v.Last != nil {

@@ -124,7 +124,7 @@ func (b *bed) cleanup() {
 	}
 	os.RemoveAll(b.files.LocalDir)
 	if b.db != nil {
-		for _, tbl := range []string{"health_nodes", "health_runs", "health_results", "health_events"} {
+		for _, tbl := range []string{"health_nodes", "health_runs", "health_results", "health_events", "health_tenant_checks"} {
 			b.db.ExecContext(ctx, `DELETE FROM `+tbl+` WHERE cluster = ?`, b.cluster)
 		}
 		b.db.ExecContext(ctx, `DELETE FROM audit_log WHERE object_kind = 'node' AND object_name LIKE ?`, b.cluster+"/%")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,6 +31,84 @@ func conformance(t *testing.T, open func(t *testing.T) health.Store) {
 	t.Run("finish conflict writes nothing", func(t *testing.T) { testFinishConflict(t, open(t)) })
 	t.Run("override", func(t *testing.T) { testOverride(t, open(t)) })
 	t.Run("prune", func(t *testing.T) { testPrune(t, open(t)) })
+	t.Run("tenant cap", func(t *testing.T) { testTenantCap(t, open(t)) })
+	t.Run("results visible to a tenant", func(t *testing.T) { testVisibleTo(t, open(t)) })
+}
+
+// testTenantCap: 12 tenant runs stored at once with a cap of 3 since t0:
+// 3 are stored, the others refused with ErrRateLimited; a run of another
+// tenant, and a run after the window, are not held back.
+func testTenantCap(t *testing.T, s health.Store) {
+	ctx := context.Background()
+	const tries, max = 12, 3
+	errs := make([]error, tries)
+	var wg sync.WaitGroup
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.CreateTenantRun(ctx, health.Run{Key: uniqKey(), Node: "gpu-a", Checks: []string{"xid"}, Purpose: health.PurposeTenant,
+				Tenant: "capped", RequestedAt: t0.Add(time.Duration(i) * time.Second)}, t0, max)
+		}()
+	}
+	wg.Wait()
+	stored, limited := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			stored++
+		case errors.Is(err, health.ErrRateLimited):
+			limited++
+		default:
+			t.Errorf("CreateTenantRun: %v", err)
+		}
+	}
+	if stored != max || limited != tries-max {
+		t.Errorf("%d stored, %d refused; want %d and %d", stored, limited, max, tries-max)
+	}
+	if n, err := s.TenantRuns(ctx, "capped", t0); err != nil || n != max {
+		t.Errorf("TenantRuns = %d, %v; want %d", n, err, max)
+	}
+	if _, err := s.CreateTenantRun(ctx, health.Run{Key: uniqKey(), Node: "gpu-a", Tenant: "other", Purpose: health.PurposeTenant, RequestedAt: t0}, t0, max); err != nil {
+		t.Errorf("another tenant: %v", err)
+	}
+	later := t0.Add(time.Hour)
+	if _, err := s.CreateTenantRun(ctx, health.Run{Key: uniqKey(), Node: "gpu-a", Tenant: "capped", Purpose: health.PurposeTenant, RequestedAt: later}, later.Add(-time.Second), max); err != nil {
+		t.Errorf("after the window: %v", err)
+	}
+}
+
+// testVisibleTo: a tenant's filter keeps its own results and those of
+// runs no tenant triggered, never another tenant's.
+func testVisibleTo(t *testing.T, s health.Store) {
+	ctx := context.Background()
+	var want []int64
+	for i, tenant := range []string{"", "acme", "beta", ""} {
+		r, err := s.CreateRun(ctx, health.Run{Key: uniqKey(), Node: "gpu-v", Checks: []string{"xid"}, Tenant: tenant, RequestedAt: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := r
+		done.State, done.FinishedAt = health.RunDone, t0.Add(time.Duration(i+1)*time.Minute)
+		res := []health.StoredResult{{RunID: r.ID, Node: "gpu-v", Check: "xid", Verdict: check.Pass, Tenant: tenant, At: done.FinishedAt}}
+		if _, err := s.FinishRun(ctx, health.Finish{Run: done, Results: res}); err != nil {
+			t.Fatal(err)
+		}
+		if tenant != "beta" {
+			want = append([]int64{r.ID}, want...)
+		}
+	}
+	got, err := s.Results(ctx, health.ResultFilter{Node: "gpu-v", VisibleTo: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, r := range got {
+		ids = append(ids, r.RunID)
+	}
+	if d := cmp.Diff(want, ids); d != "" {
+		t.Errorf("runs of the results acme sees (-want +got)\n%s", d)
+	}
 }
 
 var t0 = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)

@@ -1,7 +1,12 @@
 // Package store keeps gpubridge's node health records: DB in MariaDB
 // (sqlx; the tables health_nodes, health_runs, health_results and
-// health_events of migrations 00500-00503) and Memory for tests. Both pass
-// the same conformance suite.
+// health_events of migrations 00500-00503, health_tenant_checks of 00551)
+// and Memory for tests. Both pass the same conformance suite.
+//
+// A tenant's run is stored by CreateTenantRun: the tenant's row of
+// health_tenant_checks is written first, then its runs of the last hour
+// are counted and the run inserted, in one transaction, so the hourly cap
+// holds for every process and replica on the database.
 //
 // Every record write compares and sets the record's version, and finishing
 // a run is one transaction that moves the run from submitted to done only

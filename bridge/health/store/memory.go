@@ -84,6 +84,21 @@ func (m *Memory) PutNode(_ context.Context, n health.Node, ev *health.Event) (he
 func (m *Memory) CreateRun(_ context.Context, r health.Run) (health.Run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.createRun(r)
+}
+
+// CreateTenantRun stores a tenant's run while it is under max runs since
+// since (counted and stored under one lock).
+func (m *Memory) CreateTenantRun(_ context.Context, r health.Run, since time.Time, max int) (health.Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := m.tenantRuns(r.Tenant, since); n >= max {
+		return health.Run{}, health.TenantCapError(r.Tenant, n, max)
+	}
+	return m.createRun(r)
+}
+
+func (m *Memory) createRun(r health.Run) (health.Run, error) {
 	for _, o := range m.runs {
 		if o.Key == r.Key {
 			return health.Run{}, fmt.Errorf("run key %s exists", r.Key)
@@ -207,6 +222,7 @@ func (m *Memory) Results(_ context.Context, f health.ResultFilter) ([]health.Sto
 		r := m.results[i]
 		switch {
 		case f.Node != "" && r.Node != f.Node, f.Check != "" && r.Check != f.Check, f.Tenant != "" && r.Tenant != f.Tenant,
+			f.VisibleTo != "" && r.Tenant != "" && r.Tenant != f.VisibleTo,
 			f.RunID != 0 && r.RunID != f.RunID, !f.Since.IsZero() && r.At.Before(f.Since):
 			continue
 		}
@@ -249,13 +265,17 @@ func (m *Memory) Events(_ context.Context, node string, since time.Time) ([]heal
 func (m *Memory) TenantRuns(_ context.Context, tenant string, since time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.tenantRuns(tenant, since), nil
+}
+
+func (m *Memory) tenantRuns(tenant string, since time.Time) int {
 	n := 0
 	for _, r := range m.runs {
 		if r.Tenant == tenant && !r.RequestedAt.Before(since) {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // Override writes an admin's change with its audit row.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
@@ -203,17 +204,74 @@ func (r runRow) run() health.Run {
 func (s *DB) CreateRun(ctx context.Context, r health.Run) (health.Run, error) {
 	r.State = health.RunSubmitting
 	r.RequestedAt = r.RequestedAt.UTC().Truncate(time.Microsecond)
-	res, err := s.db.ExecContext(ctx, `INSERT INTO health_runs (cluster, run_key, node, peers, checks, purpose, schedule_name, held,
-		tenant, actor, state, job_id, model, gpus, requested_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')`,
-		s.cluster, r.Key, r.Node, strings.Join(r.Peers, ","), strings.Join(r.Checks, ","), string(r.Purpose), r.Schedule, r.Held, r.Tenant,
-		clip(r.Actor, 128), string(r.State), r.Model, r.GPUs, r.RequestedAt)
+	id, err := insertRun(ctx, s.db, s.cluster, r)
 	if err != nil {
-		return health.Run{}, fmt.Errorf("store health run on %s: %w", r.Node, err)
+		return health.Run{}, err
 	}
-	if r.ID, err = res.LastInsertId(); err != nil {
+	r.ID = id
+	return r, nil
+}
+
+// CreateTenantRun stores a tenant's run while it is under max runs since
+// since. The transaction first writes the tenant's row of
+// health_tenant_checks (a row lock every other writer of that tenant waits
+// on; on Galera, a write-write conflict), then counts and inserts.
+// A deadlock (first inserts of a tenant's row at once) or a Galera
+// certification failure is retried a few times.
+func (s *DB) CreateTenantRun(ctx context.Context, r health.Run, since time.Time, max int) (health.Run, error) {
+	r.State = health.RunSubmitting
+	r.RequestedAt = r.RequestedAt.UTC().Truncate(time.Microsecond)
+	var err error
+	for range 5 {
+		if r.ID, err = s.createTenantRun(ctx, r, since, max); !retryable(err) {
+			break
+		}
+	}
+	if err != nil {
 		return health.Run{}, err
 	}
 	return r, nil
+}
+
+// retryable: MariaDB chose this transaction as a deadlock's victim (1213),
+// which is also how Galera reports a certification conflict.
+func retryable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1213
+}
+
+func (s *DB) createTenantRun(ctx context.Context, r health.Run, since time.Time, max int) (int64, error) {
+	var id int64
+	err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO health_tenant_checks (cluster, tenant, last_at) VALUES (?, ?, ?)
+			ON DUPLICATE KEY UPDATE last_at = VALUES(last_at)`, s.cluster, r.Tenant, r.RequestedAt); err != nil {
+			return fmt.Errorf("lock the health checks of tenant %s: %w", r.Tenant, err)
+		}
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM health_runs WHERE cluster = ? AND tenant = ? AND requested_at >= ?`,
+			s.cluster, r.Tenant, since.UTC()); err != nil {
+			return fmt.Errorf("count health runs of tenant %s: %w", r.Tenant, err)
+		}
+		if n >= max {
+			return health.TenantCapError(r.Tenant, n, max)
+		}
+		var err error
+		id, err = insertRun(ctx, tx, s.cluster, r)
+		return err
+	})
+	return id, err
+}
+
+// insertRun inserts run r (State and RequestedAt set) and returns its id.
+func insertRun(ctx context.Context, ex sqlx.ExecerContext, cluster string, r health.Run) (int64, error) {
+	res, err := ex.ExecContext(ctx, `INSERT INTO health_runs (cluster, run_key, node, peers, checks, purpose, schedule_name, held,
+		tenant, actor, state, job_id, model, gpus, requested_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')`,
+		cluster, r.Key, r.Node, strings.Join(r.Peers, ","), strings.Join(r.Checks, ","), string(r.Purpose), r.Schedule, r.Held, r.Tenant,
+		clip(r.Actor, 128), string(r.State), r.Model, r.GPUs, r.RequestedAt)
+	if err != nil {
+		return 0, fmt.Errorf("store health run on %s: %w", r.Node, err)
+	}
+	return res.LastInsertId()
 }
 
 // SetRunJob records the run's job.
@@ -386,6 +444,10 @@ func (s *DB) Results(ctx context.Context, f health.ResultFilter) ([]health.Store
 	if f.Tenant != "" {
 		q += ` AND tenant = ?`
 		args = append(args, f.Tenant)
+	}
+	if f.VisibleTo != "" {
+		q += ` AND tenant IN ('', ?)`
+		args = append(args, f.VisibleTo)
 	}
 	if f.RunID != 0 {
 		q += ` AND run_id = ?`

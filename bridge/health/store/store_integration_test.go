@@ -28,7 +28,7 @@ func openDB(t *testing.T) health.Store {
 	}
 	cluster := fmt.Sprintf("hstore%d", time.Now().UnixNano()%1e9)
 	t.Cleanup(func() {
-		for _, tbl := range []string{"health_nodes", "health_runs", "health_results", "health_events"} {
+		for _, tbl := range []string{"health_nodes", "health_runs", "health_results", "health_events", "health_tenant_checks"} {
 			db.ExecContext(ctx, `DELETE FROM `+tbl+` WHERE cluster = ?`, cluster)
 		}
 		db.ExecContext(ctx, `DELETE FROM audit_log WHERE object_kind = 'node' AND object_name LIKE ?`, cluster+"/%")
