@@ -43,7 +43,8 @@ func TestFilesReadRefuses(t *testing.T) {
 			must(t, os.Mkdir(filepath.Join(dir, name), 0o700))
 		}},
 		"key with a path": {"h../../secret", func(*testing.T, string, string) {}},
-		"key not hex":     {"hxyz", func(*testing.T, string, string) {}},
+		"key with a dot":  {"h..", func(*testing.T, string, string) {}},
+		"empty key":       {"", func(*testing.T, string, string) {}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
