@@ -315,6 +315,52 @@ func TestTenantCheckOnTestbed(t *testing.T) {
 	if _, err := svc.Trigger(ctx, health.Request{Node: node, Tenant: tenant, Actor: "alice", Checks: []string{"probe"}}); !errors.Is(err, health.ErrRateLimited) {
 		t.Fatalf("third check in an hour: %v, want ErrRateLimited", err)
 	}
+	// Another process on the same database (a restart, another CLI)
+	// counts the same runs.
+	svc2, _ := b.service(clk.Now, func(s *health.Settings) { s.Nodes = []string{node, "cpu-a"} })
+	if _, err := svc2.Trigger(ctx, health.Request{Node: node, Tenant: tenant, Actor: "alice", Checks: []string{"probe"}}); !errors.Is(err, health.ErrRateLimited) {
+		t.Fatalf("third check in an hour from another process: %v, want ErrRateLimited", err)
+	}
+	testOtherTenantRedacted(t, b, svc, tenant, r2.ID)
+}
+
+// testOtherTenantRedacted: another tenant runs a job on the node and checks
+// it; `show health tenant=X` of the first shows that check in flight only
+// as another tenant's and keeps its own run as the last check (issue 25
+// item 7), while the other tenant sees its own.
+func testOtherTenantRedacted(t *testing.T, b *bed, svc *health.Service, tenant string, lastOwn int64) {
+	ctx := context.Background()
+	other := b.tag + "oth"
+	b.addAccount(other, "bob")
+	b.waitJob(b.sbatch("bob", other), 30*time.Second, "RUNNING")
+	r, err := svc.Trigger(ctx, health.Request{Node: node, Tenant: other, Actor: "bob", Checks: []string{"probe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := nodeView(t, svc, tenant); v.Running == nil || v.Running.ID != 0 || v.Running.Tenant != "" || len(v.Running.Checks) != 0 {
+		t.Errorf("%s sees %s's check in flight as %+v", tenant, other, v.Running)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, _, err := svc.Wait(wctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v := nodeView(t, svc, tenant); v.Last == nil || v.Last.RunID != lastOwn {
+		t.Errorf("%s's last check: %+v, want its run %d (not %s's run %d)", tenant, v.Last, lastOwn, other, r.ID)
+	}
+	if v := nodeView(t, svc, other); v.Last == nil || v.Last.RunID != r.ID {
+		t.Errorf("%s's last check: %+v, want its run %d", other, v.Last, r.ID)
+	}
+}
+
+// nodeView is the node's line of `show health tenant=X`.
+func nodeView(t *testing.T, svc *health.Service, tenant string) health.NodeView {
+	t.Helper()
+	vs, err := svc.Health(context.Background(), health.HealthFilter{Node: node, Tenant: tenant})
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("Health(tenant %s) = %+v, %v", tenant, vs, err)
+	}
+	return vs[0]
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
