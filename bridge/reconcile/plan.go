@@ -438,6 +438,7 @@ func plan(in Input, p *Plan) []string {
 	}
 
 	// User associations and user records.
+	owners := map[int]deletionOwner{} // the deletions (and changes made for them) by change
 	liveAssoc := map[AssocKey]Assoc{}
 	userAssocs := map[string][]Assoc{} // every live association per user
 	for _, a := range in.State.Assocs {
@@ -493,6 +494,7 @@ func plan(in Input, p *Plan) []string {
 			continue
 		}
 		removedAssoc[k] = true
+		owners[len(p.Changes)] = deletionOwner{a.Account, !removingAcct[a.Account]}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindUser, Name: k.String()})
 		// Also the associations of accounts being removed: deleted first,
 		// in few requests, so that a user who loses all of them loses them
@@ -513,7 +515,7 @@ func plan(in Input, p *Plan) []string {
 	// associations as default (Slurm refuses to remove a default
 	// association while others remain).
 	defaultOf := map[string]string{}
-	forDelete := map[int]bool{} // changes made only for a deletion
+	var defaultOwners []deletionOwner // of p.w.setDefaults
 	for _, u := range want.Users {
 		defaultOf[u.Name] = u.DefaultAccount
 	}
@@ -537,9 +539,11 @@ func plan(in Input, p *Plan) []string {
 		if d := defaultOf[user]; d != "" && slices.Contains(remaining, d) {
 			next = d
 		}
-		forDelete[len(p.Changes)] = true
+		o := deletionOwner{lostDefault, !removingAcct[lostDefault]}
+		owners[len(p.Changes)] = o
 		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: user, Field: "DefaultAccount", Old: lostDefault, New: next})
 		p.w.setDefaults = append(p.w.setDefaults, tenant.User{Name: user, DefaultAccount: next})
+		defaultOwners = append(defaultOwners, o)
 	}
 	// A user's default association is deleted last: Slurm refuses it while
 	// the user has others.
@@ -554,6 +558,7 @@ func plan(in Input, p *Plan) []string {
 		return 1
 	})
 	for _, n := range goneAccts {
+		owners[len(p.Changes)] = deletionOwner{owner: n}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n})
 		p.w.deleteAccts = append(p.w.deleteAccts, n)
 		del.gone[n] = true
@@ -569,6 +574,7 @@ func plan(in Input, p *Plan) []string {
 		if ok && waitingAccounts[owner] || in.Scope != nil && (!ok || !in.Scope(owner)) {
 			continue
 		}
+		owners[len(p.Changes)] = deletionOwner{owner: qosOwner(in.Naming, q.Name)}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindQOS, Name: q.Name})
 		p.w.deleteQOS = append(p.w.deleteQOS, q.Name)
 		del.gone[qosOwner(in.Naming, q.Name)] = true
@@ -582,20 +588,48 @@ func plan(in Input, p *Plan) []string {
 	case len(p.Conflicts) > 0:
 		p.w = writes{} // a plan with conflicts is not applied
 	case p.Refused():
-		// The deletions are held back (and the default account changes
-		// made for them); the rest of the plan is applied.
-		p.w.deleteAssocs, p.w.deleteAccts, p.w.deleteQOS, p.w.setDefaults = nil, nil, nil, nil
-		// A tenant whose objects stay is not finished.
-		p.Removed = slices.DeleteFunc(p.Removed, func(n string) bool { return slices.Contains(p.MassDelete.Tenants, n) })
-		p.Released = slices.DeleteFunc(p.Released, func(n string) bool { return slices.Contains(p.MassDelete.Tenants, n) })
-		for i := range p.Changes {
-			if p.Changes[i].Action == Delete || forDelete[i] {
-				p.Changes[i].HeldBack = true
-				p.MassDelete.HeldBack++
-			}
-		}
+		holdBack(p, owners, defaultOwners)
 	}
 	return slices.Sorted(maps.Keys(consulted))
+}
+
+// deletionOwner is the tenant whose objects a deletion removes (an
+// account's name, or a QOS's owner); staying: a user association of a
+// tenant that stays.
+type deletionOwner struct {
+	owner   string
+	staying bool
+}
+
+// holdBack takes out of p's writes the deletions the delete policy
+// refused (and the default account changes made for them) and marks their
+// changes; the rest of the plan, other tenants' deletions included, is
+// applied.
+func holdBack(p *Plan, owners map[int]deletionOwner, defaultOwners []deletionOwner) {
+	m := p.MassDelete
+	held := func(o deletionOwner) bool { return m.holds(o.owner, o.staying) }
+	assocOwner := func(k AssocKey) deletionOwner {
+		return deletionOwner{k.Account, !slices.Contains(p.w.deleteAccts, k.Account)}
+	}
+	p.w.deleteAssocs = slices.DeleteFunc(p.w.deleteAssocs, func(k AssocKey) bool { return held(assocOwner(k)) })
+	var defaults []tenant.User
+	for i, u := range p.w.setDefaults {
+		if !held(defaultOwners[i]) {
+			defaults = append(defaults, u)
+		}
+	}
+	p.w.setDefaults = defaults
+	p.w.deleteAccts = slices.DeleteFunc(p.w.deleteAccts, func(n string) bool { return held(deletionOwner{owner: n}) })
+	p.w.deleteQOS = slices.DeleteFunc(p.w.deleteQOS, func(n string) bool { return held(deletionOwner{owner: qosOwner(p.naming, n)}) })
+	// A tenant whose objects stay is not finished.
+	p.Removed = slices.DeleteFunc(p.Removed, func(n string) bool { return slices.Contains(m.Held, n) })
+	p.Released = slices.DeleteFunc(p.Released, func(n string) bool { return slices.Contains(m.Held, n) })
+	for i := range p.Changes {
+		if o, ok := owners[i]; ok && held(o) {
+			p.Changes[i].HeldBack = true
+			m.HeldBack++
+		}
+	}
 }
 
 // FlagRequiredReservation is Slurm's QOS flag of a reservation QOS
