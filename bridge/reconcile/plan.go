@@ -103,6 +103,10 @@ type Plan struct {
 	// deleted: adopted tenants whose site account and original user
 	// associations stay, with what they had before the adoption.
 	Released []string `json:"releasedTenants,omitempty"`
+	// SubAccounts are the accounts found under a tenant's account (see
+	// subAccounts), by name, with their tenant: the plan deletes them once
+	// their jobs end, and the guard refuses new jobs in them meanwhile.
+	SubAccounts map[string]string `json:"subAccounts,omitempty"`
 	// MassDelete is set when the plan deletes more than the delete policy
 	// allows (see DeletePolicy): refused unless Allowed.
 	MassDelete *MassDelete `json:"massDelete,omitempty"`
@@ -143,6 +147,7 @@ type writes struct {
 	qos          []QOSWrite
 	createAccts  []tenant.Account
 	modifyAccts  []tenant.Account
+	acctQOS      []tenant.Assoc // the QOS of accounts' own associations (User empty)
 	createUsers  []tenant.User
 	putAssocs    []tenant.Assoc
 	setDefaults  []tenant.User
@@ -350,8 +355,12 @@ func plan(in Input, p *Plan) []string {
 		wantAcct[a.Name] = true
 		live, ok := liveAcct[a.Name]
 		if !ok {
-			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name,
-				Detail: "parent=root Description=" + show(a.Description) + " Organization=" + show(a.Organization)})
+			detail := "parent=root Description=" + show(a.Description) + " Organization=" + show(a.Organization)
+			if a.QOS != nil {
+				detail += " QOS=" + strings.Join(a.QOS, ",") + " DefaultQOS=" + a.DefaultQOS
+				p.w.acctQOS = append(p.w.acctQOS, acctAssoc(a))
+			}
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name, Detail: detail})
 			p.w.createAccts = append(p.w.createAccts, a)
 			ours[a.Name] = true
 			continue
@@ -377,6 +386,7 @@ func plan(in Input, p *Plan) []string {
 		if changed {
 			p.w.modifyAccts = append(p.w.modifyAccts, a)
 		}
+		planAccountQOS(p, a, live)
 	}
 	// What the delete policy counts: tenants with objects in Slurm, and
 	// the ones this plan deletes.
@@ -411,6 +421,21 @@ func plan(in Input, p *Plan) []string {
 		removingAcct[a.Name] = true
 	}
 	slices.Sort(goneAccts)
+	// Sub-accounts under a tenant's account go too (after their jobs).
+	strays := subAccounts(in.State.Accounts, ours, adopted)
+	for _, sa := range strays {
+		if !canRemove(KindAccount, sa.name, sa.name, acctJobs[sa.name], "sub-account of tenant "+sa.tenant+"; new jobs in it are refused by the guard") {
+			waitingAccounts[sa.name] = true
+			continue
+		}
+		goneAccts = append(goneAccts, sa.name)
+		removingAcct[sa.name] = true
+	}
+	strayOf := map[string]string{}
+	for _, sa := range strays {
+		strayOf[sa.name] = sa.tenant
+	}
+	p.SubAccounts = strayOf
 
 	// Coordinators of gpubridge's accounts.
 	wantCoord := map[tenant.Coord]bool{}
@@ -494,7 +519,9 @@ func plan(in Input, p *Plan) []string {
 			continue
 		}
 		removedAssoc[k] = true
-		owners[len(p.Changes)] = deletionOwner{a.Account, !removingAcct[a.Account]}
+		if _, stray := strayOf[a.Account]; !stray {
+			owners[len(p.Changes)] = deletionOwner{a.Account, !removingAcct[a.Account]}
+		}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindUser, Name: k.String()})
 		// Also the associations of accounts being removed: deleted first,
 		// in few requests, so that a user who loses all of them loses them
@@ -558,6 +585,12 @@ func plan(in Input, p *Plan) []string {
 		return 1
 	})
 	for _, n := range goneAccts {
+		if t, ok := strayOf[n]; ok {
+			// Not a tenant's deletion: the policy does not count it.
+			p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n, Detail: "sub-account of tenant " + t + ": tenants have none (its jobs would escape the tenant's users and quota)"})
+			p.w.deleteAccts = append(p.w.deleteAccts, n)
+			continue
+		}
 		owners[len(p.Changes)] = deletionOwner{owner: n}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n})
 		p.w.deleteAccts = append(p.w.deleteAccts, n)
@@ -591,6 +624,73 @@ func plan(in Input, p *Plan) []string {
 		holdBack(p, owners, defaultOwners)
 	}
 	return slices.Sorted(maps.Keys(consulted))
+}
+
+// planAccountQOS sets the QOS list and default QOS of a tenant account's
+// own association when they differ from what it wants (nothing under the
+// account may fall back to the cluster's QOS: issue 25).
+func planAccountQOS(p *Plan, a tenant.Account, live Account) {
+	if a.QOS == nil {
+		return // an adopted tenant's account keeps the site's
+	}
+	var changed bool
+	if have := sortedCopy(live.QOS); !slices.Equal(have, a.QOS) {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "QOS", Old: strings.Join(have, ","), New: strings.Join(a.QOS, ",")})
+		changed = true
+	}
+	if live.DefaultQOS != a.DefaultQOS {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "DefaultQOS", Old: live.DefaultQOS, New: a.DefaultQOS})
+		changed = true
+	}
+	if changed || !live.Clustered {
+		p.w.acctQOS = append(p.w.acctQOS, acctAssoc(a))
+	}
+}
+
+// acctAssoc is the account's own association as PutAssocs writes it.
+func acctAssoc(a tenant.Account) tenant.Assoc {
+	return tenant.Assoc{Account: a.Name, QOS: slices.Clone(a.QOS), DefaultQOS: a.DefaultQOS}
+}
+
+// subAccount is an account under a tenant's account.
+type subAccount struct{ name, tenant string }
+
+// subAccounts returns the accounts whose parent chain reaches the
+// account of a tenant gpubridge created (ours, not adopted: an adopted
+// site account keeps its own hierarchy), deepest first. gpubridge makes
+// none: one is what a Slurm coordinator of the tenant (or a site admin)
+// added, and its jobs would run outside the tenant's users (and, before
+// the account's association carried the tenant QOS, outside its quota).
+func subAccounts(accts []Account, ours, adopted map[string]bool) []subAccount {
+	parent := map[string]string{}
+	for _, a := range accts {
+		parent[a.Name] = a.Parent
+	}
+	var out []subAccount
+	depth := map[string]int{}
+	for _, a := range accts {
+		if ours[a.Name] {
+			continue
+		}
+		up := a.Parent
+		for d := 1; up != "" && up != "root" && d <= len(accts); d++ {
+			if ours[up] {
+				if !adopted[up] {
+					out = append(out, subAccount{a.Name, up})
+					depth[a.Name] = d
+				}
+				break
+			}
+			up = parent[up]
+		}
+	}
+	slices.SortFunc(out, func(x, y subAccount) int {
+		if c := depth[y.name] - depth[x.name]; c != 0 {
+			return c
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	return out
 }
 
 // deletionOwner is the tenant whose objects a deletion removes (an

@@ -61,7 +61,7 @@ func TestReleasePlan(t *testing.T) {
 			state: tenant.Releasing,
 			want: []string{
 				`~ account physics  Description "Physics (gpubridge)" -> "Physics dept"`,
-				"- coordinator amy (physics)",
+				"+ coordinator zed (physics)",
 				"~ user zed (physics)  QOS ondemand,physics -> normal",
 				"~ user zed (physics)  DefaultQOS physics -> normal",
 				"- user amy (physics)",
@@ -75,7 +75,7 @@ func TestReleasePlan(t *testing.T) {
 				"~ qos physics  GrpTRES cpu=64,gres/gpu:h100=2 -> cpu=64",
 				"~ qos physics  MaxSubmitJobsPerUser 0 -> (none)",
 				`~ account physics  Description "Physics (gpubridge)" -> "Physics dept"`,
-				"- coordinator amy (physics)",
+				"+ coordinator zed (physics)",
 				"~ user zed (physics)  QOS ondemand,physics -> normal",
 				"~ user zed (physics)  DefaultQOS physics -> normal",
 				"- user amy (physics)",

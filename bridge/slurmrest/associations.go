@@ -32,13 +32,14 @@ type AssociationFilter struct {
 	Accounts   []string
 	Users      []string
 	Partitions []string
-	// Own asks for each association's own settings only: no parent
-	// account name (ParentAccount is empty) and no limits, QOS lists or
-	// default QOS inherited from parents (an association that inherits
-	// them reads as having none). slurmdbd then skips a parent lookup per
-	// account: about a fifth less of its time for a whole cluster's
-	// associations (slurmrestd's flags "Exclude parent id/name" and
-	// "Exclude limits from parents"). Ignored by DeleteAssociations.
+	// Own asks for each association's own settings only: no limits, QOS
+	// lists or default QOS inherited from parents (an association that
+	// inherits them reads as having none; slurmrestd's flag "Exclude
+	// limits from parents"). The parent account's name is still read
+	// (reconcile finds sub-accounts under a tenant by it, issue 25);
+	// excluding it too ("Exclude parent id/name") saved slurmdbd about a
+	// fifth of its time for a whole cluster's associations. Ignored by
+	// DeleteAssociations.
 	Own bool
 }
 
@@ -64,7 +65,6 @@ func (f AssociationFilter) query() url.Values {
 func (f AssociationFilter) listQuery() url.Values {
 	q := f.query()
 	if f.Own {
-		q.Set("Exclude parent id/name", "true")
 		q.Set("Exclude limits from parents", "true")
 	}
 	return q
