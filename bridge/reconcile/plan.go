@@ -424,6 +424,9 @@ func plan(in Input, p *Plan) []string {
 	// Sub-accounts under a tenant's account go too (after their jobs).
 	strays := subAccounts(in.State.Accounts, ours, adopted)
 	for _, sa := range strays {
+		if removingAcct[sa.name] || waitingAccounts[sa.name] {
+			continue // a gpubridge-marked account no tenant wants: above
+		}
 		if !canRemove(KindAccount, sa.name, sa.name, acctJobs[sa.name], "sub-account of tenant "+sa.tenant+"; new jobs in it are refused by the guard") {
 			waitingAccounts[sa.name] = true
 			continue
@@ -433,7 +436,9 @@ func plan(in Input, p *Plan) []string {
 	}
 	strayOf := map[string]string{}
 	for _, sa := range strays {
-		strayOf[sa.name] = sa.tenant
+		if !tenant.IsMarked(accountDescription(in.State.Accounts, sa.name)) {
+			strayOf[sa.name] = sa.tenant
+		}
 	}
 	p.SubAccounts = strayOf
 
@@ -650,6 +655,16 @@ func planAccountQOS(p *Plan, a tenant.Account, live Account) {
 // acctAssoc is the account's own association as PutAssocs writes it.
 func acctAssoc(a tenant.Account) tenant.Assoc {
 	return tenant.Assoc{Account: a.Name, QOS: slices.Clone(a.QOS), DefaultQOS: a.DefaultQOS}
+}
+
+// accountDescription returns the description of the live account name.
+func accountDescription(accts []Account, name string) string {
+	for _, a := range accts {
+		if a.Name == name {
+			return a.Description
+		}
+	}
+	return ""
 }
 
 // subAccount is an account under a tenant's account.

@@ -125,3 +125,23 @@ func TestSubAccountRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkedSubAccountOnce: a gpubridge-marked account under a tenant's
+// account (no tenant wants it) is deleted once, as the unrecorded tenant it
+// looks like, not also as a sub-account.
+func TestMarkedSubAccountOnce(t *testing.T) {
+	ctx := context.Background()
+	cl := &reconciletest.Cluster{}
+	mustApply(t, cl, []tenant.Tenant{acme()})
+	cl.Seed(nil, []reconcile.Account{{Account: tenant.Account{Name: "ghost", Description: "gpubridge: old", Organization: "x"}, Clustered: true, Parent: "acme"}}, nil)
+	p, err := reconcile.ComputeWith(ctx, cl, []tenant.Tenant{acme()}, naming, reconcile.Options{Deletes: &reconcile.DeletePolicy{MaxShare: 0.5, Allow: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"- account ghost"}, lines(p)); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+	if p.MassDelete == nil || p.MassDelete.Reason != reconcile.ReasonUnrecorded || len(p.SubAccounts) != 0 {
+		t.Errorf("mass delete %+v, sub-accounts %v; want ghost unrecorded, no sub-account", p.MassDelete, p.SubAccounts)
+	}
+}
