@@ -13,6 +13,13 @@ of gpubridge tenants:
   * GPU requests the guard cannot read (it never guesses in the user's
     favour);
   * any new job of a tenant being deleted (`gpubridge delete tenant`);
+  * any new job in (and any move of a job into) an account under a
+    tenant's account: tenants have no sub-accounts, and a job there would
+    escape the tenant's users (and, before the tenant's account carried
+    the tenant QOS, its quota). gpubridge's reconcile lists the ones it
+    finds in the table (sub records) and removes them once their jobs
+    end; one made since the last reconcile is not known here yet, and its
+    jobs inherit the tenant QOS from the tenant's account;
   * jobs of a user who is no longer a member of the tenant (their
     association is removed once their jobs have ended);
   * a user's own request of the on-demand tier (the on-demand QOS, or a
@@ -197,7 +204,16 @@ function M.parse_body(body)
 				f[#f + 1] = v
 			end
 			local kind = f[1]
-			if kind == "tenant" and #f == 3 then
+			if kind == "sub" and #f == 3 then
+				local t = tenants[f[3]]
+				if t == nil or t.state == "sub" then
+					return nil, string.format("line %d: sub-account of tenant %q before its tenant line", n, f[3])
+				end
+				if tenants[f[2]] ~= nil then
+					return nil, string.format("line %d: sub-account %q is a tenant or appears twice", n, f[2])
+				end
+				tenants[f[2]] = { state = "sub", of = f[3], types = {}, users = {} }
+			elseif kind == "tenant" and #f == 3 then
 				if tenants[f[2]] ~= nil then
 					return nil, string.format("line %d: tenant %q appears twice", n, f[2])
 				end
@@ -208,7 +224,7 @@ function M.parse_body(body)
 				count = count + 1
 			elseif kind == "gpu" and #f == 4 then
 				local t = tenants[f[2]]
-				if t == nil then
+				if t == nil or t.state == "sub" then
 					return nil, string.format("line %d: gpu for tenant %q before its tenant line", n, f[2])
 				end
 				if t.types[f[3]] ~= nil then
@@ -221,13 +237,13 @@ function M.parse_body(body)
 				t.types[f[3]] = q
 			elseif kind == "user" and #f == 3 then
 				local t = tenants[f[2]]
-				if t == nil then
+				if t == nil or t.state == "sub" then
 					return nil, string.format("line %d: user for tenant %q before its tenant line", n, f[2])
 				end
 				t.users[f[3]] = true
 			elseif kind == "bookings" and #f == 5 then
 				local t = tenants[f[2]]
-				if t == nil then
+				if t == nil or t.state == "sub" then
 					return nil, string.format("line %d: bookings for tenant %q before its tenant line", n, f[2])
 				end
 				if t.bookings ~= nil then
@@ -235,7 +251,7 @@ function M.parse_body(body)
 				end
 				t.bookings = { qos = f[3], resv_qos = f[4], prefix = f[5] }
 			else
-				return nil, string.format("line %d: not a tenant, gpu, user or bookings record", n)
+				return nil, string.format("line %d: not a tenant, gpu, user, bookings or sub record", n)
 			end
 		end
 	end
@@ -526,7 +542,8 @@ function M.modify_view(d, r)
 end
 
 -- tenant_of returns the account (lower-cased, as Slurm stores it) and its
--- tenant, or nil when it is not a tenant or no table was ever loaded.
+-- tenant, or nil when it is not a tenant or no table was ever loaded. A
+-- sub-account's entry has state "sub" and names its tenant (of).
 function M.tenant_of(account)
 	if account == nil or account == "" then
 		return nil
@@ -725,6 +742,12 @@ local function refuse(msg, code, what)
 	return code
 end
 
+-- sub_refusal says why a job in a sub-account of a tenant is refused.
+function M.sub_refusal(account, t)
+	return string.format("gpubridge: account %s is under tenant %s's account; tenants have no sub-accounts (gpubridge removes it once its jobs end), " ..
+		"and its jobs would escape the tenant's users and quota. Submit with -A %s", account, t.of, t.of)
+end
+
 -- guard_submit checks a new job.
 function M.guard_submit(job_desc, submit_uid)
 	local v = M.submit_view(job_desc)
@@ -733,6 +756,9 @@ function M.guard_submit(job_desc, submit_uid)
 		return slurm.SUCCESS
 	end
 	local what = string.format("job of user %s in account %s", tostring(v.user), account)
+	if t.state == "sub" then
+		return refuse(M.sub_refusal(account, t), slurm.ESLURM_ACCESS_DENIED, what)
+	end
 	if t.state == "deleting" then
 		return refuse(string.format("gpubridge: tenant %s is being deleted; new jobs are refused (running jobs continue)", account),
 			slurm.ESLURM_ACCESS_DENIED, what)
@@ -766,6 +792,9 @@ function M.guard_modify(job_desc, job_rec)
 	end
 	local job = tostring(v.job_id)
 	local what = string.format("update of job %s (user %s, account %s)", job, tostring(v.user), account)
+	if t.state == "sub" then
+		return refuse(string.format("job %s: %s", job, M.sub_refusal(account, t)), slurm.ESLURM_ACCESS_DENIED, what)
+	end
 	if moved and t.state == "deleting" then
 		return refuse(string.format("gpubridge: job %s: tenant %s is being deleted; jobs may not move into it", job, account),
 			slurm.ESLURM_ACCESS_DENIED, what)

@@ -133,7 +133,7 @@ local refused = {
 	{ "header with extra field", "gpubridge-guard v2 length=0 adler32=00000001 x\n", "not a gpubridge guard table" },
 	{ "over the size limit", "gpubridge-guard v2 length=999999999999 adler32=00000001\n", "over the limit" },
 	{ "unterminated last line", mk("tenant acme active"), "not terminated" },
-	{ "unknown record", mk("tenant acme active\nrun acme os.exit\n"), "line 3: not a tenant, gpu, user or bookings record" },
+	{ "unknown record", mk("tenant acme active\nrun acme os.exit\n"), "line 3: not a tenant, gpu, user, bookings or sub record" },
 	{ "duplicate tenant", mk("tenant acme active\ntenant acme active\n"), "appears twice" },
 	{ "duplicate type", mk("tenant acme active\ngpu acme h100 1\ngpu acme h100 2\n"), "appears twice" },
 	{ "gpu before tenant", mk("gpu acme h100 1\n"), "before its tenant line" },
@@ -141,10 +141,10 @@ local refused = {
 	{ "bad state", mk("tenant acme gone\n"), "want active or deleting" },
 	{ "quota not a number", mk("tenant acme active\ngpu acme h100 -1\n"), "quota" },
 	{ "quota too long", mk("tenant acme active\ngpu acme h100 1234567890123456\n"), "quota" },
-	{ "too many fields", mk("tenant acme active extra\n"), "not a tenant, gpu, user or bookings record" },
+	{ "too many fields", mk("tenant acme active extra\n"), "not a tenant, gpu, user, bookings or sub record" },
 	{ "bookings before tenant", mk("bookings acme acme acme-resv gpubridge-\n"), "bookings for tenant \"acme\" before its tenant line" },
 	{ "bookings twice", mk("tenant acme active\nbookings acme acme acme-resv gpubridge-\nbookings acme acme acme-resv gpubridge-\n"), "bookings of tenant \"acme\" appear twice" },
-	{ "bookings short", mk("tenant acme active\nbookings acme acme acme-resv\n"), "not a tenant, gpu, user or bookings record" },
+	{ "bookings short", mk("tenant acme active\nbookings acme acme acme-resv\n"), "not a tenant, gpu, user, bookings or sub record" },
 	{ "double space", mk("tenant  acme active\n"), "field 2 is not a percent-encoded word" },
 	{ "trailing space", mk("tenant acme active \n"), "field 4 is not a percent-encoded word" },
 	{ "carriage return", mk("tenant acme active\r\n"), "field 3 is not a percent-encoded word" },
@@ -746,6 +746,28 @@ do
 	contains("site script: self-burst refused", submit({ account = "acme", user_name = "alice", qos = "ondemand" }), "may not request the on-demand QOS")
 	contains("site script: modify checked", modify({ account = "acme", user_name = "alice" }, untyped_elsewhere), UNTYPED)
 	check("site script: root's modify", modify({ account = "acme" }, untyped_elsewhere, 0), "ok")
+end
+
+-- Sub-accounts (issue 25): an account under a tenant's account is refused
+-- (new jobs and moves into it), until reconcile removes it.
+do
+	reset()
+	write(mk(good .. "sub acmesub acme\n"))
+	local ts, n = M.parse(mk(good .. "sub acmesub acme\n"))
+	check("sub parses", ts.acmesub.state, "sub")
+	check("sub of", ts.acmesub.of, "acme")
+	check("sub is not counted as a tenant", n, 4)
+	contains("sub: new job refused", submit({ account = "acmesub", user_name = "alice", tres_per_node = "gres/gpu:h100:4" }),
+		"2002 gpubridge: account acmesub is under tenant acme's account")
+	contains("sub: refused without GPUs too", submit({ account = "ACMESUB", user_name = "mallory" }), "Submit with -A acme")
+	contains("sub: move into it refused", modify({ account = "acmesub" }, { job_id = 7, account = "acme", user_name = "alice" }),
+		"job 7: gpubridge: account acmesub is under tenant acme's account")
+	check("sub: moving out to the tenant", modify({ account = "acme" }, { job_id = 7, account = "acmesub", user_name = "alice", tres_per_node = "gres/gpu:h100:1" }), "ok")
+	check("sub before its tenant", select(2, M.parse(mk("sub x acme\n" .. good))), "line 2: sub-account of tenant \"acme\" before its tenant line")
+	contains("sub that is a tenant", select(2, M.parse(mk(good .. "sub globex acme\n"))), "is a tenant or appears twice")
+	contains("sub of a sub", select(2, M.parse(mk(good .. "sub s1 acme\nsub s2 s1\n"))), "before its tenant line")
+	contains("tenant after a sub of that name", select(2, M.parse(mk(good .. "sub s1 acme\ntenant s1 active\n"))), "appears twice")
+	contains("gpu for a sub", select(2, M.parse(mk(good .. "sub s1 acme\ngpu s1 h100 1\n"))), "before its tenant line")
 end
 
 os.remove(path)

@@ -229,6 +229,9 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 		// Last: nothing depends on descriptions, and a client that cannot
 		// change them must not hold back the rest.
 		/* 11 */ {mkStep("modify accounts", x.modifyAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.ModifyAccounts), []int{10}},
+		// The QOS of tenant accounts' own associations (what anything under
+		// them inherits), once the QOS and the accounts exist.
+		/* 12 */ {mkStep("set accounts' QOS", x.acctQOS, func(a tenant.Assoc) (string, string) { return a.Account, a.Account }, w.PutAssocs), []int{0, 1}},
 	}
 	// ancestors[i]: every batch i waits for, directly or not; a batch holds
 	// back the tenants that failed in those (and only those: which other

@@ -26,6 +26,9 @@ type Account struct {
 	Clustered bool
 	// Coordinators are the account's coordinators, sorted.
 	Coordinators []string
+	// Parent is the parent account of the account's cluster association
+	// ("root" for a tenant's; "" when not read).
+	Parent string
 }
 
 // Assoc is a live user association.
@@ -95,7 +98,8 @@ type AccountWriter interface {
 	// CreateAccounts creates accounts under root with their cluster
 	// association (or adds the association to an existing account).
 	CreateAccounts(ctx context.Context, accounts []tenant.Account) error
-	// ModifyAccounts sets description and organization.
+	// ModifyAccounts sets description and organization (the QOS of an
+	// account's association are written with PutAssocs, User empty).
 	ModifyAccounts(ctx context.Context, accounts []tenant.Account) error
 	DeleteAccounts(ctx context.Context, names []string) error
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -37,17 +38,24 @@ var Reasons = []string{ReasonUnrecorded, ReasonAll, ReasonShare}
 // The rule, applied to the tenants whose Slurm objects (account, QOS and
 // their user associations) exist now:
 //
-//  1. A plan that deletes gpubridge objects of a tenant the store has no
-//     record of (not even as being deleted) is refused (ReasonUnrecorded).
-//     A tenant an admin deleted is recorded: `delete tenant` leaves it in
-//     the store, deleting, until its objects are gone. gpubridge-marked
-//     objects unknown to the store are what an empty, foreign or stale
-//     database looks like, so such a store can never delete anything.
-//  2. A plan that removes every tenant's objects is refused (ReasonAll).
-//  3. A plan that removes more tenants than MaxShare of them, or more user
-//     associations of the remaining tenants than MaxShare of those, is
-//     refused (ReasonShare). One tenant and one association always fit:
-//     a site of three tenants can delete one of them per run.
+//  0. The deletion of a tenant a person recorded (`delete tenant`, or a
+//     tenants file's delete: the store holds it as deleting or releasing)
+//     is theirs, not a mass deletion: it is applied (the store's removal
+//     is audited), and counted apart from the rules below. A site of three
+//     tenants deletes one, and then the last, without the flag.
+//  1. Deleting gpubridge objects of a tenant the store has no record of
+//     (not even as being deleted) is refused (ReasonUnrecorded).
+//     gpubridge-marked objects unknown to the store are what an empty,
+//     foreign or stale database looks like, so such a store can never
+//     delete anything. Only those tenants' deletions are held back: the
+//     plan's other deletions (a user who left a recorded tenant, a stray
+//     association under a tenant's account) are still judged by rule 3.
+//  2. Removing the objects of every other tenant, or of more than
+//     MaxShare of them, when nobody recorded their deletion, is refused
+//     (ReasonAll, ReasonShare); those deletions are held back.
+//  3. Removing more user associations of the remaining tenants than
+//     MaxShare of those is refused (ReasonShare); those removals are held
+//     back. One tenant and one association always fit.
 //
 // Allow (a person's --allow-mass-delete; the daemon never sets it) lets
 // the plan through; the plan still reports what the rule found.
@@ -83,6 +91,25 @@ type MassDelete struct {
 	// AssocsInSlurm.
 	Assocs        int `json:"assocs"`
 	AssocsInSlurm int `json:"assocsInSlurm"`
+	// Requested are those of Tenants whose deletion a person recorded
+	// (rule 0): applied, never held back.
+	Requested []string `json:"requested,omitempty"`
+	// Held are the tenants whose deletions are held back; HeldAssocs: the
+	// user associations removed from tenants that stay are held back too.
+	Held       []string `json:"held,omitempty"`
+	HeldAssocs bool     `json:"heldAssocs,omitempty"`
+}
+
+// holds reports whether the refusal holds back a deletion of owner's
+// objects (staying: a user association of a tenant that stays).
+func (m *MassDelete) holds(owner string, staying bool) bool {
+	if m == nil || m.Allowed {
+		return false
+	}
+	if staying {
+		return m.HeldAssocs
+	}
+	return slices.Contains(m.Held, owner)
 }
 
 func (m MassDelete) String() string {
@@ -130,42 +157,75 @@ func (d DeletePolicy) check(del deletions, ts []tenant.Tenant) *MassDelete {
 	if len(del.gone) == 0 && del.assocs == 0 {
 		return nil
 	}
-	recorded := func(owner string) bool {
-		return slices.ContainsFunc(ts, func(t tenant.Tenant) bool { return strings.EqualFold(t.Name, owner) })
-	}
 	m := MassDelete{TenantsInSlurm: len(del.live), Assocs: del.assocs, AssocsInSlurm: del.assocsAll}
-	for o := range del.gone {
+	var unasked []string // recorded tenants gone without a person asking
+	for _, o := range slices.Sorted(maps.Keys(del.gone)) {
 		m.Tenants = append(m.Tenants, o)
-		if !recorded(o) {
+		t, ok := recordedTenant(ts, o)
+		switch {
+		case !ok:
 			m.Unrecorded = append(m.Unrecorded, o)
+		case t.IsDeleting():
+			m.Requested = append(m.Requested, o)
+		default:
+			unasked = append(unasked, o)
 		}
 	}
-	slices.Sort(m.Tenants)
-	slices.Sort(m.Unrecorded)
+	var refusals []refusal
+	if len(m.Unrecorded) > 0 {
+		refusals = append(refusals, refusal{ReasonUnrecorded,
+			fmt.Sprintf("the plan deletes the Slurm objects of %d tenant(s) that gpubridge's store has no record of (%s)", len(m.Unrecorded), namesOf(m.Unrecorded)),
+			"Is the database empty, restored from an old backup, or another site's? Recover them with `gpubridge import --marked`, or delete them with `gpubridge apply --allow-mass-delete`"})
+		m.Held = append(m.Held, m.Unrecorded...)
+	}
+	// Rule 2 counts the tenants nobody asked to delete against those that
+	// stay or go unasked.
+	base := len(del.live) - len(m.Requested)
 	switch {
-	case len(m.Unrecorded) > 0:
-		m.Reason = ReasonUnrecorded
-		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of %d tenant(s) that gpubridge's store has no record of (%s)", len(m.Unrecorded), namesOf(m.Unrecorded))
-		m.Hint = "Is the database empty, restored from an old backup, or another site's? Recover them with `gpubridge import --marked`, or delete them with `gpubridge apply --allow-mass-delete`"
-	case len(m.Tenants) > 0 && len(m.Tenants) >= len(del.live):
-		m.Reason = ReasonAll
-		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of every tenant (%s)", namesOf(m.Tenants))
-		m.Hint = "If that is what you want, run `gpubridge apply --allow-mass-delete`"
-	case len(m.Tenants) > d.allowance(len(del.live)):
-		m.Reason = ReasonShare
-		m.Message = fmt.Sprintf("the plan deletes the Slurm objects of %d of %d tenants (%s), more than reconcile.maxDeleteShare=%g allows in one run (%d)",
-			len(m.Tenants), len(del.live), namesOf(m.Tenants), d.MaxShare, d.allowance(len(del.live)))
-		m.Hint = "Run `gpubridge apply --allow-mass-delete` to delete them at once"
-	case del.assocs > d.allowance(del.assocsAll):
-		m.Reason = ReasonShare
-		m.Message = fmt.Sprintf("the plan deletes %d of %d user associations of tenants that stay, more than reconcile.maxDeleteShare=%g allows in one run (%d)",
-			del.assocs, del.assocsAll, d.MaxShare, d.allowance(del.assocsAll))
-		m.Hint = "Run `gpubridge apply --allow-mass-delete` to remove those users at once"
-	default:
+	case len(unasked) > 0 && len(unasked) >= base:
+		refusals = append(refusals, refusal{ReasonAll,
+			fmt.Sprintf("the plan deletes the Slurm objects of every tenant (%s), and no one recorded their deletion", namesOf(unasked)),
+			"Delete them with `gpubridge delete tenant`, or, if that is what you want, run `gpubridge apply --allow-mass-delete`"})
+		m.Held = append(m.Held, unasked...)
+	case len(unasked) > d.allowance(base):
+		refusals = append(refusals, refusal{ReasonShare,
+			fmt.Sprintf("the plan deletes the Slurm objects of %d of %d tenants (%s) that no one recorded a deletion of, more than reconcile.maxDeleteShare=%g allows in one run (%d)",
+				len(unasked), base, namesOf(unasked), d.MaxShare, d.allowance(base)),
+			"Run `gpubridge apply --allow-mass-delete` to delete them at once"})
+		m.Held = append(m.Held, unasked...)
+	}
+	if del.assocs > d.allowance(del.assocsAll) {
+		refusals = append(refusals, refusal{ReasonShare,
+			fmt.Sprintf("the plan deletes %d of %d user associations of tenants that stay, more than reconcile.maxDeleteShare=%g allows in one run (%d)",
+				del.assocs, del.assocsAll, d.MaxShare, d.allowance(del.assocsAll)),
+			"Run `gpubridge apply --allow-mass-delete` to remove those users at once"})
+		m.HeldAssocs = true
+	}
+	if len(refusals) == 0 {
 		return nil
 	}
+	slices.Sort(m.Held)
+	m.Reason, m.Hint = refusals[0].reason, refusals[0].hint
+	msgs := make([]string, 0, len(refusals))
+	for _, r := range refusals {
+		msgs = append(msgs, r.message)
+	}
+	m.Message = strings.Join(msgs, "; and ")
 	m.Allowed = d.Allow
 	return &m
+}
+
+// refusal is one rule's finding.
+type refusal struct{ reason, message, hint string }
+
+// recordedTenant returns the store's tenant named owner (Slurm names are
+// compared without case).
+func recordedTenant(ts []tenant.Tenant, owner string) (tenant.Tenant, bool) {
+	i := slices.IndexFunc(ts, func(t tenant.Tenant) bool { return strings.EqualFold(t.Name, owner) })
+	if i < 0 {
+		return tenant.Tenant{}, false
+	}
+	return ts[i], true
 }
 
 func namesOf(names []string) string {

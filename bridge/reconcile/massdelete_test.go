@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,8 +50,10 @@ func numbered(n int) []string {
 }
 
 // TestDeletePolicy: the mass-delete rule. An empty, foreign or stale store
-// never deletes without the flag; a small site still deletes one tenant
-// per run; the last tenant and large shares need the flag.
+// never deletes without the flag; deletions a person recorded (delete
+// tenant) are not counted: a small site deletes one tenant, two, and its
+// last, without the flag; a store that lost users' records still does not
+// remove them all.
 func TestDeletePolicy(t *testing.T) {
 	three := teams("acme", "globex", "hooli")
 	thirty := teams(numbered(30)...)
@@ -59,7 +62,7 @@ func TestDeletePolicy(t *testing.T) {
 		store   []tenant.Tenant // then plan for this store
 		share   float64
 		reason  string   // "" when allowed
-		tenants []string // MassDelete.Tenants when refused
+		tenants []string // MassDelete.Held when refused
 	}{
 		"empty store deletes nothing": {
 			applied: three, store: nil, share: 0.10,
@@ -78,25 +81,25 @@ func TestDeletePolicy(t *testing.T) {
 		},
 		"two of three at once": {
 			applied: three, store: deleting(three, "globex", "hooli"), share: 0.10,
-			reason: reconcile.ReasonShare, tenants: []string{"globex", "hooli"},
 		},
 		"two of three within a larger share": {
 			applied: three, store: deleting(three, "globex", "hooli"), share: 0.70,
 		},
 		"the last tenant": {
 			applied: teams("acme"), store: deleting(teams("acme"), "acme"), share: 0.10,
-			reason: reconcile.ReasonAll, tenants: []string{"acme"},
 		},
-		"all three even with share 1": {
-			applied: three, store: deleting(three, "acme", "globex", "hooli"), share: 1,
-			reason: reconcile.ReasonAll, tenants: []string{"acme", "globex", "hooli"},
+		"all three, each recorded": {
+			applied: three, store: deleting(three, "acme", "globex", "hooli"), share: 0,
 		},
 		"three of thirty at 10%": {
 			applied: thirty, store: deleting(thirty, "t00", "t01", "t02"), share: 0.10,
 		},
-		"four of thirty at 10%": {
+		"four of thirty at 10%, recorded": {
 			applied: thirty, store: deleting(thirty, "t00", "t01", "t02", "t03"), share: 0.10,
-			reason: reconcile.ReasonShare, tenants: []string{"t00", "t01", "t02", "t03"},
+		},
+		"one recorded, one unrecorded": {
+			applied: three, store: deleting(teams("acme", "globex"), "globex"), share: 0.10,
+			reason: reconcile.ReasonUnrecorded, tenants: []string{"hooli"},
 		},
 		"one user leaves": {
 			applied: three, store: []tenant.Tenant{with(team("acme"), func(t *tenant.Tenant) { t.Users = t.Users[:1] }), team("globex"), team("hooli")},
@@ -131,8 +134,8 @@ func TestDeletePolicy(t *testing.T) {
 					t.Errorf("allow=%v: reason %s (%s); want %s", allow, p.MassDelete.Reason, p.MassDelete.Message, c.reason)
 				}
 				if c.tenants != nil {
-					if diff := cmp.Diff(c.tenants, p.MassDelete.Tenants); diff != "" {
-						t.Errorf("tenants (-want +got):\n%s", diff)
+					if diff := cmp.Diff(c.tenants, p.MassDelete.Held); diff != "" {
+						t.Errorf("held tenants (-want +got):\n%s", diff)
 					}
 				}
 				if allow {
@@ -145,8 +148,8 @@ func TestDeletePolicy(t *testing.T) {
 					t.Errorf("Err() = %v; want ErrMassDelete saying the deletions are held back", err)
 				}
 				for _, ch := range p.Changes {
-					if ch.Action == reconcile.Delete && !ch.HeldBack {
-						t.Errorf("deletion not held back: %s", ch)
+					if ch.Action == reconcile.Delete && ch.HeldBack != ofHeld(ch.Name, p.MassDelete) {
+						t.Errorf("deletion held back %v; held tenants %v, held associations %v: %s", ch.HeldBack, p.MassDelete.Held, p.MassDelete.HeldAssocs, ch)
 					}
 				}
 				before, _ := cl.ReadState(context.Background())
@@ -155,8 +158,10 @@ func TestDeletePolicy(t *testing.T) {
 					t.Errorf("Apply of a refused plan: err=%v; want ErrMassDelete saying what was held back", err)
 				}
 				after, _ := cl.ReadState(context.Background())
-				if gone := lost(before, after); len(gone) > 0 {
-					t.Errorf("Apply of a refused plan deleted %v", gone)
+				for _, gone := range lost(before, after) {
+					if ofHeld(strings.SplitN(gone, " ", 2)[1], p.MassDelete) {
+						t.Errorf("Apply of a refused plan deleted %v", gone)
+					}
 				}
 			}
 		})
@@ -194,6 +199,16 @@ func TestDeletePolicyWaitsDoNotCount(t *testing.T) {
 	}
 }
 
+// ofHeld reports whether a plan line's object ("acme", "alice (acme)")
+// belongs to what the refusal holds back.
+func ofHeld(name string, m *reconcile.MassDelete) bool {
+	if user, acct, ok := strings.Cut(name, " ("); ok && user != "" {
+		acct = strings.TrimSuffix(acct, ")")
+		return slices.Contains(m.Held, acct) || m.HeldAssocs && !slices.Contains(m.Tenants, acct)
+	}
+	return slices.Contains(m.Held, name)
+}
+
 // lost lists the accounts, user associations and QOS of before that
 // after lacks.
 func lost(before, after reconcile.State) []string {
@@ -226,22 +241,27 @@ func lost(before, after reconcile.State) []string {
 	return out
 }
 
-// TestMassDeleteHoldsBackOnlyDeletions: a plan refused for deleting too
-// many tenants still creates the new tenant and changes the quota of
-// another; only the deletions wait (and the next plan shows them).
+// TestMassDeleteHoldsBackOnlyDeletions: a plan refused for deleting
+// unrecorded tenants still creates the new tenant, changes the quota of
+// another, applies the deletion a person recorded and removes a user who
+// left a recorded tenant; only the unrecorded tenants' deletions wait
+// (and the next plan shows only them). Before issue 25 (item 7) one
+// unrecorded tenant held back every deletion of every reconcile.
 func TestMassDeleteHoldsBackOnlyDeletions(t *testing.T) {
 	cl := &reconciletest.Cluster{}
 	thirty := teams(numbered(30)...)
 	mustApply(t, cl, thirty)
-	store := deleting(thirty, "t00", "t01", "t02", "t03", "t04")
-	store[10].GPUs = tenant.Quota{"h100": 3}
+	store := deleting(thirty[2:], "t05")    // t00 and t01 unrecorded; t05 deleted by a person
+	store[8].GPUs = tenant.Quota{"h100": 3} // t10
+	store[9].Users = store[9].Users[:1]     // t11u2 leaves
 	store = append(store, team("newco"))
-	p, err := reconcile.ComputeWith(context.Background(), cl, store, naming, reconcile.Options{Deletes: &reconcile.DeletePolicy{MaxShare: 0.1}})
+	pol := reconcile.Options{Deletes: &reconcile.DeletePolicy{MaxShare: 0.1}}
+	p, err := reconcile.ComputeWith(context.Background(), cl, store, naming, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Refused() || p.MassDelete.HeldBack == 0 {
-		t.Fatalf("plan not refused: %+v", p.MassDelete)
+	if !p.Refused() || p.MassDelete.Reason != reconcile.ReasonUnrecorded || fmt.Sprint(p.MassDelete.Held) != "[t00 t01]" {
+		t.Fatalf("plan not refused for t00 and t01 alone: %+v", p.MassDelete)
 	}
 	err = reconcile.Apply(context.Background(), cl, p)
 	if !errors.Is(err, reconcile.ErrMassDelete) {
@@ -255,13 +275,27 @@ func TestMassDeleteHoldsBackOnlyDeletions(t *testing.T) {
 	if q, _ := cl.QOS("t10"); q.GrpTRES["gres/gpu:h100"] != 3 {
 		t.Errorf("t10's quota change was held back too: %v", q.GrpTRES)
 	}
-	next, _ := reconcile.ComputeWith(context.Background(), cl, store, naming, reconcile.Options{Deletes: &reconcile.DeletePolicy{MaxShare: 0.1}})
-	for _, ch := range next.Changes {
-		if ch.Action != reconcile.Delete {
-			t.Errorf("left after the apply: %s; want only the held-back deletions", ch)
+	if _, ok := cl.QOS("t05"); ok {
+		t.Error("t05, deleted by a person, was held back by the unrecorded tenants")
+	}
+	if fmt.Sprint(p.Removed) != "[t05]" {
+		t.Errorf("removed %v; want [t05]", p.Removed)
+	}
+	st, _ := cl.ReadState(context.Background())
+	for _, a := range st.Assocs {
+		if a.Key() == "t11u2 (t11)" {
+			t.Error("the user who left t11 is still there: held back by the unrecorded tenants")
 		}
 	}
-	if _, ok := cl.QOS("t00"); !ok {
-		t.Error("t00 was deleted although the deletions were refused")
+	next, _ := reconcile.ComputeWith(context.Background(), cl, deleting(store, "t05")[:len(store)], naming, pol)
+	for _, ch := range next.Changes {
+		if ch.Action != reconcile.Delete || !ch.HeldBack || !strings.Contains(ch.Name, "t00") && !strings.Contains(ch.Name, "t01") {
+			t.Errorf("left after the apply: %s; want only t00's and t01's held-back deletions", ch)
+		}
+	}
+	for _, n := range []string{"t00", "t01"} {
+		if _, ok := cl.QOS(n); !ok {
+			t.Errorf("%s was deleted although its deletion was refused", n)
+		}
 	}
 }

@@ -73,8 +73,8 @@ func TestUnreachableStopsApply(t *testing.T) {
 	if cl.DefaultAccount("au1") == "" {
 		t.Error("the first stage was not applied")
 	}
-	if cl.Writes != 4 { // QOS, accounts, users; then the failed associations
-		t.Errorf("writes = %d; want 4", cl.Writes)
+	if cl.Writes != 5 { // QOS, accounts, users; then the failed associations and accounts' QOS
+		t.Errorf("writes = %d; want 5", cl.Writes)
 	}
 }
 

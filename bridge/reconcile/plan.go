@@ -103,6 +103,10 @@ type Plan struct {
 	// deleted: adopted tenants whose site account and original user
 	// associations stay, with what they had before the adoption.
 	Released []string `json:"releasedTenants,omitempty"`
+	// SubAccounts are the accounts found under a tenant's account (see
+	// subAccounts), by name, with their tenant: the plan deletes them once
+	// their jobs end, and the guard refuses new jobs in them meanwhile.
+	SubAccounts map[string]string `json:"subAccounts,omitempty"`
 	// MassDelete is set when the plan deletes more than the delete policy
 	// allows (see DeletePolicy): refused unless Allowed.
 	MassDelete *MassDelete `json:"massDelete,omitempty"`
@@ -143,6 +147,7 @@ type writes struct {
 	qos          []QOSWrite
 	createAccts  []tenant.Account
 	modifyAccts  []tenant.Account
+	acctQOS      []tenant.Assoc // the QOS of accounts' own associations (User empty)
 	createUsers  []tenant.User
 	putAssocs    []tenant.Assoc
 	setDefaults  []tenant.User
@@ -350,8 +355,12 @@ func plan(in Input, p *Plan) []string {
 		wantAcct[a.Name] = true
 		live, ok := liveAcct[a.Name]
 		if !ok {
-			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name,
-				Detail: "parent=root Description=" + show(a.Description) + " Organization=" + show(a.Organization)})
+			detail := "parent=root Description=" + show(a.Description) + " Organization=" + show(a.Organization)
+			if a.QOS != nil {
+				detail += " QOS=" + strings.Join(a.QOS, ",") + " DefaultQOS=" + a.DefaultQOS
+				p.w.acctQOS = append(p.w.acctQOS, acctAssoc(a))
+			}
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name, Detail: detail})
 			p.w.createAccts = append(p.w.createAccts, a)
 			ours[a.Name] = true
 			continue
@@ -377,6 +386,7 @@ func plan(in Input, p *Plan) []string {
 		if changed {
 			p.w.modifyAccts = append(p.w.modifyAccts, a)
 		}
+		planAccountQOS(p, a, live)
 	}
 	// What the delete policy counts: tenants with objects in Slurm, and
 	// the ones this plan deletes.
@@ -411,6 +421,26 @@ func plan(in Input, p *Plan) []string {
 		removingAcct[a.Name] = true
 	}
 	slices.Sort(goneAccts)
+	// Sub-accounts under a tenant's account go too (after their jobs).
+	strays := subAccounts(in.State.Accounts, ours, adopted)
+	for _, sa := range strays {
+		if removingAcct[sa.name] || waitingAccounts[sa.name] {
+			continue // a gpubridge-marked account no tenant wants: above
+		}
+		if !canRemove(KindAccount, sa.name, sa.name, acctJobs[sa.name], "sub-account of tenant "+sa.tenant+"; new jobs in it are refused by the guard") {
+			waitingAccounts[sa.name] = true
+			continue
+		}
+		goneAccts = append(goneAccts, sa.name)
+		removingAcct[sa.name] = true
+	}
+	strayOf := map[string]string{}
+	for _, sa := range strays {
+		if !tenant.IsMarked(accountDescription(in.State.Accounts, sa.name)) {
+			strayOf[sa.name] = sa.tenant
+		}
+	}
+	p.SubAccounts = strayOf
 
 	// Coordinators of gpubridge's accounts.
 	wantCoord := map[tenant.Coord]bool{}
@@ -438,6 +468,7 @@ func plan(in Input, p *Plan) []string {
 	}
 
 	// User associations and user records.
+	owners := map[int]deletionOwner{} // the deletions (and changes made for them) by change
 	liveAssoc := map[AssocKey]Assoc{}
 	userAssocs := map[string][]Assoc{} // every live association per user
 	for _, a := range in.State.Assocs {
@@ -493,6 +524,9 @@ func plan(in Input, p *Plan) []string {
 			continue
 		}
 		removedAssoc[k] = true
+		if _, stray := strayOf[a.Account]; !stray {
+			owners[len(p.Changes)] = deletionOwner{a.Account, !removingAcct[a.Account]}
+		}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindUser, Name: k.String()})
 		// Also the associations of accounts being removed: deleted first,
 		// in few requests, so that a user who loses all of them loses them
@@ -513,7 +547,7 @@ func plan(in Input, p *Plan) []string {
 	// associations as default (Slurm refuses to remove a default
 	// association while others remain).
 	defaultOf := map[string]string{}
-	forDelete := map[int]bool{} // changes made only for a deletion
+	var defaultOwners []deletionOwner // of p.w.setDefaults
 	for _, u := range want.Users {
 		defaultOf[u.Name] = u.DefaultAccount
 	}
@@ -537,9 +571,11 @@ func plan(in Input, p *Plan) []string {
 		if d := defaultOf[user]; d != "" && slices.Contains(remaining, d) {
 			next = d
 		}
-		forDelete[len(p.Changes)] = true
+		o := deletionOwner{lostDefault, !removingAcct[lostDefault]}
+		owners[len(p.Changes)] = o
 		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: user, Field: "DefaultAccount", Old: lostDefault, New: next})
 		p.w.setDefaults = append(p.w.setDefaults, tenant.User{Name: user, DefaultAccount: next})
+		defaultOwners = append(defaultOwners, o)
 	}
 	// A user's default association is deleted last: Slurm refuses it while
 	// the user has others.
@@ -554,6 +590,13 @@ func plan(in Input, p *Plan) []string {
 		return 1
 	})
 	for _, n := range goneAccts {
+		if t, ok := strayOf[n]; ok {
+			// Not a tenant's deletion: the policy does not count it.
+			p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n, Detail: "sub-account of tenant " + t + ": tenants have none (its jobs would escape the tenant's users and quota)"})
+			p.w.deleteAccts = append(p.w.deleteAccts, n)
+			continue
+		}
+		owners[len(p.Changes)] = deletionOwner{owner: n}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n})
 		p.w.deleteAccts = append(p.w.deleteAccts, n)
 		del.gone[n] = true
@@ -569,6 +612,7 @@ func plan(in Input, p *Plan) []string {
 		if ok && waitingAccounts[owner] || in.Scope != nil && (!ok || !in.Scope(owner)) {
 			continue
 		}
+		owners[len(p.Changes)] = deletionOwner{owner: qosOwner(in.Naming, q.Name)}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindQOS, Name: q.Name})
 		p.w.deleteQOS = append(p.w.deleteQOS, q.Name)
 		del.gone[qosOwner(in.Naming, q.Name)] = true
@@ -582,20 +626,125 @@ func plan(in Input, p *Plan) []string {
 	case len(p.Conflicts) > 0:
 		p.w = writes{} // a plan with conflicts is not applied
 	case p.Refused():
-		// The deletions are held back (and the default account changes
-		// made for them); the rest of the plan is applied.
-		p.w.deleteAssocs, p.w.deleteAccts, p.w.deleteQOS, p.w.setDefaults = nil, nil, nil, nil
-		// A tenant whose objects stay is not finished.
-		p.Removed = slices.DeleteFunc(p.Removed, func(n string) bool { return slices.Contains(p.MassDelete.Tenants, n) })
-		p.Released = slices.DeleteFunc(p.Released, func(n string) bool { return slices.Contains(p.MassDelete.Tenants, n) })
-		for i := range p.Changes {
-			if p.Changes[i].Action == Delete || forDelete[i] {
-				p.Changes[i].HeldBack = true
-				p.MassDelete.HeldBack++
-			}
-		}
+		holdBack(p, owners, defaultOwners)
 	}
 	return slices.Sorted(maps.Keys(consulted))
+}
+
+// planAccountQOS sets the QOS list and default QOS of a tenant account's
+// own association when they differ from what it wants (nothing under the
+// account may fall back to the cluster's QOS: issue 25).
+func planAccountQOS(p *Plan, a tenant.Account, live Account) {
+	if a.QOS == nil {
+		return // an adopted tenant's account keeps the site's
+	}
+	var changed bool
+	if have := sortedCopy(live.QOS); !slices.Equal(have, a.QOS) {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "QOS", Old: strings.Join(have, ","), New: strings.Join(a.QOS, ",")})
+		changed = true
+	}
+	if live.DefaultQOS != a.DefaultQOS {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "DefaultQOS", Old: live.DefaultQOS, New: a.DefaultQOS})
+		changed = true
+	}
+	if changed || !live.Clustered {
+		p.w.acctQOS = append(p.w.acctQOS, acctAssoc(a))
+	}
+}
+
+// acctAssoc is the account's own association as PutAssocs writes it.
+func acctAssoc(a tenant.Account) tenant.Assoc {
+	return tenant.Assoc{Account: a.Name, QOS: slices.Clone(a.QOS), DefaultQOS: a.DefaultQOS}
+}
+
+// accountDescription returns the description of the live account name.
+func accountDescription(accts []Account, name string) string {
+	for _, a := range accts {
+		if a.Name == name {
+			return a.Description
+		}
+	}
+	return ""
+}
+
+// subAccount is an account under a tenant's account.
+type subAccount struct{ name, tenant string }
+
+// subAccounts returns the accounts whose parent chain reaches the
+// account of a tenant gpubridge created (ours, not adopted: an adopted
+// site account keeps its own hierarchy), deepest first. gpubridge makes
+// none: one is what a Slurm coordinator of the tenant (or a site admin)
+// added, and its jobs would run outside the tenant's users (and, before
+// the account's association carried the tenant QOS, outside its quota).
+func subAccounts(accts []Account, ours, adopted map[string]bool) []subAccount {
+	parent := map[string]string{}
+	for _, a := range accts {
+		parent[a.Name] = a.Parent
+	}
+	var out []subAccount
+	depth := map[string]int{}
+	for _, a := range accts {
+		if ours[a.Name] {
+			continue
+		}
+		up := a.Parent
+		for d := 1; up != "" && up != "root" && d <= len(accts); d++ {
+			if ours[up] {
+				if !adopted[up] {
+					out = append(out, subAccount{a.Name, up})
+					depth[a.Name] = d
+				}
+				break
+			}
+			up = parent[up]
+		}
+	}
+	slices.SortFunc(out, func(x, y subAccount) int {
+		if c := depth[y.name] - depth[x.name]; c != 0 {
+			return c
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	return out
+}
+
+// deletionOwner is the tenant whose objects a deletion removes (an
+// account's name, or a QOS's owner); staying: a user association of a
+// tenant that stays.
+type deletionOwner struct {
+	owner   string
+	staying bool
+}
+
+// holdBack takes out of p's writes the deletions the delete policy
+// refused (and the default account changes made for them) and marks their
+// changes; the rest of the plan, other tenants' deletions included, is
+// applied.
+func holdBack(p *Plan, owners map[int]deletionOwner, defaultOwners []deletionOwner) {
+	m := p.MassDelete
+	held := func(o deletionOwner) bool { return m.holds(o.owner, o.staying) }
+	assocOwner := func(k AssocKey) deletionOwner {
+		return deletionOwner{k.Account, !slices.Contains(p.w.deleteAccts, k.Account)}
+	}
+	p.w.deleteAssocs = slices.DeleteFunc(p.w.deleteAssocs, func(k AssocKey) bool { return held(assocOwner(k)) })
+	var defaults []tenant.User
+	for i, u := range p.w.setDefaults {
+		if !held(defaultOwners[i]) {
+			defaults = append(defaults, u)
+		}
+	}
+	p.w.setDefaults = defaults
+	p.w.deleteAccts = slices.DeleteFunc(p.w.deleteAccts, func(n string) bool { return held(deletionOwner{owner: n}) })
+	p.w.deleteQOS = slices.DeleteFunc(p.w.deleteQOS, func(n string) bool { return held(deletionOwner{owner: qosOwner(p.naming, n)}) })
+	// A tenant whose objects stay is not finished.
+	p.Removed = slices.DeleteFunc(p.Removed, func(n string) bool { return slices.Contains(m.Held, n) })
+	p.Released = slices.DeleteFunc(p.Released, func(n string) bool { return slices.Contains(m.Held, n) })
+	for i := range p.Changes {
+		if o, ok := owners[i]; ok && held(o) {
+			p.Changes[i].HeldBack = true
+			m.HeldBack++
+		}
+	}
 }
 
 // FlagRequiredReservation is Slurm's QOS flag of a reservation QOS

@@ -89,7 +89,7 @@ func (r *Reconciler) Apply(ctx context.Context, p *Plan, ts []tenant.Tenant) (Re
 	// or foreign) does not rewrite the guard file: it keeps what it held.
 	unrecorded := out.HeldBack != nil && out.HeldBack.Reason == ReasonUnrecorded
 	if r.WriteGuard != nil && !unrecorded {
-		w, err := r.WriteGuard(tenant.GuardFor(p.guardTenants(remaining, out), r.Naming))
+		w, err := r.WriteGuard(tenant.GuardWith(p.guardTenants(remaining, out), r.Naming, p.SubAccounts))
 		if err != nil {
 			return res, err
 		}

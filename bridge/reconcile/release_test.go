@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -60,7 +61,7 @@ func TestReleasePlan(t *testing.T) {
 			state: tenant.Releasing,
 			want: []string{
 				`~ account physics  Description "Physics (gpubridge)" -> "Physics dept"`,
-				"- coordinator amy (physics)",
+				"+ coordinator zed (physics)",
 				"~ user zed (physics)  QOS ondemand,physics -> normal",
 				"~ user zed (physics)  DefaultQOS physics -> normal",
 				"- user amy (physics)",
@@ -74,7 +75,7 @@ func TestReleasePlan(t *testing.T) {
 				"~ qos physics  GrpTRES cpu=64,gres/gpu:h100=2 -> cpu=64",
 				"~ qos physics  MaxSubmitJobsPerUser 0 -> (none)",
 				`~ account physics  Description "Physics (gpubridge)" -> "Physics dept"`,
-				"- coordinator amy (physics)",
+				"+ coordinator zed (physics)",
 				"~ user zed (physics)  QOS ondemand,physics -> normal",
 				"~ user zed (physics)  DefaultQOS physics -> normal",
 				"- user amy (physics)",
@@ -204,19 +205,23 @@ func TestReleaseWaitsForGpubridgeJobsOnly(t *testing.T) {
 	}
 }
 
-// The delete policy counts what a release deletes (the QOS gpubridge
-// created) but not what it restores.
+// A release a person recorded (`delete tenant` of an adopted tenant) is
+// not a mass deletion, even of the only tenant: its deletions are applied,
+// what it restores too. (Before issue 25 it was refused as "all".)
 func TestReleaseCountedByDeletePolicy(t *testing.T) {
 	cl, tn := adoptedPhysics(t, false)
 	st, _ := cl.ReadState(context.Background())
 	pol := &reconcile.DeletePolicy{MaxShare: 0.5}
 	p := reconcile.Diff(reconcile.Input{Tenants: []tenant.Tenant{inState(tn, tenant.Releasing)}, Naming: naming, State: st, JobsRead: true, Deletes: pol})
-	if p.MassDelete == nil || p.MassDelete.Allowed {
-		t.Fatalf("releasing the only tenant (its QOS deleted) is not refused: %+v", p.MassDelete)
+	if p.MassDelete != nil {
+		t.Fatalf("releasing the only tenant is refused: %+v", p.MassDelete)
 	}
 	for _, c := range p.Changes {
-		if c.HeldBack != (c.Action == reconcile.Delete) && c.Field != "DefaultAccount" {
-			t.Errorf("held back %v: %s", c.HeldBack, c)
+		if c.HeldBack {
+			t.Errorf("held back: %s", c)
 		}
+	}
+	if fmt.Sprint(p.Released) != "["+tn.Name+"]" {
+		t.Errorf("released %v", p.Released)
 	}
 }

@@ -134,8 +134,13 @@ func (c *Client) CreateAccounts(ctx context.Context, specs []AccountSpec) error 
 			}
 		}
 		if len(missing) > 0 {
-			if err := c.postAccounts(ctx, missing); err != nil {
-				return bulkError("create accounts", missingNames, err)
+			if err := chunked(ctx, c, "create accounts", missing, func(ctx context.Context, part []Account) error {
+				if err := c.postAccounts(ctx, part); err != nil {
+					return bulkError("create accounts", accountNames(part), err)
+				}
+				return nil
+			}, nil); err != nil {
+				return err
 			}
 		}
 	}
@@ -144,21 +149,56 @@ func (c *Client) CreateAccounts(ctx context.Context, specs []AccountSpec) error 
 		// otherwise every account exists now, and accounts_association/
 		// leaves existing accounts as they are (their description and
 		// organization too) and only adds the missing cluster associations.
-		group := byParent[p]
-		desc, org := first.Description, first.Organization
-		body := map[string]any{
-			"association_condition": map[string]any{
-				"accounts":    group,
-				"clusters":    []string{c.cluster},
-				"association": map[string]any{"parent": p},
-			},
-			"account": map[string]any{"description": desc, "organization": org},
+		op := fmt.Sprintf("create the cluster associations of accounts under %s", p)
+		send := func(ctx context.Context, group []string) error {
+			body := map[string]any{
+				"association_condition": map[string]any{
+					"accounts":    group,
+					"clusters":    []string{c.cluster},
+					"association": map[string]any{"parent": p},
+				},
+				"account": map[string]any{"description": first.Description, "organization": first.Organization},
+			}
+			if err := c.do(ctx, http.MethodPost, c.dbPath("accounts_association/"), nil, body, nil); err != nil {
+				return bulkError(op, group, err)
+			}
+			return nil
 		}
-		if err := c.do(ctx, http.MethodPost, c.dbPath("accounts_association/"), nil, body, nil); err != nil {
-			return bulkError(fmt.Sprintf("create the cluster associations of accounts under %s", p), group, err)
+		if err := chunked(ctx, c, op, byParent[p], send, c.accountsUnclustered); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// accountsUnclustered returns the names of accounts without their
+// association on the client's cluster.
+func (c *Client) accountsUnclustered(ctx context.Context, names []string) ([]string, error) {
+	have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: names, Own: true})
+	if err != nil {
+		return nil, err
+	}
+	ok := map[string]bool{}
+	for _, a := range have {
+		if a.User == "" && a.Partition == "" {
+			ok[a.Account] = true
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if !ok[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func accountNames(as []Account) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.Name
+	}
+	return out
 }
 
 // parentsFirst orders parent names so that a parent that is itself created

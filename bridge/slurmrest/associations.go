@@ -32,13 +32,14 @@ type AssociationFilter struct {
 	Accounts   []string
 	Users      []string
 	Partitions []string
-	// Own asks for each association's own settings only: no parent
-	// account name (ParentAccount is empty) and no limits, QOS lists or
-	// default QOS inherited from parents (an association that inherits
-	// them reads as having none). slurmdbd then skips a parent lookup per
-	// account: about a fifth less of its time for a whole cluster's
-	// associations (slurmrestd's flags "Exclude parent id/name" and
-	// "Exclude limits from parents"). Ignored by DeleteAssociations.
+	// Own asks for each association's own settings only: no limits, QOS
+	// lists or default QOS inherited from parents (an association that
+	// inherits them reads as having none; slurmrestd's flag "Exclude
+	// limits from parents"). The parent account's name is still read
+	// (reconcile finds sub-accounts under a tenant by it, issue 25);
+	// excluding it too ("Exclude parent id/name") saved slurmdbd about a
+	// fifth of its time for a whole cluster's associations. Ignored by
+	// DeleteAssociations.
 	Own bool
 }
 
@@ -64,7 +65,6 @@ func (f AssociationFilter) query() url.Values {
 func (f AssociationFilter) listQuery() url.Values {
 	q := f.query()
 	if f.Own {
-		q.Set("Exclude parent id/name", "true")
 		q.Set("Exclude limits from parents", "true")
 	}
 	return q
@@ -147,12 +147,8 @@ func (c *Client) SetAssociationsKnown(ctx context.Context, specs []AssociationSp
 	if len(specs) == 0 {
 		return nil
 	}
-	var body struct {
-		Associations []wAssoc `json:"associations"`
-	}
 	var userAccounts []string
 	seenAcct := map[string]bool{}
-	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		if s.Account == "" {
 			return fmt.Errorf("set associations: %w: an association has no account", ErrInvalid)
@@ -160,14 +156,6 @@ func (c *Client) SetAssociationsKnown(ctx context.Context, specs []AssociationSp
 		if s.DefaultQOS != "" && s.QOS != nil && !slices.Contains(s.QOS, s.DefaultQOS) {
 			return fmt.Errorf("set association %s: %w: default QOS %q is not in its QOS list %v", s.label(), ErrInvalid, s.DefaultQOS, s.QOS)
 		}
-		w := wAssoc{Cluster: c.cluster, Account: s.Account, User: s.User, Partition: s.Partition, QOS: s.QOS}
-		if s.DefaultQOS != "" {
-			w.Default = &struct {
-				QOS string `json:"qos,omitempty"`
-			}{s.DefaultQOS}
-		}
-		body.Associations = append(body.Associations, w)
-		names = append(names, s.name())
 		if s.User != "" && !seenAcct[s.Account] {
 			seenAcct[s.Account] = true
 			if clustered == nil || !clustered(s.Account) {
@@ -197,10 +185,65 @@ func (c *Client) SetAssociationsKnown(ctx context.Context, specs []AssociationSp
 				listNames(missing, bulkShownNames), c.cluster, ErrNoClusterAssociation)
 		}
 	}
+	return chunked(ctx, c, "set associations", specs, c.postAssociations, c.associationsLeft)
+}
+
+// postAssociations sends one request of associations.
+func (c *Client) postAssociations(ctx context.Context, specs []AssociationSpec) error {
+	var body struct {
+		Associations []wAssoc `json:"associations"`
+	}
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
+		w := wAssoc{Cluster: c.cluster, Account: s.Account, User: s.User, Partition: s.Partition, QOS: s.QOS}
+		if s.DefaultQOS != "" {
+			w.Default = &struct {
+				QOS string `json:"qos,omitempty"`
+			}{s.DefaultQOS}
+		}
+		body.Associations = append(body.Associations, w)
+		names = append(names, s.name())
+	}
 	if err := c.do(ctx, http.MethodPost, c.dbPath("associations/"), nil, body, nil); err != nil {
 		return bulkError("set associations", names, err)
 	}
 	return nil
+}
+
+// associationsLeft returns the specs Slurm does not hold as asked: the
+// association missing, or with another QOS list or default QOS.
+func (c *Client) associationsLeft(ctx context.Context, specs []AssociationSpec) ([]AssociationSpec, error) {
+	var accts []string
+	for _, s := range specs {
+		if !slices.Contains(accts, s.Account) {
+			accts = append(accts, s.Account)
+		}
+	}
+	have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: accts, Own: true})
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ account, user, partition string }
+	byKey := make(map[key]Association, len(have))
+	for _, a := range have {
+		byKey[key{a.Account, a.User, a.Partition}] = a
+	}
+	var out []AssociationSpec
+	for _, s := range specs {
+		a, ok := byKey[key{s.Account, s.User, s.Partition}]
+		if !ok || s.QOS != nil && !sameSet(a.QOS, s.QOS) || s.DefaultQOS != "" && a.DefaultQOS != s.DefaultQOS {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// sameSet reports whether a and b hold the same names, in any order.
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(slices.Compact(x), slices.Compact(y))
 }
 
 // name is how Slurm's messages name the association: its user, or its

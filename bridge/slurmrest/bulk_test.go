@@ -48,7 +48,7 @@ func TestBulkErrorIsShort(t *testing.T) {
 	if len(msg) > 1500 {
 		t.Errorf("error is %d bytes; want a short one: %.300s...", len(msg), msg)
 	}
-	for _, want := range []string{"set associations (3001 object(s) in one request): 3000 Slurm error(s)", "user u0000", "and 2997 more",
+	for _, want := range []string{"set associations (250 object(s) in one request): 3000 Slurm error(s)", "user u0000", "and 2997 more",
 		"[concerning u0000, u0001, u0002, u0003, u0004 and 15 more]", "nothing of this request was written"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)

@@ -47,6 +47,10 @@ type Options struct {
 	Cluster string
 	// Timeout bounds each HTTP request, body included; default 10s.
 	Timeout time.Duration
+	// BulkChunk is the most objects one bulk write request carries
+	// (users, associations, accounts, QOS); default DefaultBulkChunk. A
+	// larger write is several requests, each well within Timeout.
+	BulkChunk int
 	// ReadTimeout bounds each wait for more of an answer's body once its
 	// headers arrived (a server that stalls mid-body fails then, not at
 	// Timeout); default the smaller of Timeout and 30s. The wait for the
@@ -137,6 +141,9 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = min(o.Timeout, 30*time.Second)
+	}
+	if o.BulkChunk <= 0 {
+		o.BulkChunk = DefaultBulkChunk
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes

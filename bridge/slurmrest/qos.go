@@ -312,10 +312,23 @@ func (c *Client) SetQOS(ctx context.Context, specs []QOSSpec) error {
 			}
 		}
 	}
-	if err := c.do(ctx, http.MethodPost, c.dbPath("qos/"), nil, body, nil); err != nil {
-		return bulkError("set QOS", names, err)
+	idx := make([]int, len(body.QOS))
+	for i := range idx {
+		idx[i] = i
 	}
-	return nil
+	return chunked(ctx, c, "set QOS", idx, func(ctx context.Context, part []int) error {
+		req := struct {
+			QOS []wQOS `json:"qos"`
+		}{make([]wQOS, len(part))}
+		partNames := make([]string, len(part))
+		for j, i := range part {
+			req.QOS[j], partNames[j] = body.QOS[i], names[i]
+		}
+		if err := c.do(ctx, http.MethodPost, c.dbPath("qos/"), nil, req, nil); err != nil {
+			return bulkError("set QOS", partNames, err)
+		}
+		return nil
+	}, nil)
 }
 
 // DeleteQOSNames deletes QOS: one DELETE /slurmdb/{v}/qos/{name} per

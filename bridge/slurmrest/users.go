@@ -60,30 +60,60 @@ func (c *Client) ListUsers(ctx context.Context) ([]User, error) {
 	return out, nil
 }
 
-// CreateUsers creates users in one request (POST /slurmdb/{v}/users/); for
-// users that exist it sets the default account. The request is all or
-// nothing (*BulkError).
+// CreateUsers creates users (POST /slurmdb/{v}/users/, in requests of at
+// most Options.BulkChunk users); for users that exist it sets the default
+// account. Each request is all or nothing (*BulkError); after one that
+// timed out, the users are read back and those Slurm does not hold as
+// asked are sent again (chunked).
 func (c *Client) CreateUsers(ctx context.Context, specs []UserSpec) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	body := usersResp{}
-	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		if s.Name == "" {
 			return fmt.Errorf("create users: %w: a user has no name", ErrInvalid)
 		}
+	}
+	return chunked(ctx, c, "create or update users", specs, c.postUsers, c.usersLeft)
+}
+
+// postUsers sends one request of users.
+func (c *Client) postUsers(ctx context.Context, specs []UserSpec) error {
+	body := make([]wUser, 0, len(specs))
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
 		w := wUser{Name: s.Name}
 		w.Default.Account = s.DefaultAccount
-		body.Users = append(body.Users, w)
+		body = append(body, w)
 		names = append(names, s.Name)
 	}
 	if err := c.do(ctx, http.MethodPost, c.dbPath("users/"), nil, struct {
 		Users []wUser `json:"users"`
-	}{body.Users}, nil); err != nil {
+	}{body}, nil); err != nil {
 		return bulkError("create or update users", names, err)
 	}
 	return nil
+}
+
+// usersLeft returns the specs Slurm does not hold as asked: the user
+// missing, or with another default account than the one asked.
+func (c *Client) usersLeft(ctx context.Context, specs []UserSpec) ([]UserSpec, error) {
+	all, err := c.ListUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]string, len(all))
+	for _, u := range all {
+		have[u.Name] = u.DefaultAccount
+	}
+	var out []UserSpec
+	for _, s := range specs {
+		d, ok := have[s.Name]
+		if !ok || s.DefaultAccount != "" && d != s.DefaultAccount {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // DeleteUser deletes a user and its associations (DELETE /slurmdb/{v}/user/{name}).

@@ -151,7 +151,7 @@ func refusedTables() map[string]struct {
 		"extra field":      {[]byte("gpubridge-guard v2 length=0 adler32=00000001 x\n"), "not a gpubridge-guard header"},
 		"too large":        {[]byte("gpubridge-guard v2 length=999999999999 adler32=00000001\n"), "over the limit"},
 		"unterminated":     {mk("tenant acme active"), "not terminated"},
-		"unknown record":   {mk("tenant acme active\nrun acme os.exit\n"), "line 3: not a tenant, gpu, user or bookings record"},
+		"unknown record":   {mk("tenant acme active\nrun acme os.exit\n"), "line 3: not a tenant, gpu, user, bookings or sub record"},
 		"duplicate tenant": {mk("tenant acme active\ntenant acme active\n"), "appears twice"},
 		"duplicate type":   {mk("tenant acme active\ngpu acme h100 1\ngpu acme h100 2\n"), "appears twice"},
 		"gpu first":        {mk("gpu acme h100 1\n"), "before its tenant line"},
@@ -159,10 +159,10 @@ func refusedTables() map[string]struct {
 		"bad state":        {mk("tenant acme gone\n"), "want active or deleting"},
 		"negative quota":   {mk("tenant acme active\ngpu acme h100 -1\n"), "quota"},
 		"long quota":       {mk("tenant acme active\ngpu acme h100 1234567890123456\n"), "quota"},
-		"too many fields":  {mk("tenant acme active extra\n"), "not a tenant, gpu, user or bookings record"},
+		"too many fields":  {mk("tenant acme active extra\n"), "not a tenant, gpu, user, bookings or sub record"},
 		"bookings first":   {mk("bookings acme acme acme-resv gpubridge-\n"), "before its tenant line"},
 		"bookings twice":   {mk("tenant acme active\nbookings acme acme acme-resv gpubridge-\nbookings acme acme acme-resv gpubridge-\n"), "appear twice"},
-		"bookings short":   {mk("tenant acme active\nbookings acme acme acme-resv\n"), "not a tenant, gpu, user or bookings record"},
+		"bookings short":   {mk("tenant acme active\nbookings acme acme acme-resv\n"), "not a tenant, gpu, user, bookings or sub record"},
 		"double space":     {mk("tenant  acme active\n"), "field 2 is not a percent-encoded word"},
 		"carriage return":  {mk("tenant acme active\r\n"), "field 3 is not a percent-encoded word"},
 		"bad escape":       {mk("tenant ac%zzme active\n"), "field 2 is not a percent-encoded word"},
@@ -288,6 +288,9 @@ for i = 2, #arg do
     local out = { tostring(n) }
     for _, name in ipairs(names) do
       local t = ts[name]
+      if t.state == "sub" then
+        out[#out + 1] = "sub " .. q(name) .. " " .. q(t.of)
+      else
       out[#out + 1] = "tenant " .. q(name) .. " " .. t.state
       local types = {}
       for typ in pairs(t.types) do types[#types + 1] = typ end
@@ -299,6 +302,7 @@ for i = 2, #arg do
       for _, u in ipairs(users) do out[#out + 1] = "user " .. q(u) end
       if t.bookings ~= nil then
         out[#out + 1] = "bookings " .. q(t.bookings.qos) .. " " .. q(t.bookings.resv_qos) .. " " .. q(t.bookings.prefix)
+      end
       end
     end
     print(i - 1 .. " " .. table.concat(out, " | "))
@@ -323,10 +327,20 @@ func goDump(ts []GuardTenant, err error) string {
 		}
 		return b.String()
 	}
+	// Sub-accounts are entries of their own, sorted with the tenants.
 	sorted := slices.Clone(ts)
+	for _, g := range ts {
+		for _, a := range g.SubAccounts {
+			sorted = append(sorted, GuardTenant{Name: a, State: "sub", Users: []string{g.Name}})
+		}
+	}
 	slices.SortFunc(sorted, func(a, b GuardTenant) int { return strings.Compare(a.Name, b.Name) })
 	out := []string{strconv.Itoa(len(ts))}
 	for _, g := range sorted {
+		if g.State == "sub" {
+			out = append(out, "sub "+q(g.Name)+" "+q(g.Users[0]))
+			continue
+		}
 		out = append(out, "tenant "+q(g.Name)+" "+string(g.State))
 		for _, typ := range g.GPUs.Types() {
 			out = append(out, "gpu "+q(typ)+" "+strconv.FormatInt(g.GPUs[typ], 10))
@@ -380,6 +394,8 @@ func TestGuardLuaParserAgrees(t *testing.T) {
 		files[fmt.Sprintf("random %d with bookings", i)] = GuardFor(ts, Naming{QOSPrefix: word(), ReservationQOSSuffix: word(), ReservationPrefix: word()})
 	}
 	files["sample with bookings"] = GuardFor(sampleTenants(), bookingNaming)
+	sample := sampleTenants()
+	files["sample with sub-accounts"] = GuardWith(sample, bookingNaming, map[string]string{"sub one": sample[0].Name, "sub%2": sample[0].Name, "x": sample[len(sample)-1].Name, "orphan": "no such tenant", sample[1].Name: sample[0].Name})
 	for name, c := range refusedTables() {
 		files["refused "+name] = c.data
 	}
@@ -573,4 +589,21 @@ func luaQuote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// TestGuardSubAccounts: sub records name accounts under a tenant's
+// account; one whose tenant is not in the table, or that is a tenant, is
+// left out (issue 25).
+func TestGuardSubAccounts(t *testing.T) {
+	ts := []Tenant{{Name: "acme", State: Active}, {Name: "globex", State: Active}}
+	got, err := ParseGuard(GuardWith(ts, Naming{}, map[string]string{"acmesub": "acme", "deep": "acme", "globex": "acme", "lost": "gone"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !slices.Equal(got[0].SubAccounts, []string{"acmesub", "deep"}) || len(got[1].SubAccounts) != 0 {
+		t.Errorf("parsed %+v; want acme with sub-accounts acmesub and deep, globex with none", got)
+	}
+	if !bytes.Equal(GuardWith(ts, Naming{}, nil), Guard(ts)) {
+		t.Error("GuardWith without sub-accounts differs from Guard")
+	}
 }

@@ -118,6 +118,14 @@ type Account struct {
 	Name         string
 	Description  string
 	Organization string
+	// QOS and DefaultQOS are the account association's own QOS list
+	// (sorted) and default: a tenant's account carries its tenant QOS, so
+	// that nothing under it (a sub-account or a user association that
+	// sets none) falls back to the cluster's (normal), which the tenant's
+	// quota would not hold. Nil QOS: gpubridge leaves them as they are
+	// (an adopted tenant's account).
+	QOS        []string
+	DefaultQOS string
 }
 
 // Assoc is a user's association with an account.
@@ -222,8 +230,13 @@ func GrpTRES(t Tenant) TRES {
 // tenant is deleting), a reservation QOS (REQUIRED_RESERVATION, no limits;
 // blocked likewise) when n names one, an association per user with QOS
 // list [tenant QOS, reservation QOS, on-demand QOS] and the tenant QOS as
-// default, and a coordinator per admin; plus the shared on-demand QOS
-// once. Every tenant gets its reservation QOS, bookings or not: a tenant
+// default, the same QOS list and default on the account's own
+// association (a tenant gpubridge created; an adopted tenant's account
+// keeps the site's); plus the shared on-demand QOS once. Admins are not
+// made Slurm coordinators (Coords stays empty; issue 25): a coordinator
+// may add sub-accounts and users under the account, outside gpubridge's
+// users and, before the account carried the tenant QOS, outside its
+// quota. A tenant admin acts through gpubridge (docs/tenants.md). Every tenant gets its reservation QOS, bookings or not: a tenant
 // that books later needs no change to its associations while its jobs
 // run, and the QOS is of no use outside a reservation.
 func Project(ts []Tenant, n Naming) Objects {
@@ -237,7 +250,7 @@ func Project(ts []Tenant, n Naming) Objects {
 	for _, t := range sorted {
 		q := n.QOSName(t.Name)
 		o.QOS = append(o.QOS, QOS{Name: q, Description: QOSDescription(t.Name), GrpTRES: GrpTRES(t), SubmitBlocked: t.IsDeleting()})
-		o.Accounts = append(o.Accounts, Account{Name: t.Name, Description: AccountDescription(t), Organization: Organization(t)})
+		acct := Account{Name: t.Name, Description: AccountDescription(t), Organization: Organization(t)}
 		qosList := []string{q}
 		if rq := n.ReservationQOSName(t.Name); rq != "" {
 			o.QOS = append(o.QOS, QOS{Name: rq, Description: ReservationQOSDescription(t.Name), GrpTRES: TRES{}, SubmitBlocked: t.IsDeleting(), RequiresReservation: true})
@@ -247,14 +260,15 @@ func Project(ts []Tenant, n Naming) Objects {
 			qosList = append(qosList, n.OnDemandQOS)
 		}
 		slices.Sort(qosList)
+		if !t.Adopted {
+			acct.QOS, acct.DefaultQOS = slices.Clone(qosList), q
+		}
+		o.Accounts = append(o.Accounts, acct)
 		for _, u := range sortedUnique(t.Users) {
 			o.Assocs = append(o.Assocs, Assoc{Account: t.Name, User: u, QOS: slices.Clone(qosList), DefaultQOS: q})
 			if _, ok := firstAccount[u]; !ok {
 				firstAccount[u] = t.Name
 			}
-		}
-		for _, a := range sortedUnique(t.Admins) {
-			o.Coords = append(o.Coords, Coord{Account: t.Name, User: a})
 		}
 	}
 	for _, u := range slices.Sorted(maps.Keys(firstAccount)) {

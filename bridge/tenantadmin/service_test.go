@@ -225,7 +225,10 @@ func TestEmptyStoreDeletesNothing(t *testing.T) {
 }
 
 // TestDeleteOneOfThree: a small site deletes one of its three tenants
-// with delete tenant + apply, no flag needed.
+// with delete tenant + apply, then the other two at once, then (after
+// adding one back) its last one: no flag needed, since a person recorded
+// each deletion; the daemon's reconcile meanwhile does not fail. Before
+// issue 25 (item 8) the last ones were refused as "all".
 func TestDeleteOneOfThree(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(nil)
@@ -242,13 +245,28 @@ func TestDeleteOneOfThree(t *testing.T) {
 	if names, _ := w.store.Names(ctx); fmt.Sprint(names) != "[acme globex]" {
 		t.Errorf("store after the deletion finished: %v", names)
 	}
-	// Deleting the other two at once needs the flag.
+	// The other two at once: recorded by a person, so no flag; the
+	// daemon's reconcile applies it as well.
 	ok(t, w.svc.Delete(ctx, []string{"acme", "globex"}, func([]string) error { return nil }))
-	if _, err := w.svc.Apply(ctx, ApplyRequest{}); !errors.Is(err, reconcile.ErrMassDelete) {
-		t.Errorf("deleting every tenant without the flag: %v", err)
+	if err := w.svc.Reconcile(ctx); err != nil {
+		t.Fatalf("reconcile after delete tenant acme globex: %v", err)
 	}
-	if _, err := w.svc.Apply(ctx, ApplyRequest{AllowMassDelete: true}); err != nil {
-		t.Errorf("with the flag: %v", err)
+	if names, _ := w.store.Names(ctx); len(names) != 0 {
+		t.Errorf("store after deleting every tenant: %v", names)
+	}
+	if st, _ := w.cluster.ReadState(ctx); len(st.Accounts) != 0 {
+		t.Errorf("accounts left: %+v", st.Accounts)
+	}
+	// The last tenant of a site, alone.
+	ok(t, w.svc.Add(ctx, team("initech", "dave"), nil, func(tenant.Tenant) error { return nil }))
+	_, err = w.svc.Apply(ctx, ApplyRequest{})
+	ok(t, err)
+	ok(t, w.svc.Delete(ctx, []string{"initech"}, func([]string) error { return nil }))
+	if res, err := w.svc.Apply(ctx, ApplyRequest{}); err != nil || fmt.Sprint(res.Plan.Removed) != "[initech]" {
+		t.Errorf("deleting the last tenant without the flag: %v, removed %v", err, res.Plan.Removed)
+	}
+	if len(w.refused) != 0 {
+		t.Errorf("refusals counted: %v", w.refused)
 	}
 }
 

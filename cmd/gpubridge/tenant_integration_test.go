@@ -520,12 +520,12 @@ func TestTenantUsersAndImport(t *testing.T) {
 
 	h.ok("-i", "add", "user", "grace", "tenant=t3imp", "admin=yes")
 	r := h.apply()
-	if got := mine(r.Changes, "t3imp"); fmt.Sprint(got) != "[+ coordinator grace (t3imp) + user grace (t3imp)  QOS=ondemand,t3imp,t3imp-resv DefaultQOS=t3imp]" {
+	if got := mine(r.Changes, "t3imp"); fmt.Sprint(got) != "[+ user grace (t3imp)  QOS=ondemand,t3imp,t3imp-resv DefaultQOS=t3imp]" {
 		t.Errorf("add user: %v", got)
 	}
 	h.ok("-i", "delete", "user", "grace", "tenant=t3imp")
 	r = h.apply()
-	if got := mine(r.Changes, "t3imp"); fmt.Sprint(got) != "[- coordinator grace (t3imp) - user grace (t3imp)]" {
+	if got := mine(r.Changes, "t3imp"); fmt.Sprint(got) != "[- user grace (t3imp)]" {
 		t.Errorf("delete user: %v", got)
 	}
 	if out := h.ok("-P", "-n", "show", "audit", "tenant=t3imp", "limit=3"); !strings.Contains(out, "|modify|tenant|t3imp|Users grace,heidi -> heidi; Admins grace -> (none)") {

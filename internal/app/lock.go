@@ -69,13 +69,27 @@ func (j LockedJob) Run(ctx context.Context) error {
 	return j.Job.Run(ctx)
 }
 
-// Actor is who the audit log names: the invoking user (the sudo user when
-// run through sudo).
+// Actor is who the audit log names and whom the CLI's tenant-admin check
+// (SpeakFor: `check node ... tenant=T` by one of T's admins) tests: the
+// invoking user. $SUDO_USER names them only when sudo set it: the process
+// runs as root (sudo's target) and $SUDO_UID is that user's uid. Anyone can
+// set the variables, so elsewhere they are ignored and the process's own
+// user is named: `SUDO_USER=alice gpubridge ...` run by bob acts as bob
+// (issue 25). This is an identity for the audit log and for tenant
+// admins' health commands, not an authentication: whoever can read
+// gpubridge's configuration holds its database and Slurm credentials.
 func Actor() string {
-	if s := os.Getenv("SUDO_USER"); s != "" {
-		return s
+	return actorOf(os.Getuid(), os.Getenv("SUDO_USER"), os.Getenv("SUDO_UID"), user.Lookup, user.Current)
+}
+
+// actorOf is Actor on given process facts.
+func actorOf(uid int, sudoUser, sudoUID string, lookup func(string) (*user.User, error), current func() (*user.User, error)) string {
+	if uid == 0 && sudoUser != "" && sudoUID != "" {
+		if u, err := lookup(sudoUser); err == nil && u.Uid == sudoUID {
+			return sudoUser
+		}
 	}
-	if u, err := user.Current(); err == nil {
+	if u, err := current(); err == nil {
 		return u.Username
 	}
 	return "unknown"

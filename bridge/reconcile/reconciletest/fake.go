@@ -107,6 +107,12 @@ func (c *Cluster) ReadState(ctx context.Context) (reconcile.State, error) {
 		a := *c.accts[n]
 		a.Coordinators = slices.Clone(a.Coordinators)
 		slices.Sort(a.Coordinators)
+		if own, ok := c.assocs[reconcile.AssocKey{Account: n}]; ok { // the account's own association
+			a.QOS, a.DefaultQOS = slices.Sorted(slices.Values(own.QOS)), own.DefaultQOS
+		}
+		if a.Parent == "" && a.Clustered {
+			a.Parent = "root"
+		}
 		st.Accounts = append(st.Accounts, a)
 	}
 	keys := slices.SortedFunc(maps.Keys(c.assocs), func(a, b reconcile.AssocKey) int {
@@ -114,6 +120,9 @@ func (c *Cluster) ReadState(ctx context.Context) (reconcile.State, error) {
 	})
 	for _, k := range keys {
 		a := c.assocs[k]
+		if k.User == "" {
+			continue // an account's own association (above)
+		}
 		a.QOS = slices.Clone(a.QOS)
 		st.Assocs = append(st.Assocs, reconcile.Assoc{Assoc: a, IsDefault: c.users[a.User] == a.Account})
 	}
@@ -330,7 +339,7 @@ func (c *Cluster) PutAssocs(ctx context.Context, as []tenant.Assoc) error {
 	for _, a := range as {
 		a.QOS = slices.Clone(a.QOS)
 		c.assocs[reconcile.AssocKey{Account: a.Account, User: a.User}] = a
-		if d, ok := c.users[a.User]; !ok || d == "" {
+		if d, ok := c.users[a.User]; a.User != "" && (!ok || d == "") {
 			c.users[a.User] = a.Account
 		}
 	}
@@ -453,7 +462,7 @@ func (c *Cluster) DeleteAccounts(ctx context.Context, names []string) error {
 		delete(c.accts, n)
 		for k := range gone {
 			delete(c.assocs, k)
-			if !c.keepsOthers(k.User, nil) {
+			if k.User != "" && !c.keepsOthers(k.User, nil) {
 				c.users[k.User] = ""
 			}
 		}

@@ -115,6 +115,7 @@ func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 		return st, err
 	}
 	clustered := map[string]bool{}
+	own := map[string]slurmrest.Association{} // accounts' own associations
 	live := newLiveAssocs()
 	for _, as := range assocs {
 		if as.User != "" {
@@ -125,6 +126,7 @@ func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 		}
 		if as.User == "" {
 			clustered[as.Account] = true
+			own[as.Account] = as
 			continue
 		}
 		st.Assocs = append(st.Assocs, reconcile.Assoc{
@@ -142,10 +144,13 @@ func (a *Adapter) ReadState(ctx context.Context) (reconcile.State, error) {
 			continue
 		}
 		a.lastAccounts[ac.Name] = ac
+		o := own[ac.Name]
 		st.Accounts = append(st.Accounts, reconcile.Account{
-			Account:      tenant.Account{Name: ac.Name, Description: ac.Description, Organization: ac.Organization},
+			Account: tenant.Account{Name: ac.Name, Description: ac.Description, Organization: ac.Organization,
+				QOS: sorted(o.QOS), DefaultQOS: o.DefaultQOS},
 			Clustered:    clustered[ac.Name],
 			Coordinators: sorted(ac.Coordinators),
+			Parent:       o.ParentAccount,
 		})
 	}
 	return st, nil

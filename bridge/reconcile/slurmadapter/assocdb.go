@@ -39,6 +39,7 @@ type assocRow struct {
 	QOS       string `db:"qos"`
 	DeltaQOS  string `db:"delta_qos"`
 	DefQOS    *int64 `db:"def_qos_id"`
+	Parent    string `db:"parent_acct"`
 }
 
 // Associations returns the cluster's live associations (account and user
@@ -49,14 +50,14 @@ func (d AssocDB) Associations(ctx context.Context, cluster string, qosName map[i
 		return nil, fmt.Errorf("read associations from slurmdbd's database: cluster name %q cannot name a table", cluster)
 	}
 	var rows []assocRow
-	q := "SELECT `user`, acct, `partition`, is_def, qos, delta_qos, def_qos_id FROM `" + cluster + "_assoc_table` WHERE deleted = 0"
+	q := "SELECT `user`, acct, `partition`, is_def, qos, delta_qos, def_qos_id, parent_acct FROM `" + cluster + "_assoc_table` WHERE deleted = 0"
 	if err := d.DB.SelectContext(ctx, &rows, q); err != nil {
 		return nil, fmt.Errorf("read associations from slurmdbd's database (table %s_assoc_table): %w", cluster, err)
 	}
 	out := make([]slurmrest.Association, 0, len(rows))
 	for _, r := range rows {
 		a := slurmrest.Association{Cluster: cluster, Account: r.Acct, User: r.User, Partition: r.Partition, IsDefault: r.IsDef == 1,
-			QOS: ownQOS(r.QOS, r.DeltaQOS, qosName)}
+			QOS: ownQOS(r.QOS, r.DeltaQOS, qosName), ParentAccount: r.Parent}
 		if r.DefQOS != nil {
 			a.DefaultQOS = qosName[int(*r.DefQOS)]
 		}
