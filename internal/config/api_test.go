@@ -14,10 +14,14 @@ func TestAPIDefaultsAndValidation(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	c.API = API{RefreshInterval: Duration{time.Millisecond}, AuthFailuresPerMinute: 0, AuthFailureBurst: -1}
+	if a := c.API; a.TokenRequestsPerSecond != 20 || a.TokenRequestBurst != 40 || a.AddressRequestsPerSecond != 100 || a.AddressRequestBurst != 200 {
+		t.Errorf("request rate defaults: %+v", a)
+	}
+	c.API = API{RefreshInterval: Duration{time.Millisecond}, AuthFailuresPerMinute: 0, AuthFailureBurst: -1, TokenRequestBurst: 1}
 	c.Schedules.Bookings = "sometimes"
 	err := c.Validate()
-	for _, f := range []string{"api.refreshInterval", "api.authFailuresPerMinute", "api.authFailureBurst", "schedules.bookings"} {
+	for _, f := range []string{"api.refreshInterval", "api.authFailuresPerMinute", "api.authFailureBurst", "schedules.bookings",
+		"api.tokenRequestsPerSecond", "api.addressRequestsPerSecond", "api.addressRequestBurst"} {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("Validate() = %v; want a problem with %s", err, f)
 		}

@@ -59,6 +59,13 @@ type API struct {
 	// until the bucket refills.
 	AuthFailuresPerMinute int `json:"authFailuresPerMinute"`
 	AuthFailureBurst      int `json:"authFailureBurst"`
+	// TokenRequestsPerSecond and TokenRequestBurst bound one token's
+	// requests, AddressRequestsPerSecond and AddressRequestBurst one
+	// source address's (every token behind it, and none); past them 429.
+	TokenRequestsPerSecond   int `json:"tokenRequestsPerSecond"`
+	TokenRequestBurst        int `json:"tokenRequestBurst"`
+	AddressRequestsPerSecond int `json:"addressRequestsPerSecond"`
+	AddressRequestBurst      int `json:"addressRequestBurst"`
 }
 
 // Ingest says how often the daemon's ingest job goes beyond its window
@@ -384,8 +391,9 @@ func Default() Config {
 		},
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}, ReadAssociations: ReadAssociationsAuto},
 		Health:    defaultHealth(),
-		API:       API{RefreshInterval: Duration{15 * time.Second}, AuthFailuresPerMinute: 10, AuthFailureBurst: 20},
-		Ingest:    Ingest{ChangesEvery: Duration{time.Hour}, VerifyEvery: Duration{24 * time.Hour}},
+		API: API{RefreshInterval: Duration{15 * time.Second}, AuthFailuresPerMinute: 10, AuthFailureBurst: 20,
+			TokenRequestsPerSecond: 20, TokenRequestBurst: 40, AddressRequestsPerSecond: 100, AddressRequestBurst: 200},
+		Ingest: Ingest{ChangesEvery: Duration{time.Hour}, VerifyEvery: Duration{24 * time.Hour}},
 	}
 }
 
@@ -704,6 +712,16 @@ func (a API) validate(add func(field, format string, a ...any)) {
 	}
 	if a.AuthFailureBurst < 1 || a.AuthFailureBurst > 10_000 {
 		add("api.authFailureBurst", "%d is outside 1..10000 (default 20)", a.AuthFailureBurst)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+		def  int
+	}{{"api.tokenRequestsPerSecond", a.TokenRequestsPerSecond, 20}, {"api.tokenRequestBurst", a.TokenRequestBurst, 40},
+		{"api.addressRequestsPerSecond", a.AddressRequestsPerSecond, 100}, {"api.addressRequestBurst", a.AddressRequestBurst, 200}} {
+		if f.v < 1 || f.v > 100_000 {
+			add(f.name, "%d is outside 1..100000 (default %d)", f.v, f.def)
+		}
 	}
 }
 
