@@ -65,11 +65,17 @@ func (s *Server) secure(r *http.Request) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
+	return !isLoopback(host)
+}
+
+// isLoopback says whether host (a name or an address, no port) is
+// loopback; names other than localhost are not.
+func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
-		return false
+		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip == nil || !ip.IsLoopback()
+	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, raw string) {

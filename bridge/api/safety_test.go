@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -303,5 +304,29 @@ func TestOrphanTokenTriggersNoRefresh(t *testing.T) {
 	}
 	if n := h.names.count() - before; n > 3 {
 		t.Errorf("30 admin requests for 3 unknown tenants read the tenants %d times; want at most 3", n)
+	}
+}
+
+// TestRequestsAreRateLimitedPerAddress: an address past its rate gets 429
+// whatever its tokens (none here); loopback (a proxy on the host) has no
+// rate of its own.
+func TestRequestsAreRateLimitedPerAddress(t *testing.T) {
+	h := newHarness(t)
+	codes := func(addr string) map[int]int {
+		out := map[int]int{}
+		for range 250 {
+			r := httptest.NewRequest("GET", "/api/v1/tenants", nil)
+			r.RemoteAddr = addr
+			w := httptest.NewRecorder()
+			h.srv.ServeHTTP(w, r)
+			out[w.Code]++
+		}
+		return out
+	}
+	if got := codes("192.0.2.7:4000"); got[http.StatusTooManyRequests] < 40 || got[http.StatusUnauthorized] < 200 {
+		t.Errorf("250 requests at once from one address: %v; want 200 answered (burst), the rest 429", got)
+	}
+	if got := codes("127.0.0.1:4000"); got[http.StatusTooManyRequests] != 0 {
+		t.Errorf("250 requests from loopback: %v; want no 429", got)
 	}
 }

@@ -74,6 +74,8 @@ type Options struct {
 	// TokenRate (requests per second) and TokenBurst bound one token's
 	// requests, AddressRate and AddressBurst one source address's: past
 	// them 429 (defaults 20/40 and 100/200).
+	// Loopback addresses have no request rate of their own: behind a
+	// proxy on the same host every client would share one.
 	TokenRate    float64
 	TokenBurst   int
 	AddressRate  float64
@@ -338,7 +340,7 @@ func (s *Server) wrap(rt route) http.Handler {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
-	if !s.perAddr.allow(clientIP(r), s.now()) {
+	if ip := clientIP(r); !isLoopback(ip) && !s.perAddr.allow(ip, s.now()) {
 		return s.tooMany(w)
 	}
 	tok, code, err := s.authenticate(r, false)
