@@ -27,3 +27,22 @@ func TestAPIDefaultsAndValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsListenIsItsOwn: /metrics has its own loopback address by
+// default, and may not share the tenant API's.
+func TestMetricsListenIsItsOwn(t *testing.T) {
+	c := Default()
+	if c.Server.MetricsListen != "127.0.0.1:9181" || c.Server.MetricsListen == c.Server.Listen {
+		t.Fatalf("default metricsListen %q (listen %q)", c.Server.MetricsListen, c.Server.Listen)
+	}
+	for name, v := range map[string]string{"same as listen": c.Server.Listen, "not an address": "9181"} {
+		c.Server.MetricsListen = v
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "server.metricsListen") {
+			t.Errorf("%s: Validate() = %v; want a problem with server.metricsListen", name, err)
+		}
+	}
+	c.Server.Listen, c.Server.MetricsListen = "127.0.0.1:0", "127.0.0.1:0" // two free ports
+	if err := c.Validate(); err != nil {
+		t.Errorf("both on port 0: %v", err)
+	}
+}

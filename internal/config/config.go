@@ -193,9 +193,16 @@ type Tenants struct {
 // SlurmUser.
 const DefaultGuardFile = "/var/lib/gpubridge/guard/tenants.table"
 
-// Server is the daemon's HTTP listener (API, /metrics, /healthz, /readyz).
+// Server is the daemon's HTTP listeners: Listen serves the tenant API,
+// the status page, /healthz and /readyz; MetricsListen serves /metrics
+// (every tenant's quota, use and spend: never on the API's listener),
+// /healthz and /readyz.
 type Server struct {
 	Listen string `json:"listen"`
+	// MetricsListen is /metrics' own address (default 127.0.0.1:9181,
+	// loopback); off loopback it needs TLS (the same certificate) or
+	// allowPlainHTTP, like listen.
+	MetricsListen string `json:"metricsListen"`
 	// TLSCertFile and TLSKeyFile (PEM) make the server speak HTTPS; both
 	// or neither. Re-read at every reload.
 	TLSCertFile string `json:"tlsCertFile"`
@@ -361,6 +368,7 @@ func Default() Config {
 		},
 		Server: Server{
 			Listen:            "127.0.0.1:9180",
+			MetricsListen:     "127.0.0.1:9181",
 			ReadTimeout:       Duration{10 * time.Second},
 			ReadHeaderTimeout: Duration{5 * time.Second},
 			WriteTimeout:      Duration{30 * time.Second},
@@ -468,6 +476,7 @@ func (c *Config) envVars() map[string]*string {
 		"GPUBRIDGE_SLURMDB_DSN":          &c.SlurmDB.DSN,
 		"GPUBRIDGE_SACCTMGR":             &c.Reconcile.Sacctmgr,
 		"GPUBRIDGE_LISTEN":               &c.Server.Listen,
+		"GPUBRIDGE_METRICS_LISTEN":       &c.Server.MetricsListen,
 		"GPUBRIDGE_TLS_CERT_FILE":        &c.Server.TLSCertFile,
 		"GPUBRIDGE_TLS_KEY_FILE":         &c.Server.TLSKeyFile,
 		"GPUBRIDGE_QOS_PREFIX":           &c.Tenants.QOSPrefix,
@@ -728,6 +737,11 @@ func (a API) validate(add func(field, format string, a ...any)) {
 func (s Server) validate(add func(field, format string, a ...any)) {
 	if host, port, err := net.SplitHostPort(s.Listen); err != nil || port == "" || strings.ContainsAny(host, " /") {
 		add("server.listen", "%q is not a host:port address such as 127.0.0.1:9180", s.Listen)
+	}
+	if host, port, err := net.SplitHostPort(s.MetricsListen); err != nil || port == "" || strings.ContainsAny(host, " /") {
+		add("server.metricsListen", "%q is not a host:port address such as 127.0.0.1:9181", s.MetricsListen)
+	} else if s.MetricsListen == s.Listen && port != "0" {
+		add("server.metricsListen", "%q is server.listen too: /metrics names every tenant and must not be on the tenant API's listener; use another port, such as 127.0.0.1:9181", s.MetricsListen)
 	}
 	if (s.TLSCertFile == "") != (s.TLSKeyFile == "") {
 		add("server.tlsCertFile", "tlsCertFile and tlsKeyFile go together; set both (HTTPS) or neither")
