@@ -376,7 +376,7 @@ func (s *Server) listBookings(q *req) (int, any, error) {
 	slices.Sort(lf.States)
 	lf.States = slices.Compact(lf.States)
 	key := fmt.Sprintf("bookings|%s|%v|%d|%d|%d", q.tenant, lf.States, lf.From.Unix(), lf.To.Unix(), limit)
-	return s.cached(q, key, func() (any, error) {
+	return s.cached(q, key, false, func() (any, error) {
 		bs, err := svc.List(q.r.Context(), lf)
 		if err != nil {
 			return nil, err
@@ -408,21 +408,26 @@ func rowLimit(q *req) (int, error) {
 // cached answers a read-only booking route from the cache, keyed by the
 // parsed request (key: the route's normalised query), whether the token
 // is an admin's, and the number of booking changes made through this
-// server. A miss is computed under the heavy semaphore, encoded once, and
-// kept (within the cache's bounds) unless it is over maxAnswerBytes.
-func (s *Server) cached(q *req, key string, load func() (any, error)) (int, any, error) {
+// server. A miss is encoded once and kept (within the cache's bounds)
+// unless it is over maxAnswerBytes; a heavy one (a computation over the
+// calendars) is computed under the heavy semaphore, so that such answers
+// take at most half the CPUs whoever asks, and never delay the light
+// routes (bookings, quota, usage) of other tenants.
+func (s *Server) cached(q *req, key string, heavy bool, load func() (any, error)) (int, any, error) {
 	key = fmt.Sprintf("%d|%t|%s", s.writes.Load(), q.tok.Scope == token.Admin, key)
 	if b, ok := s.reads.get(key); ok {
 		return http.StatusOK, rawJSON(b), nil
 	}
-	select {
-	case s.heavy <- struct{}{}:
-		defer func() { <-s.heavy }()
-	case <-q.r.Context().Done():
-		return 0, nil, q.r.Context().Err()
-	}
-	if b, ok := s.reads.get(key); ok { // computed while this one waited
-		return http.StatusOK, rawJSON(b), nil
+	if heavy {
+		select {
+		case s.heavy <- struct{}{}:
+			defer func() { <-s.heavy }()
+		case <-q.r.Context().Done():
+			return 0, nil, q.r.Context().Err()
+		}
+		if b, ok := s.reads.get(key); ok { // computed while this one waited
+			return http.StatusOK, rawJSON(b), nil
+		}
 	}
 	v, err := load()
 	if err != nil {
@@ -623,7 +628,7 @@ func (s *Server) availability(q *req) (int, any, error) {
 		return 0, nil, badRequest(ps)
 	}
 	key := fmt.Sprintf("availability|%v|%d|%d|%d", aq.Types, aq.From.Unix(), aq.To.Unix(), aq.Step/time.Second)
-	return s.cached(q, key, func() (any, error) {
+	return s.cached(q, key, true, func() (any, error) {
 		av, err := svc.Availability(q.r.Context(), aq)
 		if err != nil {
 			return nil, err
@@ -731,7 +736,7 @@ func (s *Server) slots(q *req) (int, any, error) {
 		return 0, nil, badRequest(ps)
 	}
 	key := fmt.Sprintf("slots|%s|%s|%d|%d|%d|%d", q.tenant, sq.Type, sq.Count, sq.Duration/time.Second, sq.After.Unix(), sq.Limit)
-	return s.cached(q, key, func() (any, error) {
+	return s.cached(q, key, true, func() (any, error) {
 		slots, err := svc.FindSlots(q.r.Context(), sq)
 		if err != nil {
 			return nil, err

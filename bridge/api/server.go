@@ -146,7 +146,7 @@ func New(o Options) *Server {
 	o.AddressRate, o.AddressBurst = cmpOr(o.AddressRate, 100), cmpOr(o.AddressBurst, 200)
 	s := &Server{o: o, failures: newKeyed(rate.Limit(o.AuthFailures/60), o.AuthBurst),
 		perToken: newKeyed(rate.Limit(o.TokenRate), o.TokenBurst), perAddr: newKeyed(rate.Limit(o.AddressRate), o.AddressBurst),
-		heavy: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), unknown: newUnknownTenants(unknownTTL)}
+		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), unknown: newUnknownTenants(unknownTTL)}
 	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
 	s.reads = newAnswers(readTTL, cacheBytes, s.now)
