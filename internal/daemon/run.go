@@ -151,6 +151,7 @@ func start(ctx context.Context, o Options) (*daemon, error) {
 		return nil, err
 	}
 	d.live.Store(true)
+	d.cur.Store(g) // the handlers' configuration from the first request on (run stores it again)
 	d.serve(ln, mln)
 	d.run(ctx, g)
 	d.metrics.lastReload.SetToCurrentTime()
