@@ -9,6 +9,7 @@ cd "$(git rev-parse --show-toplevel)"
 source .testbed/env
 export PATH="$PWD/bin:$PATH"
 export GPUBRIDGE_LISTEN=${GPUBRIDGE_LISTEN:-127.0.0.1:9180}
+export GPUBRIDGE_METRICS_LISTEN=${GPUBRIDGE_METRICS_LISTEN:-127.0.0.1:9181}
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 export -f step
@@ -35,7 +36,7 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 [ $ready = yes ] || { echo "demo: gpubridge serve is not ready after 20 s:" >&2; tail -20 .testbed/serve.log >&2; exit 1; }
-echo "daemon ready on http://$GPUBRIDGE_LISTEN (/metrics, /healthz, /readyz)"
+echo "daemon ready on http://$GPUBRIDGE_LISTEN (API, /healthz, /readyz) and http://$GPUBRIDGE_METRICS_LISTEN (/metrics)"
 
 for s in test/demo.d/*.sh; do
   [ -e "$s" ] || continue

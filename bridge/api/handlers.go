@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -23,20 +22,20 @@ import (
 // routes is the API: every route the OpenAPI file describes, and no other.
 func (s *Server) routes() []route {
 	return []route{
-		{Method: "GET", Path: "/api/v1/tenants", Scope: token.Read, Handle: s.listTenants},
+		{Method: "GET", Path: "/api/v1/tenants", Scope: token.Read, Params: []string{"tenant"}, Handle: s.listTenants},
 		{Method: "GET", Path: "/api/v1/pool", Scope: token.Admin, Handle: s.pool},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}", Scope: token.Read, Handle: s.getTenant},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/quota", Scope: token.Read, Handle: s.quota},
-		{Method: "GET", Path: "/api/v1/tenants/{tenant}/usage", Scope: token.Read, Handle: s.tenantUsage},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/usage", Scope: token.Read, Params: []string{"period"}, Handle: s.tenantUsage},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/burst", Scope: token.Read, Handle: s.burst},
-		{Method: "GET", Path: "/api/v1/tenants/{tenant}/jobs/pending", Scope: token.Read, Handle: s.pendingJobs},
-		{Method: "GET", Path: "/api/v1/tenants/{tenant}/bookings", Scope: token.Read, Handle: s.listBookings},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/jobs/pending", Scope: token.Read, Params: []string{"limit"}, Handle: s.pendingJobs},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/bookings", Scope: token.Read, Params: []string{"state", "from", "to", "limit"}, Handle: s.listBookings},
 		{Method: "POST", Path: "/api/v1/tenants/{tenant}/bookings", Scope: token.Book, Handle: s.addBooking},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/bookings/{id}", Scope: token.Read, ObjectFirst: true, Handle: s.getBooking},
 		{Method: "PATCH", Path: "/api/v1/tenants/{tenant}/bookings/{id}", Scope: token.Book, ObjectFirst: true, Handle: s.modifyBooking},
 		{Method: "DELETE", Path: "/api/v1/tenants/{tenant}/bookings/{id}", Scope: token.Book, ObjectFirst: true, Handle: s.cancelBooking},
-		{Method: "GET", Path: "/api/v1/tenants/{tenant}/availability", Scope: token.Read, Handle: s.availability},
-		{Method: "GET", Path: "/api/v1/tenants/{tenant}/slots", Scope: token.Read, Handle: s.slots},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/availability", Scope: token.Read, Params: []string{"type", "from", "to", "step"}, Handle: s.availability},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/slots", Scope: token.Read, Params: []string{"type", "count", "duration", "after", "limit"}, Handle: s.slots},
 	}
 }
 
@@ -289,10 +288,18 @@ func (s *Server) pendingJobs(q *req) (int, any, error) {
 	for _, b := range q.snap.Plan.Bursting {
 		bursting[b.JobID] = true
 	}
-	out := []PendingJob{}
+	limit, err := rowLimit(q)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, more := []PendingJob{}, false
 	for _, j := range q.snap.Jobs[q.tenant] {
 		if !j.Pending() {
 			continue
+		}
+		if len(out) == limit {
+			more = true
+			break
 		}
 		p := PendingJob{ID: j.ID, Name: j.Name, User: j.User, Partition: j.Partition, QOS: j.QOS, GPUs: j.GPUs.String(),
 			Tasks: max(j.Tasks, 1), SubmitTime: j.SubmitTime, Reason: j.Reason, QuotaHold: burst.IsQuotaHold(j.Reason), Burst: "none"}
@@ -306,7 +313,7 @@ func (s *Server) pendingJobs(q *req) (int, any, error) {
 		}
 		out = append(out, p)
 	}
-	return http.StatusOK, map[string]any{"tenant": q.tenant, "asOf": q.snap.At, "jobs": out}, nil
+	return http.StatusOK, map[string]any{"tenant": q.tenant, "asOf": q.snap.At, "jobs": out, "more": more}, nil
 }
 
 // bookingView is a booking with its Slurm reservation's name.
@@ -356,37 +363,85 @@ func (s *Server) listBookings(q *req) (int, any, error) {
 			*dst = t
 		}
 	}
+	limit, err := rowLimit(q)
+	if err != nil {
+		var he *httpError
+		if errors.As(err, &he) {
+			ps = append(ps, he.body.Problems...)
+		}
+	}
 	if len(ps) > 0 {
 		return 0, nil, badRequest(ps)
 	}
-	return s.cached(q, func() (any, error) {
+	slices.Sort(lf.States)
+	lf.States = slices.Compact(lf.States)
+	key := fmt.Sprintf("bookings|%s|%v|%d|%d|%d", q.tenant, lf.States, lf.From.Unix(), lf.To.Unix(), limit)
+	return s.cached(q, key, false, func() (any, error) {
 		bs, err := svc.List(q.r.Context(), lf)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]bookingView, 0, len(bs))
+		out, more := make([]bookingView, 0, min(len(bs), limit)), false
 		for _, b := range bs {
-			if b.Tenant == q.tenant {
-				out = append(out, s.view(b))
+			if b.Tenant != q.tenant {
+				continue
 			}
+			if len(out) == limit {
+				more = true
+				break
+			}
+			out = append(out, s.view(b))
 		}
-		return map[string]any{"tenant": q.tenant, "bookings": out}, nil
+		return map[string]any{"tenant": q.tenant, "bookings": out, "more": more}, nil
 	})
 }
 
+// rowLimit reads limit= of a list route: 1..maxRows, default maxRows.
+func rowLimit(q *req) (int, error) {
+	n, ok := queryInt(q.r, "limit", maxRows)
+	if !ok || n < 1 || n > maxRows {
+		return 0, badRequest(reserve.Problems{{Field: "limit", Msg: fmt.Sprintf("a whole number from 1 to %d (the most rows one answer holds; \"more\": true says there are more)", maxRows)}})
+	}
+	return n, nil
+}
+
 // cached answers a read-only booking route from the cache, keyed by the
-// path, the query, whether the token is an admin's, and the number of
-// booking changes made through this server.
-func (s *Server) cached(q *req, load func() (any, error)) (int, any, error) {
-	key := fmt.Sprintf("%d|%t|%s?%s", s.writes.Load(), q.tok.Scope == token.Admin, q.r.URL.Path, q.r.URL.RawQuery)
-	v, err := s.reads.get(key, func() (any, time.Duration, error) {
-		v, err := load()
-		return v, 0, err
-	})
+// parsed request (key: the route's normalised query), whether the token
+// is an admin's, and the number of booking changes made through this
+// server. A miss is encoded once and kept (within the cache's bounds)
+// unless it is over maxAnswerBytes; a heavy one (a computation over the
+// calendars) is computed under the heavy semaphore, so that such answers
+// take at most half the CPUs whoever asks, and never delay the light
+// routes (bookings, quota, usage) of other tenants.
+func (s *Server) cached(q *req, key string, heavy bool, load func() (any, error)) (int, any, error) {
+	key = fmt.Sprintf("%d|%t|%s", s.writes.Load(), q.tok.Scope == token.Admin, key)
+	if b, ok := s.reads.get(key); ok {
+		return http.StatusOK, rawJSON(b), nil
+	}
+	if heavy {
+		select {
+		case s.heavy <- struct{}{}:
+			defer func() { <-s.heavy }()
+		case <-q.r.Context().Done():
+			return 0, nil, q.r.Context().Err()
+		}
+		if b, ok := s.reads.get(key); ok { // computed while this one waited
+			return http.StatusOK, rawJSON(b), nil
+		}
+	}
+	v, err := load()
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, v, nil
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(b) > maxAnswerBytes {
+		return 0, nil, tooBig(len(b))
+	}
+	s.reads.put(key, b)
+	return http.StatusOK, rawJSON(b), nil
 }
 
 func joinStates() string {
@@ -410,9 +465,9 @@ func splitList(v string) []string {
 // bookingBody reads a JSON object of strings: the CLI's key=value
 // arguments (gpus=h100:2, start=now+1h, duration=2h, purpose=...), read by
 // the CLI's own parser so that every message is the CLI's.
-func bookingBody(r *http.Request, keys []string) (map[string]string, error) {
+func bookingBody(w http.ResponseWriter, r *http.Request, keys []string) (map[string]string, error) {
 	var raw map[string]any
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err := dec.Decode(&raw); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -448,7 +503,7 @@ func (s *Server) addBooking(q *req) (int, any, error) {
 		return 0, nil, errUnavailable
 	}
 	keys := slices.DeleteFunc(slices.Clone(reserve.AddKeys), func(k string) bool { return k == "tenant" })
-	kv, err := bookingBody(q.r, keys)
+	kv, err := bookingBody(q.w, q.r, keys)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -509,7 +564,7 @@ func (s *Server) modifyBooking(q *req) (int, any, error) {
 	if err := q.need(token.Book); err != nil {
 		return 0, nil, err
 	}
-	kv, err := bookingBody(q.r, reserve.ModifyKeys)
+	kv, err := bookingBody(q.w, q.r, reserve.ModifyKeys)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -568,9 +623,32 @@ func (s *Server) availability(q *req) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	aq, ps := s.availabilityQuery(q)
+	if len(ps) > 0 {
+		return 0, nil, badRequest(ps)
+	}
+	key := fmt.Sprintf("availability|%v|%d|%d|%d", aq.Types, aq.From.Unix(), aq.To.Unix(), aq.Step/time.Second)
+	return s.cached(q, key, true, func() (any, error) {
+		av, err := svc.Availability(q.r.Context(), aq)
+		if err != nil {
+			return nil, err
+		}
+		if q.tok.Scope != token.Admin {
+			av = redact(av)
+		}
+		return av, nil
+	})
+}
+
+// availabilityQuery parses the availability route's query and bounds its
+// answer: at most maxSteps steps, maxTypes types, and maxBuckets steps
+// times types (every type of the pool when none is named).
+func (s *Server) availabilityQuery(q *req) (reserve.AvailabilityQuery, reserve.Problems) {
 	now := s.now().Truncate(time.Second)
 	v := q.r.URL.Query()
-	aq := reserve.AvailabilityQuery{Types: splitList(v.Get("type")), From: now, To: now.Add(14 * 24 * time.Hour)}
+	types := splitList(v.Get("type"))
+	slices.Sort(types)
+	aq := reserve.AvailabilityQuery{Types: slices.Compact(types), From: now, To: now.Add(14 * 24 * time.Hour)}
 	var ps reserve.Problems
 	for k, dst := range map[string]*time.Time{"from": &aq.From, "to": &aq.To} {
 		if x := v.Get(k); x != "" {
@@ -595,19 +673,27 @@ func (s *Server) availability(q *req) (int, any, error) {
 		}
 		aq.Step = d
 	}
-	if len(ps) > 0 {
-		return 0, nil, badRequest(ps)
+	if len(aq.Types) > maxTypes {
+		ps = append(ps, reserve.Problem{Field: "type", Msg: fmt.Sprintf("%d types; at most %d in one request", len(aq.Types), maxTypes)})
 	}
-	return s.cached(q, func() (any, error) {
-		av, err := svc.Availability(q.r.Context(), aq)
-		if err != nil {
-			return nil, err
-		}
-		if q.tok.Scope != token.Admin {
-			av = redact(av)
-		}
-		return av, nil
-	})
+	if len(ps) > 0 || aq.Step < time.Second || !aq.To.After(aq.From) {
+		return aq, ps // the service names what is wrong with the window and step
+	}
+	steps := int64((aq.To.Sub(aq.From) + aq.Step - 1) / aq.Step)
+	ntypes := int64(len(aq.Types))
+	if ntypes == 0 && q.snap != nil {
+		ntypes = int64(len(q.snap.Pool))
+	}
+	ntypes = max(ntypes, 1)
+	switch {
+	case steps > maxSteps:
+		ps = append(ps, reserve.Problem{Field: "step", Msg: fmt.Sprintf("%s over %s is %d steps; at most %d in one answer: use a longer step or a shorter from..to",
+			reserve.FormatDuration(aq.Step), reserve.FormatDuration(aq.To.Sub(aq.From)), steps, maxSteps)})
+	case steps*ntypes > maxBuckets:
+		ps = append(ps, reserve.Problem{Field: "step", Msg: fmt.Sprintf("%d steps of %d types is %d; at most %d in one answer: name fewer types (type=), use a longer step or a shorter from..to",
+			steps, ntypes, steps*ntypes, maxBuckets)})
+	}
+	return aq, ps
 }
 
 func (s *Server) slots(q *req) (int, any, error) {
@@ -649,7 +735,8 @@ func (s *Server) slots(q *req) (int, any, error) {
 	if len(ps) > 0 {
 		return 0, nil, badRequest(ps)
 	}
-	return s.cached(q, func() (any, error) {
+	key := fmt.Sprintf("slots|%s|%s|%d|%d|%d|%d", q.tenant, sq.Type, sq.Count, sq.Duration/time.Second, sq.After.Unix(), sq.Limit)
+	return s.cached(q, key, true, func() (any, error) {
 		slots, err := svc.FindSlots(q.r.Context(), sq)
 		if err != nil {
 			return nil, err
@@ -659,4 +746,18 @@ func (s *Server) slots(q *req) (int, any, error) {
 		}
 		return map[string]any{"tenant": q.tenant, "slots": slots}, nil
 	})
+}
+
+// redactRefusal hides in a booking refusal what redact hides in an
+// availability: the reasons capacity is reduced (foreign reservation
+// names, maintenance reasons) become "unavailable".
+func redactRefusal(ref *reserve.Refusal) *reserve.Refusal {
+	out := *ref
+	out.Shortfalls = slices.Clone(ref.Shortfalls)
+	for i, sf := range out.Shortfalls {
+		if len(sf.Reasons) > 0 {
+			out.Shortfalls[i].Reasons = []string{"unavailable"}
+		}
+	}
+	return &out
 }

@@ -30,9 +30,25 @@ import (
 // Markers of tenant beta's data: none may appear in an answer to acme.
 var betaMarkers = []string{"beta", "bsecretuser", "bsecret-job", "bsecret-purpose"}
 
-type fakeTenants struct{ ts []tenant.Tenant }
+// countingTenants counts the snapshot's reads of the tenants.
+type countingTenants struct {
+	mu    sync.Mutex
+	ts    []tenant.Tenant
+	reads int
+}
 
-func (f fakeTenants) List(context.Context) ([]tenant.Tenant, error) { return f.ts, nil }
+func (f *countingTenants) List(context.Context) ([]tenant.Tenant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	return f.ts, nil
+}
+
+func (f *countingTenants) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
 
 type fakeJobs struct {
 	mu    sync.Mutex
@@ -115,6 +131,8 @@ type harness struct {
 	jobs   *fakeJobs
 	usage  *fakeUsage
 	svc    *reserve.Service
+	slurm  *reservetest.FakeSlurm
+	names  *countingTenants
 	now    time.Time
 	clock  func() time.Time
 	mu     sync.Mutex
@@ -197,10 +215,12 @@ func newHarness(t *testing.T) *harness {
 		"beta": {{Key: export.Key{Tenant: "beta", Account: "beta", Type: "h100", Tier: "reserved", Kind: "usage", Rate: 250}, HasTenant: true,
 			GPUSeconds: 3600, Amount: money.New(250, money.Currency{Code: "EUR", Minor: 2})}},
 	}, closed: map[meter.Period]bool{}}
+	h.slurm = slurm
+	h.names = &countingTenants{ts: tenants}
 	inv := &InventoryCache{Source: slurm, TTL: time.Minute}
 	reads := &reserve.Service{Store: st, Source: inv, Tenants: h.svc.Tenants, Settings: settings, Now: h.clock}
 	live := &Live{Now: h.clock, Interval: time.Hour, Sources: Sources{
-		Tenants: fakeTenants{tenants}, Jobs: jc, Burst: planner{jobs: jc, tenants: bt}, Inventory: inv, Bookings: reads,
+		Tenants: h.names, Jobs: jc, Burst: planner{jobs: jc, tenants: bt}, Inventory: inv, Bookings: reads,
 		Settings: settings, Usage: h.usage, IngestedThrough: func(context.Context) (time.Time, error) { return h.now.Add(-10 * time.Minute), nil },
 		OnDemandPartition: "ondemand", OnDemandQOS: "ondemand",
 	}}

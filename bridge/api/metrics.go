@@ -57,8 +57,12 @@ func (m *Metrics) SetLive(l *Live) { m.live.Store(l) }
 // ObserveReconcile records how many changes a reconcile plan held.
 func (m *Metrics) ObserveReconcile(changes int) { m.drift.Set(float64(changes)) }
 
+// observe counts a request. Every label is folded to a fixed set (the
+// routes, the methods of methodLabel, the codes of codeLabel), so that no
+// client, authenticated or not, makes series of its own.
 func (m *Metrics) observe(route, method string, code int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	method = methodLabel(method)
+	m.requests.WithLabelValues(route, method, strconv.Itoa(codeLabel(code))).Inc()
 	if d > 0 {
 		m.duration.WithLabelValues(route, method).Observe(d.Seconds())
 	}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -36,18 +37,49 @@ var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
 }).ParseFS(templateFS, "templates/*.html"))
 
 // pageRoutes mounts the status page: GET / (the page, or the login form),
-// POST /login, POST /logout.
+// POST /login, POST /logout. The posts are refused from another origin
+// (http.CrossOriginProtection: Sec-Fetch-Site, else Origin against Host),
+// so no other site can log a browser in with its own token or out.
 func (s *Server) pageRoutes(mux *http.ServeMux) {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.render(w, http.StatusForbidden, "login", loginData{Error: "refused: the form was sent from another site; log in on this page"})
+		s.o.Metrics.observe(r.URL.Path, r.Method, http.StatusForbidden, 0)
+	}))
 	mux.HandleFunc("GET /{$}", s.page)
-	mux.HandleFunc("POST /login", s.login)
-	mux.HandleFunc("POST /logout", func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.o.SecureCookies, SameSite: http.SameSiteStrictMode})
+	mux.Handle("POST /login", cop.Handler(http.HandlerFunc(s.login)))
+	mux.Handle("POST /logout", cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
 		http.Redirect(w, r, "/", http.StatusSeeOther)
-	})
+	})))
 }
 
-func (s *Server) setCookie(w http.ResponseWriter, raw string) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: raw, Path: "/", HttpOnly: true, Secure: s.o.SecureCookies,
+// secure says whether the cookie is Secure: always with TLS, and off
+// loopback (a TLS proxy in front of a plain listener): only a browser on
+// the server's own host may keep the token over plain HTTP.
+func (s *Server) secure(r *http.Request) bool {
+	if s.o.SecureCookies || r.TLS != nil {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return !isLoopback(host)
+}
+
+// isLoopback says whether host (a name or an address, no port) is
+// loopback; names other than localhost are not.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, raw string) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: raw, Path: "/", HttpOnly: true, Secure: s.secure(r),
 		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
 }
 
@@ -61,7 +93,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.o.Metrics.observe("/login", r.Method, code, time.Since(start))
 		return
 	}
-	s.setCookie(w, raw)
+	s.setCookie(w, r, raw)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 	s.o.Metrics.observe("/login", r.Method, http.StatusSeeOther, time.Since(start))
 }
@@ -75,16 +107,11 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) int {
-	// ?token= is exchanged for the cookie, and dropped from the address.
-	if raw := r.URL.Query().Get("token"); raw != "" {
-		r.Header.Set("Authorization", "Bearer "+raw)
-		if _, code, err := s.authenticate(r, false); err != nil {
-			s.render(w, code, "login", loginData{Error: err.Error()})
-			return code
-		}
-		s.setCookie(w, raw)
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return http.StatusSeeOther
+	// A token in the address would stay in the history, proxy logs and
+	// Referer headers: it is never taken (nor looked up) there.
+	if r.URL.Query().Has("token") {
+		s.render(w, http.StatusBadRequest, "login", loginData{Error: "a token is not taken in the address (it would stay in the browser's history and the logs); paste it in the form below"})
+		return http.StatusBadRequest
 	}
 	if _, err := r.Cookie(cookieName); err != nil {
 		s.render(w, http.StatusOK, "login", loginData{})

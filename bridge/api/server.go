@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,10 +65,21 @@ type Options struct {
 	Logger          *slog.Logger
 	Now             func() time.Time
 	// AuthFailures per minute and AuthBurst bound failed
-	// authentications per source address; past them every request from
-	// it is refused with 429 until the bucket refills.
+	// authentications per source address; past them a token from it that
+	// did not authenticate lately is refused with 429 until the bucket
+	// refills (one that did still works: a valid token never pays for
+	// another's failures behind the same address).
 	AuthFailures float64
 	AuthBurst    int
+	// TokenRate (requests per second) and TokenBurst bound one token's
+	// requests, AddressRate and AddressBurst one source address's: past
+	// them 429 (defaults 20/40 and 100/200).
+	// Loopback addresses have no request rate of their own: behind a
+	// proxy on the same host every client would share one.
+	TokenRate    float64
+	TokenBurst   int
+	AddressRate  float64
+	AddressBurst int
 	// UsageTTL is how long a period's priced usage of one tenant is
 	// reused (default Live's interval).
 	UsageTTL time.Duration
@@ -74,18 +89,30 @@ type Options struct {
 
 // Server is the tenant API and status page.
 type Server struct {
-	o       Options
-	limiter *limiter
-	usage   *ttlCache[usageKey, usageView]
-	tokens  *ttlCache[token.Hash, token.Token]
-	// reads caches the read-only booking routes' answers; writes counts
-	// the booking changes made through this server (part of the key, so
-	// that a change is seen at once here).
-	reads   *ttlCache[string, any]
-	writes  atomic.Int64
+	o Options
+	// failures counts failed authentications per address; perToken and
+	// perAddr bound the requests of a token and of an address.
+	failures *keyed
+	perToken *keyed
+	perAddr  *keyed
+	usage    *ttlCache[usageKey, usageView]
+	tokens   *ttlCache[token.Hash, token.Token]
+	// reads caches the read-only booking routes' answers by their parsed
+	// request; writes counts the booking changes made through this server
+	// (part of the key, so that a change is seen at once here).
+	reads  *answers
+	writes atomic.Int64
+	// heavy bounds the answers computed at once (availability, slots,
+	// booking lists); unknown the refreshes for tenants not found.
+	heavy   chan struct{}
+	unknown *unknownTenants
 	touched sync.Map // token id -> time.Time of the last recorded use
 	mux     *http.ServeMux
 }
+
+// unknownTTL is how long a tenant that a fresh snapshot did not hold is
+// answered 404 without looking again.
+const unknownTTL = 10 * time.Second
 
 // tokenTTL is how long a token found stays valid without a new lookup: a
 // deleted token is refused within it.
@@ -115,10 +142,14 @@ func New(o Options) *Server {
 			o.UsageTTL = o.Live.interval()
 		}
 	}
-	s := &Server{o: o, limiter: newLimiter(rate.Limit(o.AuthFailures/60), o.AuthBurst)}
+	o.TokenRate, o.TokenBurst = cmpOr(o.TokenRate, 20), cmpOr(o.TokenBurst, 40)
+	o.AddressRate, o.AddressBurst = cmpOr(o.AddressRate, 100), cmpOr(o.AddressBurst, 200)
+	s := &Server{o: o, failures: newKeyed(rate.Limit(o.AuthFailures/60), o.AuthBurst),
+		perToken: newKeyed(rate.Limit(o.TokenRate), o.TokenBurst), perAddr: newKeyed(rate.Limit(o.AddressRate), o.AddressBurst),
+		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), unknown: newUnknownTenants(unknownTTL)}
 	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
-	s.reads = newTTLCache[string, any](readTTL, s.now)
+	s.reads = newAnswers(readTTL, cacheBytes, s.now)
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
@@ -129,6 +160,13 @@ func New(o Options) *Server {
 		writeError(w, http.StatusNotFound, errNotFound)
 	})
 	return s
+}
+
+func cmpOr[T int | float64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // ServeHTTP implements http.Handler.
@@ -150,7 +188,11 @@ type route struct {
 	// another tenant's object is 404 whatever the token's scope.
 	Scope       token.Scope
 	ObjectFirst bool
-	Handle      func(*req) (int, any, error)
+	// Params are the query parameters the route takes (tenant= and
+	// account= are taken by every route: isolation checks them); any
+	// other is refused with 400.
+	Params []string
+	Handle func(*req) (int, any, error)
 }
 
 // req is one authenticated request.
@@ -176,6 +218,7 @@ var (
 	errForbidden    = errors.New("the token's scope does not allow this")
 	errUnauthorized = errors.New("a valid token is required (Authorization: Bearer gpb_...)")
 	errRateLimited  = errors.New("too many failed authentications from this address; wait and try again")
+	errTooMany      = errors.New("too many requests from this token or address; wait and try again")
 	errUnavailable  = errors.New("not available now; try again")
 )
 
@@ -207,13 +250,14 @@ func clientIP(r *http.Request) string {
 }
 
 // authenticate finds the request's token (header, or the status page's
-// cookie when cookie is set). It counts and rate-limits failures.
+// cookie when cookie is set). It counts failures per source address: past
+// their limit a failure is answered 429 (Retry-After), not 401, but a
+// valid token from that address still works, so one bad client behind a
+// login node or a NAT does not lock out the others. (Tokens hold 256
+// random bits: the limit is not what stops guessing; the per-address
+// request rate bounds the lookups.)
 func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, error) {
 	ip := clientIP(r)
-	if s.limiter.blocked(ip, s.now()) {
-		s.o.Metrics.rateLimited.Inc()
-		return token.Token{}, http.StatusTooManyRequests, errRateLimited
-	}
 	raw := ""
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, rest, _ := strings.Cut(h, " ")
@@ -251,9 +295,14 @@ func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, e
 	return t, 0, nil
 }
 
+// failed counts a failed authentication from ip: 401, or 429 once ip is
+// past its limit.
 func (s *Server) failed(ip, reason string) (token.Token, int, error) {
 	s.o.Metrics.authFailures.WithLabelValues(reason).Inc()
-	s.limiter.fail(ip, s.now())
+	if !s.failures.allow(ip, s.now()) {
+		s.o.Metrics.rateLimited.Inc()
+		return token.Token{}, http.StatusTooManyRequests, errRateLimited
+	}
 	return token.Token{}, http.StatusUnauthorized, errUnauthorized
 }
 
@@ -291,6 +340,9 @@ func (s *Server) wrap(rt route) http.Handler {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
+	if ip := clientIP(r); !isLoopback(ip) && !s.perAddr.allow(ip, s.now()) {
+		return s.tooMany(w)
+	}
 	tok, code, err := s.authenticate(r, false)
 	if err != nil {
 		if code == http.StatusUnauthorized {
@@ -302,30 +354,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		writeError(w, code, err)
 		return code
 	}
+	if !s.perToken.allow(strconv.FormatInt(tok.ID, 10), s.now()) {
+		return s.tooMany(w)
+	}
 	q := &req{w: w, r: r, tok: tok, tenant: r.PathValue("tenant")}
 	var arrived time.Time
 	if s.o.Live != nil {
 		arrived = s.o.Live.now()
 	}
-	// Isolation: a tenant named in the path or the query that is not the
-	// token's is not found, exactly like one that does not exist.
-	own := tok.Tenant
-	if strings.Contains(rt.Path, "{tenant}") {
-		if tok.Scope != token.Admin && q.tenant != own {
-			writeError(w, http.StatusNotFound, errNotFound)
-			return http.StatusNotFound
-		}
-		own = q.tenant
+	if code := s.isolate(w, r, rt, q); code != 0 {
+		return code
 	}
-	for _, k := range []string{"tenant", "account"} {
-		if vs, ok := r.URL.Query()[k]; ok && (own != "" || tok.Scope != token.Admin) {
-			for _, v := range vs {
-				if v != own {
-					writeError(w, http.StatusNotFound, errNotFound)
-					return http.StatusNotFound
-				}
-			}
-		}
+	if err := checkParams(r, rt.Params); err != nil {
+		return s.writeErr(w, q, err)
 	}
 	if s.o.Live != nil {
 		snap, err := s.o.Live.Get(r.Context())
@@ -335,20 +376,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		}
 		q.snap = snap
 	}
-	if q.tenant != "" {
-		_, ok := q.snap.Tenant(q.tenant)
-		if !ok && s.o.Live != nil && q.snap.begun.Before(arrived) {
-			// A tenant added since the snapshot's reads began: look again
-			// (concurrent requests share one read).
-			if snap, err := s.o.Live.RefreshNew(r.Context()); err == nil {
-				q.snap = snap
-				_, ok = snap.Tenant(q.tenant)
-			}
-		}
-		if !ok {
-			writeError(w, http.StatusNotFound, errNotFound)
-			return http.StatusNotFound
-		}
+	if q.tenant != "" && !s.findTenant(q, arrived) {
+		writeError(w, http.StatusNotFound, errNotFound)
+		return http.StatusNotFound
 	}
 	if !rt.ObjectFirst {
 		if err := q.need(rt.Scope); err != nil {
@@ -358,14 +388,129 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 	}
 	code, body, err := rt.Handle(q)
 	if err != nil {
-		return s.writeErr(w, r, err)
+		return s.writeErr(w, q, err)
 	}
-	writeJSON(w, code, body)
+	return s.answer(w, q, code, body)
+}
+
+// tooMany answers a request past its token's or address's rate.
+func (s *Server) tooMany(w http.ResponseWriter) int {
+	s.o.Metrics.rateLimited.Inc()
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusTooManyRequests, errTooMany)
+	return http.StatusTooManyRequests
+}
+
+// isolate answers 404 (and returns it) when the path or the query names a
+// tenant that is not the token's, exactly like one that does not exist;
+// it sets q.tenant to the tenant the request is about.
+func (s *Server) isolate(w http.ResponseWriter, r *http.Request, rt route, q *req) int {
+	own := q.tok.Tenant
+	if strings.Contains(rt.Path, "{tenant}") {
+		if q.tok.Scope != token.Admin && q.tenant != own {
+			writeError(w, http.StatusNotFound, errNotFound)
+			return http.StatusNotFound
+		}
+		own = q.tenant
+	}
+	for _, k := range []string{"tenant", "account"} {
+		if vs, ok := r.URL.Query()[k]; ok && (own != "" || q.tok.Scope != token.Admin) {
+			for _, v := range vs {
+				if v != own {
+					writeError(w, http.StatusNotFound, errNotFound)
+					return http.StatusNotFound
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// checkParams refuses query parameters the route does not take, and any
+// taken more than once.
+func checkParams(r *http.Request, known []string) error {
+	var ps reserve.Problems
+	q := r.URL.Query()
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		switch {
+		case k == "tenant" || k == "account":
+		case !slices.Contains(known, k):
+			msg := "unknown parameter; this route takes none"
+			if len(known) > 0 {
+				msg = "unknown parameter; this route takes " + strings.Join(known, ", ")
+			}
+			ps = append(ps, reserve.Problem{Field: k, Msg: msg})
+		case len(q[k]) > 1:
+			ps = append(ps, reserve.Problem{Field: k, Msg: "given more than once; give it once"})
+		}
+	}
+	if len(ps) > 0 {
+		return badRequest(ps)
+	}
+	return nil
+}
+
+// findTenant finds q.tenant in q.snap. A tenant added since the
+// snapshot's reads began is looked for in a new snapshot (concurrent
+// requests share one read), but only when it can be new: an admin token,
+// or a tenant token made after the snapshot began (a token made before
+// it whose tenant the snapshot lacks outlived its tenant); and a name not
+// found is not looked for again within unknownTTL.
+func (s *Server) findTenant(q *req, arrived time.Time) bool {
+	if _, ok := q.snap.Tenant(q.tenant); ok {
+		return true
+	}
+	if s.o.Live == nil || !q.snap.begun.Before(arrived) {
+		return false
+	}
+	if q.tok.Scope != token.Admin && !q.tok.CreatedAt.After(q.snap.begun) {
+		return false
+	}
+	if !s.unknown.mayRefresh(q.tenant, s.now()) {
+		return false
+	}
+	snap, err := s.o.Live.RefreshNew(q.r.Context())
+	if err != nil {
+		return false
+	}
+	q.snap = snap
+	if _, ok := snap.Tenant(q.tenant); ok {
+		return true
+	}
+	s.unknown.missed(q.tenant, s.now())
+	return false
+}
+
+// answer writes body as JSON (a rawJSON as it is), refusing one bigger
+// than maxAnswerBytes with 400.
+func (s *Server) answer(w http.ResponseWriter, q *req, code int, body any) int {
+	b, ok := body.(rawJSON)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return s.writeErr(w, q, err)
+		}
+	}
+	if len(b) > maxAnswerBytes {
+		return s.writeErr(w, q, tooBig(len(b)))
+	}
+	writeBytes(w, code, b)
 	return code
 }
 
-// writeErr answers an error from a handler.
-func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) int {
+// rawJSON is an answer already encoded (from the read cache).
+type rawJSON []byte
+
+// tooBig refuses an answer of n bytes.
+func tooBig(n int) error {
+	return badRequest(reserve.Problems{{Field: "query", Msg: fmt.Sprintf("the answer would be %d bytes, over the limit of %d; ask for less (a shorter from..to, a longer step, fewer types)", n, maxAnswerBytes)}})
+}
+
+// writeErr answers an error from a handler. A refusal shown to a tenant's
+// token is redacted like its availability: the names of foreign
+// reservations and maintenance reasons are the site's.
+func (s *Server) writeErr(w http.ResponseWriter, q *req, err error) int {
+	r := q.r
 	var he *httpError
 	var ps reserve.Problems
 	var ref *reserve.Refusal
@@ -384,6 +529,9 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) int
 		writeError(w, http.StatusRequestEntityTooLarge, errors.New("request body too large"))
 		return http.StatusRequestEntityTooLarge
 	case errors.As(err, &ref):
+		if q.tok.Scope != token.Admin {
+			ref = redactRefusal(ref)
+		}
 		writeJSON(w, http.StatusConflict, errorBody{Error: ref.Error(), Refusal: ref})
 		return http.StatusConflict
 	case errors.As(err, &ps):
@@ -404,53 +552,17 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	if err != nil {
 		code, b = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
 	}
+	writeBytes(w, code, b)
+}
+
+func writeBytes(w http.ResponseWriter, code int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	_, _ = w.Write(append(b, '\n'))
-}
-
-// limiter keeps a token bucket of failed authentications per source
-// address. Buckets refilled to full are dropped, so memory follows the
-// addresses failing now.
-type limiter struct {
-	mu      sync.Mutex
-	every   rate.Limit
-	burst   int
-	buckets map[string]*rate.Limiter
-	swept   time.Time
-}
-
-func newLimiter(every rate.Limit, burst int) *limiter {
-	return &limiter{every: every, burst: burst, buckets: map[string]*rate.Limiter{}}
-}
-
-func (l *limiter) blocked(ip string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[ip]
-	return b != nil && b.TokensAt(now) < 1
-}
-
-func (l *limiter) fail(ip string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[ip]
-	if b == nil {
-		b = rate.NewLimiter(l.every, l.burst)
-		l.buckets[ip] = b
-	}
-	b.AllowN(now, 1)
-	if now.Sub(l.swept) > time.Minute {
-		for k, v := range l.buckets {
-			if v.TokensAt(now) >= float64(l.burst) {
-				delete(l.buckets, k)
-			}
-		}
-		l.swept = now
-	}
+	_, _ = w.Write(b)
+	_, _ = w.Write([]byte{'\n'})
 }
 
 // ttlCache keeps values for a while, one load at a time per key.

@@ -618,6 +618,11 @@ func (s *Store) Remove(ctx context.Context, actor string, names []string) error 
 			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return fmt.Errorf("remove %d tenant(s) (%s ...): %w", len(chunk), chunk[0], err)
 			}
+			// The tenant's API tokens go with it: a tenant created later
+			// under the same name never gets them (bridge/api/tokenstore).
+			if err := removeTokens(ctx, tx, chunk, now, actor); err != nil {
+				return err
+			}
 			vals := strings.TrimSuffix(strings.Repeat("(?, ?),", len(chunk)), ",")
 			args = args[:0]
 			for _, n := range chunk {
@@ -634,6 +639,37 @@ func (s *Store) Remove(ctx context.Context, actor string, names []string) error 
 		return fmt.Errorf("remove tenants: %w", err)
 	}
 	return nil
+}
+
+// removeTokens deletes the API tokens of tenants (table api_tokens of
+// bridge/api/tokenstore), each audited as that store audits a delete.
+func removeTokens(ctx context.Context, tx *sqlx.Tx, tenants []string, now time.Time, actor string) error {
+	q, args, err := sqlx.In(`SELECT tenant, name FROM api_tokens WHERE tenant IN (?) ORDER BY tenant, name FOR UPDATE`, tenants)
+	if err != nil {
+		return err
+	}
+	var toks []struct {
+		Tenant string `db:"tenant"`
+		Name   string `db:"name"`
+	}
+	if err := tx.SelectContext(ctx, &toks, q, args...); err != nil {
+		return fmt.Errorf("read the API tokens of removed tenants: %w", err)
+	}
+	if len(toks) == 0 {
+		return nil
+	}
+	q, args, err = sqlx.In(`DELETE FROM api_tokens WHERE tenant IN (?)`, tenants)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("delete the API tokens of removed tenants: %w", err)
+	}
+	gone := make([]sqldb.Audited, len(toks))
+	for i, t := range toks {
+		gone[i] = sqldb.Audited{Name: t.Tenant + "/" + t.Name, Before: map[string]string{"tenant": t.Tenant, "name": t.Name, "reason": "tenant removed"}}
+	}
+	return sqldb.AuditAll(ctx, tx, now, actor, "delete", "api-token", gone)
 }
 
 func missingNames(names []string, have []tenant.Stored) []string {

@@ -40,8 +40,13 @@ func (r *replica) leader(h *apiIT) (float64, bool) {
 	return 0, false
 }
 
+// get gets path from the replica (/metrics from its metrics listener).
 func (r *replica) get(path string) (int, string) {
-	resp, err := apiClient.Get("http://" + r.addr + path)
+	addr := r.addr
+	if path == "/metrics" {
+		addr = metricsAddr(addr)
+	}
+	resp, err := apiClient.Get("http://" + addr + path)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -94,7 +99,7 @@ func TestHAFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(bin, "--config", h.config, "serve")
-		cmd.Env = append(os.Environ(), "GPUBRIDGE_LISTEN="+addr, "GPUBRIDGE_DB_DSN="+h.dsn, "GPUBRIDGE_BOOKINGS_PREFIX="+h.prefix)
+		cmd.Env = append(os.Environ(), "GPUBRIDGE_LISTEN="+addr, withMetricsListen(t, addr), "GPUBRIDGE_DB_DSN="+h.dsn, "GPUBRIDGE_BOOKINGS_PREFIX="+h.prefix)
 		cmd.Stdout, cmd.Stderr = f, f
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

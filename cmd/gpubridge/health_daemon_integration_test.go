@@ -138,7 +138,7 @@ health:
 	if f := metric(`gpubridge_health_check_results_total{check="probe",verdict="fail"}`); f < 1 {
 		t.Errorf("fail results metric %v", f)
 	}
-	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+	if resp, err := http.Get("http://" + metricsAddr(addr) + "/metrics"); err == nil {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		var ms []string

@@ -9,9 +9,42 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// metricsAddrs maps the API address of each serve a test started to its
+// metrics listener's (server.metricsListen).
+var metricsAddrs sync.Map
+
+// freeLoopback returns a loopback address with a port free now.
+func freeLoopback(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// metricsAddr is the metrics address of the serve whose API is at addr.
+func metricsAddr(addr string) string {
+	if m, ok := metricsAddrs.Load(addr); ok {
+		return m.(string)
+	}
+	return addr
+}
+
+// withMetricsListen gives the serve whose API is at addr a free metrics
+// address of its own: the environment entry that sets it.
+func withMetricsListen(t *testing.T, addr string) string {
+	t.Helper()
+	m := freeLoopback(t)
+	metricsAddrs.Store(addr, m)
+	return "GPUBRIDGE_METRICS_LISTEN=" + m
+}
 
 // serveInBackground runs `gpubridge --config cfg serve` in process on a
 // free loopback port until the test ends (then it must stop cleanly within
@@ -25,6 +58,8 @@ func serveInBackground(t *testing.T, ctx context.Context, cfg string) (string, *
 	addr := ln.Addr().String()
 	ln.Close()
 	t.Setenv("GPUBRIDGE_LISTEN", addr)
+	k, v, _ := strings.Cut(withMetricsListen(t, addr), "=")
+	t.Setenv(k, v)
 	sctx, cancel := context.WithCancel(ctx)
 	done, log := make(chan int, 1), &lockedBuffer{}
 	go func() {
@@ -49,7 +84,7 @@ func serveInBackground(t *testing.T, ctx context.Context, cfg string) (string, *
 // (or serve does not answer yet).
 func metricValue(addr, series string) float64 {
 	cl := &http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + addr + "/metrics")
+	resp, err := cl.Get("http://" + metricsAddr(addr) + "/metrics")
 	if err != nil {
 		return -1
 	}

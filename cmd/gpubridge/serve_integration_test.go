@@ -104,6 +104,8 @@ func newServeIT(t *testing.T, tag string, schedules map[string]string) *serveIT 
 	ln.Close()
 	t.Setenv("GPUBRIDGE_DB_DSN", h.dsn)
 	t.Setenv("GPUBRIDGE_LISTEN", h.addr)
+	k, v, _ := strings.Cut(withMetricsListen(t, h.addr), "=")
+	t.Setenv(k, v)
 	var y strings.Builder
 	y.WriteString("version: 1\nserver:\n  shutdownTimeout: 15s\nschedules:\n")
 	for _, k := range []string{"reconcile", "burst", "ingest", "closePeriod"} {
@@ -170,9 +172,14 @@ func (h *serveIT) running() {
 	}
 }
 
+// get gets path from serve (/metrics from its metrics listener).
 func (h *serveIT) get(path string) (int, string) {
 	cl := &http.Client{Timeout: 10 * time.Second}
-	resp, err := cl.Get("http://" + h.addr + path)
+	addr := h.addr
+	if path == "/metrics" {
+		addr = metricsAddr(addr)
+	}
+	resp, err := cl.Get("http://" + addr + path)
 	if err != nil {
 		return 0, err.Error()
 	}

@@ -165,7 +165,7 @@ func startServe(t *testing.T, env ...string) *serveProc {
 	ln.Close()
 	d := &serveProc{url: "http://" + addr, done: make(chan struct{})}
 	d.cmd = exec.Command(gpubridgeBin(t), "--config", conf, "serve", "--listen", addr)
-	d.cmd.Env = append(append(os.Environ(), "GPUBRIDGE_CONFIG="+conf), env...)
+	d.cmd.Env = append(append(os.Environ(), "GPUBRIDGE_CONFIG="+conf, withMetricsListen(t, addr)), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d, d
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func startServe(t *testing.T, env ...string) *serveProc {
 
 // metric reads one sample of /metrics ("" when absent).
 func (d *serveProc) metric(name string) string {
-	resp, err := http.Get(d.url + "/metrics")
+	resp, err := http.Get("http://" + metricsAddr(strings.TrimPrefix(d.url, "http://")) + "/metrics")
 	if err != nil {
 		return ""
 	}

@@ -59,6 +59,13 @@ type API struct {
 	// until the bucket refills.
 	AuthFailuresPerMinute int `json:"authFailuresPerMinute"`
 	AuthFailureBurst      int `json:"authFailureBurst"`
+	// TokenRequestsPerSecond and TokenRequestBurst bound one token's
+	// requests, AddressRequestsPerSecond and AddressRequestBurst one
+	// source address's (every token behind it, and none); past them 429.
+	TokenRequestsPerSecond   int `json:"tokenRequestsPerSecond"`
+	TokenRequestBurst        int `json:"tokenRequestBurst"`
+	AddressRequestsPerSecond int `json:"addressRequestsPerSecond"`
+	AddressRequestBurst      int `json:"addressRequestBurst"`
 }
 
 // Ingest says how often the daemon's ingest job goes beyond its window
@@ -186,9 +193,16 @@ type Tenants struct {
 // SlurmUser.
 const DefaultGuardFile = "/var/lib/gpubridge/guard/tenants.table"
 
-// Server is the daemon's HTTP listener (API, /metrics, /healthz, /readyz).
+// Server is the daemon's HTTP listeners: Listen serves the tenant API,
+// the status page, /healthz and /readyz; MetricsListen serves /metrics
+// (every tenant's quota, use and spend: never on the API's listener),
+// /healthz and /readyz.
 type Server struct {
 	Listen string `json:"listen"`
+	// MetricsListen is /metrics' own address (default 127.0.0.1:9181,
+	// loopback); off loopback it needs TLS (the same certificate) or
+	// allowPlainHTTP, like listen.
+	MetricsListen string `json:"metricsListen"`
 	// TLSCertFile and TLSKeyFile (PEM) make the server speak HTTPS; both
 	// or neither. Re-read at every reload.
 	TLSCertFile string `json:"tlsCertFile"`
@@ -354,6 +368,7 @@ func Default() Config {
 		},
 		Server: Server{
 			Listen:            "127.0.0.1:9180",
+			MetricsListen:     "127.0.0.1:9181",
 			ReadTimeout:       Duration{10 * time.Second},
 			ReadHeaderTimeout: Duration{5 * time.Second},
 			WriteTimeout:      Duration{30 * time.Second},
@@ -384,8 +399,9 @@ func Default() Config {
 		},
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}, ReadAssociations: ReadAssociationsAuto},
 		Health:    defaultHealth(),
-		API:       API{RefreshInterval: Duration{15 * time.Second}, AuthFailuresPerMinute: 10, AuthFailureBurst: 20},
-		Ingest:    Ingest{ChangesEvery: Duration{time.Hour}, VerifyEvery: Duration{24 * time.Hour}},
+		API: API{RefreshInterval: Duration{15 * time.Second}, AuthFailuresPerMinute: 10, AuthFailureBurst: 20,
+			TokenRequestsPerSecond: 20, TokenRequestBurst: 40, AddressRequestsPerSecond: 100, AddressRequestBurst: 200},
+		Ingest: Ingest{ChangesEvery: Duration{time.Hour}, VerifyEvery: Duration{24 * time.Hour}},
 	}
 }
 
@@ -460,6 +476,7 @@ func (c *Config) envVars() map[string]*string {
 		"GPUBRIDGE_SLURMDB_DSN":          &c.SlurmDB.DSN,
 		"GPUBRIDGE_SACCTMGR":             &c.Reconcile.Sacctmgr,
 		"GPUBRIDGE_LISTEN":               &c.Server.Listen,
+		"GPUBRIDGE_METRICS_LISTEN":       &c.Server.MetricsListen,
 		"GPUBRIDGE_TLS_CERT_FILE":        &c.Server.TLSCertFile,
 		"GPUBRIDGE_TLS_KEY_FILE":         &c.Server.TLSKeyFile,
 		"GPUBRIDGE_QOS_PREFIX":           &c.Tenants.QOSPrefix,
@@ -705,11 +722,26 @@ func (a API) validate(add func(field, format string, a ...any)) {
 	if a.AuthFailureBurst < 1 || a.AuthFailureBurst > 10_000 {
 		add("api.authFailureBurst", "%d is outside 1..10000 (default 20)", a.AuthFailureBurst)
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+		def  int
+	}{{"api.tokenRequestsPerSecond", a.TokenRequestsPerSecond, 20}, {"api.tokenRequestBurst", a.TokenRequestBurst, 40},
+		{"api.addressRequestsPerSecond", a.AddressRequestsPerSecond, 100}, {"api.addressRequestBurst", a.AddressRequestBurst, 200}} {
+		if f.v < 1 || f.v > 100_000 {
+			add(f.name, "%d is outside 1..100000 (default %d)", f.v, f.def)
+		}
+	}
 }
 
 func (s Server) validate(add func(field, format string, a ...any)) {
 	if host, port, err := net.SplitHostPort(s.Listen); err != nil || port == "" || strings.ContainsAny(host, " /") {
 		add("server.listen", "%q is not a host:port address such as 127.0.0.1:9180", s.Listen)
+	}
+	if host, port, err := net.SplitHostPort(s.MetricsListen); err != nil || port == "" || strings.ContainsAny(host, " /") {
+		add("server.metricsListen", "%q is not a host:port address such as 127.0.0.1:9181", s.MetricsListen)
+	} else if s.MetricsListen == s.Listen && port != "0" {
+		add("server.metricsListen", "%q is server.listen too: /metrics names every tenant and must not be on the tenant API's listener; use another port, such as 127.0.0.1:9181", s.MetricsListen)
 	}
 	if (s.TLSCertFile == "") != (s.TLSKeyFile == "") {
 		add("server.tlsCertFile", "tlsCertFile and tlsKeyFile go together; set both (HTTPS) or neither")

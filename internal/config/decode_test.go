@@ -92,7 +92,7 @@ func TestDecodeUnknownKeyListsKeys(t *testing.T) {
 	c := Default()
 	err := decode([]byte("server:\n  zzzz: 1\n"), &c)
 	var ve ValidationError
-	if !errors.As(err, &ve) || len(ve) != 1 || ve[0].Field != "server.zzzz" || !strings.Contains(ve[0].Msg, "unknown key; the keys here: listen, tlsCertFile") {
+	if !errors.As(err, &ve) || len(ve) != 1 || ve[0].Field != "server.zzzz" || !strings.Contains(ve[0].Msg, "unknown key; the keys here: listen, metricsListen, tlsCertFile") {
 		t.Fatalf("got %v", err)
 	}
 }

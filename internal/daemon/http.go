@@ -20,20 +20,27 @@ import (
 // ErrPlainHTTP refuses plain HTTP on an address other than loopback.
 var ErrPlainHTTP = errors.New("plain HTTP on a non-loopback address")
 
-// CheckListen says whether s may be served: a loopback address, or TLS,
-// or plain HTTP explicitly allowed (then with a warning).
+// CheckListen says whether s may be served: each of its addresses
+// (listen, metricsListen) on loopback, or TLS, or plain HTTP explicitly
+// allowed (then with a warning).
 func CheckListen(s config.Server) (warning string, err error) {
-	host, _, err := net.SplitHostPort(s.Listen)
-	if err != nil {
-		return "", fmt.Errorf("server.listen %q: %w", s.Listen, err)
+	for _, a := range []struct{ field, addr, what string }{{"server.listen", s.Listen, "the API"}, {"server.metricsListen", s.MetricsListen, "/metrics (every tenant's quota, use and spend)"}} {
+		if a.addr == "" && a.field == "server.metricsListen" {
+			continue // a Server made in code without metrics
+		}
+		host, _, err := net.SplitHostPort(a.addr)
+		if err != nil {
+			return "", fmt.Errorf("%s %q: %w", a.field, a.addr, err)
+		}
+		if s.TLSCertFile != "" || clients.IsLoopback(host) {
+			continue
+		}
+		if !s.AllowPlainHTTP {
+			return "", fmt.Errorf("%s %q: %w: %s would be readable, and tokens sent to it would travel unencrypted; set server.tlsCertFile and server.tlsKeyFile, listen on 127.0.0.1, or set server.allowPlainHTTP: true", a.field, a.addr, ErrPlainHTTP, a.what)
+		}
+		warning = "serving plain HTTP on a non-loopback address (server.allowPlainHTTP): anyone on the network can read what it serves, and tokens sent to it travel unencrypted"
 	}
-	if s.TLSCertFile != "" || clients.IsLoopback(host) {
-		return "", nil
-	}
-	if !s.AllowPlainHTTP {
-		return "", fmt.Errorf("server.listen %q: %w: /metrics and the API would be readable, and tokens sent to it would travel unencrypted; set server.tlsCertFile and server.tlsKeyFile, listen on 127.0.0.1, or set server.allowPlainHTTP: true", s.Listen, ErrPlainHTTP)
-	}
-	return "serving plain HTTP on a non-loopback address (server.allowPlainHTTP): anyone on the network can read /metrics, and tokens sent to it travel unencrypted", nil
+	return warning, nil
 }
 
 // Listener is a bound, configured HTTP server not yet serving.
@@ -46,6 +53,15 @@ type Listener struct {
 
 // Addr is the bound address.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// ListenMetrics is Listen on s.MetricsListen: the listener of /metrics.
+func ListenMetrics(s config.Server, h http.Handler, log *slog.Logger) (*Listener, error) {
+	l, err := Listen(metricsServer(s), h, log)
+	if err != nil {
+		return nil, fmt.Errorf("server.metricsListen: %w", err)
+	}
+	return l, nil
+}
 
 // Listen checks s (CheckListen), loads its TLS certificate, binds its
 // address and returns the server for h with s's timeouts and limits.
@@ -110,9 +126,18 @@ func (l *Listener) Shutdown(ctx context.Context) error {
 // Close closes the listener of a server that never served.
 func (l *Listener) Close() error { return l.ln.Close() }
 
-// serverFingerprint hashes what a running server depends on: a reload
-// that changes it rebinds the server.
+// metricsServer is s as the metrics listener's server: its address is
+// s.MetricsListen.
+func metricsServer(s config.Server) config.Server {
+	s.Listen, s.MetricsListen = s.MetricsListen, ""
+	return s
+}
+
+// serverFingerprint hashes what a running server depends on (of s, all
+// but MetricsListen: the metrics server's is that of metricsServer(s)): a
+// reload that changes it rebinds the server.
 func serverFingerprint(s config.Server) (string, error) {
+	s.MetricsListen = ""
 	parts := []string{fmt.Sprintf("%+v", s)}
 	for _, f := range []string{s.TLSCertFile, s.TLSKeyFile} {
 		if f == "" {
@@ -139,7 +164,9 @@ type Probes struct {
 }
 
 // Handler serves /metrics from reg, /healthz (liveness) and /readyz
-// (readiness). /healthz is 200 while the process lives, saying "ok", or
+// (readiness): the metrics listener's handler. ProbeHandler serves the
+// probes alone, for the API's listener (/metrics names every tenant: it is
+// never there). /healthz is 200 while the process lives, saying "ok", or
 // "degraded" while gpubridge's database does not answer (from the
 // readiness probe's cache: a request never makes a probe of its own
 // within the cache's time), and 503 "stopping" once a stop began: a
@@ -147,8 +174,16 @@ type Probes struct {
 // or 503 "not ready". The answers are one generic word; why is in the
 // log, never in a response. Only GET and HEAD are served.
 func Handler(reg *prometheus.Registry, p Probes) http.Handler {
-	mux := http.NewServeMux()
+	mux := probes(p)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
+}
+
+// ProbeHandler serves /healthz and /readyz (see Handler).
+func ProbeHandler(p Probes) http.Handler { return probes(p) }
+
+func probes(p Probes) *http.ServeMux {
+	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !p.Live():

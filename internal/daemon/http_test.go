@@ -30,13 +30,16 @@ import (
 
 func TestCheckListen(t *testing.T) {
 	cases := map[string]struct {
-		listen   string
-		tls      bool
-		allow    bool
-		wantErr  bool
-		wantWarn bool
+		listen, metrics string
+		tls             bool
+		allow           bool
+		wantErr         bool
+		wantWarn        bool
 	}{
 		"loopback":                 {listen: "127.0.0.1:9180"},
+		"public metrics":           {listen: "127.0.0.1:9180", metrics: "0.0.0.0:9181", wantErr: true},
+		"public metrics with TLS":  {listen: "127.0.0.1:9180", metrics: "0.0.0.0:9181", tls: true},
+		"public metrics, allowed":  {listen: "127.0.0.1:9180", metrics: "10.0.0.5:9181", allow: true, wantWarn: true},
 		"localhost":                {listen: "localhost:9180"},
 		"ipv6 loopback":            {listen: "[::1]:9180"},
 		"all interfaces":           {listen: ":9180", wantErr: true},
@@ -49,6 +52,9 @@ func TestCheckListen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := config.Default().Server
 			s.Listen, s.AllowPlainHTTP = c.listen, c.allow
+			if c.metrics != "" {
+				s.MetricsListen = c.metrics
+			}
 			if c.tls {
 				s.TLSCertFile, s.TLSKeyFile = "c", "k"
 			}

@@ -36,22 +36,25 @@ type Options struct {
 	// Checks are the readiness probes of a configuration; nil probes
 	// gpubridge's database only.
 	Checks func(c config.Config, cl *clients.Set) []Check
-	// App, when set, makes the handler of every path but /metrics,
-	// /healthz and /readyz for a configuration (the tenant API and status
+	// App, when set, makes the handler of every path but /healthz and
+	// /readyz on server.listen for a configuration (the tenant API and status
 	// page), and a task run in the background while the configuration is
 	// in force, on every replica, leader or not (nil for none). Like Jobs
 	// it must not connect anything; it is called again at every reload.
 	App func(c config.Config, cl *clients.Set) (http.Handler, func(ctx context.Context), error)
 	// Clients says how clients are built (logger, schema policy).
 	Clients clients.Options
-	// Registry serves /metrics; Run registers its own collectors on it.
+	// Registry serves /metrics on server.metricsListen; Run registers its
+	// own collectors on it.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
 
 	// Reload, when set, triggers reloads besides SIGHUP (tests).
 	Reload <-chan struct{}
-	// Listening, when set, is told each address the server binds (tests).
-	Listening func(net.Addr)
+	// Listening, when set, is told each address the API's server binds,
+	// MetricsListening each address the metrics server binds (tests).
+	Listening        func(net.Addr)
+	MetricsListening func(net.Addr)
 	// Timings; zero takes the defaults (2 s, 5 s, 3 s).
 	CampaignInterval time.Duration
 	ProbeTTL         time.Duration
@@ -102,6 +105,9 @@ type daemon struct {
 	cur     atomic.Pointer[generation] // read by the HTTP handlers
 	srv     *Listener
 	srvDone chan struct{}
+	// msrv serves /metrics (server.metricsListen).
+	msrv     *Listener
+	msrvDone chan struct{}
 }
 
 // generation is one configuration at work: its clients, scheduler,
@@ -140,12 +146,13 @@ func start(ctx context.Context, o Options) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := Listen(c.Server, d.handler(), d.log)
+	ln, mln, err := d.listen(c.Server)
 	if err != nil {
 		return nil, err
 	}
 	d.live.Store(true)
-	d.serve(ln)
+	d.cur.Store(g) // the handlers' configuration from the first request on (run stores it again)
+	d.serve(ln, mln)
 	d.run(ctx, g)
 	d.metrics.lastReload.SetToCurrentTime()
 	return d, nil
@@ -226,25 +233,54 @@ func (d *daemon) stopGeneration(g *generation, bounded bool) error {
 	}
 }
 
-func (d *daemon) serve(ln *Listener) {
-	if d.o.Listening != nil {
-		d.o.Listening(ln.Addr())
+// listen binds the API's server (server.listen) and the metrics server
+// (server.metricsListen), or neither.
+func (d *daemon) listen(s config.Server) (*Listener, *Listener, error) {
+	ln, err := Listen(s, d.handler(), d.log)
+	if err != nil {
+		return nil, nil, err
 	}
-	d.log.Info("listening", "addr", ln.Addr().String(), "tls", ln.tls)
-	done := make(chan struct{})
-	go func() { defer close(done); ln.Serve(d.log) }()
-	d.srv, d.srvDone = ln, done
+	mln, err := ListenMetrics(s, d.coreHandler(), d.log)
+	if err != nil {
+		_ = ln.Close()
+		return nil, nil, err
+	}
+	return ln, mln, nil
 }
 
-// handler serves /metrics, /healthz and /readyz, and every other path
-// from the running configuration's App (404 without one).
+// serve starts serving ln (the API's) and mln (the metrics'); a nil one
+// is not started.
+func (d *daemon) serve(ln, mln *Listener) {
+	if ln != nil {
+		if d.o.Listening != nil {
+			d.o.Listening(ln.Addr())
+		}
+		d.log.Info("listening", "addr", ln.Addr().String(), "tls", ln.tls)
+		done := make(chan struct{})
+		go func() { defer close(done); ln.Serve(d.log) }()
+		d.srv, d.srvDone = ln, done
+	}
+	if mln != nil {
+		if d.o.MetricsListening != nil {
+			d.o.MetricsListening(mln.Addr())
+		}
+		d.log.Info("serving /metrics", "addr", mln.Addr().String(), "tls", mln.tls)
+		done := make(chan struct{})
+		go func() { defer close(done); mln.Serve(d.log) }()
+		d.msrv, d.msrvDone = mln, done
+	}
+}
+
+// handler serves /healthz and /readyz, and every other path from the
+// running configuration's App (404 without one). /metrics is on the
+// metrics listener only: it names every tenant.
 func (d *daemon) handler() http.Handler {
-	core := d.coreHandler()
+	core := d.probeHandler()
 	if d.o.App == nil {
 		return core
 	}
 	mux := http.NewServeMux()
-	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
+	for _, p := range []string{"/healthz", "/readyz"} {
 		mux.Handle(p, core)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -258,8 +294,12 @@ func (d *daemon) handler() http.Handler {
 	return mux
 }
 
-func (d *daemon) coreHandler() http.Handler {
-	return Handler(d.o.Registry, Probes{
+func (d *daemon) coreHandler() http.Handler { return Handler(d.o.Registry, d.probes()) }
+
+func (d *daemon) probeHandler() http.Handler { return ProbeHandler(d.probes()) }
+
+func (d *daemon) probes() Probes {
+	return Probes{
 		Live: d.live.Load,
 		Database: func(ctx context.Context) bool {
 			g := d.cur.Load()
@@ -269,7 +309,7 @@ func (d *daemon) coreHandler() http.Handler {
 			g := d.cur.Load()
 			return g != nil && g.checker.Ready(ctx)
 		},
-	})
+	}
 }
 
 // reload applies a new configuration, or keeps the running one when the
@@ -297,35 +337,71 @@ func (d *daemon) reload(ctx context.Context) {
 		refuse(err)
 		return
 	}
-	var ln *Listener
-	if fp, err := serverFingerprint(c.Server); err != nil {
+	ln, mln, err := d.rebind(c.Server)
+	if err != nil {
 		refuse(err)
 		return
-	} else if fp != d.srv.fp {
-		// Bind the new address before anything stops: if it is taken,
-		// the running server and configuration stay.
-		if ln, err = Listen(c.Server, d.handler(), d.log); err != nil {
-			refuse(err)
-			return
-		}
+	}
+	if ln != nil || mln != nil {
 		changed = append(changed, "server")
 	}
 
 	_ = d.stopGeneration(old, false)
 	old.set.CloseReplaced(set)
-	if ln != nil {
-		prev, prevDone := d.srv, d.srvDone
-		d.serve(ln)
-		sctx, cancel := context.WithTimeout(context.Background(), old.cfg.Server.ShutdownTimeout.Duration)
-		_ = prev.Shutdown(sctx)
-		cancel()
-		<-prevDone
-	}
+	d.swap(ln, mln, old.cfg.Server.ShutdownTimeout.Duration)
 	d.run(ctx, g)
 	slices.Sort(changed)
 	d.metrics.reloads.WithLabelValues("ok").Inc()
 	d.metrics.lastReload.SetToCurrentTime()
 	d.log.Info("configuration reloaded", "rebuilt", changed)
+}
+
+// rebind binds, before anything stops, the servers whose settings changed
+// (nil for one that did not): if an address is taken, the running servers
+// and configuration stay.
+func (d *daemon) rebind(s config.Server) (ln, mln *Listener, err error) {
+	fp, err := serverFingerprint(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	mfp, err := serverFingerprint(metricsServer(s))
+	if err != nil {
+		return nil, nil, err
+	}
+	if fp != d.srv.fp {
+		if ln, err = Listen(s, d.handler(), d.log); err != nil {
+			return nil, nil, err
+		}
+	}
+	if mfp != d.msrv.fp {
+		if mln, err = ListenMetrics(s, d.coreHandler(), d.log); err != nil {
+			if ln != nil {
+				_ = ln.Close()
+			}
+			return nil, nil, err
+		}
+	}
+	return ln, mln, nil
+}
+
+// swap serves ln and mln (either may be nil: that server stays) and stops
+// the servers they replace within timeout.
+func (d *daemon) swap(ln, mln *Listener, timeout time.Duration) {
+	if ln == nil && mln == nil {
+		return
+	}
+	prev, prevDone, mprev, mprevDone := d.srv, d.srvDone, d.msrv, d.msrvDone
+	d.serve(ln, mln)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if ln != nil {
+		_ = prev.Shutdown(sctx)
+		<-prevDone
+	}
+	if mln != nil {
+		_ = mprev.Shutdown(sctx)
+		<-mprevDone
+	}
 }
 
 // shutdown stops the jobs, the campaign (releasing the lock), the server
@@ -337,8 +413,9 @@ func (d *daemon) shutdown() error {
 	errJobs := d.stopGeneration(g, true)
 	sctx, cancel := context.WithTimeout(context.Background(), g.cfg.Server.ShutdownTimeout.Duration)
 	defer cancel()
-	errSrv := d.srv.Shutdown(sctx)
+	errSrv := errors.Join(d.srv.Shutdown(sctx), d.msrv.Shutdown(sctx))
 	<-d.srvDone
+	<-d.msrvDone
 	if errJobs == nil {
 		g.set.Close() // after a timeout, running jobs keep their pools until exit
 	}

@@ -38,6 +38,7 @@ type harness struct {
 	cfg     config.Config
 	loadErr error
 	addr    string
+	maddr   string     // the metrics listener's
 	pools   []*sqlx.DB // every pool a job used
 
 	jobRuns atomic.Int32
@@ -62,6 +63,7 @@ func newHarness(t *testing.T) *harness {
 	c.SlurmRest.Timeout.Duration = 2 * time.Second
 	c.Database.DSN = "gpubridge:pw@tcp(127.0.0.1:3306)/gpubridge"
 	c.Server.Listen = "127.0.0.1:0"
+	c.Server.MetricsListen = "127.0.0.1:0"
 	// Above the 5 s for which http.Server.Shutdown waits on a connection
 	// that never sent a request (the client's transport may dial one
 	// spare).
@@ -144,6 +146,11 @@ func (h *harness) start() {
 				default:
 				}
 			},
+			MetricsListening: func(a net.Addr) {
+				h.mu.Lock()
+				h.maddr = a.String()
+				h.mu.Unlock()
+			},
 			CampaignInterval: 20 * time.Millisecond, ProbeTTL: 50 * time.Millisecond, ProbeTimeout: time.Second,
 		})
 	}()
@@ -175,8 +182,16 @@ func (h *harness) stop() {
 }
 
 func (h *harness) get(path string) (int, string) {
+	return h.getFrom(false, path)
+}
+
+// getFrom gets path from the API's listener, or the metrics' one.
+func (h *harness) getFrom(metrics bool, path string) (int, string) {
 	h.mu.Lock()
 	addr := h.addr
+	if metrics {
+		addr = h.maddr
+	}
 	h.mu.Unlock()
 	resp, err := h.client.Get("http://" + addr + path)
 	if err != nil {
@@ -239,8 +254,13 @@ func TestRunSurvivesDeadDependencies(t *testing.T) {
 	if code, body := h.get("/healthz"); code != 200 || body != "ok\n" {
 		t.Fatalf("/healthz after recovery = %d %q; want 200 ok", code, body)
 	}
-	if code, body := h.get("/metrics"); code != 200 || !strings.Contains(body, `gpubridge_dependency_up{dependency="slurmrestd"} 1`) {
+	if code, body := h.getFrom(true, "/metrics"); code != 200 || !strings.Contains(body, `gpubridge_dependency_up{dependency="slurmrestd"} 1`) {
 		t.Fatalf("/metrics = %d, dependency gauge missing:\n%s", code, body)
+	}
+	// Never on the API's listener (it names every tenant), with or
+	// without an App.
+	if code, _ := h.get("/metrics"); code != 404 {
+		t.Fatalf("/metrics on the API's listener = %d; want 404", code)
 	}
 }
 
@@ -318,14 +338,14 @@ func TestReloadRace(t *testing.T) {
 	h.start()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, path := range []string{"/readyz", "/healthz", "/metrics", "/readyz"} {
+	for i, path := range []string{"/readyz", "/healthz", "/metrics", "/readyz"} {
 		wg.Go(func() {
 			for {
 				select {
 				case <-stop:
 					return
 				default:
-					h.get(path) // errors while the address moves are expected
+					h.getFrom(i == 2, path) // errors while the address moves are expected
 				}
 			}
 		})

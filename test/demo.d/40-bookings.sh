@@ -77,7 +77,7 @@ $IN squeue -A "$G" -n bookings-demo -o '%.6i %.12q %.8T %r'
 $IN scancel -A "$G" -n bookings-demo
 
 step "bookings: the daemon's metrics per GPU type"
-curl -fsS "http://${GPUBRIDGE_LISTEN:-127.0.0.1:9180}/metrics" 2>/dev/null | grep -E '^gpubridge_bookings_(capacity|booked|free|at_risk)\{resource="gpu:h100"' ||
+curl -fsS "http://${GPUBRIDGE_METRICS_LISTEN:-127.0.0.1:9181}/metrics" 2>/dev/null | grep -E '^gpubridge_bookings_(capacity|booked|free|at_risk)\{resource="gpu:h100"' ||
   echo "(the daemon is not running: make demo starts it; the metrics appear after its first bookings run)"
 
 step "bookings: the bill: the booked rate (added if missing), the charge, the use inside at 0"

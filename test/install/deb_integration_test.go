@@ -142,13 +142,14 @@ func TestDebInstallAndServe(t *testing.T) {
 	// says: cluster, DSNs, the JWT key readable by group gpubridge.
 	dbName, dsn := scratchDB(t, env)
 	conf := read(t, filepath.Join(root, "etc/gpubridge/gpubridge.yaml"))
-	port := freePort(t)
+	port, mport := freePort(t), freePort(t)
 	for _, e := range [][2]string{
 		{"cluster: mycluster", "cluster: " + env.Cluster},
 		{"url: http://127.0.0.1:6820", "url: " + env.RestURL},
 		{`"gpubridge:CHANGE-ME@tcp(127.0.0.1:3306)/gpubridge?parseTime=true&loc=UTC"`, strconv.Quote(dsn)},
 		{`"gpubridge_ro:CHANGE-ME@tcp(127.0.0.1:3306)/slurm_acct_db?parseTime=true&loc=UTC"`, strconv.Quote(env.SlurmDBDSN)},
 		{"listen: 127.0.0.1:9180", fmt.Sprintf("listen: 127.0.0.1:%d", port)},
+		{"metricsListen: 127.0.0.1:9181", fmt.Sprintf("metricsListen: 127.0.0.1:%d", mport)},
 		// The testbed is shared: reconcile of this empty store must not
 		// touch the other tests' tenants.
 		{`reconcile: "@every 5m"`, `reconcile: ""`},
@@ -240,9 +241,10 @@ func TestDebInstallAndServe(t *testing.T) {
 		t.Errorf("/readyz: %q (slurmrestd or a database not ready for the packaged configuration)", body)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(httpGet(t, base+"/metrics"), "\ngpubridge_leader 1\n") {
+	mbase := fmt.Sprintf("http://127.0.0.1:%d", mport)
+	for !strings.Contains(httpGet(t, mbase+"/metrics"), "\ngpubridge_leader 1\n") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the daemon did not take the leader lock within 30 s; /metrics:\n%s", httpGet(t, base+"/metrics"))
+			t.Fatalf("the daemon did not take the leader lock within 30 s; /metrics:\n%s", httpGet(t, mbase+"/metrics"))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -113,6 +113,10 @@ func New(p Params) (http.Handler, func(context.Context)) {
 		Logger:          log,
 		AuthFailures:    float64(c.API.AuthFailuresPerMinute),
 		AuthBurst:       c.API.AuthFailureBurst,
+		TokenRate:       float64(c.API.TokenRequestsPerSecond),
+		TokenBurst:      c.API.TokenRequestBurst,
+		AddressRate:     float64(c.API.AddressRequestsPerSecond),
+		AddressBurst:    c.API.AddressRequestBurst,
 		UsageTTL:        every,
 		SecureCookies:   c.Server.TLSCertFile != "",
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,8 +35,15 @@ func main() {
 	dur := flag.Duration("duration", 20*time.Second, "how long the clients send")
 	scaleTenants := flag.Int("scale-tenants", 1000, "tenants (x 5 types) for the /metrics scrape")
 	scrapes := flag.Int("scrapes", 30, "timed /metrics scrapes")
+	attack := flag.Duration("attack", time.Minute, "how long the attackers ask the largest answers (0: no attack phase)")
+	attackers := flag.Int("attackers", 50, "attacking clients, each with a read token of its own")
+	rssBound := flag.Int("rss-bound", 256, "the bound on serve's peak RSS in MiB under the attack")
 	flag.Parse()
-	if err := run(*bin, *tenants, *lines, *clients, *dur, *scaleTenants, *scrapes); err != nil {
+	err := run(*bin, *tenants, *lines, *clients, *dur, *scaleTenants, *scrapes)
+	if *attack > 0 { // measured whatever the routes' goals gave
+		err = errors.Join(err, runAttack(*bin, *tenants, *attackers, *attack, *rssBound))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "apibench:", err)
 		os.Exit(1)
 	}
@@ -61,7 +69,9 @@ func run(bin string, nTenants, nLines, clients int, dur time.Duration, scaleTena
 	if out, err := rate.CombinedOutput(); err != nil {
 		return fmt.Errorf("add rate: %v: %s", err, out)
 	}
-	srv, err := serve(bin, sc.DSN)
+	// The route benchmark measures the routes, not the rate limits: they
+	// are lifted (the attack phase keeps the defaults).
+	srv, err := serve(bin, sc.DSN, "api:\n  tokenRequestsPerSecond: 100000\n  tokenRequestBurst: 100000\n")
 	if err != nil {
 		return err
 	}
@@ -70,12 +80,12 @@ func run(bin string, nTenants, nLines, clients int, dur time.Duration, scaleTena
 
 	// Tenant routes: each client is one tenant's token on its own routes.
 	routes := []string{"", "/quota", "/usage", "/burst", "/jobs/pending", "/bookings", "/availability?type=h100", "/slots?type=h100&count=1&duration=1h"}
-	res := load(srv.addr, clients, dur, func(rng *rand.Rand) (string, string, string) {
+	res := load(srv.addr, clients, dur, 0, func(rng *rand.Rand) (string, string, string) {
 		i := rng.IntN(nTenants)
 		r := routes[rng.IntN(len(routes))]
 		return "/api/v1/tenants/" + name(i) + r, toks[i], "tenant" + strings.SplitN(r, "?", 2)[0]
 	})
-	peer := load(srv.addr, clients, dur/2, func(*rand.Rand) (string, string, string) { return "/healthz", "", "healthz" })
+	peer := load(srv.addr, clients, dur/2, 0, func(*rand.Rand) (string, string, string) { return "/healthz", "", "healthz" })
 	fmt.Printf("%-28s %8s %8s %8s %9s %6s\n", "route", "requests", "p50", "p99", "vs peer", "errors")
 	worst := time.Duration(0)
 	pp := pct(peer["healthz"].lat, 99)
@@ -106,7 +116,7 @@ func run(bin string, nTenants, nLines, clients int, dur time.Duration, scaleTena
 	var scrapesLat, peerLat []time.Duration
 	var size int
 	for range scrapes {
-		d, n, err := timed(srv.addr, "/metrics")
+		d, n, err := timed(srv.maddr, "/metrics")
 		if err != nil {
 			return err
 		}
@@ -209,31 +219,37 @@ func addToken(ctx context.Context, db *sqlx.DB, tenantName, n string, scope toke
 }
 
 type server struct {
-	addr string
-	cmd  *exec.Cmd
-	cfg  string
+	addr, maddr string // the API's, the metrics'
+	cmd         *exec.Cmd
+	cfg         string
 }
 
-func serve(bin, dsn string) (*server, error) {
+// serve starts `gpubridge serve` on dsn, with extra configuration (YAML).
+func serve(bin, dsn, extra string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr, maddr := ln.Addr().String(), mln.Addr().String()
 	ln.Close()
+	mln.Close()
 	f, err := os.CreateTemp("", "apibench-*.yaml")
 	if err != nil {
 		return nil, err
 	}
-	f.WriteString("version: 1\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  bookings: \"\"\n")
+	f.WriteString("version: 1\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  bookings: \"\"\n" + extra)
 	f.Close()
 	cmd := exec.Command(bin, "--config", f.Name(), "serve")
-	cmd.Env = append(os.Environ(), "GPUBRIDGE_DB_DSN="+dsn, "GPUBRIDGE_LISTEN="+addr)
+	cmd.Env = append(os.Environ(), "GPUBRIDGE_DB_DSN="+dsn, "GPUBRIDGE_LISTEN="+addr, "GPUBRIDGE_METRICS_LISTEN="+maddr)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{addr: addr, cmd: cmd, cfg: f.Name()}
+	s := &server{addr: addr, maddr: maddr, cmd: cmd, cfg: f.Name()}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
@@ -278,10 +294,13 @@ func (s *server) waitTenants(admin string, n int) error {
 type stats struct {
 	lat    []time.Duration
 	errors int
+	// limited counts 429 answers (not errors: the rate limits at work).
+	limited int
 }
 
-// load runs clients that send next()'s requests until d has passed.
-func load(addr string, clients int, d time.Duration, next func(*rand.Rand) (path, tok, key string)) map[string]*stats {
+// load runs clients that send next()'s requests until d has passed, each
+// pausing pause between its requests.
+func load(addr string, clients int, d, pause time.Duration, next func(*rand.Rand) (path, tok, key string)) map[string]*stats {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	cl := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	defer tr.CloseIdleConnections()
@@ -311,9 +330,13 @@ func load(addr string, clients int, d time.Duration, next func(*rand.Rand) (path
 					resp.Body.Close()
 				}
 				s.lat = append(s.lat, time.Since(t0))
-				if err != nil || resp.StatusCode != 200 {
+				switch {
+				case err == nil && resp.StatusCode == http.StatusTooManyRequests:
+					s.limited++
+				case err != nil || resp.StatusCode != 200:
 					s.errors++
 				}
+				time.Sleep(pause)
 			}
 			mu.Lock()
 			for k, s := range local {
@@ -322,7 +345,7 @@ func load(addr string, clients int, d time.Duration, next func(*rand.Rand) (path
 					o = &stats{}
 					out[k] = o
 				}
-				o.lat, o.errors = append(o.lat, s.lat...), o.errors+s.errors
+				o.lat, o.errors, o.limited = append(o.lat, s.lat...), o.errors+s.errors, o.limited+s.limited
 			}
 			mu.Unlock()
 		})
@@ -334,7 +357,7 @@ func load(addr string, clients int, d time.Duration, next func(*rand.Rand) (path
 func merge(m map[string]*stats) stats {
 	var s stats
 	for _, x := range m {
-		s.lat, s.errors = append(s.lat, x.lat...), s.errors+x.errors
+		s.lat, s.errors, s.limited = append(s.lat, x.lat...), s.errors+x.errors, s.limited+x.limited
 	}
 	return s
 }
