@@ -111,6 +111,10 @@ type TenantInfo struct {
 	// request (its quota's: the job_submit guard refuses the others, inside
 	// bookings too); nil when not known, and then not checked.
 	GPUTypes []string
+	// Quota is the tenant's quota, GPUs per type or MIG profile (nil when
+	// not known): a policy that sets no maxGPUs is bounded by it
+	// (Service.Policy), so no tenant books more than it may run.
+	Quota map[string]int
 }
 
 // ReservationSpec is a gpubridge reservation as the projector wants it.

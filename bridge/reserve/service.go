@@ -68,10 +68,40 @@ func (s *Service) tenant(ctx context.Context, tenant string, ps *Problems) (Poli
 		return Policy{}, nil, nil
 	case err != nil:
 		return Policy{}, nil, fmt.Errorf("read tenant %q: %w", tenant, err)
-	case !info.Own:
-		return s.Settings.DefaultPolicy, info.GPUTypes, nil
 	}
-	return info.Policy, info.GPUTypes, nil
+	return effective(s.Settings.DefaultPolicy, info), info.GPUTypes, nil
+}
+
+// effective is the policy that binds a tenant: its own (or the default),
+// and, where that sets no maxGPUs, its quota per type: a tenant may have
+// booked at once at most what it may run.
+func effective(def Policy, info TenantInfo) Policy {
+	p := def
+	if info.Own {
+		p = info.Policy
+	}
+	if p.MaxGPUs == nil && info.Quota != nil {
+		p.MaxGPUs = maps.Clone(info.Quota)
+	}
+	return p
+}
+
+// Policy returns the booking policy that binds tenant: what it may book
+// (show it to the tenant). An unknown tenant is a Problems.
+func (s *Service) Policy(ctx context.Context, tenant string) (Policy, error) {
+	var ps Problems
+	if tenant == "" {
+		ps.Add("tenant", "required: the tenant whose booking policy to show (tenant=acme)")
+		return Policy{}, ps
+	}
+	p, err := s.policy(ctx, tenant, &ps)
+	if err != nil {
+		return Policy{}, err
+	}
+	if len(ps) > 0 {
+		return Policy{}, ps
+	}
+	return p, nil
 }
 
 // checkUsable refuses a booking of GPU types the tenant's jobs may not
