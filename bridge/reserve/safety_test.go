@@ -102,6 +102,10 @@ func TestModifyLosesToACancel(t *testing.T) {
 	if !errors.Is(err, reserve.ErrChanged) || !strings.Contains(err.Error(), "changed since you read it") || !strings.Contains(err.Error(), "cancelled") {
 		t.Fatalf("modify after a racing cancel: %v; want ErrChanged saying it is cancelled now", err)
 	}
+	if ps := (reserve.Problems)(nil); !errors.As(err, &ps) || ps[0].Field != "id" {
+		t.Errorf("the refusal is not a problem of id (front ends answer it as input): %#v", err)
+	}
+	t.Log(err)
 	got, _ := h.st.Get(ctx, b.ID)
 	if got.State != reserve.StateCancelled || !got.End.Equal(b.End) {
 		t.Fatalf("stored: %s ending %v; want cancelled, ending %v", got.State, got.End, b.End)

@@ -554,8 +554,18 @@ func changedSince(read, cur Booking, now time.Time) error {
 	if cur.CancelledBy != "" {
 		by = " by " + cur.CancelledBy
 	}
-	return fmt.Errorf("booking %d: %w: it is %s now (changed%s at %s)", cur.ID, ErrChanged, is, by, FormatTime(cur.UpdatedAt, Zone{}, false))
+	return Changed{Problems: Problems{{Field: "id", Msg: fmt.Sprintf("booking %d changed since you read it: it is %s now (changed%s at %s); nothing was changed",
+		cur.ID, is, by, FormatTime(cur.UpdatedAt, Zone{}, false))}}}
 }
+
+// Changed is the refusal of a change of a booking that changed since the
+// request read it: it matches ErrChanged and, for front ends that know
+// only input problems, is a Problems too (the tenant API answers 409 for
+// ErrChanged, 400 for other problems; the CLI exits non-zero).
+type Changed struct{ Problems Problems }
+
+func (c Changed) Error() string   { return c.Problems.Error() }
+func (c Changed) Unwrap() []error { return []error{c.Problems, ErrChanged} }
 
 // Cancel cancels a booking. Its Slurm reservation is deleted by the next
 // projection (which waits while jobs run inside); until then what Slurm
