@@ -33,6 +33,7 @@ func conformance(t *testing.T, newBackend func(t *testing.T) backend) {
 	t.Run("maintenance", func(t *testing.T) { testMaintenance(t, newBackend(t)) })
 	t.Run("concurrent admission", func(t *testing.T) { testConcurrentAdmission(t, newBackend(t)) })
 	t.Run("conditional update", func(t *testing.T) { testConditionalUpdate(t, newBackend(t)) })
+	t.Run("new locks at once", func(t *testing.T) { testNewLocks(t, newBackend(t)) })
 	t.Run("concurrent changes of one booking", func(t *testing.T) { testConcurrentChanges(t, newBackend(t)) })
 }
 
@@ -585,5 +586,31 @@ func testConcurrentChanges(t *testing.T, be backend) {
 	want := []string{"create", "cancel"}
 	if acts := be.audits(t, AuditBooking, b.ID); !cmp.Equal(acts, want) {
 		t.Errorf("audit = %v; want %v", acts, want)
+	}
+}
+
+// testNewLocks: many processes taking lock rows that do not exist yet (a
+// new tenant's or type's) at once all get them: creating the rows never
+// fails a transaction (it deadlocked before: one INSERT of several rows
+// each, not retried).
+func testNewLocks(t *testing.T, be backend) {
+	ctx := context.Background()
+	const clients = 24
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		s := be.open(t) // a process each: none knows the rows exist
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			locks := []reserve.Resource{"gpu:new1", "gpu:new2", "tenant:new3", reserve.Resource(fmt.Sprintf("tenant:own%d", i%5))}
+			errs[i] = s.Atomic(ctx, locks, func(reserve.Tx) error { return nil })
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("client %d: %v", i, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,26 +101,26 @@ func resourceStrings(rs []reserve.Resource) []string {
 	return out
 }
 
+// ensureLocks creates the lock rows not known to exist: one row per
+// statement, in sorted order, each retried when MariaDB picks it as a
+// deadlock victim (many processes creating the same new rows at once, as
+// a tenant's first bookings do).
 func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
-	var missing []string
-	for _, r := range resourceStrings(locks) {
-		if _, ok := s.known.Load(r); !ok {
-			missing = append(missing, r)
+	missing := resourceStrings(locks)
+	slices.Sort(missing)
+	for _, r := range missing {
+		if _, ok := s.known.Load(r); ok {
+			continue
 		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	var vals []string
-	var args []any
-	for _, r := range missing {
-		vals = append(vals, "(?, ?)")
-		args = append(args, s.cluster, r)
-	}
-	if _, err := s.db.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES `+strings.Join(vals, ", "), args...); err != nil {
-		return fmt.Errorf("create booking lock rows: %w", err)
-	}
-	for _, r := range missing {
+		var err error
+		for try := 1; try <= attempts; try++ {
+			if _, err = s.db.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES (?, ?)`, s.cluster, r); !retryable(err) {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create booking lock row %s: %w", r, err)
+		}
 		s.known.Store(r, true)
 	}
 	return nil
