@@ -94,6 +94,7 @@ func ParseAdd(kv map[string]string, now time.Time, zone Zone) (Request, Problems
 			ps.Add("duration", "%v", err)
 		} else if !r.Start.IsZero() {
 			r.End = r.Start.Add(dur)
+			checkRange(&ps, "duration", r.End)
 		}
 	default:
 		ps.Add("end", "required: when the window ends (end=...) or how long it lasts (duration=14d)")
@@ -144,6 +145,9 @@ func ParseChange(kv map[string]string, now time.Time, zone Zone) (Change, Proble
 			ps.Add("duration", "%v", err)
 		} else {
 			c.Duration = &dur
+			if c.Start != nil && !c.Start.IsZero() {
+				checkRange(&ps, "duration", c.Start.Add(dur))
+			}
 		}
 	}
 	for _, k := range []string{"gpus", "nodes"} {

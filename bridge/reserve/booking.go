@@ -97,6 +97,10 @@ type Booking struct {
 	// Note says why a booking is at risk or what the projector waits for
 	// ("delete refused while jobs run inside; retried").
 	Note string `json:"note,omitempty"`
+	// Version counts the changes of the stored row (Tx.Update and
+	// Store.Project each add one): Tx.Update writes only over the version
+	// it was read at, else ErrChanged. Not shown: an internal detail.
+	Version int64 `json:"-"`
 }
 
 // Held is the Slurm reservation of a booking, as the projector last made or

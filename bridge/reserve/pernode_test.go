@@ -108,7 +108,7 @@ func TestRecordPerNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := legacy
-	want.PerNode, want.UpdatedAt = map[string]int{"h100": 4, "1g.10gb": 0}, h.clock
+	want.PerNode, want.UpdatedAt, want.Version = map[string]int{"h100": 4, "1g.10gb": 0}, h.clock, 1
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("stored (-want +got)\n%s", d)
 	}

@@ -18,6 +18,10 @@ var (
 	// ErrBusy: Slurm has no room for a reservation (2016 "nodes are busy",
 	// 2058 "overlaps with another reservation").
 	ErrBusy = errors.New("no room in Slurm")
+	// ErrChanged: the booking changed (another modify, a cancel, the
+	// projector) between the read a change was computed from and its
+	// write; nothing was written. Read it again and retry.
+	ErrChanged = errors.New("changed since you read it; read it again and retry")
 )
 
 // Filter selects bookings. Zero fields select everything.
@@ -64,6 +68,9 @@ type Store interface {
 
 // Tx is the store inside Store.Atomic.
 type Tx interface {
+	// Get returns one booking and holds its row until the transaction
+	// ends (a locking read: SELECT ... FOR UPDATE), so that no other
+	// change of it interleaves with the one computed from it; ErrNotFound.
 	Get(ctx context.Context, id int64) (Booking, error)
 	Bookings(ctx context.Context, f Filter) ([]Booking, error)
 	Maintenance(ctx context.Context) ([]Maintenance, error)
@@ -72,7 +79,10 @@ type Tx interface {
 	// Update replaces a booking's window, count, purpose, state, cancel
 	// fields and recorded GPUs per node (PerNode; never what Slurm holds:
 	// that is Project's), under action
-	// ("modify", "cancel") in the audit log.
+	// ("modify", "cancel") in the audit log. It writes only when the
+	// stored row still has b.Version (the version b was read at), and adds
+	// one to it; otherwise it writes nothing and returns an error matching
+	// ErrChanged.
 	Update(ctx context.Context, actor, action string, b Booking) error
 	InsertMaintenance(ctx context.Context, actor string, m Maintenance) (Maintenance, error)
 	// DeleteMaintenance removes a window and returns it, or ErrNotFound.
@@ -101,6 +111,10 @@ type TenantInfo struct {
 	// request (its quota's: the job_submit guard refuses the others, inside
 	// bookings too); nil when not known, and then not checked.
 	GPUTypes []string
+	// Quota is the tenant's quota, GPUs per type or MIG profile (nil when
+	// not known): a policy that sets no maxGPUs is bounded by it
+	// (Service.Policy), so no tenant books more than it may run.
+	Quota map[string]int
 }
 
 // ReservationSpec is a gpubridge reservation as the projector wants it.

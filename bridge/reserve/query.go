@@ -156,6 +156,9 @@ func ParseMaintenance(args map[string]string, now time.Time, zone Zone) (Mainten
 			ps.Add("duration", "%s", err.Error())
 		}
 		m.End = m.Start.Add(dur)
+		if err == nil && !m.Start.IsZero() {
+			checkRange(&ps, "duration", m.End)
+		}
 	}
 	return m, ps
 }

@@ -68,10 +68,40 @@ func (s *Service) tenant(ctx context.Context, tenant string, ps *Problems) (Poli
 		return Policy{}, nil, nil
 	case err != nil:
 		return Policy{}, nil, fmt.Errorf("read tenant %q: %w", tenant, err)
-	case !info.Own:
-		return s.Settings.DefaultPolicy, info.GPUTypes, nil
 	}
-	return info.Policy, info.GPUTypes, nil
+	return effective(s.Settings.DefaultPolicy, info), info.GPUTypes, nil
+}
+
+// effective is the policy that binds a tenant: its own (or the default),
+// and, where that sets no maxGPUs, its quota per type: a tenant may have
+// booked at once at most what it may run.
+func effective(def Policy, info TenantInfo) Policy {
+	p := def
+	if info.Own {
+		p = info.Policy
+	}
+	if p.MaxGPUs == nil && info.Quota != nil {
+		p.MaxGPUs = maps.Clone(info.Quota)
+	}
+	return p
+}
+
+// Policy returns the booking policy that binds tenant: what it may book
+// (show it to the tenant). An unknown tenant is a Problems.
+func (s *Service) Policy(ctx context.Context, tenant string) (Policy, error) {
+	var ps Problems
+	if tenant == "" {
+		ps.Add("tenant", "required: the tenant whose booking policy to show (tenant=acme)")
+		return Policy{}, ps
+	}
+	p, err := s.policy(ctx, tenant, &ps)
+	if err != nil {
+		return Policy{}, err
+	}
+	if len(ps) > 0 {
+		return Policy{}, ps
+	}
+	return p, nil
 }
 
 // checkUsable refuses a booking of GPU types the tenant's jobs may not
@@ -189,6 +219,10 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 	if b.Start.IsZero() || b.End.IsZero() || !b.End.After(b.Start) {
 		ps.Add(f.End, "the window must end after it starts")
 	}
+	checkRange(&ps, f.Start, b.Start)
+	if checkRange(&ps, f.End, b.End); len(ps) > 0 {
+		return Booking{}, dedupe(ps) // before anything is read
+	}
 	inv, err := s.Source.Inventory(ctx)
 	if err != nil {
 		return Booking{}, fmt.Errorf("read the cluster: %w", err)
@@ -213,7 +247,7 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 	}
 	rs := s.Settings.Resources(b, inv)
 	related := s.Settings.Related(rs, inv)
-	err = s.Store.Atomic(ctx, rs, func(tx Tx) error {
+	err = s.Store.Atomic(ctx, withTenantLock(rs, b.Tenant), func(tx Tx) error {
 		ref, err := s.admit(ctx, tx, b, p, inv, now, related, f)
 		if err != nil {
 			return err
@@ -223,6 +257,9 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 		}
 		if dry {
 			return errDryRun
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("add booking: not stored, the request was given up: %w", err)
 		}
 		b, err = tx.Insert(ctx, actor, b)
 		return err
@@ -300,6 +337,14 @@ func dedupe(ps Problems) Problems {
 // Modify changes a booking's window, count or purpose, atomically. The GPU
 // type or node class cannot change (cancel and book anew); an active
 // booking's start cannot move.
+//
+// Everything it reads outside the store (the cluster, the tenant) is read
+// before the transaction: no use case takes a second pooled connection
+// while it holds one and its locks. Inside, the booking's row is read
+// locked (Tx.Get) and written only over the version read (Tx.Update), so
+// a cancel or another modify racing it is never lost: one of them waits
+// for the other, and a change computed from a version that is no longer
+// stored is refused (ErrChanged).
 func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) (before, after Booking, err error) {
 	now := s.now()
 	f := c.Fields
@@ -310,121 +355,235 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 	if err != nil {
 		return Booking{}, Booking{}, err
 	}
+	if ps := changeRange(old, c, f); len(ps) > 0 {
+		return Booking{}, Booking{}, ps
+	}
 	inv, err := s.Source.Inventory(ctx)
 	if err != nil {
 		return Booking{}, Booking{}, fmt.Errorf("read the cluster: %w", err)
 	}
-	var p Policy
+	var tps Problems
+	p, err := s.policy(ctx, old.Tenant, &tps)
+	if err != nil {
+		return Booking{}, Booking{}, err
+	}
 	rs := s.Settings.Resources(old, inv)
-	related := s.Settings.Related(rs, inv)
-	err = s.Store.Atomic(ctx, rs, func(tx Tx) error {
-		cur, err := tx.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		before = cur
-		var ps Problems
-		switch st := cur.StateAt(now); st {
-		case StateCancelled, StateEnded:
-			ps.Add("id", "booking %d is %s; it cannot change", id, st)
-			return ps
-		}
-		nb := cur
-		if c.Type != nil {
-			name := cur.GPUType
-			if cur.Kind == KindNode {
-				name = cur.NodeClass
-			}
-			if *c.Type != name || (f.GPUs == "nodes") != (cur.Kind == KindNode) {
-				ps.Add(f.GPUs, "booking %d holds %s; its type or class cannot change (delete it and add a new booking)", id, cur.What())
-			}
-		}
-		if c.Count != nil {
-			nb.Count = *c.Count
-			if nb.Count <= 0 {
-				ps.Add(f.GPUs, "count %d: book at least 1", nb.Count)
-			}
-		}
-		if c.Start != nil {
-			nb.Start = c.Start.UTC()
-			if !now.Before(cur.Start) && !nb.Start.Equal(cur.Start) {
-				ps.Add(f.Start, "booking %d started at %s; an active booking's start cannot move", id, FormatTime(cur.Start, Zone{}, false))
-			}
-		}
-		if c.End != nil {
-			nb.End = c.End.UTC()
-		}
-		if c.Duration != nil {
-			nb.End = nb.Start.Add(*c.Duration)
-		}
-		if c.Purpose != nil {
-			nb.Purpose = *c.Purpose
-		}
-		if !nb.End.After(nb.Start) {
-			ps.Add(f.End, "%s is not after start %s: a window must end after it starts", FormatTime(nb.End, Zone{}, false), FormatTime(nb.Start, Zone{}, false))
-		}
-		shapeStart := nb
-		if nb.Start.Equal(cur.Start) {
-			shapeStart.Start = now.Truncate(time.Second) // an unchanged start is never "in the past"
-		}
-		s.checkShape(shapeStart, inv, now, f, &ps)
-		if len(ps) > 0 {
-			return dedupe(ps)
-		}
-		if p, err = s.policy(ctx, cur.Tenant, &ps); err != nil {
-			return err
-		}
-		if len(ps) > 0 {
-			return ps
-		}
-		nb.UpdatedAt = now
-		if nb.Start.Equal(cur.Start) && nb.End.Equal(cur.End) && nb.Count == cur.Count && nb.Purpose == cur.Purpose {
-			after = cur
-			return nil
-		}
-		// Growing or moving is admitted like a new booking; the stored row
-		// is left out of the others, what Slurm holds for it is not.
-		if nb.Count > cur.Count || nb.Start.Before(cur.Start) || nb.End.After(cur.End) {
-			if nb.Start.Equal(cur.Start) {
-				p.MinLead = 0 // the lead time binds a start that moves, not one that stays
-			}
-			if s.checkAlike(nb, inv, f, &ps); len(ps) > 0 {
-				return ps
-			}
-			if nb.Kind == KindNode {
-				nb.PerNode = s.Settings.PerNode(inv, nb.NodeClass) // what this admission counts
-			}
-			ref, err := s.admit(ctx, tx, nb, p, inv, now, related, f)
-			if err != nil {
-				return err
-			}
-			if ref != nil {
-				return ref
-			}
-		}
-		if nb.Kind == KindNode && nb.PerNode == nil {
-			// Stored before admission recorded the figure: any change
-			// records what admission counts now (the charge needs it).
-			nb.PerNode = s.Settings.PerNode(inv, nb.NodeClass)
-		}
-		if err := tx.Update(ctx, actor, "modify", nb); err != nil {
-			return err
-		}
-		after = nb
-		return nil
+	m := modification{s: s, read: old, actor: actor, id: id, c: c, f: f, now: now, inv: inv, policy: p, tenantProblems: tps, related: s.Settings.Related(rs, inv)}
+	err = s.Store.Atomic(ctx, withTenantLock(rs, old.Tenant), func(tx Tx) error {
+		var err error
+		before, after, err = m.apply(ctx, tx)
+		return err
 	})
-	return before, after, err
+	if err != nil {
+		return Booking{}, Booking{}, err
+	}
+	return before, after, nil
 }
+
+// changeRange refuses, before anything else is read, a change whose times
+// fall outside what the store holds (MinTime, MaxTime), computed from the
+// booking as first read.
+func changeRange(old Booking, c Change, f Fields) Problems {
+	var ps Problems
+	start, end := old.Start, old.End
+	if c.Start != nil {
+		start = c.Start.UTC()
+		checkRange(&ps, f.Start, start)
+	}
+	if c.End != nil {
+		end = c.End.UTC()
+		checkRange(&ps, f.End, end)
+	}
+	if c.Duration != nil && len(ps) == 0 {
+		end = start.Add(*c.Duration)
+		checkRange(&ps, f.End, end)
+	}
+	return ps
+}
+
+// withTenantLock adds the tenant's lock to the resources' locks: what a
+// tenant's policy sums across resources (the monthly spend limit prices
+// every type) is read and written under it, so two admissions of one
+// tenant never both pass a limit that only one of them fits.
+func withTenantLock(rs []Resource, tenant string) []Resource {
+	if tenant == "" {
+		return rs
+	}
+	out := append(slices.Clone(rs), Resource("tenant:"+tenant))
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// modification is one Modify's inputs, read before its transaction.
+type modification struct {
+	s              *Service
+	read           Booking // the booking as read before the transaction
+	actor          string
+	id             int64
+	c              Change
+	f              Fields
+	now            time.Time
+	inv            Inventory
+	policy         Policy
+	tenantProblems Problems
+	related        []Resource
+}
+
+// apply runs inside the transaction: it reads the booking locked, checks
+// the change and re-admits what grows, and writes over the version read.
+func (m modification) apply(ctx context.Context, tx Tx) (before, after Booking, err error) {
+	s, f, now, inv, id := m.s, m.f, m.now, m.inv, m.id
+	cur, err := tx.Get(ctx, id)
+	if err != nil {
+		return Booking{}, Booking{}, err
+	}
+	if err := changedSince(m.read, cur, now); err != nil {
+		return cur, Booking{}, err
+	}
+	nb, ps := m.changed(cur)
+	if len(ps) > 0 {
+		return cur, Booking{}, dedupe(ps)
+	}
+	if len(m.tenantProblems) > 0 {
+		return cur, Booking{}, m.tenantProblems
+	}
+	nb.UpdatedAt = now
+	if nb.Start.Equal(cur.Start) && nb.End.Equal(cur.End) && nb.Count == cur.Count && nb.Purpose == cur.Purpose {
+		return cur, cur, nil
+	}
+	// Growing or moving is admitted like a new booking; the stored row
+	// is left out of the others, what Slurm holds for it is not.
+	if nb.Count > cur.Count || nb.Start.Before(cur.Start) || nb.End.After(cur.End) {
+		p := m.policy
+		if nb.Start.Equal(cur.Start) {
+			p.MinLead = 0 // the lead time binds a start that moves, not one that stays
+		}
+		if s.checkAlike(nb, inv, f, &ps); len(ps) > 0 {
+			return cur, Booking{}, ps
+		}
+		if nb.Kind == KindNode {
+			nb.PerNode = s.Settings.PerNode(inv, nb.NodeClass) // what this admission counts
+		}
+		ref, err := s.admit(ctx, tx, nb, p, inv, now, m.related, f)
+		if err != nil {
+			return cur, Booking{}, err
+		}
+		if ref != nil {
+			return cur, Booking{}, ref
+		}
+	}
+	if nb.Kind == KindNode && nb.PerNode == nil {
+		// Stored before admission recorded the figure: any change
+		// records what admission counts now (the charge needs it).
+		nb.PerNode = s.Settings.PerNode(inv, nb.NodeClass)
+	}
+	if err := ctx.Err(); err != nil {
+		return cur, Booking{}, fmt.Errorf("modify booking %d: not stored, the request was given up: %w", id, err)
+	}
+	if err := tx.Update(ctx, m.actor, "modify", nb); err != nil {
+		return cur, Booking{}, err
+	}
+	nb.Version++
+	return cur, nb, nil
+}
+
+// changed is cur with the change applied, and what is wrong with it.
+func (m modification) changed(cur Booking) (Booking, Problems) {
+	s, c, f, now, id := m.s, m.c, m.f, m.now, m.id
+	var ps Problems
+	switch st := cur.StateAt(now); st {
+	case StateCancelled, StateEnded:
+		ps.Add("id", "booking %d is %s; it cannot change", id, st)
+		return cur, ps
+	}
+	nb := cur
+	if c.Type != nil {
+		name := cur.GPUType
+		if cur.Kind == KindNode {
+			name = cur.NodeClass
+		}
+		if *c.Type != name || (f.GPUs == "nodes") != (cur.Kind == KindNode) {
+			ps.Add(f.GPUs, "booking %d holds %s; its type or class cannot change (delete it and add a new booking)", id, cur.What())
+		}
+	}
+	if c.Count != nil {
+		nb.Count = *c.Count
+		if nb.Count <= 0 {
+			ps.Add(f.GPUs, "count %d: book at least 1", nb.Count)
+		}
+	}
+	if c.Start != nil {
+		nb.Start = c.Start.UTC()
+		if !now.Before(cur.Start) && !nb.Start.Equal(cur.Start) {
+			ps.Add(f.Start, "booking %d started at %s; an active booking's start cannot move", id, FormatTime(cur.Start, Zone{}, false))
+		}
+	}
+	if c.End != nil {
+		nb.End = c.End.UTC()
+	}
+	if c.Duration != nil {
+		nb.End = nb.Start.Add(*c.Duration)
+	}
+	if c.Purpose != nil {
+		nb.Purpose = *c.Purpose
+	}
+	checkRange(&ps, f.End, nb.End)
+	if !nb.End.After(nb.Start) {
+		ps.Add(f.End, "%s is not after start %s: a window must end after it starts", FormatTime(nb.End, Zone{}, false), FormatTime(nb.Start, Zone{}, false))
+	}
+	shapeStart := nb
+	if nb.Start.Equal(cur.Start) {
+		shapeStart.Start = now.Truncate(time.Second) // an unchanged start is never "in the past"
+	}
+	s.checkShape(shapeStart, m.inv, now, f, &ps)
+	return nb, ps
+}
+
+// changedSince refuses a change of a booking that another change made
+// final (cancelled, or ended by a new end) after the request read it
+// (read): the request was made on what it read, which no longer holds.
+func changedSince(read, cur Booking, now time.Time) error {
+	if read.Version == cur.Version {
+		return nil
+	}
+	was, is := read.StateAt(now), cur.StateAt(now)
+	if is == was || (is != StateCancelled && is != StateEnded) {
+		return nil
+	}
+	by := ""
+	if cur.CancelledBy != "" {
+		by = " by " + cur.CancelledBy
+	}
+	return Changed{Problems: Problems{{Field: "id", Msg: fmt.Sprintf("booking %d changed since you read it: it is %s now (changed%s at %s); nothing was changed",
+		cur.ID, is, by, FormatTime(cur.UpdatedAt, Zone{}, false))}}}
+}
+
+// Changed is the refusal of a change of a booking that changed since the
+// request read it: it matches ErrChanged and, for front ends that know
+// only input problems, is a Problems too (the tenant API answers 409 for
+// ErrChanged, 400 for other problems; the CLI exits non-zero).
+type Changed struct{ Problems Problems }
+
+func (c Changed) Error() string   { return c.Problems.Error() }
+func (c Changed) Unwrap() []error { return []error{c.Problems, ErrChanged} }
 
 // Cancel cancels a booking. Its Slurm reservation is deleted by the next
 // projection (which waits while jobs run inside); until then what Slurm
-// holds still counts.
+// holds still counts. The row is read locked and written over the version
+// read: of two cancels at once, the second is refused (cancelled already).
 func (s *Service) Cancel(ctx context.Context, actor string, id int64) (Booking, error) {
 	now := s.now()
+	read, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return Booking{}, err
+	}
 	var out Booking
-	err := s.Store.Atomic(ctx, nil, func(tx Tx) error {
+	err = s.Store.Atomic(ctx, nil, func(tx Tx) error {
 		b, err := tx.Get(ctx, id)
 		if err != nil {
+			return err
+		}
+		if err := changedSince(read, b, now); err != nil {
 			return err
 		}
 		switch st := b.StateAt(now); st {
@@ -432,9 +591,13 @@ func (s *Service) Cancel(ctx context.Context, actor string, id int64) (Booking, 
 			return Problems{{Field: "id", Msg: fmt.Sprintf("booking %d is %s already", id, st)}}
 		}
 		b.State, b.CancelledAt, b.CancelledBy, b.UpdatedAt = StateCancelled, now, actor, now
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("cancel booking %d: not stored, the request was given up: %w", id, err)
+		}
 		if err := tx.Update(ctx, actor, "cancel", b); err != nil {
 			return err
 		}
+		b.Version++
 		out = b
 		return nil
 	})
@@ -517,6 +680,10 @@ func (s *Service) Availability(ctx context.Context, q AvailabilityQuery) (Availa
 		ps.Add("step", "must be a positive whole number of seconds, e.g. 1h or 1d")
 	} else if q.To.After(q.From) && q.To.Sub(q.From)/q.Step > 100_000 {
 		ps.Add("step", "%s over %s is more than 100000 steps; use a longer step", FormatDuration(q.Step), FormatDuration(q.To.Sub(q.From)))
+	}
+	checkRange(&ps, "from", q.From)
+	if checkRange(&ps, "to", q.To); len(ps) > 0 {
+		return Availability{}, ps // before anything is read
 	}
 	inv, err := s.Source.Inventory(ctx)
 	if err != nil {
@@ -640,6 +807,13 @@ func (s *Service) FindSlots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 	if after.IsZero() || after.Before(now) {
 		after = now
 	}
+	checkRange(&ps, "after", q.After)
+	if q.Duration > 0 {
+		checkRange(&ps, "duration", after.Add(q.Duration))
+	}
+	if len(ps) > 0 {
+		return nil, dedupe(ps) // before anything is read
+	}
 	inv, err := s.Source.Inventory(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster: %w", err)
@@ -685,6 +859,10 @@ func (s *Service) FindSlots(ctx context.Context, q SlotQuery) ([]Slot, error) {
 func (s *Service) AddMaintenance(ctx context.Context, actor string, m Maintenance) (Maintenance, []Booking, error) {
 	now := s.now()
 	var ps Problems
+	checkRange(&ps, "start", m.Start)
+	if checkRange(&ps, "end", m.End); len(ps) > 0 {
+		return Maintenance{}, nil, ps // before anything is read
+	}
 	inv, err := s.Source.Inventory(ctx)
 	if err != nil {
 		return Maintenance{}, nil, fmt.Errorf("read the cluster: %w", err)

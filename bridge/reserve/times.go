@@ -26,6 +26,26 @@ var (
 	localLayouts  = []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"}
 )
 
+// MinTime and MaxTime bound every time a booking, a maintenance window or
+// a query may name: the range of the store's DATETIME columns (MariaDB
+// holds 1000-01-01 to 9999-12-31 23:59:59). A time outside them is bad
+// input, refused before anything is read.
+var (
+	MinTime = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// checkRange refuses t outside [MinTime, MaxTime] as a problem of field.
+func checkRange(ps *Problems, field string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if t.Before(MinTime) || t.After(MaxTime) {
+		ps.Add(field, "%s is outside the times the store holds (%s to %s); give an earlier time or a shorter duration",
+			t.UTC().Format("2006-01-02T15:04:05Z"), FormatTime(MinTime, Zone{}, false), FormatTime(MaxTime, Zone{}, false))
+	}
+}
+
 // ParseTime reads a point in time, at second resolution, as
 //   - RFC 3339 with an offset or Z: 2026-12-14T09:00:00+01:00, 2026-12-14T08:00Z;
 //   - now, now+2d, now+90m, now-1h (units w, d, h, m, s; d is 24 hours);
@@ -36,8 +56,17 @@ var (
 // Location (ErrNoZone), when they fall into a daylight-saving gap (the
 // clock skips them) and when they are ambiguous (the clock shows them twice
 // when it falls back); each error says how to write the time instead. The
-// result is in UTC. Fractions of a second are refused.
+// result is in UTC. Fractions of a second are refused, and so are times
+// outside [MinTime, MaxTime].
 func ParseTime(s string, now time.Time, zone Zone) (time.Time, error) {
+	t, err := parseTime(s, now, zone)
+	if err == nil && (t.Before(MinTime) || t.After(MaxTime)) {
+		return time.Time{}, fmt.Errorf("%q is outside the times the store holds (%s to %s)", s, FormatTime(MinTime, Zone{}, false), FormatTime(MaxTime, Zone{}, false))
+	}
+	return t, err
+}
+
+func parseTime(s string, now time.Time, zone Zone) (time.Time, error) {
 	in := strings.TrimSpace(s)
 	if in == "" {
 		return time.Time{}, errors.New("empty time; give e.g. 2026-12-14T09:00Z, now+2d or 2026-12-14")

@@ -12,7 +12,7 @@ import (
 
 func TestBookingsDefaultsAndFile(t *testing.T) {
 	d := Default().Bookings
-	if d.ReservationPrefix != "gpubridge-" || d.LeadTime.Duration != 24*time.Hour || d.UnbookablePercent != 0 || d.DefaultPolicy.MaxHorizon.Duration != 365*24*time.Hour {
+	if d.ReservationPrefix != "gpubridge-" || d.LeadTime.Duration != 24*time.Hour || d.UnbookablePercent != 0 || d.DefaultPolicy.MaxHorizon.Duration != 90*24*time.Hour || d.DefaultPolicy.MaxWindow.Duration != 14*24*time.Hour || d.DefaultPolicy.MaxGPUs != nil {
 		t.Errorf("defaults: %+v", d)
 	}
 	path := filepath.Join(t.TempDir(), "c.yaml")
@@ -40,7 +40,7 @@ bookings:
 		t.Fatal(err)
 	}
 	want := Bookings{ReservationPrefix: "gpubridge-bk1-", ReservationQOSSuffix: "-resv", LeadTime: Span{48 * time.Hour}, UnbookablePercent: 10, NodeClasses: map[string][]string{"dgx": {"gpu-a"}},
-		DefaultPolicy: BookingPolicy{MaxGPUs: map[string]int{"h100": 2}, MaxWindow: Span{14 * 24 * time.Hour}, MinLead: Span{90 * time.Minute}, MaxHorizon: Span{365 * 24 * time.Hour}},
+		DefaultPolicy: BookingPolicy{MaxGPUs: map[string]int{"h100": 2}, MaxWindow: Span{14 * 24 * time.Hour}, MinLead: Span{90 * time.Minute}, MaxHorizon: Span{90 * 24 * time.Hour}},
 		Cancellation:  Cancellation{FreeBefore: Span{24 * time.Hour}}}
 	if diff := cmp.Diff(want, c.Bookings); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)

@@ -395,7 +395,9 @@ func Default() Config {
 			ReservationQOSSuffix: "-resv",
 			LeadTime:             Span{24 * time.Hour},
 			Cancellation:         Cancellation{FreeBefore: Span{24 * time.Hour}},
-			DefaultPolicy:        BookingPolicy{MaxHorizon: Span{365 * 24 * time.Hour}},
+			// Bounded by default (issue 25): bookings end within 90 days and
+			// last at most 14; maxGPUs unset means each tenant's quota.
+			DefaultPolicy: BookingPolicy{MaxHorizon: Span{90 * 24 * time.Hour}, MaxWindow: Span{14 * 24 * time.Hour}},
 		},
 		Reconcile: Reconcile{MaxDeleteShare: 0.10, WriterLockTimeout: Duration{30 * time.Second}, ReadAssociations: ReadAssociationsAuto},
 		Health:    defaultHealth(),

@@ -74,7 +74,9 @@ func OpenMigrated(ctx context.Context, dsn string) (*sqlx.DB, error) {
 }
 
 // WithTx runs fn in a transaction: committed when fn returns nil, rolled
-// back otherwise (and on panic). The commit error is returned.
+// back otherwise (and on panic). The commit error is returned. A
+// transaction whose ctx ended (the client gave up, its answer is lost) is
+// rolled back, never committed.
 func WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (err error) {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -93,6 +95,9 @@ func WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (err erro
 	}()
 	if err = fn(tx); err != nil {
 		return err
+	}
+	if err = ctx.Err(); err != nil {
+		return fmt.Errorf("not committed: %w", err)
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/jmoiron/sqlx"
 
@@ -52,7 +53,11 @@ func (t Tenants) BookingTenant(ctx context.Context, name string) (reserve.Tenant
 	if types == nil {
 		types = []string{}
 	}
-	return reserve.TenantInfo{Policy: tn.Bookings.Over(t.Default), Own: !tn.Bookings.IsZero(), GPUTypes: types}, nil
+	quota := make(map[string]int, len(tn.GPUs))
+	for typ, n := range tn.GPUs {
+		quota[typ] = int(min(n, math.MaxInt32))
+	}
+	return reserve.TenantInfo{Policy: tn.Bookings.Over(t.Default), Own: !tn.Bookings.IsZero(), GPUTypes: types, Quota: quota}, nil
 }
 
 // Params are what the booking use cases are built on.

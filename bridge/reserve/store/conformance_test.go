@@ -32,6 +32,9 @@ func conformance(t *testing.T, newBackend func(t *testing.T) backend) {
 	t.Run("rollback", func(t *testing.T) { testRollback(t, newBackend(t)) })
 	t.Run("maintenance", func(t *testing.T) { testMaintenance(t, newBackend(t)) })
 	t.Run("concurrent admission", func(t *testing.T) { testConcurrentAdmission(t, newBackend(t)) })
+	t.Run("conditional update", func(t *testing.T) { testConditionalUpdate(t, newBackend(t)) })
+	t.Run("new locks at once", func(t *testing.T) { testNewLocks(t, newBackend(t)) })
+	t.Run("concurrent changes of one booking", func(t *testing.T) { testConcurrentChanges(t, newBackend(t)) })
 }
 
 var c0 = time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -234,7 +237,7 @@ func testUpdateProject(t *testing.T, be backend) {
 	}
 	got, _ := s.Get(ctx, b.ID)
 	want := mod
-	want.Held = reserve.Held{}
+	want.Held, want.Version = reserve.Held{}, 1
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after modify (-want +got)\n%s", diff)
 	}
@@ -477,5 +480,137 @@ func testConcurrentAdmission(t *testing.T, be backend) {
 	}
 	if admitted != len(stored) || admitted == 0 || admitted == clients {
 		t.Errorf("admitted %d, stored %d of %d", admitted, len(stored), clients)
+	}
+}
+
+// testConditionalUpdate: Update writes only over the version it was
+// computed from; every stored change (Update, Project) makes a new version,
+// and a write from an older one is refused with ErrChanged, writing
+// nothing and auditing nothing.
+func testConditionalUpdate(t *testing.T, be backend) {
+	ctx := context.Background()
+	s := be.open(t)
+	b := insert(t, s, sample("bkacme", 2, hr(0), hr(10)))[0]
+	update := func(b reserve.Booking, action string) error {
+		return s.Atomic(ctx, nil, func(tx reserve.Tx) error { return tx.Update(ctx, "bob", action, b) })
+	}
+	read, err := s.Get(ctx, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.Version != 0 {
+		t.Fatalf("a new booking's version is %d; want 0", read.Version)
+	}
+	mod := read
+	mod.End = hr(12)
+	if err := update(mod, "modify"); err != nil {
+		t.Fatal(err)
+	}
+	// A cancel computed from the first read is refused: the modify came
+	// between.
+	stale := read
+	stale.State, stale.CancelledAt, stale.CancelledBy = reserve.StateCancelled, c0, "carol"
+	if err := update(stale, "cancel"); !errors.Is(err, reserve.ErrChanged) {
+		t.Fatalf("update from version 0 after a modify: %v; want ErrChanged", err)
+	}
+	got, _ := s.Get(ctx, b.ID)
+	if got.State != reserve.StateRequested || !got.End.Equal(hr(12)) || got.Version != 1 {
+		t.Fatalf("after the refused cancel: state %s end %v version %d; want requested, %v, 1", got.State, got.End, got.Version, hr(12))
+	}
+	// The projector's record is a change too.
+	if err := s.Project(ctx, "gpubridge", b.ID, reserve.StateScheduled, reserve.Held{Reservation: "gpubridge-1", Start: hr(0), End: hr(12), Count: 2}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got.Purpose = "stale"
+	if err := update(got, "modify"); !errors.Is(err, reserve.ErrChanged) {
+		t.Fatalf("update from the version before a projection: %v; want ErrChanged", err)
+	}
+	now, _ := s.Get(ctx, b.ID)
+	if now.Version != 2 || now.Purpose == "stale" {
+		t.Fatalf("after project and a refused modify: version %d purpose %q; want 2, unchanged", now.Version, now.Purpose)
+	}
+	now.State, now.CancelledAt, now.CancelledBy = reserve.StateCancelled, c0, "carol"
+	if err := update(now, "cancel"); err != nil {
+		t.Fatalf("update from the stored version: %v", err)
+	}
+	want := []string{"create", "modify", "project", "cancel"}
+	if acts := be.audits(t, AuditBooking, b.ID); !cmp.Equal(acts, want) {
+		t.Errorf("audit = %v; want %v (nothing for the refused writes)", acts, want)
+	}
+}
+
+// testConcurrentChanges: clients of several processes each read one
+// booking in a transaction and cancel it when it is not cancelled yet; the
+// read holds the row, so exactly one cancel is stored and audited, and
+// every other client sees the cancel (or, with a snapshot read, is
+// refused with ErrChanged), never overwrites it.
+func testConcurrentChanges(t *testing.T, be backend) {
+	ctx := context.Background()
+	const clients = 16
+	stores := []reserve.Store{be.open(t), be.open(t), be.open(t)}
+	b := insert(t, stores[0], sample("bkacme", 1, hr(0), hr(10)))[0]
+	errAlready := errors.New("cancelled already")
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = stores[i%len(stores)].Atomic(ctx, nil, func(tx reserve.Tx) error {
+				cur, err := tx.Get(ctx, b.ID)
+				if err != nil {
+					return err
+				}
+				if cur.Cancelled() {
+					return errAlready
+				}
+				cur.State, cur.CancelledAt, cur.CancelledBy = reserve.StateCancelled, c0, fmt.Sprintf("client%d", i)
+				return tx.Update(ctx, cur.CancelledBy, "cancel", cur)
+			})
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case errors.Is(err, errAlready), errors.Is(err, reserve.ErrChanged):
+		default:
+			t.Fatalf("client %d: %v", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d cancels stored; want exactly 1", won)
+	}
+	want := []string{"create", "cancel"}
+	if acts := be.audits(t, AuditBooking, b.ID); !cmp.Equal(acts, want) {
+		t.Errorf("audit = %v; want %v", acts, want)
+	}
+}
+
+// testNewLocks: many processes taking lock rows that do not exist yet (a
+// new tenant's or type's) at once all get them: creating the rows never
+// fails a transaction (it deadlocked before: one INSERT of several rows
+// each, not retried).
+func testNewLocks(t *testing.T, be backend) {
+	ctx := context.Background()
+	const clients = 24
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		s := be.open(t) // a process each: none knows the rows exist
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			locks := []reserve.Resource{"gpu:new1", "gpu:new2", "tenant:new3", reserve.Resource(fmt.Sprintf("tenant:own%d", i%5))}
+			errs[i] = s.Atomic(ctx, locks, func(reserve.Tx) error { return nil })
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("client %d: %v", i, err)
+		}
 	}
 }

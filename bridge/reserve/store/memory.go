@@ -210,6 +210,9 @@ func (m *Memory) Project(_ context.Context, actor string, id int64, state reserv
 		}
 		m.placements[id] = append(ps, reserve.Placement{Since: since, Nodes: slices.Clone(placed)})
 	}
+	if next.State != cur.State || !heldEqual(next.Held, cur.Held) || next.Note != cur.Note {
+		next.Version++ // as DB.Project: a change of the row is a new version
+	}
 	m.bookings[id] = next
 	m.order = nil
 	if next.State != cur.State || !heldSameWindow(next.Held, cur.Held) {
@@ -245,7 +248,7 @@ func (t memTx) Maintenance(context.Context) ([]reserve.Maintenance, error) {
 
 func (t memTx) Insert(_ context.Context, actor string, b reserve.Booking) (reserve.Booking, error) {
 	t.m.nextID++
-	b.ID = t.m.nextID
+	b.ID, b.Version = t.m.nextID, 0
 	b.Start, b.End, b.CreatedAt, b.UpdatedAt = b.Start.UTC(), b.End.UTC(), b.CreatedAt.UTC().Truncate(time.Microsecond), b.UpdatedAt.UTC().Truncate(time.Microsecond)
 	t.m.bookings[b.ID] = clone(b)
 	t.m.res[b.ID] = b.Resource()
@@ -259,7 +262,11 @@ func (t memTx) Update(_ context.Context, actor, action string, b reserve.Booking
 	if err != nil {
 		return err
 	}
+	if cur.Version != b.Version {
+		return changed(b.ID, b.Version, cur.Version)
+	}
 	next := cur
+	next.Version++
 	next.Count, next.Start, next.End, next.Purpose, next.State = b.Count, b.Start.UTC(), b.End.UTC(), b.Purpose, b.State
 	next.PerNode = maps.Clone(b.PerNode)
 	next.UpdatedAt, next.CancelledAt, next.CancelledBy = b.UpdatedAt.UTC().Truncate(time.Microsecond), b.CancelledAt.UTC().Truncate(time.Microsecond), b.CancelledBy

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,26 +101,26 @@ func resourceStrings(rs []reserve.Resource) []string {
 	return out
 }
 
+// ensureLocks creates the lock rows not known to exist: one row per
+// statement, in sorted order, each retried when MariaDB picks it as a
+// deadlock victim (many processes creating the same new rows at once, as
+// a tenant's first bookings do).
 func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
-	var missing []string
-	for _, r := range resourceStrings(locks) {
-		if _, ok := s.known.Load(r); !ok {
-			missing = append(missing, r)
+	missing := resourceStrings(locks)
+	slices.Sort(missing)
+	for _, r := range missing {
+		if _, ok := s.known.Load(r); ok {
+			continue
 		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	var vals []string
-	var args []any
-	for _, r := range missing {
-		vals = append(vals, "(?, ?)")
-		args = append(args, s.cluster, r)
-	}
-	if _, err := s.db.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES `+strings.Join(vals, ", "), args...); err != nil {
-		return fmt.Errorf("create booking lock rows: %w", err)
-	}
-	for _, r := range missing {
+		var err error
+		for try := 1; try <= attempts; try++ {
+			if _, err = s.db.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES (?, ?)`, s.cluster, r); !retryable(err) {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create booking lock row %s: %w", r, err)
+		}
 		s.known.Store(r, true)
 	}
 	return nil
@@ -148,17 +149,18 @@ type bookingRow struct {
 	HeldNodes   string         `db:"held_nodes"`
 	Note        string         `db:"note"`
 	PerNode     sql.NullString `db:"per_node"`
+	Version     int64          `db:"version"`
 }
 
 const bookingCols = `id, cluster, tenant, kind, resource, count, start_at, end_at, purpose, state, created_by, created_at, updated_at,
-	cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note, per_node`
+	cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note, per_node, version`
 
 func toRow(cluster string, b reserve.Booking) bookingRow {
 	r := bookingRow{
 		ID: b.ID, Cluster: cluster, Tenant: b.Tenant, Kind: string(b.Kind), Resource: string(b.Resource()), Count: b.Count,
 		StartAt: b.Start.UTC(), EndAt: b.End.UTC(), Purpose: b.Purpose, State: string(b.State), CreatedBy: b.CreatedBy,
 		CreatedAt: b.CreatedAt.UTC().Truncate(time.Microsecond), UpdatedAt: b.UpdatedAt.UTC().Truncate(time.Microsecond), CancelledBy: b.CancelledBy,
-		Note: clip(b.Note, 1024),
+		Note: clip(b.Note, 1024), Version: b.Version,
 	}
 	if !b.CancelledAt.IsZero() {
 		r.CancelledAt = sql.NullTime{Time: b.CancelledAt.UTC().Truncate(time.Microsecond), Valid: true}
@@ -211,7 +213,7 @@ func (r bookingRow) booking() (reserve.Booking, error) {
 	b := reserve.Booking{
 		ID: r.ID, Tenant: r.Tenant, Kind: reserve.Kind(r.Kind), Count: r.Count, Start: r.StartAt.UTC(), End: r.EndAt.UTC(),
 		Purpose: r.Purpose, State: reserve.State(r.State), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-		CancelledBy: r.CancelledBy, Note: r.Note,
+		CancelledBy: r.CancelledBy, Note: r.Note, Version: r.Version,
 	}
 	_, name := reserve.Resource(r.Resource).Split()
 	if b.Kind == reserve.KindNode {
@@ -379,8 +381,8 @@ func (s *DB) Project(ctx context.Context, actor string, id int64, state reserve.
 			return nil
 		}
 		name, hs, he, hc, hn := heldCols(next.Held)
-		if _, err := tx.ExecContext(ctx, `UPDATE bookings SET state = ?, held_name = ?, held_start = ?, held_end = ?, held_count = ?, held_nodes = ?, note = ?
-			WHERE cluster = ? AND id = ?`, string(next.State), name, hs, he, hc, hn, next.Note, s.cluster, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE bookings SET state = ?, held_name = ?, held_start = ?, held_end = ?, held_count = ?, held_nodes = ?, note = ?,
+			version = version + 1 WHERE cluster = ? AND id = ?`, string(next.State), name, hs, he, hc, hn, next.Note, s.cluster, id); err != nil {
 			return fmt.Errorf("record projection of booking %d: %w", id, err)
 		}
 		if err := s.recordPlacement(ctx, tx, id, cur.Held.Placed(), next.Held.Placed()); err != nil {
@@ -455,8 +457,9 @@ type dbTx struct {
 	tx *sqlx.Tx
 }
 
+// Get is a locking read: the row stays held until the transaction ends.
 func (t *dbTx) Get(ctx context.Context, id int64) (reserve.Booking, error) {
-	return t.s.get(ctx, t.tx, id, false)
+	return t.s.get(ctx, t.tx, id, true)
 }
 
 func (t *dbTx) Bookings(ctx context.Context, f reserve.Filter) ([]reserve.Booking, error) {
@@ -468,6 +471,7 @@ func (t *dbTx) Maintenance(ctx context.Context) ([]reserve.Maintenance, error) {
 }
 
 func (t *dbTx) Insert(ctx context.Context, actor string, b reserve.Booking) (reserve.Booking, error) {
+	b.Version = 0
 	r := toRow(t.s.cluster, b)
 	res, err := t.tx.NamedExecContext(ctx, `INSERT INTO bookings (cluster, tenant, kind, resource, count, start_at, end_at, purpose, state,
 		created_by, created_at, updated_at, cancelled_at, cancelled_by, held_name, held_start, held_end, held_count, held_nodes, note, per_node)
@@ -480,27 +484,45 @@ func (t *dbTx) Insert(ctx context.Context, actor string, b reserve.Booking) (res
 	if err != nil {
 		return b, fmt.Errorf("insert booking: %w", err)
 	}
-	b.ID = id
+	b.ID, b.Version = id, 0
 	if err := sqldb.Audit(ctx, t.tx, t.s.now(), actor, "create", AuditBooking, strconv.FormatInt(id, 10), nil, b); err != nil {
 		return b, err
 	}
 	return b, nil
 }
 
+// Update writes b over the stored row when the row still has b.Version
+// (read, locked, in this transaction), else nothing (ErrChanged).
 func (t *dbTx) Update(ctx context.Context, actor, action string, b reserve.Booking) error {
 	before, err := t.s.get(ctx, t.tx, b.ID, true)
 	if err != nil {
 		return err
 	}
+	if before.Version != b.Version {
+		return changed(b.ID, b.Version, before.Version)
+	}
 	r := toRow(t.s.cluster, b)
-	if _, err := t.tx.NamedExecContext(ctx, `UPDATE bookings SET count = :count, start_at = :start_at, end_at = :end_at, purpose = :purpose,
-		state = :state, updated_at = :updated_at, cancelled_at = :cancelled_at, cancelled_by = :cancelled_by, per_node = :per_node
-		WHERE cluster = :cluster AND id = :id`, r); err != nil {
+	res, err := t.tx.NamedExecContext(ctx, `UPDATE bookings SET count = :count, start_at = :start_at, end_at = :end_at, purpose = :purpose,
+		state = :state, updated_at = :updated_at, cancelled_at = :cancelled_at, cancelled_by = :cancelled_by, per_node = :per_node,
+		version = version + 1 WHERE cluster = :cluster AND id = :id AND version = :version`, r)
+	if err != nil {
 		return fmt.Errorf("update booking %d: %w", b.ID, err)
 	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return changed(b.ID, b.Version, -1)
+	}
 	after := b
-	after.Held, after.Note = before.Held, before.Note
+	after.Held, after.Note, after.Version = before.Held, before.Note, b.Version+1
 	return sqldb.Audit(ctx, t.tx, t.s.now(), actor, action, AuditBooking, strconv.FormatInt(b.ID, 10), before, after)
+}
+
+// changed is Update's refusal of a write over another version than the
+// stored one (now; -1 when unknown).
+func changed(id, read, now int64) error {
+	if now < 0 {
+		return fmt.Errorf("booking %d (version %d): %w", id, read, reserve.ErrChanged)
+	}
+	return fmt.Errorf("booking %d (version %d, now %d): %w", id, read, now, reserve.ErrChanged)
 }
 
 func (t *dbTx) InsertMaintenance(ctx context.Context, actor string, m reserve.Maintenance) (reserve.Maintenance, error) {
