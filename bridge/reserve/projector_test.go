@@ -264,8 +264,8 @@ func TestProjectAtRisk(t *testing.T) {
 }
 
 // TestProjectNoRoom: Slurm refusing a creation (another reservation took
-// the GPUs) leaves the booking requested with why; at its start it is at
-// risk.
+// the GPUs) and no placement holding it puts the booking at risk at once
+// (not only at its start), with why, and the report lists it.
 func TestProjectNoRoom(t *testing.T) {
 	p := newProjHarness(t)
 	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:3", "start=now+30m", "duration=1h"))
@@ -275,8 +275,11 @@ func TestProjectNoRoom(t *testing.T) {
 		t.Fatalf("(-want +got)\n%s", diff)
 	}
 	got := p.booking(t, b.ID)
-	if got.State != reserve.StateRequested || !strings.Contains(got.Note, "Slurm has no room") {
+	if got.State != reserve.StateAtRisk || !strings.Contains(got.Note, "Slurm has no room") || !strings.Contains(got.Note, "no placement") {
 		t.Errorf("before start: %+v", got)
+	}
+	if !cmp.Equal(rep.Unprojected, []int64{b.ID}) || len(rep.AtRisk) != 1 {
+		t.Errorf("report: unprojected %v, at risk %v", rep.Unprojected, rep.AtRisk)
 	}
 	p.clock = b.Start
 	p.project(t)
@@ -584,4 +587,59 @@ func TestProjectKeepsWhereACancelledBookingWas(t *testing.T) {
 		t.Errorf("a later projection recorded %d change(s); want none", changed)
 	}
 	p.mustAdd(t, kv("tenant=globex", "nodes=dgx:1", "start=now", "duration=1h"))
+}
+
+// TestProjectFragmentedGPUs is issue 25's fragment sequence on gpu-a's 4
+// h100 (Slurm keeps particular GPUs per reservation, lowest free first):
+// v = 2 [T+1h, T+2h) takes GPUs 0-1, q = 2 in the same window 2-3; v is
+// cancelled; u = 2 [T, T+30m) takes 0-1; s = 2 [T, T+2h) is admitted (2 of
+// 4 free at every instant) but no 2 GPUs are free for its whole window.
+// The projector moves q (not started) onto 0-1 and s gets 2-3; every
+// booking holds its reservation before its start.
+func TestProjectFragmentedGPUs(t *testing.T) {
+	p := newProjHarness(t)
+	p.proj.Settings.LeadTime = 3 * time.Hour // every reservation at once
+	T := p.clock.Add(10 * time.Minute)
+	add := func(start time.Time, d string) reserve.Booking {
+		return p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start="+start.Format(time.RFC3339), "duration="+d))
+	}
+	v := add(T.Add(time.Hour), "1h")
+	p.project(t)
+	q := add(T.Add(time.Hour), "1h")
+	p.project(t)
+	if _, err := p.svc.Cancel(context.Background(), "alice", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.project(t)
+	u := add(T, "30m")
+	p.project(t)
+	if got := p.slurm.GPUIndices("gpubridge-2"); !cmp.Equal(got, []int{2, 3}) {
+		t.Fatalf("q holds GPUs %v; want 2,3 (the setup of the fragment)", got)
+	}
+	s := add(T, "2h")
+	rep := p.project(t)
+	// u, s and q by start: u (not started either, and overlapping s) is
+	// re-created too, and lands where it was.
+	want := []string{"create gpubridge-4 waiting", "recreate gpubridge-3 done", "create gpubridge-4 done", "recreate gpubridge-2 done"}
+	if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	for _, c := range []struct {
+		b   reserve.Booking
+		gpu []int
+	}{{q, []int{0, 1}}, {u, []int{0, 1}}, {s, []int{2, 3}}} {
+		got := p.booking(t, c.b.ID)
+		if got.Held.Count != 2 || got.State != reserve.StateScheduled || got.Note != "" {
+			t.Errorf("booking %d: %s held %d, note %q", c.b.ID, got.State, got.Held.Count, got.Note)
+		}
+		if idx := p.slurm.GPUIndices(got.Held.Reservation); !cmp.Equal(idx, c.gpu) {
+			t.Errorf("booking %d holds GPUs %v; want %v", c.b.ID, idx, c.gpu)
+		}
+	}
+	if len(rep.Unprojected) != 0 || len(rep.AtRisk) != 0 {
+		t.Errorf("unprojected %v, at risk %v", rep.Unprojected, rep.AtRisk)
+	}
+	if rep := p.project(t); len(rep.Actions) != 0 {
+		t.Errorf("second run: %v", outcomes(rep))
+	}
 }
