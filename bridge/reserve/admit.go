@@ -285,24 +285,57 @@ func (a Admission) NextWindows(b Booking, others []Booking, from, lastStart time
 		return FindSlots(needs, from, b.Duration(), lastStart, limit)
 	}
 	// The types are on several nodes: a window the counts allow must also
-	// be held by a placement. Each slot's first start is tried.
+	// be held by a placement. In each slot its first start is tried, then
+	// each instant within it where something ends (where a placement can
+	// change), up to nextTries tries in all.
+	ends := a.endsAfter(rest, from)
 	var out []Slot
-	for _, sl := range FindSlots(needs, from, b.Duration(), lastStart, max(limit, nextTries)) {
-		p := probe
-		p.Start, p.End = sl.Start, sl.End
-		if a.placementShort(p, rest) == nil {
-			sl.Latest = sl.Start
-			out = append(out, sl)
-			if len(out) == limit {
+	tries := 0
+	for _, sl := range FindSlots(needs, from, b.Duration(), lastStart, nextTries) {
+		starts := []time.Time{sl.Start}
+		for _, e := range ends {
+			if e.After(sl.Start) && (sl.Latest.IsZero() || !e.After(sl.Latest)) && (lastStart.IsZero() || !e.After(lastStart)) {
+				starts = append(starts, e)
+			}
+		}
+		for _, st := range starts {
+			if tries++; tries > nextTries {
+				return out
+			}
+			p := probe
+			p.Start, p.End = st, st.Add(b.Duration())
+			if a.placementShort(p, rest) == nil {
+				out = append(out, Slot{Start: p.Start, End: p.End, Latest: p.Start})
 				break
 			}
+		}
+		if len(out) == limit {
+			break
 		}
 	}
 	return out
 }
 
+// endsAfter are the instants after from at which a booking's span or a
+// maintenance window ends, sorted.
+func (a Admission) endsAfter(bookings []Booking, from time.Time) []time.Time {
+	var out []time.Time
+	for _, b := range bookings {
+		if _, e := b.Span(); e.After(from) {
+			out = append(out, e)
+		}
+	}
+	for _, m := range a.Maintenance {
+		if m.End.After(from) {
+			out = append(out, m.End)
+		}
+	}
+	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
+	return slices.CompactFunc(out, func(x, y time.Time) bool { return x.Equal(y) })
+}
+
 // nextTries bounds how many windows NextWindows tries on a placement.
-const nextTries = 32
+const nextTries = 64
 
 // placementShort is the shortfall of b when its GPU types are on several
 // nodes and no placement of the bookings on the nodes' GPUs holds b with
@@ -319,7 +352,7 @@ func (a Admission) placementShort(b Booking, rest []Booking) *Shortfall {
 	before := Place(nodes, items)
 	probe := b
 	if probe.ID == 0 {
-		probe.ID = -1
+		probe.ID = probeID
 	}
 	var kept []Booking
 	for _, o := range rest {
@@ -334,6 +367,10 @@ func (a Admission) placementShort(b Booking, rest []Booking) *Shortfall {
 	}
 	return a.fragmentShort(b, rest, nodes, kept, types, after.GaveUp)
 }
+
+// probeID stands for a booking not stored yet in the placement model (0
+// is a reduction there, -1 NextWindows' stand-in for what Slurm holds).
+const probeID = -(1 << 62)
 
 // accountedSet is Capacities' accounted: the reservations of bookings at
 // hand (and of also) are counted through them.

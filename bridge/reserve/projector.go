@@ -50,13 +50,13 @@ type Report struct {
 	// Bookings whose recorded state, reservation or note changed.
 	Changed []Booking `json:"changed,omitempty"`
 	// AtRisk are the bookings at risk after this run, with why (Note).
-	AtRisk      []Booking `json:"atRisk,omitempty"`
+	AtRisk []Booking `json:"atRisk,omitempty"`
 	// Unprojected are the bookings Slurm has no room for after this run
 	// (also at risk, with why): what the ledger admitted and Slurm does
 	// not hold.
-	Unprojected []int64 `json:"unprojected,omitempty"`
-	KeptOrphans []string  `json:"keptOrphans,omitempty"`
-	KeptWhy     string    `json:"keptWhy,omitempty"`
+	Unprojected []int64  `json:"unprojected,omitempty"`
+	KeptOrphans []string `json:"keptOrphans,omitempty"`
+	KeptWhy     string   `json:"keptWhy,omitempty"`
 	// States counts the bookings the run looked at, by present state
 	// (the daemon's metrics).
 	States map[State]int `json:"states"`
