@@ -71,8 +71,8 @@ func TestPlaceTable(t *testing.T) {
 			gpus:  map[int64]string{1: "gpu-c:[0]", 2: "gpu-a:[0 1 2 3]"},
 		},
 		{
-			name:  "a whole-node booking takes every type",
-			items: []PlaceItem{{Booking: 1, Count: 1, Start: 0, End: 10, Nodes: []string{"gpu-b"}}, gpuItem(2, "1g.10gb", 1, 5, 20, "gpu-b")},
+			name:     "a whole-node booking takes every type",
+			items:    []PlaceItem{{Booking: 1, Count: 1, Start: 0, End: 10, Nodes: []string{"gpu-b"}}, gpuItem(2, "1g.10gb", 1, 5, 20, "gpu-b")},
 			unplaced: []int64{2},
 		},
 	}
