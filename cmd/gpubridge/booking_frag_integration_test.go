@@ -35,7 +35,7 @@ func newFragIT(t *testing.T) *bookingIT {
 		t.Fatal(err)
 	}
 	t.Setenv("GPUBRIDGE_CONFIG", cfg)
-	h.ok("-i", "add", "tenant", "bkfrag", "users=alice", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", "bkfrag", "users=alice", "gpus=h100:0,1g.10gb:0,3g.40gb:0")
 	return h
 }
 
@@ -214,7 +214,7 @@ func TestBookingFragmentsRandomOnTestbed(t *testing.T) {
 		max  int
 	}{{"h100", 3}, {"1g.10gb", 4}, {"3g.40gb", 1}}
 	var live []reserve.Booking
-	admitted, refused, cancelled := 0, 0, 0
+	admitted, refused, cancelled, moves := 0, 0, 0, 0
 	for range 24 {
 		if len(live) > 2 && rng.IntN(5) == 0 {
 			k := rng.IntN(len(live))
@@ -232,8 +232,8 @@ func TestBookingFragmentsRandomOnTestbed(t *testing.T) {
 				refused++
 			}
 		}
-		h.project()
+		moves += strings.Count(h.project(), "(GPUs fragmented) done")
 	}
-	t.Logf("%d admitted, %d refused, %d cancelled", admitted, refused, cancelled)
+	t.Logf("%d admitted, %d refused, %d cancelled; %d reservation(s) moved to make room", admitted, refused, cancelled, moves)
 	h.requireHeld(time.Now())
 }
