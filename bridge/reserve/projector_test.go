@@ -3,6 +3,7 @@ package reserve_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -642,4 +643,60 @@ func TestProjectFragmentedGPUs(t *testing.T) {
 	if rep := p.project(t); len(rep.Actions) != 0 {
 		t.Errorf("second run: %v", outcomes(rep))
 	}
+}
+
+// TestProjectFragmentsRandom: random books and cancels of h100 (gpu-a) and
+// MIG profiles (gpu-b) over two hours on a 15-minute grid, projected after
+// each; every booking admitted and not cancelled ends with its reservation
+// (FakeSlurm keeps GPU indices as Slurm does). The seed is printed.
+func TestProjectFragmentsRandom(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 15))
+	moves := 0
+	for round := range 40 {
+		p := newProjHarness(t)
+		p.proj.Settings.LeadTime = 6 * time.Hour
+		T := p.clock.Add(30 * time.Minute)
+		var live []int64
+		for range 24 {
+			if len(live) > 2 && rng.IntN(3) == 0 {
+				k := rng.IntN(len(live))
+				if _, err := p.svc.Cancel(context.Background(), "alice", live[k]); err != nil {
+					t.Fatal(err)
+				}
+				live = append(live[:k], live[k+1:]...)
+			} else {
+				typ, most := fragType(rng)
+				start := T.Add(time.Duration(rng.IntN(8)) * 15 * time.Minute)
+				d := time.Duration(1+rng.IntN(6)) * 15 * time.Minute
+				b, err := p.add(t, kv("tenant=acme", fmt.Sprintf("gpus=%s:%d", typ, 1+rng.IntN(most)), "start="+start.Format(time.RFC3339), "duration="+reserve.FormatDuration(d)), reserve.Zone{})
+				if err == nil {
+					live = append(live, b.ID)
+				}
+			}
+			for _, a := range p.project(t).Actions {
+				if strings.Contains(a.Why, "GPUs fragmented") {
+					moves++
+				}
+			}
+		}
+		for _, id := range live {
+			if b := p.booking(t, id); b.Held.Count != b.Count || b.State != reserve.StateScheduled {
+				t.Fatalf("round %d: booking %d (%s %v..%v) %s, held %+v, note %q", round, id, b.What(), b.Start, b.End, b.State, b.Held, b.Note)
+			}
+		}
+	}
+	t.Logf("%d reservation(s) moved to make room", moves)
+}
+
+// fragType draws a GPU type of the testbed and the most to book of it.
+func fragType(rng *rand.Rand) (string, int) {
+	switch rng.IntN(4) {
+	case 0:
+		return "1g.10gb", 4
+	case 1:
+		return "3g.40gb", 1
+	}
+	return "h100", 2
 }

@@ -191,10 +191,10 @@ func (h *bookingIT) coreIDs(id int64) string {
 }
 
 // TestBookingFragmentsRandomOnTestbed: random books and cancels of h100
-// (gpu-a) and MIG profiles (gpu-b) over four hours on a 15-minute grid,
-// `gpubridge project` after each; every booking admitted and not cancelled
-// ends with a reservation of its count before its start. The seed is
-// printed (GPUBRIDGE_FRAG_SEED replays one).
+// (gpu-a) and MIG profiles (gpu-b), in two rounds of two hours each on a
+// 15-minute grid, `gpubridge project` after each step; every booking
+// admitted and not cancelled ends with a reservation of its count before
+// its start. The seed is printed (GPUBRIDGE_FRAG_SEED replays one).
 func TestBookingFragmentsRandomOnTestbed(t *testing.T) {
 	h := newFragIT(t)
 	seed := uint64(time.Now().UnixNano())
@@ -208,32 +208,43 @@ func TestBookingFragmentsRandomOnTestbed(t *testing.T) {
 	t.Logf("seed %d (GPUBRIDGE_FRAG_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 15))
 	T := time.Now().UTC().Truncate(time.Minute).Add(30 * time.Minute)
-	h.requireIdle(T, T.Add(4*time.Hour))
-	types := []struct {
-		name string
-		max  int
-	}{{"h100", 3}, {"1g.10gb", 4}, {"3g.40gb", 1}}
-	var live []reserve.Booking
+	h.requireIdle(T, T.Add(6*time.Hour))
 	admitted, refused, cancelled, moves := 0, 0, 0, 0
-	for range 24 {
-		if len(live) > 2 && rng.IntN(5) == 0 {
-			k := rng.IntN(len(live))
-			h.ok("-i", "delete", "booking", strconv.FormatInt(live[k].ID, 10))
-			live = append(live[:k], live[k+1:]...)
-			cancelled++
-		} else {
-			ty := types[rng.IntN(len(types))]
-			start := T.Add(time.Duration(rng.IntN(14)) * 15 * time.Minute)
-			d := time.Duration(1+rng.IntN(6)) * 15 * time.Minute
-			if b, ok := h.addGPUs(ty.name, 1+rng.IntN(ty.max), start, d); ok {
-				live = append(live, b)
-				admitted++
+	for round := range 2 {
+		base := T.Add(time.Duration(round) * 3 * time.Hour)
+		var live []reserve.Booking
+		for range 30 {
+			if len(live) > 2 && rng.IntN(3) == 0 {
+				k := rng.IntN(len(live))
+				h.ok("-i", "delete", "booking", strconv.FormatInt(live[k].ID, 10))
+				live = append(live[:k], live[k+1:]...)
+				cancelled++
 			} else {
-				refused++
+				typ, most := fragType(rng)
+				start := base.Add(time.Duration(rng.IntN(8)) * 15 * time.Minute)
+				d := time.Duration(1+rng.IntN(6)) * 15 * time.Minute
+				if b, ok := h.addGPUs(typ, 1+rng.IntN(most), start, d); ok {
+					live = append(live, b)
+					admitted++
+				} else {
+					refused++
+				}
 			}
+			moves += strings.Count(h.project(), "(GPUs fragmented) done")
 		}
-		moves += strings.Count(h.project(), "(GPUs fragmented) done")
 	}
 	t.Logf("%d admitted, %d refused, %d cancelled; %d reservation(s) moved to make room", admitted, refused, cancelled, moves)
 	h.requireHeld(time.Now())
+}
+
+// fragType draws a GPU type of the testbed and the most to book of it at
+// once (half of gpu-a's h100: fragments form).
+func fragType(rng *rand.Rand) (string, int) {
+	switch rng.IntN(4) {
+	case 0:
+		return "1g.10gb", 4
+	case 1:
+		return "3g.40gb", 1
+	}
+	return "h100", 2
 }
