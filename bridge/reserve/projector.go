@@ -489,7 +489,7 @@ func (p *Projector) roomFor(ctx context.Context, now time.Time, typ string, bloc
 	if len(plan.Unplaced) > 0 {
 		for _, b := range blocked {
 			if slices.Contains(plan.Unplaced, b.ID) {
-				notes[b.ID] = joinNote(notes[b.ID], fmt.Sprintf("no placement of the bookings on the nodes' %s GPUs holds it, even with the reservations that have not started moved: gpubridge cannot project it; cancel or change it, or free GPUs", typ))
+				notes[b.ID] = joinNote(fmt.Sprintf("no placement of the bookings on the nodes' %s GPUs holds it, even with the reservations that have not started moved: gpubridge cannot project it; cancel or change it, or free GPUs", typ), notes[b.ID])
 			}
 		}
 		return nil

@@ -248,3 +248,39 @@ func fragType(rng *rand.Rand) (string, int) {
 	}
 	return "h100", 2
 }
+
+// TestBookingUnprojectableReportedAtOnce: a reservation made by hand after
+// a booking was admitted takes the GPUs it needs; the projection cannot
+// make room (the hand-made reservation is not gpubridge's to move), so the
+// booking is at risk at once, hours before its start, with why, in
+// `gpubridge project` and `show bookings`. On main it stayed `requested`.
+func TestBookingUnprojectableReportedAtOnce(t *testing.T) {
+	h := newFragIT(t)
+	T := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Hour)
+	h.requireIdle(T, T.Add(time.Hour))
+	b, ok := h.addGPUs("h100", 3, T, time.Hour)
+	if !ok {
+		t.Fatal("h100:3 refused")
+	}
+	// Not gpubridge's: a name without the test's prefix.
+	other := strings.TrimSuffix(h.prefix, "-") + "x-admin"
+	h.env.Exec(t, "", "scontrol", "create", "reservation="+other, "accounts=bkfrag", "starttime="+T.Add(-30*time.Minute).Format("2006-01-02T15:04:05"),
+		"duration=120", "tres=gres/gpu:h100=2", "flags=ignore_jobs")
+	t.Cleanup(func() { h.env.Run(context.Background(), "", nil, "scontrol", "delete", "reservation="+other) })
+	out := h.project()
+	t.Logf("project:\n%s", out)
+	for _, w := range []string{"at risk", "no placement of the bookings on the nodes' h100 GPUs holds it"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("project output lacks %q", w)
+		}
+	}
+	show := h.ok("show", "bookings", strconv.FormatInt(b.ID, 10))
+	t.Logf("show bookings:\n%s", show)
+	var bs []reserve.Booking
+	if err := json.Unmarshal([]byte(h.ok("--json", "show", "bookings", strconv.FormatInt(b.ID, 10))), &bs); err != nil || len(bs) != 1 {
+		t.Fatalf("show bookings --json: %v %v", err, bs)
+	}
+	if bs[0].State != reserve.StateAtRisk || !strings.Contains(bs[0].Note, "Slurm has no room") {
+		t.Errorf("booking %d: %s, note %q; want at-risk with why", b.ID, bs[0].State, bs[0].Note)
+	}
+}
