@@ -289,6 +289,7 @@ func (a Admission) NextWindows(b Booking, others []Booking, from, lastStart time
 	// each instant within it where something ends (where a placement can
 	// change), up to nextTries tries in all.
 	ends := a.endsAfter(rest, from)
+	pc := a.placeContext(probe, rest)
 	var out []Slot
 	tries := 0
 	for _, sl := range FindSlots(needs, from, b.Duration(), lastStart, nextTries) {
@@ -304,7 +305,7 @@ func (a Admission) NextWindows(b Booking, others []Booking, from, lastStart time
 			}
 			p := probe
 			p.Start, p.End = st, st.Add(b.Duration())
-			if a.placementShort(p, rest) == nil {
+			if len(a.placeWith(pc, p).Unplaced) == 0 {
 				out = append(out, Slot{Start: p.Start, End: p.End, Latest: p.Start})
 				break
 			}
@@ -343,29 +344,53 @@ const nextTries = 64
 // refused for them); nil when one does, or the types are on one node each
 // (there the count per type is exact, see Place).
 func (a Admission) placementShort(b Booking, rest []Booking) *Shortfall {
+	pc := a.placeContext(b, rest)
+	if pc == nil {
+		return nil
+	}
+	res := a.placeWith(pc, b)
+	if len(res.Unplaced) == 0 {
+		return nil
+	}
+	return a.fragmentShort(b, rest, pc.nodes, pc.kept, pc.types, res.GaveUp)
+}
+
+// placeCtx is the placement model of the other bookings of an admission,
+// made once (NextWindows tries many windows against it).
+type placeCtx struct {
+	types []string
+	nodes []Node
+	known func(int64) bool
+	// kept are the other bookings less those no placement held before.
+	kept []Booking
+}
+
+// placeContext is nil when b's GPU types are on one node each.
+func (a Admission) placeContext(b Booking, rest []Booking) *placeCtx {
 	types := a.Settings.placeTypes(b, a.Inventory)
 	if !a.Inventory.spreads(types) {
 		return nil
 	}
-	known := a.accountedSet(rest, b.ID)
-	nodes, items := a.Settings.PlaceItems(rest, a.Inventory, a.Maintenance, a.Now, types, known)
+	pc := &placeCtx{types: types, known: a.accountedSet(rest, b.ID)}
+	nodes, items := a.Settings.PlaceItems(rest, a.Inventory, a.Maintenance, a.Now, types, pc.known)
 	before := Place(nodes, items)
-	probe := b
-	if probe.ID == 0 {
-		probe.ID = probeID
-	}
-	var kept []Booking
+	pc.nodes = nodes
 	for _, o := range rest {
 		if !slices.Contains(before.Unplaced, o.ID) {
-			kept = append(kept, o)
+			pc.kept = append(pc.kept, o)
 		}
 	}
-	_, items = a.Settings.PlaceItems(append(kept, probe), a.Inventory, a.Maintenance, a.Now, types, known)
-	after := Place(nodes, items)
-	if len(after.Unplaced) == 0 {
-		return nil
+	return pc
+}
+
+// placeWith places b with the kept bookings.
+func (a Admission) placeWith(pc *placeCtx, b Booking) PlaceResult {
+	if b.ID == 0 {
+		b.ID = probeID
 	}
-	return a.fragmentShort(b, rest, nodes, kept, types, after.GaveUp)
+	all := append(slices.Clip(pc.kept), b)
+	_, items := a.Settings.PlaceItems(all, a.Inventory, a.Maintenance, a.Now, pc.types, pc.known)
+	return Place(pc.nodes, items)
 }
 
 // probeID stands for a booking not stored yet in the placement model (0
