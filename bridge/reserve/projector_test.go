@@ -700,3 +700,46 @@ func fragType(rng *rand.Rand) (string, int) {
 	}
 	return "h100", 2
 }
+
+// TestProjectMakesRoomAcrossNodes: h100 on two nodes of 4. Slurm (here the
+// fake: the first node with room) puts A and B (1 each) both on gpu-a and
+// C (3) on gpu-c; D (3, admitted: a placement holds it) finds no node.
+// The projector re-creates A, B and C (none started) in order of start,
+// each pinned to the model's node, and D lands.
+func TestProjectMakesRoomAcrossNodes(t *testing.T) {
+	h := newHarness()
+	h.src.inv.Nodes = append(h.src.inv.Nodes, reserve.Node{Name: "gpu-c", GPUs: map[string]int{"h100": 4}})
+	fs := reservetest.NewFakeSlurm(h.src.inv.Nodes...)
+	h.svc.Source = fs
+	p := &projHarness{harness: h, slurm: fs}
+	p.proj = &reserve.Projector{Store: h.st, Slurm: fs, Settings: h.svc.Settings, Now: func() time.Time { return h.clock }}
+	p.proj.Settings.LeadTime = 6 * time.Hour
+	add := func(n int, start string) reserve.Booking {
+		b := p.mustAdd(t, kv("tenant=acme", fmt.Sprintf("gpus=h100:%d", n), "start="+start, "duration=5h"))
+		p.project(t)
+		return b
+	}
+	a, b := add(1, "now+10m"), add(1, "now+10m")
+	c := add(3, "now+1h")
+	if got := p.reservation(t, "gpubridge-3").Nodes; !cmp.Equal(got, []string{"gpu-c"}) {
+		t.Fatalf("C on %v; want gpu-c", got)
+	}
+	d := p.mustAdd(t, kv("tenant=acme", "gpus=h100:3", "start=now+1h", "duration=5h"))
+	rep := p.project(t)
+	want := []string{"create gpubridge-4 waiting", "recreate gpubridge-1 done", "recreate gpubridge-2 done", "recreate gpubridge-3 done", "create gpubridge-4 done"}
+	if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	on := map[string]int{}
+	for _, x := range []reserve.Booking{a, b, c, d} {
+		got := p.booking(t, x.ID)
+		if got.Held.Count != x.Count || got.State != reserve.StateScheduled || len(got.Held.Nodes) != 1 {
+			t.Errorf("booking %d: %s, held %+v, note %q", x.ID, got.State, got.Held, got.Note)
+			continue
+		}
+		on[got.Held.Nodes[0]] += x.Count
+	}
+	if on["gpu-a"] != 4 || on["gpu-c"] != 4 {
+		t.Errorf("GPUs per node %v; want 4 and 4", on)
+	}
+}
