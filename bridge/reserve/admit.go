@@ -90,6 +90,11 @@ type Shortfall struct {
 	OwnCommitted int `json:"ownCommitted"`
 	// Reasons capacity is below the pool's size in the interval.
 	Reasons []string `json:"reasons,omitempty"`
+	// Fragmented: the pool has the GPUs at every instant, but no
+	// placement of the bookings on nodes' GPUs holds this one for its
+	// whole window (Reasons say where the most are free); Short is what
+	// the best node lacks.
+	Fragmented bool `json:"fragmented,omitempty"`
 }
 
 // OtherTenants is what other tenants' conflicting bookings are shown as: a
@@ -121,6 +126,11 @@ func (r *Refusal) Error() string {
 	bk := r.Booking
 	fmt.Fprintf(&b, "booking refused, nothing was changed: %s for tenant %s over %s does not fit", bk.What(), bk.Tenant, Window(bk.Start, bk.End))
 	for _, s := range r.Shortfalls {
+		if s.Fragmented {
+			fmt.Fprintf(&b, "\n  no node holds %d %s for the whole window from %s to %s (%d of %d free in the pool at every instant, but not on one node's same GPUs; %s)",
+				s.Asked, s.Resource.Unit(), FormatTime(s.From, Zone{}, false), FormatTime(s.To, Zone{}, false), max(s.Capacity-s.Committed, 0), s.Capacity, strings.Join(s.Reasons, "; "))
+			continue
+		}
 		fmt.Fprintf(&b, "\n  short %d %s from %s to %s: %d free of %d (booked %d",
 			s.Short, s.Resource.Unit(), FormatTime(s.From, Zone{}, false), FormatTime(s.To, Zone{}, false), max(s.Capacity-s.Committed, 0), s.Capacity, s.Committed)
 		if s.OwnCommitted > 0 {
@@ -219,7 +229,11 @@ func (a Admission) Check(b Booking, others []Booking) *Refusal {
 		}
 	}
 	if len(ref.Shortfalls) == 0 {
-		return nil
+		sh := a.placementShort(b, rest)
+		if sh == nil {
+			return nil
+		}
+		ref.Shortfalls = append(ref.Shortfalls, *sh)
 	}
 	slices.SortFunc(ref.Own, func(x, y Booking) int { return x.Start.Compare(y.Start) })
 	return ref
@@ -267,5 +281,181 @@ func (a Admission) NextWindows(b Booking, others []Booking, from, lastStart time
 	for _, r := range slices.Sorted(maps.Keys(per)) {
 		needs = append(needs, Need{Calendar: cals[r], Count: per[r]})
 	}
-	return FindSlots(needs, from, b.Duration(), lastStart, limit)
+	if !a.Inventory.spreads(a.Settings.placeTypes(probe, a.Inventory)) {
+		return FindSlots(needs, from, b.Duration(), lastStart, limit)
+	}
+	// The types are on several nodes: a window the counts allow must also
+	// be held by a placement. In each slot its first start is tried, then
+	// each instant within it where something ends (where a placement can
+	// change), up to nextTries tries in all.
+	ends := a.endsAfter(rest, from)
+	pc := a.placeContext(probe, rest)
+	var out []Slot
+	tries := 0
+	for _, sl := range FindSlots(needs, from, b.Duration(), lastStart, nextTries) {
+		starts := []time.Time{sl.Start}
+		for _, e := range ends {
+			if e.After(sl.Start) && (sl.Latest.IsZero() || !e.After(sl.Latest)) && (lastStart.IsZero() || !e.After(lastStart)) {
+				starts = append(starts, e)
+			}
+		}
+		for _, st := range starts {
+			if tries++; tries > nextTries {
+				return out
+			}
+			p := probe
+			p.Start, p.End = st, st.Add(b.Duration())
+			if len(a.placeWith(pc, p).Unplaced) == 0 {
+				out = append(out, Slot{Start: p.Start, End: p.End, Latest: p.Start})
+				break
+			}
+		}
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// endsAfter are the instants after from at which a booking's span or a
+// maintenance window ends, sorted.
+func (a Admission) endsAfter(bookings []Booking, from time.Time) []time.Time {
+	var out []time.Time
+	for _, b := range bookings {
+		if _, e := b.Span(); e.After(from) {
+			out = append(out, e)
+		}
+	}
+	for _, m := range a.Maintenance {
+		if m.End.After(from) {
+			out = append(out, m.End)
+		}
+	}
+	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
+	return slices.CompactFunc(out, func(x, y time.Time) bool { return x.Equal(y) })
+}
+
+// nextTries bounds how many windows NextWindows tries on a placement.
+const nextTries = 64
+
+// placementShort is the shortfall of b when its GPU types are on several
+// nodes and no placement of the bookings on the nodes' GPUs holds b with
+// the others (those no placement held before b came are left out: b is not
+// refused for them); nil when one does, or the types are on one node each
+// (there the count per type is exact, see Place).
+func (a Admission) placementShort(b Booking, rest []Booking) *Shortfall {
+	pc := a.placeContext(b, rest)
+	if pc == nil {
+		return nil
+	}
+	res := a.placeWith(pc, b)
+	if len(res.Unplaced) == 0 {
+		return nil
+	}
+	return a.fragmentShort(b, rest, pc.nodes, pc.kept, pc.types, res.GaveUp)
+}
+
+// placeCtx is the placement model of the other bookings of an admission,
+// made once (NextWindows tries many windows against it).
+type placeCtx struct {
+	types []string
+	nodes []Node
+	known func(int64) bool
+	// kept are the other bookings less those no placement held before.
+	kept []Booking
+}
+
+// placeContext is nil when b's GPU types are on one node each.
+func (a Admission) placeContext(b Booking, rest []Booking) *placeCtx {
+	types := a.Settings.placeTypes(b, a.Inventory)
+	if !a.Inventory.spreads(types) {
+		return nil
+	}
+	pc := &placeCtx{types: types, known: a.accountedSet(rest, b.ID)}
+	nodes, items := a.Settings.PlaceItems(rest, a.Inventory, a.Maintenance, a.Now, types, pc.known)
+	before := Place(nodes, items)
+	pc.nodes = nodes
+	for _, o := range rest {
+		if !slices.Contains(before.Unplaced, o.ID) {
+			pc.kept = append(pc.kept, o)
+		}
+	}
+	return pc
+}
+
+// placeWith places b with the kept bookings.
+func (a Admission) placeWith(pc *placeCtx, b Booking) PlaceResult {
+	if b.ID == 0 {
+		b.ID = probeID
+	}
+	all := append(slices.Clip(pc.kept), b)
+	_, items := a.Settings.PlaceItems(all, a.Inventory, a.Maintenance, a.Now, pc.types, pc.known)
+	return Place(pc.nodes, items)
+}
+
+// probeID stands for a booking not stored yet in the placement model (0
+// is a reduction there, -1 NextWindows' stand-in for what Slurm holds).
+const probeID = -(1 << 62)
+
+// accountedSet is Capacities' accounted: the reservations of bookings at
+// hand (and of also) are counted through them.
+func (a Admission) accountedSet(bookings []Booking, also ...int64) func(int64) bool {
+	ids := map[int64]bool{}
+	for _, o := range bookings {
+		ids[o.ID] = true
+	}
+	for _, id := range also {
+		ids[id] = true
+	}
+	return func(id int64) bool { return ids[id] }
+}
+
+// fragmentShort describes a booking that no placement holds: the pool's
+// count over its window, and the most GPUs of its type free on one node
+// for the whole window when the others are placed without it.
+func (a Admission) fragmentShort(b Booking, rest []Booking, nodes []Node, kept []Booking, types []string, gaveUp bool) *Shortfall {
+	r := GPU(types[0])
+	if b.Kind == KindGPU {
+		r = b.Resource()
+	}
+	cal := a.Calendars([]Resource{r}, rest, b.ID)[r]
+	capacity, committed := 0, 0
+	minFree := -1
+	for _, seg := range cal.Segments(b.Start, b.End) {
+		if f := seg.Capacity - seg.Committed; minFree < 0 || f < minFree {
+			minFree, capacity, committed = f, seg.Capacity, seg.Committed
+		}
+	}
+	_, typ := r.Split()
+	_, items := a.Settings.PlaceItems(kept, a.Inventory, a.Maintenance, a.Now, types, a.accountedSet(rest, b.ID))
+	placed := Place(nodes, items)
+	best, where := bestNode(nodes, items, placed, typ, b.Start.Unix(), b.End.Unix())
+	asked := b.Count
+	if b.Kind == KindNode {
+		asked = a.Settings.classPerNode(a.Inventory, b.NodeClass)[typ]
+	}
+	why := fmt.Sprintf("at most %d %s free for the whole window on one node (%s)", best, typ, orDash(where))
+	if gaveUp {
+		why += fmt.Sprintf("; the search for a placement gave up after %d steps, so gpubridge refuses rather than risk it", placeBudget)
+	}
+	return &Shortfall{Resource: r, From: b.Start, To: b.End, Capacity: capacity, Committed: committed, Asked: asked,
+		Short: max(asked-best, 1), Reasons: []string{why}, Fragmented: true}
+}
+
+// bestNode is the most GPUs of typ free on one node for all of [s, e)
+// under a placement, and the node.
+func bestNode(nodes []Node, items []PlaceItem, p PlaceResult, typ string, s, e int64) (int, string) {
+	st := newPlaceState(nodes)
+	for i, n := range p.On {
+		if n != "" {
+			st.put(items[i], n)
+		}
+	}
+	best, where := 0, ""
+	for _, n := range nodes {
+		if f := n.GPUs[typ] - maxLoad(st.held[[2]string{n.Name, typ}], s, e); n.GPUs[typ] > 0 && f > best {
+			best, where = f, n.Name
+		}
+	}
+	return best, where
 }

@@ -156,3 +156,49 @@ func TestBenchAnswersAgree(t *testing.T) {
 		t.Fatalf("earliest: calendar %+v, naive %v %v", slots, e, ok)
 	}
 }
+
+// benchAdmission is one admission of 4 GPUs of type 0 for 3 days in the
+// first window from mid-year that fits, against the bookings that overlap
+// it; spread puts
+// each type on two nodes of half the GPUs (the placement model is then
+// consulted: the choice of node matters).
+func benchAdmission(b *testing.B, spread bool) {
+	d := benchSetup(b)
+	inv := d.inv
+	if spread {
+		inv = reserve.Inventory{}
+		for _, n := range d.inv.Nodes {
+			for t, c := range n.GPUs {
+				inv.Nodes = append(inv.Nodes, reserve.Node{Name: n.Name + "x", GPUs: map[string]int{t: c / 2}}, reserve.Node{Name: n.Name + "y", GPUs: map[string]int{t: c - c/2}})
+			}
+		}
+	}
+	typ := reservetest.TypeName(0)
+	from := benchSynth.From.Add(180 * 24 * time.Hour)
+	a := reserve.Admission{Settings: reserve.Settings{Prefix: "gpubridge-"}, Inventory: inv, Now: benchSynth.From}
+	probe := reserve.Booking{Tenant: "t00", Kind: reserve.KindGPU, GPUType: typ, Count: 4, Start: from, End: from.Add(3 * 24 * time.Hour), State: reserve.StateRequested}
+	// The first window from mid-year where the count admits it.
+	if next := a.NextWindows(probe, d.bookings, from, time.Time{}, 1); len(next) == 1 {
+		probe.Start, probe.End = next[0].Start, next[0].End
+	}
+	var others []reserve.Booking
+	for _, bk := range d.bookings {
+		if bk.GPUType == typ && bk.Start.Before(probe.End) && bk.End.After(probe.Start) {
+			others = append(others, bk)
+		}
+	}
+	if ref := a.Check(probe, others); ref != nil {
+		b.Logf("refused: %v", ref)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		a.Check(probe, others)
+	}
+	b.ReportMetric(float64(len(others)), "others")
+}
+
+// BenchmarkAdmissionCheck: one node per type (the count per type is exact).
+func BenchmarkAdmissionCheck(b *testing.B) { benchAdmission(b, false) }
+
+// BenchmarkAdmissionCheckSpread: each type on two nodes (placement search).
+func BenchmarkAdmissionCheckSpread(b *testing.B) { benchAdmission(b, true) }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -49,9 +50,13 @@ type Report struct {
 	// Bookings whose recorded state, reservation or note changed.
 	Changed []Booking `json:"changed,omitempty"`
 	// AtRisk are the bookings at risk after this run, with why (Note).
-	AtRisk      []Booking `json:"atRisk,omitempty"`
-	KeptOrphans []string  `json:"keptOrphans,omitempty"`
-	KeptWhy     string    `json:"keptWhy,omitempty"`
+	AtRisk []Booking `json:"atRisk,omitempty"`
+	// Unprojected are the bookings Slurm has no room for after this run
+	// (also at risk, with why): what the ledger admitted and Slurm does
+	// not hold.
+	Unprojected []int64  `json:"unprojected,omitempty"`
+	KeptOrphans []string `json:"keptOrphans,omitempty"`
+	KeptWhy     string   `json:"keptWhy,omitempty"`
 	// States counts the bookings the run looked at, by present state
 	// (the daemon's metrics).
 	States map[State]int `json:"states"`
@@ -178,7 +183,12 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 		p.log().Info("reservation", "action", a.Kind, "name", a.Name, "booking", a.Booking, "why", a.Why, "outcome", res.Outcome, "error", res.Error)
 		rep.Actions = append(rep.Actions, res)
 	}
-	p.readBackNodes(ctx, plan.Actions, held)
+	rep.Actions = append(rep.Actions, p.makeRoom(ctx, now, bookings, maint, held, notes, noRoom)...)
+	acts := make([]Action, 0, len(rep.Actions))
+	for _, r := range rep.Actions {
+		acts = append(acts, r.Action)
+	}
+	p.readBackNodes(ctx, acts, held)
 	var after []Booking
 	for _, b := range bookings {
 		h := held[b.ID]
@@ -207,8 +217,13 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 		default:
 			state = StateScheduled
 		}
-		if noRoom[b.ID] && state != StateAtRisk && !b.Cancelled() && !now.Before(b.Start) {
+		if noRoom[b.ID] && state != StateAtRisk && !b.Cancelled() && now.Before(b.End) {
+			// Reported at once, not at its start: the tenant and the
+			// admin have until then to act.
 			state = StateAtRisk
+		}
+		if noRoom[b.ID] && !b.Cancelled() && now.Before(b.End) {
+			rep.Unprojected = append(rep.Unprojected, b.ID)
 		}
 		if h.IsZero() && (state == StateEnded || state == StateCancelled) && len(b.Held.Nodes) > 0 {
 			// Slurm's reservation is gone: keep where it was (the node
@@ -321,7 +336,7 @@ func heldSame(a, b Held) bool {
 
 func heldOf(sp ReservationSpec) Held {
 	h := Held{Reservation: sp.Name, Start: sp.Start, End: sp.End, Count: sp.Count, Nodes: slices.Clone(sp.Nodes)}
-	if len(sp.Nodes) > 0 {
+	if len(sp.Nodes) > 0 && sp.GPUType == "" {
 		h.Count = len(sp.Nodes)
 	}
 	return h
@@ -407,4 +422,166 @@ func (p *Projector) apply(ctx context.Context, a Action, b Booking, held map[int
 		return nil
 	}
 	return fmt.Errorf("unknown action %q", a.Kind)
+}
+
+// makeRoom runs after the plan's actions. For each GPU type where Slurm
+// had no room for a booking's new reservation although the ledger admitted
+// it, the cause is fragments: each reservation holds particular GPUs of a
+// node for its whole window (see Place). If the placement model holds the
+// blocked bookings once the reservations that have not started move, those
+// are deleted and all of them created anew in order of start, which makes
+// Slurm's own choice of GPUs (the lowest free for the whole window, on the
+// model's node) land where the model says. Started reservations never move.
+func (p *Projector) makeRoom(ctx context.Context, now time.Time, bookings []Booking, maint []Maintenance, held map[int64]Held, notes map[int64]string, noRoom map[int64]bool) []ActionResult {
+	blocked := map[string][]Booking{}
+	for _, b := range bookings {
+		if noRoom[b.ID] && b.Kind == KindGPU && held[b.ID].IsZero() && !b.Cancelled() && now.Before(b.End) {
+			blocked[b.GPUType] = append(blocked[b.GPUType], b)
+		}
+	}
+	if len(blocked) == 0 || p.DryRun {
+		return nil
+	}
+	inv, err := p.Slurm.Inventory(ctx)
+	if err != nil {
+		p.log().Warn("reading the cluster to make room failed; retried at the next projection", "error", err)
+		return nil
+	}
+	var out []ActionResult
+	for _, t := range slices.Sorted(maps.Keys(blocked)) {
+		out = append(out, p.roomFor(ctx, now, t, blocked[t], bookings, inv, maint, held, notes, noRoom)...)
+	}
+	return out
+}
+
+// roomFor makes room for the blocked bookings of one GPU type (makeRoom).
+func (p *Projector) roomFor(ctx context.Context, now time.Time, typ string, blocked, bookings []Booking, inv Inventory, maint []Maintenance, held map[int64]Held, notes map[int64]string, noRoom map[int64]bool) []ActionResult {
+	where := map[string][]string{}
+	for _, r := range inv.Reservations {
+		where[r.Name] = r.Nodes
+	}
+	cur := make([]Booking, 0, len(bookings))
+	for _, b := range bookings {
+		b.Held = held[b.ID]
+		if !b.Held.IsZero() {
+			b.Held.Nodes = slices.Clone(where[b.Held.Reservation])
+		}
+		cur = append(cur, b)
+	}
+	move := p.Settings.movable(cur, blocked, typ, now)
+	var ids []int64
+	fixed := map[int64]bool{}
+	for i, b := range cur {
+		ids = append(ids, b.ID)
+		if move[b.ID] || slices.ContainsFunc(blocked, func(x Booking) bool { return x.ID == b.ID }) {
+			cur[i].Held = Held{}
+		} else if !b.Held.IsZero() {
+			fixed[b.ID] = true
+		}
+	}
+	nodes, items := p.Settings.PlaceItems(cur, inv, maint, now, []string{typ}, Admission{}.accountedSet(cur, ids...))
+	for i, it := range items {
+		if fixed[it.Booking] && len(it.Nodes) > 0 {
+			items[i].Must, items[i].Nodes = true, it.Nodes[:1]
+		}
+	}
+	plan := Place(nodes, items)
+	if len(plan.Unplaced) > 0 {
+		for _, b := range blocked {
+			if slices.Contains(plan.Unplaced, b.ID) {
+				notes[b.ID] = joinNote(fmt.Sprintf("no placement of the bookings on the nodes' %s GPUs holds it, even with the reservations that have not started moved: gpubridge cannot project it; cancel or change it, or free GPUs", typ), notes[b.ID])
+			}
+		}
+		return nil
+	}
+	return p.moveAndCreate(ctx, typ, blocked, cur, move, plan, inv.spreads([]string{typ}), held, notes, noRoom)
+}
+
+// movable are the bookings of typ whose reservations have not started and
+// whose windows overlap, directly or through each other, the blocked ones'.
+func (s Settings) movable(cur, blocked []Booking, typ string, now time.Time) map[int64]bool {
+	type win struct{ s, e time.Time }
+	var wins []win
+	for _, b := range blocked {
+		wins = append(wins, win{b.Start, b.End})
+	}
+	move := map[int64]bool{}
+	for grew := true; grew; {
+		grew = false
+		for _, b := range cur {
+			h := b.Held
+			if move[b.ID] || b.Kind != KindGPU || b.GPUType != typ || h.IsZero() || !now.Before(h.Start) || b.Cancelled() {
+				continue
+			}
+			if slices.ContainsFunc(wins, func(w win) bool { return h.Start.Before(w.e) && w.s.Before(h.End) }) {
+				move[b.ID] = true
+				wins = append(wins, win{h.Start, h.End})
+				grew = true
+			}
+		}
+	}
+	return move
+}
+
+// moveAndCreate deletes the movable reservations and creates them and the
+// blocked ones in the placement's order (by start), each on the model's
+// node when the type is on several nodes.
+func (p *Projector) moveAndCreate(ctx context.Context, typ string, blocked, cur []Booking, move map[int64]bool, plan PlaceResult, pin bool, held map[int64]Held, notes map[int64]string, noRoom map[int64]bool) []ActionResult {
+	byID := map[int64]Booking{}
+	for _, b := range cur {
+		byID[b.ID] = b
+	}
+	var out []ActionResult
+	var blockedIDs []string
+	for _, b := range blocked {
+		blockedIDs = append(blockedIDs, fmt.Sprint(b.ID))
+	}
+	for _, id := range slices.Sorted(maps.Keys(move)) {
+		name := p.Settings.ReservationName(id)
+		if err := p.Slurm.DeleteReservation(ctx, name); err != nil {
+			// Nothing else moves; what was deleted is created below.
+			out = append(out, ActionResult{Action: Action{Kind: ActRecreate, Booking: id, Name: name, Why: "move to make room"}, Outcome: OutcomeFailed, Error: err.Error()})
+			p.log().Warn("moving a reservation to make room failed", "name", name, "error", err)
+			delete(move, id)
+			continue
+		}
+		delete(held, id)
+	}
+	for _, pl := range plan.Placed {
+		b, ok := byID[pl.Booking]
+		if !ok || (!move[b.ID] && !slices.ContainsFunc(blocked, func(x Booking) bool { return x.ID == b.ID })) {
+			continue
+		}
+		want := ReservationSpec{Name: p.Settings.ReservationName(b.ID), Accounts: []string{b.Tenant}, Start: b.Start, End: b.End, GPUType: typ, Count: b.Count, Flags: []string{"IGNORE_JOBS"}}
+		if pin {
+			want.Nodes = []string{pl.Node}
+		}
+		a := Action{Kind: ActCreate, Booking: b.ID, Name: want.Name, Want: &want,
+			Why: fmt.Sprintf("missing in Slurm; room made on %s %s GPUs %s by moving reservations that have not started", pl.Node, typ, intList(pl.GPUs))}
+		if move[b.ID] {
+			a.Kind = ActRecreate
+			a.Why = fmt.Sprintf("moved to %s %s GPUs %s to make room for booking(s) %s (GPUs fragmented)", pl.Node, typ, intList(pl.GPUs), strings.Join(blockedIDs, ","))
+		}
+		res := ActionResult{Action: a, Outcome: OutcomeDone}
+		if err := p.Slurm.CreateReservation(ctx, want); err != nil {
+			res.Outcome, res.Error = OutcomeWaiting, err.Error()
+			noRoom[b.ID] = true
+			notes[b.ID] = fmt.Sprintf("Slurm has no room for reservation %s although the placement model has (%v); retried at the next projection", want.Name, err)
+		} else {
+			held[b.ID] = heldOf(want)
+			delete(noRoom, b.ID)
+			delete(notes, b.ID)
+		}
+		p.log().Info("reservation", "action", a.Kind, "name", a.Name, "booking", a.Booking, "why", a.Why, "outcome", res.Outcome, "error", res.Error)
+		out = append(out, res)
+	}
+	return out
+}
+
+func intList(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ",")
 }

@@ -3,6 +3,7 @@ package reserve_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -264,8 +265,8 @@ func TestProjectAtRisk(t *testing.T) {
 }
 
 // TestProjectNoRoom: Slurm refusing a creation (another reservation took
-// the GPUs) leaves the booking requested with why; at its start it is at
-// risk.
+// the GPUs) and no placement holding it puts the booking at risk at once
+// (not only at its start), with why, and the report lists it.
 func TestProjectNoRoom(t *testing.T) {
 	p := newProjHarness(t)
 	b := p.mustAdd(t, kv("tenant=acme", "gpus=h100:3", "start=now+30m", "duration=1h"))
@@ -275,8 +276,11 @@ func TestProjectNoRoom(t *testing.T) {
 		t.Fatalf("(-want +got)\n%s", diff)
 	}
 	got := p.booking(t, b.ID)
-	if got.State != reserve.StateRequested || !strings.Contains(got.Note, "Slurm has no room") {
+	if got.State != reserve.StateAtRisk || !strings.Contains(got.Note, "Slurm has no room") || !strings.Contains(got.Note, "no placement") {
 		t.Errorf("before start: %+v", got)
+	}
+	if !cmp.Equal(rep.Unprojected, []int64{b.ID}) || len(rep.AtRisk) != 1 {
+		t.Errorf("report: unprojected %v, at risk %v", rep.Unprojected, rep.AtRisk)
 	}
 	p.clock = b.Start
 	p.project(t)
@@ -584,4 +588,158 @@ func TestProjectKeepsWhereACancelledBookingWas(t *testing.T) {
 		t.Errorf("a later projection recorded %d change(s); want none", changed)
 	}
 	p.mustAdd(t, kv("tenant=globex", "nodes=dgx:1", "start=now", "duration=1h"))
+}
+
+// TestProjectFragmentedGPUs is issue 25's fragment sequence on gpu-a's 4
+// h100 (Slurm keeps particular GPUs per reservation, lowest free first):
+// v = 2 [T+1h, T+2h) takes GPUs 0-1, q = 2 in the same window 2-3; v is
+// cancelled; u = 2 [T, T+30m) takes 0-1; s = 2 [T, T+2h) is admitted (2 of
+// 4 free at every instant) but no 2 GPUs are free for its whole window.
+// The projector moves q (not started) onto 0-1 and s gets 2-3; every
+// booking holds its reservation before its start.
+func TestProjectFragmentedGPUs(t *testing.T) {
+	p := newProjHarness(t)
+	p.proj.Settings.LeadTime = 3 * time.Hour // every reservation at once
+	T := p.clock.Add(10 * time.Minute)
+	add := func(start time.Time, d string) reserve.Booking {
+		return p.mustAdd(t, kv("tenant=acme", "gpus=h100:2", "start="+start.Format(time.RFC3339), "duration="+d))
+	}
+	v := add(T.Add(time.Hour), "1h")
+	p.project(t)
+	q := add(T.Add(time.Hour), "1h")
+	p.project(t)
+	if _, err := p.svc.Cancel(context.Background(), "alice", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.project(t)
+	u := add(T, "30m")
+	p.project(t)
+	if got := p.slurm.GPUIndices("gpubridge-2"); !cmp.Equal(got, []int{2, 3}) {
+		t.Fatalf("q holds GPUs %v; want 2,3 (the setup of the fragment)", got)
+	}
+	s := add(T, "2h")
+	rep := p.project(t)
+	// u, s and q by start: u (not started either, and overlapping s) is
+	// re-created too, and lands where it was.
+	want := []string{"create gpubridge-4 waiting", "recreate gpubridge-3 done", "create gpubridge-4 done", "recreate gpubridge-2 done"}
+	if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	for _, c := range []struct {
+		b   reserve.Booking
+		gpu []int
+	}{{q, []int{0, 1}}, {u, []int{0, 1}}, {s, []int{2, 3}}} {
+		got := p.booking(t, c.b.ID)
+		if got.Held.Count != 2 || got.State != reserve.StateScheduled || got.Note != "" {
+			t.Errorf("booking %d: %s held %d, note %q", c.b.ID, got.State, got.Held.Count, got.Note)
+		}
+		if idx := p.slurm.GPUIndices(got.Held.Reservation); !cmp.Equal(idx, c.gpu) {
+			t.Errorf("booking %d holds GPUs %v; want %v", c.b.ID, idx, c.gpu)
+		}
+	}
+	if len(rep.Unprojected) != 0 || len(rep.AtRisk) != 0 {
+		t.Errorf("unprojected %v, at risk %v", rep.Unprojected, rep.AtRisk)
+	}
+	if rep := p.project(t); len(rep.Actions) != 0 {
+		t.Errorf("second run: %v", outcomes(rep))
+	}
+}
+
+// TestProjectFragmentsRandom: random books and cancels of h100 (gpu-a) and
+// MIG profiles (gpu-b) over two hours on a 15-minute grid, projected after
+// each; every booking admitted and not cancelled ends with its reservation
+// (FakeSlurm keeps GPU indices as Slurm does). The seed is printed.
+func TestProjectFragmentsRandom(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 15))
+	moves := 0
+	for round := range 40 {
+		p := newProjHarness(t)
+		p.proj.Settings.LeadTime = 6 * time.Hour
+		T := p.clock.Add(30 * time.Minute)
+		var live []int64
+		for range 24 {
+			if len(live) > 2 && rng.IntN(3) == 0 {
+				k := rng.IntN(len(live))
+				if _, err := p.svc.Cancel(context.Background(), "alice", live[k]); err != nil {
+					t.Fatal(err)
+				}
+				live = append(live[:k], live[k+1:]...)
+			} else {
+				typ, most := fragType(rng)
+				start := T.Add(time.Duration(rng.IntN(8)) * 15 * time.Minute)
+				d := time.Duration(1+rng.IntN(6)) * 15 * time.Minute
+				b, err := p.add(t, kv("tenant=acme", fmt.Sprintf("gpus=%s:%d", typ, 1+rng.IntN(most)), "start="+start.Format(time.RFC3339), "duration="+reserve.FormatDuration(d)), reserve.Zone{})
+				if err == nil {
+					live = append(live, b.ID)
+				}
+			}
+			for _, a := range p.project(t).Actions {
+				if strings.Contains(a.Why, "GPUs fragmented") {
+					moves++
+				}
+			}
+		}
+		for _, id := range live {
+			if b := p.booking(t, id); b.Held.Count != b.Count || b.State != reserve.StateScheduled {
+				t.Fatalf("round %d: booking %d (%s %v..%v) %s, held %+v, note %q", round, id, b.What(), b.Start, b.End, b.State, b.Held, b.Note)
+			}
+		}
+	}
+	t.Logf("%d reservation(s) moved to make room", moves)
+}
+
+// fragType draws a GPU type of the testbed and the most to book of it.
+func fragType(rng *rand.Rand) (string, int) {
+	switch rng.IntN(4) {
+	case 0:
+		return "1g.10gb", 4
+	case 1:
+		return "3g.40gb", 1
+	}
+	return "h100", 2
+}
+
+// TestProjectMakesRoomAcrossNodes: h100 on two nodes of 4. Slurm (here the
+// fake: the first node with room) puts A and B (1 each) both on gpu-a and
+// C (3) on gpu-c; D (3, admitted: a placement holds it) finds no node.
+// The projector re-creates A, B and C (none started) in order of start,
+// each pinned to the model's node, and D lands.
+func TestProjectMakesRoomAcrossNodes(t *testing.T) {
+	h := newHarness()
+	h.src.inv.Nodes = append(h.src.inv.Nodes, reserve.Node{Name: "gpu-c", GPUs: map[string]int{"h100": 4}})
+	fs := reservetest.NewFakeSlurm(h.src.inv.Nodes...)
+	h.svc.Source = fs
+	p := &projHarness{harness: h, slurm: fs}
+	p.proj = &reserve.Projector{Store: h.st, Slurm: fs, Settings: h.svc.Settings, Now: func() time.Time { return h.clock }}
+	p.proj.Settings.LeadTime = 6 * time.Hour
+	add := func(n int, start string) reserve.Booking {
+		b := p.mustAdd(t, kv("tenant=acme", fmt.Sprintf("gpus=h100:%d", n), "start="+start, "duration=5h"))
+		p.project(t)
+		return b
+	}
+	a, b := add(1, "now+10m"), add(1, "now+10m")
+	c := add(3, "now+1h")
+	if got := p.reservation(t, "gpubridge-3").Nodes; !cmp.Equal(got, []string{"gpu-c"}) {
+		t.Fatalf("C on %v; want gpu-c", got)
+	}
+	d := p.mustAdd(t, kv("tenant=acme", "gpus=h100:3", "start=now+1h", "duration=5h"))
+	rep := p.project(t)
+	want := []string{"create gpubridge-4 waiting", "recreate gpubridge-1 done", "recreate gpubridge-2 done", "recreate gpubridge-3 done", "create gpubridge-4 done"}
+	if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	on := map[string]int{}
+	for _, x := range []reserve.Booking{a, b, c, d} {
+		got := p.booking(t, x.ID)
+		if got.Held.Count != x.Count || got.State != reserve.StateScheduled || len(got.Held.Nodes) != 1 {
+			t.Errorf("booking %d: %s, held %+v, note %q", x.ID, got.State, got.Held, got.Note)
+			continue
+		}
+		on[got.Held.Nodes[0]] += x.Count
+	}
+	if on["gpu-a"] != 4 || on["gpu-c"] != 4 {
+		t.Errorf("GPUs per node %v; want 4 and 4", on)
+	}
 }

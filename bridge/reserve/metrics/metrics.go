@@ -16,7 +16,9 @@ type Recorder struct {
 	runs     *prometheus.CounterVec
 	failed   prometheus.Counter
 	last     prometheus.Gauge
-	seen     map[string]bool // resources given a series
+	// unprojected: bookings the ledger admitted and Slurm does not hold.
+	unprojected prometheus.Gauge
+	seen        map[string]bool // resources given a series
 }
 
 // New registers the collectors on reg. Every state starts at 0.
@@ -55,6 +57,10 @@ func New(reg prometheus.Registerer) *Recorder {
 			Name: "gpubridge_bookings_last_projection_timestamp_seconds",
 			Help: "When the last projection that read the cluster ran (Unix time).",
 		}),
+		unprojected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gpubridge_bookings_unprojected",
+			Help: "Bookings whose reservation Slurm has no room for after the last projection (even with the reservations that have not started moved off fragmented GPUs): admitted, not held; each is at risk with why.",
+		}),
 		seen: map[string]bool{},
 	}
 	for _, s := range reserve.States {
@@ -63,7 +69,7 @@ func New(reg prometheus.Registerer) *Recorder {
 	for _, res := range []string{"ok", "failed"} {
 		r.runs.WithLabelValues(res)
 	}
-	reg.MustRegister(r.capacity, r.booked, r.free, r.atRisk, r.states, r.runs, r.failed, r.last)
+	reg.MustRegister(r.capacity, r.booked, r.free, r.atRisk, r.states, r.runs, r.failed, r.last, r.unprojected)
 	return r
 }
 
@@ -101,5 +107,6 @@ func (r *Recorder) Observe(rep reserve.Report, err error) {
 	for _, s := range reserve.States {
 		r.states.WithLabelValues(string(s)).Set(float64(rep.States[s]))
 	}
+	r.unprojected.Set(float64(len(rep.Unprojected)))
 	r.last.Set(float64(rep.At.Unix()))
 }

@@ -17,7 +17,8 @@ func TestRecorder(t *testing.T) {
 	r := New(reg)
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	r.Observe(reserve.Report{At: at, States: map[reserve.State]int{reserve.StateActive: 2, reserve.StateAtRisk: 1},
-		Actions: []reserve.ActionResult{{Outcome: reserve.OutcomeFailed}, {Outcome: reserve.OutcomeDone}},
+		Actions:     []reserve.ActionResult{{Outcome: reserve.OutcomeFailed}, {Outcome: reserve.OutcomeDone}},
+		Unprojected: []int64{7},
 		Now: []reserve.ResourceNow{
 			{Resource: "gpu:h100", Type: "h100", Capacity: 4, Booked: 3, Free: 1, AtRisk: 1},
 			{Resource: "node:dgx", Type: "dgx", Capacity: 1, Booked: 0, Free: 1},
@@ -39,14 +40,15 @@ gpubridge_bookings_free{resource="node:dgx",type="dgx"} 1
 		c    prometheus.Collector
 		want float64
 	}{
-		"capacity":   {r.capacity.WithLabelValues("gpu:h100", "h100"), 4},
-		"booked":     {r.booked.WithLabelValues("gpu:h100", "h100"), 3},
-		"active":     {r.states.WithLabelValues("active"), 2},
-		"ended":      {r.states.WithLabelValues("ended"), 0},
-		"failed run": {r.runs.WithLabelValues("failed"), 1},
-		"ok run":     {r.runs.WithLabelValues("ok"), 0},
-		"failed":     {r.failed, 1},
-		"last":       {r.last, float64(at.Unix())},
+		"capacity":    {r.capacity.WithLabelValues("gpu:h100", "h100"), 4},
+		"booked":      {r.booked.WithLabelValues("gpu:h100", "h100"), 3},
+		"active":      {r.states.WithLabelValues("active"), 2},
+		"ended":       {r.states.WithLabelValues("ended"), 0},
+		"failed run":  {r.runs.WithLabelValues("failed"), 1},
+		"ok run":      {r.runs.WithLabelValues("ok"), 0},
+		"failed":      {r.failed, 1},
+		"last":        {r.last, float64(at.Unix())},
+		"unprojected": {r.unprojected, 1},
 	} {
 		if got := testutil.ToFloat64(c.c); got != c.want {
 			t.Errorf("%s = %v; want %v", name, got, c.want)
@@ -61,6 +63,9 @@ gpubridge_bookings_free{resource="node:dgx",type="dgx"} 1
 	r.Observe(reserve.Report{At: at.Add(2 * time.Minute), Now: []reserve.ResourceNow{{Resource: "gpu:h100", Type: "h100", Capacity: 2}}}, nil)
 	if n := testutil.CollectAndCount(r.capacity); n != 1 {
 		t.Errorf("%d capacity series; want 1 (node:dgx left)", n)
+	}
+	if got := testutil.ToFloat64(r.unprojected); got != 0 {
+		t.Errorf("unprojected after a run that projected all = %v", got)
 	}
 	if got := testutil.ToFloat64(r.states.WithLabelValues("active")); got != 0 {
 		t.Errorf("active after an empty run = %v", got)

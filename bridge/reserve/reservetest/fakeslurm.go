@@ -14,14 +14,20 @@ import (
 // FakeSlurm is an in-memory slurmctld for the projector's tests: it keeps
 // reservations, refuses a reservation that does not fit the nodes (ErrBusy),
 // refuses to delete one with jobs inside (ErrInUse, names in InUse), and
-// places GPU reservations on the first node with enough free GPUs, as
-// Slurm does with IGNORE_JOBS.
+// places GPU reservations as Slurm 26.05 does with IGNORE_JOBS (measured,
+// docs/bookings.md): on the first node (of its node list, when it has one)
+// with enough GPUs of the type free for the whole window, taking the
+// lowest-indexed of them. A reservation holds those GPUs for its whole
+// window, so the node's GPUs fragment as Slurm's do.
 type FakeSlurm struct {
 	mu    sync.Mutex
 	Nodes []reserve.Node
 	Res   map[string]reserve.Reservation
 	InUse map[string]bool
 	Calls []string
+	// idx are the GPU indices (of its type, on its node) each GPU
+	// reservation holds.
+	idx map[string][]int
 	// ReplaceDown mimics slurmctld 26.05 (measured): when a node goes
 	// down, a GPU reservation on it moves to another node that is up,
 	// keeping its GPUs only where that node has them free, else with none.
@@ -32,7 +38,7 @@ var _ reserve.Slurm = (*FakeSlurm)(nil)
 
 // NewFakeSlurm returns a cluster of the given nodes without reservations.
 func NewFakeSlurm(nodes ...reserve.Node) *FakeSlurm {
-	return &FakeSlurm{Nodes: nodes, Res: map[string]reserve.Reservation{}, InUse: map[string]bool{}}
+	return &FakeSlurm{Nodes: nodes, Res: map[string]reserve.Reservation{}, InUse: map[string]bool{}, idx: map[string][]int{}}
 }
 
 // Inventory returns the nodes and reservations.
@@ -66,6 +72,63 @@ func (f *FakeSlurm) Set(r reserve.Reservation) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Res[r.Name] = cloneRes(r)
+	f.place(r.Name)
+}
+
+// place gives a GPU reservation the lowest GPU indices of its type free on
+// its node for its window (as many as there are).
+func (f *FakeSlurm) place(name string) {
+	if f.idx == nil {
+		f.idx = map[string][]int{}
+	}
+	delete(f.idx, name)
+	r := f.Res[name]
+	if r.WholeNodes || len(r.Nodes) == 0 {
+		return
+	}
+	for t, c := range r.GPUs {
+		free := f.freeIdx(r.Nodes[0], t, reserve.ReservationSpec{Name: name, Start: r.Start, End: r.End})
+		f.idx[name] = free[:min(c, len(free))]
+	}
+}
+
+// freeIdx are the indices of typ's GPUs on node n that no other
+// reservation holds in the spec's window, lowest first.
+func (f *FakeSlurm) freeIdx(n, typ string, r reserve.ReservationSpec) []int {
+	total := 0
+	for _, nd := range f.Nodes {
+		if nd.Name == n {
+			total = nd.GPUs[typ]
+		}
+	}
+	busy := map[int]bool{}
+	for _, o := range f.Res {
+		if o.Name == r.Name || !o.Start.Before(r.End) || !o.End.After(r.Start) || !slices.Contains(o.Nodes, n) {
+			continue
+		}
+		if o.WholeNodes {
+			return nil
+		}
+		if o.GPUs[typ] > 0 {
+			for _, x := range f.idx[o.Name] {
+				busy[x] = true
+			}
+		}
+	}
+	var free []int
+	for x := range total {
+		if !busy[x] {
+			free = append(free, x)
+		}
+	}
+	return free
+}
+
+// GPUIndices returns the GPU indices a GPU reservation holds on its node.
+func (f *FakeSlurm) GPUIndices(name string) []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.idx[name])
 }
 
 // Drop deletes a reservation out of band.
@@ -73,6 +136,7 @@ func (f *FakeSlurm) Drop(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.Res, name)
+	delete(f.idx, name)
 }
 
 // SetDown marks a node down (why: its Slurm state, e.g. DRAIN) or, with
@@ -123,6 +187,7 @@ func (f *FakeSlurm) SetDown(node, why string) {
 		}
 		r.WholeNodes = len(r.GPUs) == 0 // cores only: what slurmadapter reads as whole nodes
 		f.Res[name] = r
+		f.place(name)
 	}
 }
 
@@ -163,7 +228,7 @@ func (f *FakeSlurm) CreateReservation(_ context.Context, r reserve.ReservationSp
 		return fmt.Errorf("create %s: name in use", r.Name)
 	}
 	res := reserve.Reservation{Name: r.Name, Accounts: slices.Clone(r.Accounts), Start: r.Start, End: r.End, Flags: slices.Clone(r.Flags), GPUs: map[string]int{}}
-	if len(r.Nodes) > 0 {
+	if len(r.Nodes) > 0 && r.GPUType == "" {
 		for _, n := range r.Nodes {
 			u, whole := f.used(n, r)
 			if whole || len(u) > 0 {
@@ -175,14 +240,14 @@ func (f *FakeSlurm) CreateReservation(_ context.Context, r reserve.ReservationSp
 		return nil
 	}
 	for _, n := range f.Nodes {
-		if n.Down != "" || n.GPUs[r.GPUType] == 0 {
+		if n.Down != "" || n.GPUs[r.GPUType] == 0 || (len(r.Nodes) > 0 && !slices.Contains(r.Nodes, n.Name)) {
 			continue
 		}
-		u, whole := f.used(n.Name, r)
-		if !whole && n.GPUs[r.GPUType]-u[r.GPUType] >= r.Count {
+		if free := f.freeIdx(n.Name, r.GPUType, r); len(free) >= r.Count {
 			res.GPUs[r.GPUType] = r.Count
 			res.Nodes = []string{n.Name}
 			f.Res[r.Name] = res
+			f.idx[r.Name] = free[:r.Count]
 			return nil
 		}
 	}
@@ -227,5 +292,6 @@ func (f *FakeSlurm) DeleteReservation(_ context.Context, name string) error {
 		return fmt.Errorf("delete %s: %w (fake 2055)", name, reserve.ErrInUse)
 	}
 	delete(f.Res, name)
+	delete(f.idx, name)
 	return nil
 }
