@@ -410,12 +410,13 @@ func (s *Service) Health(ctx context.Context, f HealthFilter) ([]NodeView, error
 
 // visibleRun is run r as tenant sees it (everything for an admin, an
 // empty tenant): another tenant's run keeps only its node, state and
-// purpose (the node is busy), without id, key, checks, job, actor or time.
+// purpose (the node is busy), without id, key, checks, peers, job, actor
+// or time.
 func visibleRun(r Run, tenant string) *Run {
 	if !hidden(r, tenant) {
 		return &r
 	}
-	return &Run{Node: r.Node, Peers: slices.Clone(r.Peers), Purpose: r.Purpose, State: r.State, Note: OtherTenantsRun}
+	return &Run{Node: r.Node, Purpose: r.Purpose, State: r.State, Note: OtherTenantsRun}
 }
 
 // hidden: run r is another tenant's, not to be shown to tenant (an
