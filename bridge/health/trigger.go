@@ -391,7 +391,7 @@ func (s *Service) Health(ctx context.Context, f HealthFilter) ([]NodeView, error
 		}
 		v.Fenced = st.fences[name]
 		if r, ok := st.runOn(name); ok {
-			v.Running = visibleRun(r, f.Tenant)
+			v.Running = visibleRun(r, name, f.Tenant)
 		}
 		last, err := s.Store.Results(ctx, ResultFilter{Node: name, VisibleTo: f.Tenant, Limit: 1})
 		if err != nil {
@@ -408,14 +408,15 @@ func (s *Service) Health(ctx context.Context, f HealthFilter) ([]NodeView, error
 	return out, nil
 }
 
-// visibleRun is run r as tenant sees it (everything for an admin, an
-// empty tenant): another tenant's run keeps only its node, state and
-// purpose (the node is busy), without id, key, checks, job, actor or time.
-func visibleRun(r Run, tenant string) *Run {
+// visibleRun is run r, in flight on node, as tenant sees it (everything
+// for an admin, an empty tenant): another tenant's run keeps only node,
+// its state and purpose (the node is busy), without id, key, checks, the
+// other node of a two-node run, job, actor or time.
+func visibleRun(r Run, node, tenant string) *Run {
 	if !hidden(r, tenant) {
 		return &r
 	}
-	return &Run{Node: r.Node, Peers: slices.Clone(r.Peers), Purpose: r.Purpose, State: r.State, Note: OtherTenantsRun}
+	return &Run{Node: node, Purpose: r.Purpose, State: r.State, Note: OtherTenantsRun}
 }
 
 // hidden: run r is another tenant's, not to be shown to tenant (an

@@ -243,8 +243,10 @@ func retryable(err error) bool {
 func (s *DB) createTenantRun(ctx context.Context, r health.Run, since time.Time, max int) (int64, error) {
 	var id int64
 	err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		// The row always changes (at least by a microsecond), so that it is
+		// written, and on Galera certified, even when two runs share a time.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO health_tenant_checks (cluster, tenant, last_at) VALUES (?, ?, ?)
-			ON DUPLICATE KEY UPDATE last_at = VALUES(last_at)`, s.cluster, r.Tenant, r.RequestedAt); err != nil {
+			ON DUPLICATE KEY UPDATE last_at = GREATEST(VALUES(last_at), last_at + INTERVAL 1 MICROSECOND)`, s.cluster, r.Tenant, r.RequestedAt); err != nil {
 			return fmt.Errorf("lock the health checks of tenant %s: %w", r.Tenant, err)
 		}
 		var n int
