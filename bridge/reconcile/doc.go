@@ -2,11 +2,12 @@
 //
 // Plan (pure) compares the Slurm objects that tenants project to
 // (tenant.Project) with the live cluster (State, read in three bulk calls:
-// accounts with coordinators, associations, QOS) and returns a field-level
+// accounts with coordinators, associations with their parent accounts,
+// QOS) and returns a field-level
 // diff: objects to create, fields to modify (old -> new) and objects to
 // delete. Apply executes a plan through the Cluster port in batched writes,
-// in dependency order (QOS, accounts, users, associations, coordinators,
-// then removals in reverse; each batch starts as soon as those it needs are
+// in dependency order (QOS, accounts and their own associations' QOS,
+// users, associations, then removals in reverse; each batch starts as soon as those it needs are
 // done), so that a second apply finds nothing to do and makes zero writes.
 // A batch Slurm refuses is split by tenant until the refused tenants are
 // found: they are held back and reported (Outcome.Failed, ErrPartial),
@@ -15,8 +16,11 @@
 //
 // Ownership: gpubridge modifies or deletes only Slurm accounts and QOS
 // whose description carries tenant.Marker (and the associations and
-// coordinators of such accounts), or those of tenants adopted by
-// `gpubridge import`. Anything else that is in the way is a Conflict, and a
+// coordinators of such accounts: gpubridge makes no coordinators), or
+// those of tenants adopted by `gpubridge import`; and accounts found under
+// the account of a tenant it created (sub-accounts: a tenant has none),
+// removed with their associations once their jobs end, not counted by
+// the delete policy. Anything else that is in the way is a Conflict, and a
 // plan with conflicts is not applied.
 //
 // Deleting never kills work: a tenant being deleted keeps its objects,

@@ -126,11 +126,9 @@ func (c *Client) CreateAccounts(ctx context.Context, specs []AccountSpec) error 
 			}
 		}
 		var missing []Account
-		var missingNames []string
 		for _, s := range norm {
 			if !exists[s.Name] {
 				missing = append(missing, Account{Name: s.Name, Description: s.Description, Organization: s.Organization})
-				missingNames = append(missingNames, s.Name)
 			}
 		}
 		if len(missing) > 0 {

@@ -6,8 +6,9 @@
 // which Slurm objects it becomes (Project) — the account under root, the
 // tenant QOS holding GrpTRES per GPU type, the reservation QOS
 // (REQUIRED_RESERVATION, no limits) that jobs inside its bookings run
-// under, user associations and coordinators — plus the data file read by
-// contrib/job_submit.lua (Guard, GuardFor).
+// under, user associations, and the tenant QOS on the account's own
+// association (admins are not Slurm coordinators) — plus the data file
+// read by contrib/job_submit.lua (Guard, GuardFor, GuardWith).
 //
 // Validation reports every problem at once, each naming its field and the
 // fix; nothing is written anywhere when any problem is found. A tenants

@@ -12,7 +12,9 @@ func importCmd(a *App) *cobra.Command {
 		Use:   "import [ACCOUNT ...] [--marked]",
 		Short: "Adopt existing Slurm accounts as tenants",
 		Long: `import reads existing Slurm accounts and stores them as tenants: description,
-organization, users (user associations), admins (coordinators) and, when a
+organization, users (user associations), admins (its coordinators; the
+next apply removes their coordinator rights, as tenant admins have none in
+Slurm, and a release gives them back) and, when a
 QOS named like the tenant's QOS exists, its quota (typed GPU, cpu and mem
 entries of its GrpTRES). The tenants are marked adopted: the next apply may
 change their objects (it shows how in plan) and marks them as gpubridge's.

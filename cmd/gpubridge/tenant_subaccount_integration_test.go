@@ -60,7 +60,9 @@ func TestTenantAdminSubAccountEscape(t *testing.T) {
 	// Reconcile reports it; while its job waits it stays, and the guard
 	// refuses new jobs in it.
 	r := h.apply()
-	if !slices.ContainsFunc(r.Waiting, func(w reconcile.Wait) bool { return w.Name == sub && strings.Contains(w.Reason, "sub-account of tenant "+tn) }) {
+	if !slices.ContainsFunc(r.Waiting, func(w reconcile.Wait) bool {
+		return w.Name == sub && strings.Contains(w.Reason, "sub-account of tenant "+tn)
+	}) {
 		t.Errorf("apply with the sub-account's job pending: waiting %v; want %s waiting as a sub-account of %s", r.Waiting, sub, tn)
 	}
 	if jid, msg := h.sbatch(admin, "-A", sub, "-p", "pool", "--wrap", "sleep 5"); jid != 0 || !strings.Contains(msg, "is under tenant "+tn+"'s account") {
