@@ -56,7 +56,7 @@ func codeLabel(code int) int {
 }
 
 // keyed is a token bucket per key (an address, a token): allow spends
-// one. Buckets refilled to full are dropped once a
+// one, blocked only looks. Buckets refilled to full are dropped once a
 // minute, and all of them past maxKeys, so memory follows the keys active
 // now.
 type keyed struct {
@@ -71,6 +71,14 @@ const maxKeys = 100_000
 
 func newKeyed(every rate.Limit, burst int) *keyed {
 	return &keyed{every: every, burst: burst, buckets: map[string]*rate.Limiter{}}
+}
+
+// blocked says whether k's bucket is empty (it spends nothing).
+func (l *keyed) blocked(k string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[k]
+	return b != nil && b.TokensAt(now) < 1
 }
 
 // allow spends one from k's bucket; false when it is empty.
