@@ -73,6 +73,7 @@ func newKeyed(every rate.Limit, burst int) *keyed {
 	return &keyed{every: every, burst: burst, buckets: map[string]*rate.Limiter{}}
 }
 
+// blocked says whether k's bucket is empty (it spends nothing).
 func (l *keyed) blocked(k string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

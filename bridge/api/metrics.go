@@ -36,7 +36,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "gpubridge_api_auth_failures_total", Help: "Failed authentications by reason (missing, malformed, unknown, expired).",
 		}, []string{"reason"}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "gpubridge_api_rate_limited_total", Help: "Requests refused (429) because their source address failed to authenticate too often.",
+			Name: "gpubridge_api_rate_limited_total", Help: "Requests refused (429): too many failed authentications from their source address, or past their token's or address's request rate.",
 		}),
 		drift: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gpubridge_reconcile_drift_changes", Help: "Changes the last reconcile found between the tenant store and Slurm (0 when in sync).",

@@ -90,6 +90,11 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"GET", "/api/v1/tenants/acme/availability?step=x", h.acmeRead, "", 400},
 		{"GET", "/api/v1/tenants/acme/slots?type=h100&count=2&duration=4h", h.acmeRead, "", 200},
 		{"GET", "/api/v1/tenants/acme/slots?type=h100&count=x&duration=4h", h.acmeRead, "", 400},
+		{"GET", "/api/v1/tenants/acme/bookings?limit=1", h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/acme/jobs/pending?limit=1", h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/acme/availability?step=1m", h.acmeRead, "", 400},
+		{"GET", "/api/v1/tenants/acme/quota?junk=1", h.acmeRead, "", 400},
+		{"POST", "/api/v1/tenants/acme/bookings", h.acmeBook, `{"purpose":"` + strings.Repeat("x", 70<<10) + `"}`, 413},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {
@@ -138,6 +143,33 @@ func TestOpenAPIResponses(t *testing.T) {
 	for _, rt := range h.srv.Routes() {
 		if !seen[rt] {
 			t.Errorf("no case for %s", rt)
+		}
+	}
+}
+
+// TestOpenAPIQueryParameters: each route takes the query parameters
+// openapi.yaml gives it, and no other (besides tenant= and account=, which
+// isolation checks on every route).
+func TestOpenAPIQueryParameters(t *testing.T) {
+	doc := loadSpec(t)
+	h := newHarness(t)
+	for _, rt := range h.srv.routes() {
+		item := doc.Paths.Find(rt.Path)
+		if item == nil {
+			t.Fatalf("openapi.yaml has no %s", rt.Path)
+		}
+		op := item.GetOperation(rt.Method)
+		inFile := []string{}
+		for _, p := range append(item.Parameters, op.Parameters...) {
+			if p.Value.In == "query" && p.Value.Name != "tenant" {
+				inFile = append(inFile, p.Value.Name)
+			}
+		}
+		slices.Sort(inFile)
+		served := slices.DeleteFunc(append([]string{}, rt.Params...), func(p string) bool { return p == "tenant" })
+		slices.Sort(served)
+		if diff := cmp.Diff(inFile, served); diff != "" {
+			t.Errorf("%s %s query parameters (-openapi.yaml +served):\n%s", rt.Method, rt.Path, diff)
 		}
 	}
 }

@@ -116,6 +116,17 @@ func TestValidTokenWorksAfterFailuresFromItsAddress(t *testing.T) {
 			t.Errorf("a valid token after 20 failures: %d; want 200\n%s", code, body)
 		}
 	}
+	// Past the lookups that blocked addresses share, guesses are refused
+	// unread; a token that authenticated lately still works.
+	for range 150 {
+		h.do("GET", "/api/v1/tenants", "gpb_"+strings.Repeat("D", 43), "")
+	}
+	if code, body := h.do("GET", "/api/v1/tenants", h.acmeRead, ""); code != http.StatusOK {
+		t.Errorf("a token seen lately, past the blocked addresses' lookups: %d; want 200\n%s", code, body)
+	}
+	if v := counter(t, h, "gpubridge_api_auth_failures_total", "unknown"); v > 125 {
+		t.Errorf("%v guesses were looked up; want at most about 121 (5 before the limit, 100 + 50/s after)", v)
+	}
 }
 
 // TestLoginOnlyFromTheSameOrigin: another site cannot post a token to

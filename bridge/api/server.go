@@ -93,10 +93,16 @@ type Server struct {
 	// failures counts failed authentications per address; perToken and
 	// perAddr bound the requests of a token and of an address.
 	failures *keyed
-	perToken *keyed
-	perAddr  *keyed
-	usage    *ttlCache[usageKey, usageView]
-	tokens   *ttlCache[token.Hash, token.Token]
+	// recent holds the tokens that authenticated lately; blockedLookups
+	// bounds, for all addresses past their failure limit together, the
+	// lookups of tokens not among them (the store is never hammered
+	// through such addresses, and a valid token still gets through).
+	recent         *ttlCache[token.Hash, struct{}]
+	blockedLookups *rate.Limiter
+	perToken       *keyed
+	perAddr        *keyed
+	usage          *ttlCache[usageKey, usageView]
+	tokens         *ttlCache[token.Hash, token.Token]
 	// reads caches the read-only booking routes' answers by their parsed
 	// request; writes counts the booking changes made through this server
 	// (part of the key, so that a change is seen at once here).
@@ -109,6 +115,10 @@ type Server struct {
 	touched sync.Map // token id -> time.Time of the last recorded use
 	mux     *http.ServeMux
 }
+
+// recentTTL is how long a token that authenticated passes an address's
+// failure limit without spending the lookups of blocked addresses.
+const recentTTL = 24 * time.Hour
 
 // unknownTTL is how long a tenant that a fresh snapshot did not hold is
 // answered 404 without looking again.
@@ -144,9 +154,10 @@ func New(o Options) *Server {
 	}
 	o.TokenRate, o.TokenBurst = cmpOr(o.TokenRate, 20), cmpOr(o.TokenBurst, 40)
 	o.AddressRate, o.AddressBurst = cmpOr(o.AddressRate, 100), cmpOr(o.AddressBurst, 200)
-	s := &Server{o: o, failures: newKeyed(rate.Limit(o.AuthFailures/60), o.AuthBurst),
+	s := &Server{o: o, failures: newKeyed(rate.Limit(o.AuthFailures/60), o.AuthBurst), blockedLookups: rate.NewLimiter(50, 100),
 		perToken: newKeyed(rate.Limit(o.TokenRate), o.TokenBurst), perAddr: newKeyed(rate.Limit(o.AddressRate), o.AddressBurst),
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), unknown: newUnknownTenants(unknownTTL)}
+	s.recent = newTTLCache[token.Hash, struct{}](recentTTL, s.now)
 	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
 	s.reads = newAnswers(readTTL, cacheBytes, s.now)
@@ -253,9 +264,10 @@ func clientIP(r *http.Request) string {
 // cookie when cookie is set). It counts failures per source address: past
 // their limit a failure is answered 429 (Retry-After), not 401, but a
 // valid token from that address still works, so one bad client behind a
-// login node or a NAT does not lock out the others. (Tokens hold 256
-// random bits: the limit is not what stops guessing; the per-address
-// request rate bounds the lookups.)
+// login node or a NAT does not lock out the others: one that
+// authenticated lately always, any other within the lookups that all
+// blocked addresses share (50 a second). (Tokens hold 256 random bits:
+// the limit is not what stops guessing; it bounds the store's work.)
 func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, error) {
 	ip := clientIP(r)
 	raw := ""
@@ -278,6 +290,10 @@ func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, e
 	if err != nil {
 		return s.failed(ip, "malformed")
 	}
+	if s.failures.blocked(ip, s.now()) && !s.isRecent(h) && !s.blockedLookups.AllowN(s.now(), 1) {
+		s.o.Metrics.rateLimited.Inc()
+		return token.Token{}, http.StatusTooManyRequests, errRateLimited
+	}
 	t, err := s.tokens.get(h, func() (token.Token, time.Duration, error) {
 		t, err := s.o.Tokens.Lookup(r.Context(), h)
 		return t, 0, err
@@ -291,8 +307,15 @@ func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, e
 	case t.Expired(s.now()):
 		return s.failed(ip, "expired")
 	}
+	_, _ = s.recent.get(h, func() (struct{}, time.Duration, error) { return struct{}{}, 0, nil })
 	s.touch(t)
 	return t, 0, nil
+}
+
+// isRecent says whether the token of hash h authenticated lately.
+func (s *Server) isRecent(h token.Hash) bool {
+	_, err := s.recent.get(h, func() (struct{}, time.Duration, error) { return struct{}{}, 0, errNotFound })
+	return err == nil
 }
 
 // failed counts a failed authentication from ip: 401, or 429 once ip is
@@ -482,7 +505,7 @@ func (s *Server) findTenant(q *req, arrived time.Time) bool {
 }
 
 // answer writes body as JSON (a rawJSON as it is), refusing one bigger
-// than maxAnswerBytes with 400.
+// than maxAnswerBytes with 400 (to a tenant's token).
 func (s *Server) answer(w http.ResponseWriter, q *req, code int, body any) int {
 	b, ok := body.(rawJSON)
 	if !ok {
@@ -491,7 +514,7 @@ func (s *Server) answer(w http.ResponseWriter, q *req, code int, body any) int {
 			return s.writeErr(w, q, err)
 		}
 	}
-	if len(b) > maxAnswerBytes {
+	if len(b) > maxAnswerBytes && q.tok.Scope != token.Admin { // an admin's lists grow with the site only
 		return s.writeErr(w, q, tooBig(len(b)))
 	}
 	writeBytes(w, code, b)

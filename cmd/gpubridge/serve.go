@@ -13,9 +13,10 @@ func serveCmd(a *App) *cobra.Command {
 		Long: `serve runs gpubridge's periodic jobs on their cron schedules (config: schedules.*)
 while this replica holds the cluster's MariaDB leader lock, so only one
 replica per cluster writes. Every replica serves, on server.listen, the
-tenant API (/api/v1/, see docs/api.md) and status page (/), /metrics,
-/healthz (liveness) and /readyz (readiness: 503 while slurmrestd or a
-database it needs does not answer).
+tenant API (/api/v1/, see docs/api.md) and status page (/), /healthz
+(liveness) and /readyz (readiness: 503 while slurmrestd or a database it
+needs does not answer); and /metrics on server.metricsListen only (default
+127.0.0.1:9181: the metrics name every tenant).
 
 It starts and stays up while slurmrestd or MariaDB is down: every job
 connects on its first run and retries. It never creates gpubridge's schema
