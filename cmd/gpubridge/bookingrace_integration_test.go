@@ -35,6 +35,11 @@ type raceResult struct {
 // modify's end as it answered), the stored booking being the last of them.
 func TestBookingRaceAPIAndCLI(t *testing.T) {
 	h := newAPIIT(t)
+	// The policy that binds the tenant, shown (its config: maxGPUs h100:2,
+	// maxWindow 30d, maxHorizon 365d).
+	if out := h.ok("show", "booking-policy", "tenant="+itB); !strings.Contains(out, "maxGPUs:           h100=2 ") || !strings.Contains(out, "maxWindow:         30d ") || !strings.Contains(out, "maxHorizon:        365d ") {
+		t.Errorf("show booking-policy:\n%s", out)
+	}
 	for _, clients := range []int{40, 200} {
 		t.Run(fmt.Sprint(clients), func(t *testing.T) {
 			ids, starts := h.raceBookings(t, clients, clients/5)
