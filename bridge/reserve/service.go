@@ -81,7 +81,7 @@ func effective(def Policy, info TenantInfo) Policy {
 		p = info.Policy
 	}
 	if p.MaxGPUs == nil && info.Quota != nil {
-		p.MaxGPUs = maps.Clone(info.Quota)
+		p.MaxGPUs, p.MaxGPUsFromQuota = maps.Clone(info.Quota), true
 	}
 	return p
 }
