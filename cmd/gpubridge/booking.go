@@ -137,11 +137,11 @@ the rows the filters keep).`,
 
 func showBookingPolicyCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "booking-policy tenant=NAME",
+		Use:   "booking-policy tenant=NAME [where COL=VALUE ...] [format=COL,...]",
 		Short: "Show the booking policy that binds a tenant (its own keys over bookings.defaultPolicy; maxGPUs its quota where unset)",
-		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant"}}, names: noName, usage: "show booking-policy takes tenant=NAME only (got %q)"},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant"}}, views: views(view.Policy(nil)), names: noName, usage: "show booking-policy takes key=value options only (got %q)"},
 			func(ctx context.Context, p kv.Args) error {
-				return says(a, app.BookingPolicy.Text)(a.BookingPolicy(ctx, p.Where))
+				return shows(a, app.BookingPolicy.Table)(a.BookingPolicy(ctx, p.Where))
 			}),
 	}
 }

@@ -3,20 +3,19 @@ package app
 import (
 	"context"
 
-	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// BookingPolicy is the booking policy that binds a tenant (show booking
-// policy): its own keys over the configured default, maxGPUs its quota
-// where neither sets it.
+// BookingPolicy is the booking policy that binds a tenant (show
+// booking-policy): its own keys over the configured default, maxGPUs its
+// quota where neither sets it.
 type BookingPolicy struct {
-	Tenant string         `json:"tenant"`
-	Policy reserve.Policy `json:"policy"`
+	Rows []view.PolicyRow
 }
 
-// Text is show booking policy's text.
-func (r BookingPolicy) Text() string { return view.Policy(r.Tenant, r.Policy) }
+// Table is show booking-policy's table (its --json: the rows).
+func (r BookingPolicy) Table() table.Table { return view.Policy(r.Rows) }
 
 // BookingPolicy returns the policy that binds tenant (where["tenant"]).
 func (e *Env) BookingPolicy(ctx context.Context, where map[string]string) (BookingPolicy, error) {
@@ -28,5 +27,5 @@ func (e *Env) BookingPolicy(ctx context.Context, where map[string]string) (Booki
 	if err != nil {
 		return BookingPolicy{}, bookingErr(err)
 	}
-	return BookingPolicy{Tenant: where["tenant"], Policy: p}, nil
+	return BookingPolicy{Rows: view.PolicyRows(p)}, nil
 }

@@ -8,38 +8,60 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
-// Policy writes the booking policy that binds tenant (Service.Policy), a
-// limit a line, each with what it means; a zero limit reads "no limit".
-func Policy(tenant string, p reserve.Policy) string {
+// PolicyRow is one limit of a booking policy, as show booking-policy
+// prints it (and its --json).
+type PolicyRow struct {
+	Limit   string `json:"limit"`
+	Value   string `json:"value"`
+	Meaning string `json:"meaning"`
+}
+
+// PolicyRows are the limits of the policy that binds a tenant
+// (Service.Policy), each with what it means; a zero limit reads "no limit".
+func PolicyRows(p reserve.Policy) []PolicyRow {
 	span := func(s reserve.Span, zero string) string {
 		if s == 0 {
 			return zero
 		}
 		return reserve.FormatDuration(time.Duration(s))
 	}
-	gpus := "no limit (the pool)"
+	gpus, from := "no limit (the pool)", "GPUs of a type booked at once"
 	if p.MaxGPUs != nil {
 		var parts []string
 		for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
 			parts = append(parts, fmt.Sprintf("%s=%d", t, p.MaxGPUs[t]))
 		}
-		gpus = strings.Join(parts, ",")
-		if gpus == "" {
-			gpus = "none (no GPU type may be booked)"
+		if gpus = strings.Join(parts, ","); gpus == "" {
+			gpus = "none (no type may be booked)"
 		}
+	}
+	if p.MaxGPUsFromQuota {
+		from += " (the tenant's quota: its policy sets none)"
 	}
 	spend := "none"
 	if p.MonthlySpendLimit != nil {
 		spend = p.MonthlySpendLimit.String()
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Booking policy of tenant %s:\n", tenant)
-	fmt.Fprintf(&b, "  maxGPUs:           %s   (GPUs of a type booked at once)\n", gpus)
-	fmt.Fprintf(&b, "  maxWindow:         %s   (the longest booking)\n", span(p.MaxWindow, "no limit"))
-	fmt.Fprintf(&b, "  minLead:           %s   (how far ahead a booking must start)\n", span(p.MinLead, "0s"))
-	fmt.Fprintf(&b, "  maxHorizon:        %s   (how far ahead a booking may end)\n", span(p.MaxHorizon, "no limit"))
-	fmt.Fprintf(&b, "  monthlySpendLimit: %s\n", spend)
-	return b.String()
+	return []PolicyRow{
+		{"maxGPUs", gpus, from},
+		{"maxWindow", span(p.MaxWindow, "no limit"), "the longest booking"},
+		{"minLead", span(p.MinLead, "0s"), "how far ahead a booking must start"},
+		{"maxHorizon", span(p.MaxHorizon, "no limit"), "how far ahead a booking may end"},
+		{"monthlySpendLimit", spend, "the most the tenant's bookings may cost in a calendar month"},
+	}
+}
+
+// Policy is show booking-policy's table (its --json: the rows).
+func Policy(rows []PolicyRow) table.Table {
+	if rows == nil {
+		rows = []PolicyRow{}
+	}
+	t := table.Table{Header: []string{"Limit", "Value", "Meaning"}, Raw: rows}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Limit, r.Value, r.Meaning})
+	}
+	return t
 }

@@ -4,29 +4,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 )
 
-func TestPolicy(t *testing.T) {
+func TestPolicyRows(t *testing.T) {
 	day := reserve.Span(24 * time.Hour)
-	got := Policy("bdacme", reserve.Policy{MaxGPUs: map[string]int{"h100": 1, "1g.10gb": 2}, MaxWindow: 14 * day, MaxHorizon: 90 * day})
-	want := `Booking policy of tenant bdacme:
-  maxGPUs:           1g.10gb=2,h100=1   (GPUs of a type booked at once)
-  maxWindow:         14d   (the longest booking)
-  minLead:           0s   (how far ahead a booking must start)
-  maxHorizon:        90d   (how far ahead a booking may end)
-  monthlySpendLimit: none
-`
-	if got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
+	cases := map[string]struct {
+		p    reserve.Policy
+		want []string // the values, in row order
+	}{
+		"the default over a quota": {
+			p:    reserve.Policy{MaxGPUs: map[string]int{"h100": 1, "1g.10gb": 2}, MaxGPUsFromQuota: true, MaxWindow: 14 * day, MaxHorizon: 90 * day},
+			want: []string{"1g.10gb=2,h100=1", "14d", "0s", "90d", "none"},
+		},
+		"no limits": {p: reserve.Policy{}, want: []string{"no limit (the pool)", "no limit", "0s", "no limit", "none"}},
 	}
-	if got := Policy("x", reserve.Policy{}); got != `Booking policy of tenant x:
-  maxGPUs:           no limit (the pool)   (GPUs of a type booked at once)
-  maxWindow:         no limit   (the longest booking)
-  minLead:           0s   (how far ahead a booking must start)
-  maxHorizon:        no limit   (how far ahead a booking may end)
-  monthlySpendLimit: none
-` {
-		t.Errorf("zero policy:\n%s", got)
+	for name, c := range cases {
+		var got []string
+		for _, r := range PolicyRows(c.p) {
+			got = append(got, r.Value)
+		}
+		if d := cmp.Diff(c.want, got); d != "" {
+			t.Errorf("%s (-want +got)\n%s", name, d)
+		}
+	}
+	if m := PolicyRows(cases["the default over a quota"].p)[0].Meaning; m != "GPUs of a type booked at once (the tenant's quota: its policy sets none)" {
+		t.Errorf("maxGPUs meaning %q", m)
 	}
 }
