@@ -56,6 +56,10 @@ type Policy struct {
 	// the cost cannot be known; so does a limit the cost's currency cannot
 	// hold exactly.
 	MonthlySpendLimit *money.Amount `json:"monthlySpendLimit,omitempty"`
+	// MaxGPUsFromQuota: MaxGPUs is the tenant's quota, neither its policy
+	// nor the default setting it (Service.Policy); refusals say how to
+	// allow more.
+	MaxGPUsFromQuota bool `json:"maxGPUsFromQuota,omitempty"`
 }
 
 // Validate reports every problem of the policy; field paths start with
@@ -132,8 +136,12 @@ func (s Settings) CheckPolicy(p Policy, b Booking, own []Booking, inv Inventory,
 				}
 				for _, seg := range cal.Segments(fromUnix(m.Start), fromUnix(m.End)) {
 					if seg.Committed > limit {
-						ps.Add(f.GPUs, "tenant %s would have %d %s booked at once from %s, more than its policy allows (maxGPUs %s=%d)",
-							b.Tenant, seg.Committed, typ, FormatTime(seg.From, Zone{}, false), typ, limit)
+						hint := ""
+						if p.MaxGPUsFromQuota {
+							hint = fmt.Sprintf(": its quota, as its policy sets no maxGPUs; an admin allows more with `gpubridge modify tenant %s set booking.maxgpus=%s:N`", b.Tenant, typ)
+						}
+						ps.Add(f.GPUs, "tenant %s would have %d %s booked at once from %s, more than its policy allows (maxGPUs %s=%d%s)",
+							b.Tenant, seg.Committed, typ, FormatTime(seg.From, Zone{}, false), typ, limit, hint)
 						break
 					}
 				}

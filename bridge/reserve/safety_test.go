@@ -225,3 +225,49 @@ func TestTimesBeyondTheStore(t *testing.T) {
 		}
 	}
 }
+
+// givesUp is Tenants that cancels the request's context when asked: the
+// client gave up while the request was being worked on.
+type givesUp struct {
+	reserve.Tenants
+	cancel context.CancelFunc
+}
+
+func (g givesUp) BookingTenant(ctx context.Context, name string) (reserve.TenantInfo, error) {
+	info, err := g.Tenants.BookingTenant(ctx, name)
+	g.cancel()
+	return info, err
+}
+
+// TestGivenUpIsNotStored: a modify, a cancel or an add whose client gave
+// up before its change was written stores nothing and audits nothing (its
+// answer is lost, so the change must be too).
+func TestGivenUpIsNotStored(t *testing.T) {
+	h := newHarness()
+	b := h.mustAdd(t, kv("tenant=acme", "gpus=h100:1", "start=now+2d", "duration=1d"))
+	audits := len(h.st.Audit())
+	tenants := h.svc.Tenants
+	giveUp := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.svc.Tenants = givesUp{Tenants: tenants, cancel: cancel}
+		return ctx
+	}
+	two := 2 * time.Hour
+	if _, _, err := h.svc.Modify(giveUp(), "alice", b.ID, reserve.Change{Duration: &two}); !errors.Is(err, context.Canceled) {
+		t.Errorf("modify: %v; want context.Canceled", err)
+	}
+	start := h.clock.Add(72 * time.Hour)
+	if _, err := h.svc.Add(giveUp(), "alice", reserve.Request{Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: start, End: start.Add(time.Hour)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("add: %v; want context.Canceled", err)
+	}
+	got, _ := h.st.Get(context.Background(), b.ID)
+	if !got.End.Equal(b.End) || got.Version != b.Version {
+		t.Errorf("stored end %v version %d; want %v, %d (unchanged)", got.End, got.Version, b.End, b.Version)
+	}
+	if n, _ := h.st.Stored(context.Background()); n != 1 {
+		t.Errorf("%d bookings stored; want 1", n)
+	}
+	if n := len(h.st.Audit()); n != audits {
+		t.Errorf("%d audit rows; want %d", n, audits)
+	}
+}

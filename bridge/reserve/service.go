@@ -81,7 +81,7 @@ func effective(def Policy, info TenantInfo) Policy {
 		p = info.Policy
 	}
 	if p.MaxGPUs == nil && info.Quota != nil {
-		p.MaxGPUs = maps.Clone(info.Quota)
+		p.MaxGPUs, p.MaxGPUsFromQuota = maps.Clone(info.Quota), true
 	}
 	return p
 }
@@ -385,18 +385,16 @@ func (s *Service) Modify(ctx context.Context, actor string, id int64, c Change) 
 // booking as first read.
 func changeRange(old Booking, c Change, f Fields) Problems {
 	var ps Problems
-	start, end := old.Start, old.End
+	start := old.Start
 	if c.Start != nil {
 		start = c.Start.UTC()
 		checkRange(&ps, f.Start, start)
 	}
 	if c.End != nil {
-		end = c.End.UTC()
-		checkRange(&ps, f.End, end)
+		checkRange(&ps, f.End, c.End.UTC())
 	}
 	if c.Duration != nil && len(ps) == 0 {
-		end = start.Add(*c.Duration)
-		checkRange(&ps, f.End, end)
+		checkRange(&ps, f.End, start.Add(*c.Duration))
 	}
 	return ps
 }

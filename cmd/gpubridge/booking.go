@@ -18,7 +18,7 @@ import (
 // and project (the reconcile step onto Slurm reservations).
 func registerBookings(a *App, root, show, add, modify, del *cobra.Command) {
 	var local bool
-	show.AddCommand(showBookingsCmd(a, &local), showAvailabilityCmd(a, &local), showMaintenanceCmd(a, &local))
+	show.AddCommand(showBookingsCmd(a, &local), showAvailabilityCmd(a, &local), showMaintenanceCmd(a, &local), showBookingPolicyCmd(a))
 	add.AddCommand(addBookingCmd(a, &local), addMaintenanceCmd(a, &local))
 	modify.AddCommand(modifyBookingCmd(a, &local))
 	del.AddCommand(deleteBookingCmd(a), deleteMaintenanceCmd(a))
@@ -133,6 +133,17 @@ the rows the filters keep).`,
 				return showsRecordsBy(a, view.DefaultBookingColumns, app.BookingList.Table)(a.ListBookings(ctx, p.Names, p.Where, *local))
 			}),
 	}, local)
+}
+
+func showBookingPolicyCmd(a *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "booking-policy tenant=NAME [where COL=VALUE ...] [format=COL,...]",
+		Short: "Show the booking policy that binds a tenant (its own keys over bookings.defaultPolicy; maxGPUs its quota where unset)",
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant"}}, views: views(view.Policy(nil)), names: noName, usage: "show booking-policy takes key=value options only (got %q)"},
+			func(ctx context.Context, p kv.Args) error {
+				return shows(a, app.BookingPolicy.Table)(a.BookingPolicy(ctx, p.Where))
+			}),
+	}
 }
 
 func showAvailabilityCmd(a *App, local *bool) *cobra.Command {

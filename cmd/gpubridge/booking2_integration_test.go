@@ -105,7 +105,7 @@ func (h *tenantIT) squeue(id int64, format string) string {
 func TestBookingReservationQOSOnTestbed(t *testing.T) {
 	h := newTenantIT(t, "bkqacme", "bkqglobex")
 	prefix := bookingPrefix(t)
-	h.ok("-i", "add", "tenant", "bkqacme", "gpus=h100:1", "users=erin")
+	h.ok("-i", "add", "tenant", "bkqacme", "gpus=h100:1", "users=erin", "booking.maxgpus=h100:64")
 	h.ok("-i", "add", "tenant", "bkqglobex", "gpus=h100:4", "users=frank")
 	r := h.apply()
 	got := mine(r.Changes, "bkqacme-resv")
@@ -189,7 +189,7 @@ func TestBookingReservationQOSOnTestbed(t *testing.T) {
 func TestBookingGPUsFreeAtWindowStart(t *testing.T) {
 	h := newTenantIT(t, "bkwacme", "bkwglobex")
 	prefix := bookingPrefix(t)
-	h.ok("-i", "add", "tenant", "bkwacme", "gpus=h100:1", "users=erin")
+	h.ok("-i", "add", "tenant", "bkwacme", "gpus=h100:1", "users=erin", "booking.maxgpus=h100:64")
 	h.ok("-i", "add", "tenant", "bkwglobex", "gpus=h100:4", "users=frank")
 	h.apply()
 	// Other jobs fill all but two of the free h100.
@@ -238,7 +238,7 @@ func TestBookingGPUsFreeAtWindowStart(t *testing.T) {
 func TestBookingDaemonRepairsAndReports(t *testing.T) {
 	ctx := context.Background()
 	h := newBookingIT(t, "bkdaemon")
-	h.ok("-i", "add", "tenant", "bkdaemon", "users=alice", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", "bkdaemon", "users=alice", "gpus=h100:0", "booking.maxgpus=h100:64")
 	var b reserve.Booking
 	if err := json.Unmarshal([]byte(h.ok("-i", "--json", "add", "booking", "tenant=bkdaemon", "gpus=h100:2", "start=now", "duration=20m")), &b); err != nil {
 		t.Fatal(err)

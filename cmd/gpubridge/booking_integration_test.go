@@ -134,8 +134,8 @@ func at(base time.Time, d time.Duration) string {
 // every instant, and every refused request does not fit what was stored.
 func TestBookingRaceFiftyProcesses(t *testing.T) {
 	h := newBookingIT(t)
-	h.ok("-i", "add", "tenant", "bkrace", "users=alice", "gpus=h100:0")
-	h.ok("-i", "add", "tenant", "bkrace2", "users=bob", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", "bkrace", "users=alice", "gpus=h100:0", "booking.maxgpus=h100:64")
+	h.ok("-i", "add", "tenant", "bkrace2", "users=bob", "gpus=h100:0", "booking.maxgpus=h100:64")
 	bin := filepath.Join(t.TempDir(), "gpubridge")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -248,8 +248,8 @@ func TestBookingRaceFiftyProcesses(t *testing.T) {
 // the next projection; a cancelled booking's reservation goes.
 func TestBookingProjectionOnSlurm(t *testing.T) {
 	h := newBookingIT(t, "bkproj", "bkother")
-	h.ok("-i", "add", "tenant", "bkproj", "users=alice", "gpus=h100:0")
-	h.ok("-i", "add", "tenant", "bkother", "users=bob", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", "bkproj", "users=alice", "gpus=h100:0", "booking.maxgpus=h100:64")
+	h.ok("-i", "add", "tenant", "bkother", "users=bob", "gpus=h100:0", "booking.maxgpus=h100:64")
 	base := time.Now().UTC().Truncate(time.Minute).Add(10 * time.Minute)
 	var first reserve.Booking
 	if err := json.Unmarshal([]byte(h.ok("-i", "--json", "add", "booking", "tenant=bkproj", "gpus=h100:2", "start="+at(base, 0), "duration=20m", "purpose=projection test")), &first); err != nil {
@@ -358,7 +358,7 @@ func TestBookingCancelWhileJobsRun(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		h.env.Run(ctx, "", nil, "sacctmgr", "-i", "delete", "user", "erin", "account=bkjobs")
 	})
-	h.ok("-i", "add", "tenant", "bkjobs", "users=erin", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", "bkjobs", "users=erin", "gpus=h100:0", "booking.maxgpus=h100:64")
 	var b reserve.Booking
 	if err := json.Unmarshal([]byte(h.ok("-i", "--json", "add", "booking", "tenant=bkjobs", "gpus=h100:1", "start=now", "duration=30m")), &b); err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func TestBookingCancelWhileJobsRun(t *testing.T) {
 // in Slurm.
 func TestBookingBadInputOnTestbed(t *testing.T) {
 	h := newBookingIT(t, "bkbad")
-	h.ok("-i", "add", "tenant", "bkbad", "users=alice", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", "bkbad", "users=alice", "gpus=h100:0", "booking.maxgpus=h100:64")
 	cases := map[string]struct {
 		args []string
 		tz   string

@@ -48,7 +48,7 @@ func TestHealthDaemonDrainsBookedNode(t *testing.T) {
 	})
 	t.Cleanup(func() { releaseHealthNodes(ctx, t, env, h.slurm, []string{svcAcct}, "gpu-a") })
 	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "root", "account="+svcAcct)
-	h.ok("-i", "add", "tenant", tag, "users=alice", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", tag, "users=alice", "gpus=h100:0", "booking.maxgpus=h100:64")
 
 	fault := filepath.Join(env.Root, dir, "fault")
 	conf := filepath.Join(t.TempDir(), "gpubridge.yaml")

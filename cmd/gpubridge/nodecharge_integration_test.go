@@ -49,7 +49,7 @@ func TestNodeBookingChargedOnTestbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("GPUBRIDGE_CONFIG", cfg)
-	h.ok("-i", "add", "tenant", acct, "users=alice", "gpus=h100:0")
+	h.ok("-i", "add", "tenant", acct, "users=alice", "gpus=h100:0", "booking.maxgpus=h100:64")
 	ctx := context.Background()
 
 	// gpu-a's h100, as slurmctld reports them.

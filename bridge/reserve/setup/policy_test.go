@@ -38,7 +38,7 @@ func TestDefaultPolicyIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := reserve.Policy{MaxGPUs: map[string]int{"h100": 2}, MaxWindow: reserve.Span(14 * 24 * time.Hour), MaxHorizon: reserve.Span(90 * 24 * time.Hour)}
+	want := reserve.Policy{MaxGPUsFromQuota: true, MaxGPUs: map[string]int{"h100": 2}, MaxWindow: reserve.Span(14 * 24 * time.Hour), MaxHorizon: reserve.Span(90 * 24 * time.Hour)}
 	if d := cmp.Diff(want, p); d != "" {
 		t.Errorf("policy (-want +got)\n%s", d)
 	}
@@ -51,7 +51,7 @@ func TestDefaultPolicyIsBounded(t *testing.T) {
 		err  error
 		want string
 	}{
-		"the whole pool":  {book(8, now.Add(day), day), "maxGPUs h100=2"},
+		"the whole pool":  {book(8, now.Add(day), day), "maxGPUs h100=2: its quota, as its policy sets no maxGPUs; an admin allows more with `gpubridge modify tenant acme set booking.maxgpus=h100:N`"},
 		"a year ahead":    {book(1, now.Add(364*day), day), "beyond the booking horizon of 90d"},
 		"a 15-day window": {book(1, now.Add(day), 15*day), "policy maxWindow 14d"},
 	}
