@@ -157,12 +157,12 @@ func TestBenchAnswersAgree(t *testing.T) {
 	}
 }
 
-// benchAdmission is one admission of 4 GPUs of type 0 for 3 days in the
+// benchAdmission is one admission of 4 GPUs of type 0 for days in the
 // first window from mid-year that fits, against the bookings that overlap
 // it; spread puts
 // each type on two nodes of half the GPUs (the placement model is then
 // consulted: the choice of node matters).
-func benchAdmission(b *testing.B, spread bool) {
+func benchAdmission(b *testing.B, spread bool, days int) {
 	d := benchSetup(b)
 	inv := d.inv
 	if spread {
@@ -176,7 +176,7 @@ func benchAdmission(b *testing.B, spread bool) {
 	typ := reservetest.TypeName(0)
 	from := benchSynth.From.Add(180 * 24 * time.Hour)
 	a := reserve.Admission{Settings: reserve.Settings{Prefix: "gpubridge-"}, Inventory: inv, Now: benchSynth.From}
-	probe := reserve.Booking{Tenant: "t00", Kind: reserve.KindGPU, GPUType: typ, Count: 4, Start: from, End: from.Add(3 * 24 * time.Hour), State: reserve.StateRequested}
+	probe := reserve.Booking{Tenant: "t00", Kind: reserve.KindGPU, GPUType: typ, Count: 4, Start: from, End: from.Add(time.Duration(days) * 24 * time.Hour), State: reserve.StateRequested}
 	// The first window from mid-year where the count admits it.
 	if next := a.NextWindows(probe, d.bookings, from, time.Time{}, 1); len(next) == 1 {
 		probe.Start, probe.End = next[0].Start, next[0].End
@@ -198,7 +198,13 @@ func benchAdmission(b *testing.B, spread bool) {
 }
 
 // BenchmarkAdmissionCheck: one node per type (the count per type is exact).
-func BenchmarkAdmissionCheck(b *testing.B) { benchAdmission(b, false) }
+func BenchmarkAdmissionCheck(b *testing.B) { benchAdmission(b, false, 3) }
 
 // BenchmarkAdmissionCheckSpread: each type on two nodes (placement search).
-func BenchmarkAdmissionCheckSpread(b *testing.B) { benchAdmission(b, true) }
+func BenchmarkAdmissionCheckSpread(b *testing.B) { benchAdmission(b, true, 3) }
+
+// BenchmarkAdmissionCheckSpreadLong: the same for 60 days (more overlap).
+func BenchmarkAdmissionCheckSpreadLong(b *testing.B) { benchAdmission(b, true, 60) }
+
+// BenchmarkAdmissionCheckLong: 60 days, one node per type.
+func BenchmarkAdmissionCheckLong(b *testing.B) { benchAdmission(b, false, 60) }

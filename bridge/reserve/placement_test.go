@@ -370,3 +370,22 @@ func TestAdmissionOneNodePerTypeCountsExactly(t *testing.T) {
 		t.Errorf("refused: %v", ref)
 	}
 }
+
+// TestPlaceOverfullIsQuick: 12 one-GPU items over two nodes of 4 (8 GPUs)
+// at once cannot all be held; the search ends quickly (the ways to split 8
+// over two nodes, not 2^12) and first fit leaves 4 unplaced.
+func TestPlaceOverfullIsQuick(t *testing.T) {
+	var items []PlaceItem
+	for i := range 12 {
+		items = append(items, gpuItem(int64(i+1), "h100", 1, int64(i), 100, "gpu-a", "gpu-c"))
+	}
+	start := time.Now()
+	res := Place(twoH100(), items)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if res.GaveUp || len(res.Unplaced) != 4 {
+		t.Errorf("gave up %v, unplaced %v; want 4 unplaced without giving up", res.GaveUp, res.Unplaced)
+	}
+	checkPlacement(t, twoH100(), items, res)
+}
