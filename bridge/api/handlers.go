@@ -35,6 +35,7 @@ func (s *Server) routes() []route {
 		{Method: "PATCH", Path: "/api/v1/tenants/{tenant}/bookings/{id}", Scope: token.Book, ObjectFirst: true, Handle: s.modifyBooking},
 		{Method: "DELETE", Path: "/api/v1/tenants/{tenant}/bookings/{id}", Scope: token.Book, ObjectFirst: true, Handle: s.cancelBooking},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/availability", Scope: token.Read, Params: []string{"type", "from", "to", "step"}, Handle: s.availability},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/booking-policy", Scope: token.Read, Handle: s.bookingPolicy},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/slots", Scope: token.Read, Params: []string{"type", "count", "duration", "after", "limit"}, Handle: s.slots},
 	}
 }
@@ -338,6 +339,21 @@ func (s *Server) readsOrUnavailable() (Bookings, error) {
 		return s.o.Bookings, nil
 	}
 	return nil, errUnavailable
+}
+
+// bookingPolicy answers the limits that bind the tenant's bookings (its
+// policy, or the site's default bounded by its quota), as show
+// booking-policy shows them.
+func (s *Server) bookingPolicy(q *req) (int, any, error) {
+	svc, err := s.readsOrUnavailable()
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := svc.Policy(q.r.Context(), q.tenant)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"tenant": q.tenant, "policy": p}, nil
 }
 
 func (s *Server) listBookings(q *req) (int, any, error) {

@@ -88,6 +88,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"DELETE", "/api/v1/tenants/acme/bookings/" + a, h.acmeBook, "", 200},
 		{"GET", "/api/v1/tenants/acme/availability?type=h100&step=1d", h.acmeRead, "", 200},
 		{"GET", "/api/v1/tenants/acme/availability?step=x", h.acmeRead, "", 400},
+		{"GET", "/api/v1/tenants/acme/booking-policy", h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/beta/booking-policy", h.acmeRead, "", 404},
 		{"GET", "/api/v1/tenants/acme/slots?type=h100&count=2&duration=4h", h.acmeRead, "", 200},
 		{"GET", "/api/v1/tenants/acme/slots?type=h100&count=x&duration=4h", h.acmeRead, "", 400},
 		{"GET", "/api/v1/tenants/acme/bookings?limit=1", h.acmeRead, "", 200},

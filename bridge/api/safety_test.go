@@ -341,3 +341,48 @@ func TestRequestsAreRateLimitedPerAddress(t *testing.T) {
 		t.Errorf("250 requests from loopback: %v; want no 429", got)
 	}
 }
+
+// TestChangedSinceReadIs409: a change refused because another request
+// changed the booking first is a conflict (409), not bad input (400).
+func TestChangedSinceReadIs409(t *testing.T) {
+	s := &Server{}
+	changed := reserve.Changed{Problems: reserve.Problems{{Field: "id", Msg: "booking 7 changed since you read it: it is cancelled now"}}}
+	cases := map[string]struct {
+		err  error
+		want int
+	}{
+		"changed":        {fmt.Errorf("modify booking 7: %w", changed), http.StatusConflict},
+		"plain problems": {reserve.Problems{{Field: "duration", Msg: "bad"}}, http.StatusBadRequest},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			q := &req{w: w, r: httptest.NewRequest("PATCH", "/api/v1/tenants/acme/bookings/7", nil), tok: token.Token{Scope: token.Book}}
+			if got := s.writeErr(w, q, c.err); got != c.want || w.Code != c.want {
+				t.Fatalf("status %d (written %d); want %d\n%s", got, w.Code, c.want, w.Body)
+			}
+			if !strings.Contains(w.Body.String(), `"problems"`) {
+				t.Errorf("the answer lacks its problems:\n%s", w.Body)
+			}
+		})
+	}
+}
+
+// TestBookingPolicyIsShownToItsTenant: a tenant reads the limits that bind
+// its bookings (issue 25 item 4: "shown to the tenant"); another tenant's
+// token does not.
+func TestBookingPolicyIsShownToItsTenant(t *testing.T) {
+	h := newHarness(t)
+	code, body := h.do("GET", "/api/v1/tenants/acme/booking-policy", h.acmeRead, "")
+	if code != http.StatusOK {
+		t.Fatalf("acme: %d; want 200\n%s", code, body)
+	}
+	for _, want := range []string{`"tenant":"acme"`, `"maxGPUs":{"h100":3}`, `"maxHorizon":"365d"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the policy lacks %s:\n%s", want, body)
+		}
+	}
+	if code, body := h.do("GET", "/api/v1/tenants/acme/booking-policy", h.betaBook, ""); code != http.StatusNotFound && code != http.StatusForbidden {
+		t.Errorf("beta reads acme's policy: %d\n%s", code, body)
+	}
+}

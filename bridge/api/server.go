@@ -43,6 +43,7 @@ type Bookings interface {
 	Modify(ctx context.Context, actor string, id int64, c reserve.Change) (before, after reserve.Booking, err error)
 	Cancel(ctx context.Context, actor string, id int64) (reserve.Booking, error)
 	FindSlots(ctx context.Context, q reserve.SlotQuery) ([]reserve.Slot, error)
+	Policy(ctx context.Context, tenant string) (reserve.Policy, error)
 }
 
 // Options are what the API serves from.
@@ -556,6 +557,10 @@ func (s *Server) writeErr(w http.ResponseWriter, q *req, err error) int {
 			ref = redactRefusal(ref)
 		}
 		writeJSON(w, http.StatusConflict, errorBody{Error: ref.Error(), Refusal: ref})
+		return http.StatusConflict
+	case errors.Is(err, reserve.ErrChanged) && errors.As(err, &ps):
+		// Another request changed the booking since this one read it.
+		writeJSON(w, http.StatusConflict, errorBody{Error: ps.Error(), Problems: ps})
 		return http.StatusConflict
 	case errors.As(err, &ps):
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: ps.Error(), Problems: ps})

@@ -74,10 +74,11 @@ func BookingTimes(local bool) (view.Times, error) {
 	return view.Times{Zone: zone, Local: local}, nil
 }
 
-// bookingErr gives input problems exit status 2 and keeps refusals (1).
+// bookingErr gives input problems exit status 2 and keeps refusals (1):
+// a booking changed since the command read it is a refusal, not bad input.
 func bookingErr(err error) error {
 	var ps reserve.Problems
-	if errors.As(err, &ps) {
+	if errors.As(err, &ps) && !errors.Is(err, reserve.ErrChanged) {
 		return Input(err)
 	}
 	if errors.Is(err, reserve.ErrNotFound) {

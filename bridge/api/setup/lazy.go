@@ -170,6 +170,14 @@ func (b lazyBookings) Cancel(ctx context.Context, actor string, id int64) (reser
 	return s.Cancel(ctx, actor, id)
 }
 
+func (b lazyBookings) Policy(ctx context.Context, tenant string) (reserve.Policy, error) {
+	s, err := b.l.Get(ctx)
+	if err != nil {
+		return reserve.Policy{}, err
+	}
+	return s.Policy(ctx, tenant)
+}
+
 func (b lazyBookings) FindSlots(ctx context.Context, q reserve.SlotQuery) ([]reserve.Slot, error) {
 	s, err := b.l.Get(ctx)
 	if err != nil {
