@@ -13,6 +13,11 @@
 //     instant, as a step function built in O(n log n); free capacity over a
 //     window, shortfalls, the earliest windows of a shape that fit
 //     (FindSlots) and the availability timeline;
+//   - placement (Place): a model of the GPUs Slurm gives each reservation
+//     (per node, per GPU index, lowest free for the whole window), so that
+//     admission refuses what no placement holds where GPUs fragment, and the
+//     projector re-creates reservations that have not started, in start
+//     order, when Slurm refuses one for lack of room;
 //   - admission (Check): whether a booking fits on top of the others, and
 //     when it does not, a Refusal naming the conflicts (the own tenant's in
 //     full, other tenants' only as counts), the shortfall per interval and
