@@ -46,7 +46,8 @@ func newAPIIT(t *testing.T) *apiIT {
 	t.Helper()
 	h := &apiIT{serveIT: newServeIT(t, "api", nil), prefix: fmt.Sprintf("gpubridge-api%d-", rand.IntN(1_000_000)), tokens: map[string]string{}}
 	y := "version: 1\nserver:\n  shutdownTimeout: 15s\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  bookings: \"\"\n" +
-		"api:\n  refreshInterval: 1s\n  authFailureBurst: 1000\n  authFailuresPerMinute: 1000\n" +
+		// The request rates are lifted: the race test sends 200 requests at once through one token.
+		"api:\n  refreshInterval: 1s\n  authFailureBurst: 1000\n  authFailuresPerMinute: 1000\n  tokenRequestsPerSecond: 10000\n  tokenRequestBurst: 10000\n" +
 		"bookings:\n  leadTime: 1h\n  defaultPolicy:\n    maxGPUs: {h100: 2}\n    maxWindow: 30d\n    maxHorizon: 365d\n"
 	if err := os.WriteFile(h.config, []byte(y), 0o600); err != nil {
 		t.Fatal(err)

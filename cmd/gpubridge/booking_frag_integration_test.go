@@ -35,7 +35,8 @@ func newFragIT(t *testing.T) *bookingIT {
 		t.Fatal(err)
 	}
 	t.Setenv("GPUBRIDGE_CONFIG", cfg)
-	h.ok("-i", "add", "tenant", "bkfrag", "users=alice", "gpus=h100:0,1g.10gb:0,3g.40gb:0")
+	h.ok("-i", "add", "tenant", "bkfrag", "users=alice", "gpus=h100:0,1g.10gb:0,3g.40gb:0",
+		"booking.maxgpus=h100:64,1g.10gb:64,3g.40gb:64") // the pool, not the quota-bounded default, limits its bookings
 	return h
 }
 

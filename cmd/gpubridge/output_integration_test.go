@@ -55,13 +55,18 @@ func TestOutputContractOnTestbed(t *testing.T) {
 			t.Fatalf("gpubridge %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errw)
 		}
 	}
+	start := time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)
+	from, to := start.Format(time.RFC3339), start.Add(24*time.Hour).Format(time.RFC3339)
 	// Each command path with the arguments it needs here.
 	args := map[string][]string{
-		"show usage":        {"period=" + period},
-		"show tenants":      {tenantName},
-		"show audit":        {"name=" + tenantName},
-		"export chargeback": {"period=" + period},
-		"config check":      {"--scontrol", env.ExecScript + " scontrol"},
+		"show usage":          {"period=" + period},
+		"show tenants":        {tenantName},
+		"show audit":          {"name=" + tenantName},
+		"export chargeback":   {"period=" + period},
+		"config check":        {"--scontrol", env.ExecScript + " scontrol"},
+		"show booking-policy": {"tenant=" + tenantName},
+		// A fixed window: the default one starts at now, which moves between the -P and -p runs.
+		"show availability": {"from=" + from, "to=" + to},
 	}
 	noTable := map[string]bool{"export chargeback": true, "ping": true, "config render": true, "plan": true}
 	for _, path := range outputCommands(newRootCmd(&App{Env: &app.Env{}})) {

@@ -115,8 +115,10 @@ func (h *applyIT) slurmState() []string {
 
 // want is the Slurm state the tenants describe, written out by the rules
 // of docs/tenants.md (not by the code under test): one QOS per tenant with
-// its typed GrpTRES, the account under root, each user's association with
-// the tenant QOS and the shared on-demand QOS, the tenant QOS as default.
+// its typed GrpTRES, the account under root whose own association carries
+// the tenant QOS and the shared on-demand QOS (so nothing under it falls
+// back to normal), each user's association with the same QOS, the tenant
+// QOS as default.
 func (h *applyIT) want() []string {
 	var out []string
 	for _, tn := range h.tenants {
@@ -125,7 +127,7 @@ func (h *applyIT) want() []string {
 			tres = append(tres, fmt.Sprintf("gres/gpu:%s=%d", typ, n))
 		}
 		sort.Strings(tres)
-		out = append(out, "qos "+tn.Name+"|"+strings.Join(tres, ","), "assoc "+tn.Name+"||root|normal|")
+		out = append(out, "qos "+tn.Name+"|"+strings.Join(tres, ","), "assoc "+tn.Name+"||root|"+tn.Name+",ondemand|"+tn.Name)
 		for _, u := range tn.Users {
 			out = append(out, "assoc "+tn.Name+"|"+u+"||"+tn.Name+",ondemand|"+tn.Name)
 		}
