@@ -92,9 +92,8 @@ func descOf(t *testing.T, d *prometheus.Desc) (string, []string) {
 }
 
 var (
-	metricName = regexp.MustCompile(`\bgpubridge_[a-z0-9_]+`)
-	selector   = regexp.MustCompile(`\b(gpubridge_[a-z0-9_]+)\s*(\{[^}]*\})?`)
-	matcher    = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"`)
+	selector = regexp.MustCompile(`\b(gpubridge_[a-z0-9_]+)\s*(\{[^}]*\})?`)
+	matcher  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"`)
 )
 
 // base is the metric a name belongs to: a histogram's _bucket, _sum and
