@@ -93,7 +93,7 @@ func descOf(t *testing.T, d *prometheus.Desc) (string, []string) {
 
 var (
 	selector = regexp.MustCompile(`\b(gpubridge_[a-z0-9_]+)\s*(\{[^}]*\})?`)
-	matcher  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"`)
+	matcher  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"`)
 )
 
 // base is the metric a name belongs to: a histogram's _bucket, _sum and
@@ -138,15 +138,18 @@ func (ms metrics) checkExpr(where, expr string, wantJob bool) (problems []string
 			}
 		}
 		labels = append(labels, "job", "instance")
+		onCluster := false
 		for _, mm := range matcher.FindAllStringSubmatch(m[2], -1) {
-			if mm[1] == "job" && own && !strings.HasPrefix(m[2][strings.Index(m[2], mm[0]):], `job=~"$job"`) {
+			isVar := mm[1] == "job" && mm[2] == "=~" && mm[3] == "$job"
+			onCluster = onCluster || isVar
+			if mm[1] == "job" && own && !isVar {
 				problems = append(problems, fmt.Sprintf("%s: %s: job is Prometheus's scrape job; the daemon's job label is exported_job once scraped", where, m[1]))
 			}
 			if !slices.Contains(labels, mm[1]) {
 				problems = append(problems, fmt.Sprintf("%s: %s has no label %s once scraped (it has %s)", where, m[1], mm[1], strings.Join(labels, ", ")))
 			}
 		}
-		if wantJob && !strings.Contains(m[2], `job=~"$job"`) {
+		if wantJob && !onCluster {
 			problems = append(problems, fmt.Sprintf("%s: %s is not filtered by the cluster variable (job=~\"$job\")", where, m[1]))
 		}
 	}
@@ -458,6 +461,9 @@ func TestGrafanaDashboardCheckCatches(t *testing.T) {
 		}},
 		{"no cluster filter", "not filtered by the cluster variable", func(d map[string]any) {
 			target(d)["expr"] = "max by (gpu_type) (gpubridge_pool_capacity_gpus)"
+		}},
+		{"cluster variable on the wrong label", "not filtered by the cluster variable", func(d map[string]any) {
+			target(d)["expr"] = `sum(gpubridge_job_runs_total{exported_job=~"$job"})`
 		}},
 		{"unknown metric", "gpubridge_pool_nope_gpus is not a metric", func(d map[string]any) {
 			target(d)["expr"] = `max(gpubridge_pool_nope_gpus{job=~"$job"})`
