@@ -121,6 +121,7 @@ var Gpubridge = Layout{
 
 		// test/: benchmarks and their tools.
 		"test/install":              {}, // the package's install test
+		"test/contrib":              {}, // the checks of contrib/grafana and contrib/prometheus
 		"test/bench/burstbench":     {},
 		"test/bench/tenantbench":    {},
 		"test/bench/bookingbench":   {},
