@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
+	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 func exportChargebackCmd(a *App) *cobra.Command {
@@ -27,12 +29,36 @@ once; totals are sums of lines. A closed period is exported with the rate
 card and tenant labels stored when it was closed: the same bytes every time,
 its metadata included. An open period (month to date) includes the accrued
 use of running jobs. The FOCUS provider and issuer names are the
-configuration's chargeback.* names. --json is format=json.`,
+configuration's chargeback.* names. --json is format=json.
+The table options -P, -p and -n do not apply to these file formats and are
+refused (exit 2): format=csv is the machine-readable export.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file", "metadata"}}, names: noName, usage: "unexpected %q"},
 			func(ctx context.Context, p kv.Args) error {
+				if err := refuseTableOptions(a.output); err != nil {
+					return err
+				}
 				return a.ExportChargeback(ctx, p.Where, a.output.JSON, file, a.out)
 			}),
 	}
 	fileFlag(cmd, &file, "write the export to this file (atomically) instead of stdout")
 	return cmd
+}
+
+// refuseTableOptions refuses the table output options (-P, -p, -n) that
+// export chargeback cannot honour: its formats are files for finance tools
+// (RFC 4180 CSV, JSON, FOCUS), not sacctmgr tables, and an option silently
+// ignored would hand a pipe-splitting script a comma-separated file.
+func refuseTableOptions(o table.Options) error {
+	var flag string
+	switch {
+	case o.Trailing:
+		flag = "-p/--parsable"
+	case o.Parsable:
+		flag = "-P/--parsable2"
+	case o.NoHeader:
+		flag = "-n/--noheader"
+	default:
+		return nil
+	}
+	return app.Inputf("export chargeback: %s does not apply to an export (format=csv writes RFC 4180 comma-separated values, format=json and format=focus their own formats); leave it out", flag)
 }
