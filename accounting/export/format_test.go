@@ -71,9 +71,10 @@ func randomString(r *rand.Rand) string {
 func TestJSONLineEqualsMarshal(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 4))
 	for range 20000 {
-		jl := jsonLine{randomString(r), randomString(r), randomString(r), uint32(r.IntN(3) * r.IntN(math.MaxInt32)), randomString(r), randomString(r),
+		jl := jsonLine{randomString(r), r.IntN(2) == 0, jsonProfile{randomString(r), randomString(r), randomString(r)},
+			randomString(r), randomString(r), uint32(r.IntN(3) * r.IntN(math.MaxInt32)), randomString(r), randomString(r),
 			randomString(r), r.IntN(3), randomString(r), randomString(r), r.Int64() - r.Int64(), randomString(r), randomString(r), r.Int64() - r.Int64(),
-			randomString(r), randomString(r), randomString(r), r.Int64() - r.Int64(), int64(r.IntN(2)) * (r.Int64() - r.Int64())}
+			r.Int64() - r.Int64(), randomString(r), randomString(r), randomString(r), r.Int64() - r.Int64(), int64(r.IntN(2)) * (r.Int64() - r.Int64())}
 		if r.IntN(2) == 0 {
 			jl.Submit = ""
 		}
