@@ -14,7 +14,7 @@ func exportChargebackCmd(a *App) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeTenants(a, false),
-		Use:               "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [-f FILE] [metadata=PATH]",
+		Use:               "chargeback period=YYYY-MM [format=csv|json|focus] [tenant=NAME] [detail=jobs] [untenanted=no] [-f FILE] [metadata=PATH]",
 		Short:             "Export a period's chargeback: summary per tenant, GPU type and tier, or job line items",
 		Long: `Writes the chargeback of one billing period to stdout (or -f FILE, file=):
   format=csv    summary rows per tenant, GPU type, tier (and rate), with
@@ -24,15 +24,21 @@ func exportChargebackCmd(a *App) *cobra.Command {
                 its FOCUS metadata (JSON) beside -f FILE as FILE.metadata.json,
                 or at metadata=PATH
 detail=jobs adds the job line items (CSV and FOCUS then hold one row per
-ledger line). Amounts are in the rate card's currency, each line rounded
-once; totals are sums of lines. A closed period is exported with the rate
+ledger line). The CSV's row_type says what a row is: line (a summary row
+or line item), subtotal (one per tenant) or total (the grand total); used
+GPU-seconds (gpu_seconds) and those a booking charges for
+(booked_gpu_seconds) are separate columns, so each column adds up. Every
+row names the tenant's description, organization and cost centre; rows of
+accounts without a tenant say has_tenant=false (tenant "(no tenant)"), and
+untenanted=no leaves them out. Amounts are in the rate card's currency,
+each line rounded once; totals are sums of lines. A closed period is exported with the rate
 card and tenant labels stored when it was closed: the same bytes every time,
 its metadata included. An open period (month to date) includes the accrued
 use of running jobs. The FOCUS provider and issuer names are the
 configuration's chargeback.* names. --json is format=json.
 The table options -P, -p and -n do not apply to these file formats and are
 refused (exit 2): format=csv is the machine-readable export.`,
-		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file", "metadata"}}, names: noName, usage: "unexpected %q"},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"period", "format", "tenant", "account", "detail", "file", "metadata", "untenanted"}}, names: noName, usage: "unexpected %q"},
 			func(ctx context.Context, p kv.Args) error {
 				if err := refuseTableOptions(a.output); err != nil {
 					return err

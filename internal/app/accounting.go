@@ -308,6 +308,13 @@ func ParseExport(where map[string]string, asJSON bool, path string) (billing.Exp
 	default:
 		return billing.ExportRequest{}, Inputf("detail=%s: want jobs", where["detail"])
 	}
+	switch where["untenanted"] {
+	case "", "yes", "include":
+	case "no", "exclude":
+		opts.NoUntenanted = true
+	default:
+		return billing.ExportRequest{}, Inputf("untenanted=%s: want yes (include accounts without a tenant, flagged has_tenant=false) or no (leave them out)", where["untenanted"])
+	}
 	if where["metadata"] != "" && f != export.FOCUS {
 		return billing.ExportRequest{}, Inputf("metadata=%s: %v", where["metadata"], billing.ErrMetadataFormat)
 	}
