@@ -33,8 +33,16 @@ type Labeler interface {
 // tenant spec: its description, organization and cost centre (each may be
 // empty). Exports write it beside the tenant on every row.
 type Profile struct {
-	Description, Organization, CostCenter string
+	Description  string `json:"description,omitempty"`
+	Organization string `json:"organization,omitempty"`
+	CostCenter   string `json:"costCenter,omitempty"`
 }
+
+// Profiles is a Profiler backed by a map (account → profile).
+type Profiles map[string]Profile
+
+// Profile implements Profiler.
+func (p Profiles) Profile(account string) Profile { return p[account] }
 
 // Profiler gives the profile of an account's tenant (the zero Profile for
 // an account without one).
