@@ -56,7 +56,9 @@ type profileNames struct {
 	profiles map[string]export.Profile
 }
 
-func (p profileNames) Profiles(context.Context) (map[string]export.Profile, error) { return p.profiles, nil }
+func (p profileNames) Profiles(context.Context) (map[string]export.Profile, error) {
+	return p.profiles, nil
+}
 
 // TestTenantProfilesOpenAndClosed: an open period's rows carry the
 // tenant's current profile (accounts matched without case); the close

@@ -36,7 +36,9 @@ func (a tally) String() string {
 	return strconv.FormatInt(a.used, 10) + " s used, " + strconv.FormatInt(a.booked, 10) + " s booked, " + a.amount.FloatString(2)
 }
 
-func (a tally) equal(b tally) bool { return a.used == b.used && a.booked == b.booked && a.amount.Cmp(b.amount) == 0 }
+func (a tally) equal(b tally) bool {
+	return a.used == b.used && a.booked == b.booked && a.amount.Cmp(b.amount) == 0
+}
 
 func rat(t *testing.T, s string) *big.Rat {
 	t.Helper()
