@@ -305,9 +305,7 @@ type jsonProfile struct {
 	CostCenter   string `json:"costCenter"`
 }
 
-func profileJSON(p Profile) jsonProfile {
-	return jsonProfile{p.Description, p.Organization, p.CostCenter}
-}
+func profileJSON(p Profile) jsonProfile { return jsonProfile(p) }
 
 type jsonRow struct {
 	Tenant    string `json:"tenant"`
