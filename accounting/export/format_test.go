@@ -131,3 +131,9 @@ func TestCellWriterPlainCells(t *testing.T) {
 		t.Fatal("cellWriter output differs from the cell-by-cell rules")
 	}
 }
+
+func TestZeroCells(t *testing.T) {
+	if zeroHours != GPUHours(0) || secondsCell(0) != i64(0) || hoursCell(7) != GPUHours(7) {
+		t.Errorf("zero cells %q %q", zeroHours, secondsCell(0))
+	}
+}

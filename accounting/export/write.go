@@ -170,8 +170,27 @@ func tenantCells(rec []string, tenant string, has bool, p Profile) []string {
 
 // secondsCells are the used and booked GPU-seconds and GPU-hours columns.
 func secondsCells(rec []string, used, booked int64) []string {
-	return append(rec, i64(used), GPUHours(used), i64(booked), GPUHours(booked))
+	return append(rec, secondsCell(used), hoursCell(used), secondsCell(booked), hoursCell(booked))
 }
+
+// secondsCell and hoursCell write GPU-seconds and GPU-hours; 0, the
+// other column of most rows, without formatting it again.
+func secondsCell(sec int64) string {
+	if sec == 0 {
+		return "0"
+	}
+	return i64(sec)
+}
+
+func hoursCell(sec int64) string {
+	if sec == 0 {
+		return zeroHours
+	}
+	return GPUHours(sec)
+}
+
+// zeroHours is GPUHours(0).
+const zeroHours = "0.000000"
 
 // writeCSV writes the summary (each tenant's rows followed by its
 // subtotal) or, with detail, the line items and credits followed by every
