@@ -31,9 +31,9 @@ GPU-seconds (gpu_seconds) and those a booking charges for
 row names the tenant's description, organization and cost centre; rows of
 accounts without a tenant say has_tenant=false (tenant "(no tenant)"), and
 untenanted=no leaves them out. Amounts are in the rate card's currency,
-each line rounded once; totals are sums of lines. A closed period is exported with the rate
-card and tenant labels stored when it was closed: the same bytes every time,
-its metadata included. An open period (month to date) includes the accrued
+each line rounded once; totals are sums of lines. A closed period is
+exported with the rate card and tenant labels (and profiles) stored when it
+was closed: the same bytes every time, its metadata included. An open period (month to date) includes the accrued
 use of running jobs. The FOCUS provider and issuer names are the
 configuration's chargeback.* names. --json is format=json.
 The table options -P, -p and -n do not apply to these file formats and are
