@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -292,13 +293,35 @@ func sumColumn(t *testing.T, data []byte, col string) string {
 	if i < 0 {
 		t.Fatalf("no column %s", col)
 	}
+	rowType := slices.Index(recs[0], "row_type") // the CSV's; FOCUS has none
 	sum := new(big.Rat)
 	for _, r := range recs[1:] {
+		if rowType >= 0 && r[rowType] != export.RowLine {
+			if r[rowType] == export.RowTotal && col == "amount" && r[i] != total(t, recs, i, rowType) {
+				t.Errorf("the CSV's total row says %s, its lines add up to %s", r[i], total(t, recs, i, rowType))
+			}
+			continue // subtotals and the total repeat the lines' sums
+		}
 		v, ok := new(big.Rat).SetString(r[i])
 		if !ok {
 			t.Fatalf("%s = %q is not a number", col, r[i])
 		}
 		sum.Add(sum, v)
+	}
+	return sum.FloatString(2)
+}
+
+// total is the sum of column i over the line rows of a CSV export.
+func total(t *testing.T, recs [][]string, i, rowType int) string {
+	sum := new(big.Rat)
+	for _, r := range recs[1:] {
+		if r[rowType] == export.RowLine {
+			v, ok := new(big.Rat).SetString(r[i])
+			if !ok {
+				t.Fatalf("%q is not a number", r[i])
+			}
+			sum.Add(sum, v)
+		}
 	}
 	return sum.FloatString(2)
 }

@@ -63,6 +63,7 @@ func (b Books) View(ctx context.Context, p meter.Period, account string) (export
 	}
 	if closed {
 		m.Closed, m.ClosedAt, m.Card, m.Tenants = true, rec.ClosedAt, rec.Snapshot.Card, ledger.Labels(rec.Snapshot.Tenants)
+		m.Profiles = snapshotProfiles(rec.Snapshot.Profiles) // as at close
 	} else {
 		card, ok, err := b.Cards.Current(ctx)
 		if err != nil {
@@ -75,6 +76,9 @@ func (b Books) View(ctx context.Context, p meter.Period, account string) (export
 		if b.Labels != nil {
 			if m.Tenants, err = b.Labels(ctx); err != nil {
 				return m, nil, err
+			}
+			if pf, ok := m.Tenants.(export.Profiler); ok { // the tenants' current profiles
+				m.Profiles = pf
 			}
 		}
 	}

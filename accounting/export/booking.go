@@ -9,17 +9,31 @@ import (
 
 // Use is one booking's utilization in a summary: what it was charged for
 // (booked GPU-seconds, its booking rows) and what jobs inside its
-// reservation used (its tier-booked usage rows, priced at 0). Idle is
-// booked − used.
+// reservation used (its tier-booked usage rows, priced at 0). Charged is
+// false while the booking's charge is not written yet (it is written when
+// the booking ends or the period closes, while use inside it is ingested
+// as jobs run): its booked GPU-seconds are then unknown, not 0.
 type Use struct {
 	Tenant, Account, Type string
 	HasTenant             bool
 	Booking               int64
 	Booked, Used          int64 // GPU-seconds
+	Charged               bool
 }
 
-// Idle is the booked GPU-seconds no job used.
-func (u Use) Idle() int64 { return u.Booked - u.Used }
+// Pending reports that the booking's charge is not written yet: its
+// booked GPU-seconds, idle time and utilization are not known.
+func (u Use) Pending() bool { return !u.Charged }
+
+// Idle is the booked GPU-seconds no job used: booked − used, never
+// negative (0 while the charge is pending, or when a correction leaves
+// less booked than used in the period).
+func (u Use) Idle() int64 {
+	if u.Pending() || u.Used >= u.Booked {
+		return 0
+	}
+	return u.Booked - u.Used
+}
 
 // Percent is the used share of the booked GPU-seconds, in hundredths of a
 // percent (0 when nothing is booked).
@@ -45,6 +59,7 @@ func (s Summary) Utilization() []Use {
 		}
 		if r.Kind == meter.KindBooking {
 			u.Booked += r.GPUSeconds
+			u.Charged = true
 		} else {
 			u.Used += r.GPUSeconds
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 )
@@ -141,4 +143,40 @@ func TestBookingWithoutBookedRateRefused(t *testing.T) {
 		t.Fatalf("err %v, want a missing booked rate", err)
 	}
 	_ = mre
+}
+
+// TestUtilizationNeverNegative: use inside a booking whose charge is not
+// written yet shows "pending" (JSON null), not a negative idle; a
+// correction that leaves less booked than used shows 0 idle.
+func TestUtilizationNeverNegative(t *testing.T) {
+	ctx := context.Background()
+	m := bookingMeta(t)
+	ls := bookingLines()
+	inside := ls[1] // booking 7's use, its charge (ls[0]) not written yet
+	more := inside
+	more.Booking, more.Run.JobID = 8, 31 // booking 8: only a -1 h correction
+	s, err := Summarize(ctx, m, source([]meter.Line{inside, more, ls[2]}, 1), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := s.Utilization()
+	if len(us) != 2 {
+		t.Fatalf("utilization %+v, want bookings 7 and 8", us)
+	}
+	for _, u := range us {
+		if u.Idle() < 0 {
+			t.Errorf("booking %d: idle %d < 0 (booked %d, used %d)", u.Booking, u.Idle(), u.Booked, u.Used)
+		}
+	}
+	if !us[0].Pending() || us[1].Pending() {
+		t.Errorf("pending %v %v, want booking 7 (no charge) pending, 8 (a charge row) not", us[0].Pending(), us[1].Pending())
+	}
+	tb := UtilizationTable([]Summary{s})
+	want := [][]string{
+		{"2026-11", "acme", "acme", "7", "h100", "pending", "3.000000", "pending", "pending"},
+		{"2026-11", "acme", "acme", "8", "h100", "-1.000000", "3.000000", "0.000000", "0.00%"},
+	}
+	if d := cmp.Diff(want, tb.Rows); d != "" {
+		t.Errorf("utilization table (-want +got)\n%s", d)
+	}
 }

@@ -38,6 +38,7 @@ type creditItem struct {
 	Credit
 	Tenant    string
 	HasTenant bool
+	Profile   Profile
 }
 
 // Description says what a credit is for (CSV rate_basis, FOCUS
@@ -72,12 +73,8 @@ func (p *pricer) credits() ([]creditItem, error) {
 		if c.Amount.Currency() != unit {
 			return nil, fmt.Errorf("credit %q is in %s, the rate card in %s", c.Key, c.Amount.Currency(), unit)
 		}
-		it := creditItem{Credit: c, Tenant: NoTenant}
-		if p.meta.Tenants != nil {
-			if t, ok := p.meta.Tenants.Tenant(c.Account); ok {
-				it.Tenant, it.HasTenant = t, true
-			}
-		}
+		lb := p.label(c.Account)
+		it := creditItem{Credit: c, Tenant: lb.tenant, HasTenant: lb.hasTenant, Profile: lb.profile}
 		out = append(out, it)
 	}
 	return out, nil
@@ -98,7 +95,7 @@ func (s *Summary) addCredits(p *pricer, rows map[Key]*Row) error {
 		k := creditKey(it)
 		r, ok := rows[k]
 		if !ok {
-			r = &Row{Key: k, HasTenant: it.HasTenant, Amount: money.Zero(p.meta.Card.Unit())}
+			r = &Row{Key: k, HasTenant: it.HasTenant, Profile: it.Profile, Amount: money.Zero(p.meta.Card.Unit())}
 			rows[k] = r
 		}
 		r.Lines++

@@ -42,9 +42,11 @@ func writeCSVCredits(cw *cellWriter, m Meta) error {
 	}
 	for _, it := range items {
 		start, end := it.bounds()
-		if err := cw.Write([]string{m.Period.String(), status(m), m.Cluster, it.Tenant, it.Account, "", jobString(it.JobID),
-			unixOrEmpty(it.Submit), it.Period.String(), string(meter.KindCredit), "0", "", "", "0", unixRFC(start), unixRFC(end),
-			"0", GPUHours(0), "", it.Description(), m.Card.Currency, it.Amount.String(), ""}); err != nil {
+		rec := tenantCells([]string{RowLine, m.Period.String(), status(m), m.Cluster}, it.Tenant, it.HasTenant, it.Profile)
+		rec = append(rec, it.Account, "", jobString(it.JobID),
+			unixOrEmpty(it.Submit), it.Period.String(), string(meter.KindCredit), "0", "", "", "0", unixRFC(start), unixRFC(end))
+		rec = secondsCells(rec, 0, 0)
+		if err := cw.Write(append(rec, "", it.Description(), m.Card.Currency, it.Amount.String(), "")); err != nil {
 			return err
 		}
 	}
@@ -100,7 +102,7 @@ func writeJSONCredits(w io.Writer, m Meta) error {
 
 // creditSummaryRow is a summary row of credits as a FOCUS row.
 func creditSummaryRow(r Row) focusRow {
-	return focusRow{account: r.Account, tenant: r.Tenant, hasTenant: r.HasTenant, kind: meter.KindCredit, usage: r.Usage,
+	return focusRow{account: r.Account, tenant: r.Tenant, hasTenant: r.HasTenant, profile: r.Profile, kind: meter.KindCredit, usage: r.Usage,
 		chargeStart: r.Usage.StartUnix(), chargeEnd: r.Usage.EndUnix(), amount: r.Amount}
 }
 
@@ -113,7 +115,7 @@ func writeFOCUSCredits(m Meta, write func(focusRow) error) error {
 	for i := range items {
 		it := &items[i]
 		start, end := it.bounds()
-		if err := write(focusRow{account: it.Account, tenant: it.Tenant, hasTenant: it.HasTenant, kind: meter.KindCredit, usage: it.Period,
+		if err := write(focusRow{account: it.Account, tenant: it.Tenant, hasTenant: it.HasTenant, profile: it.Profile, kind: meter.KindCredit, usage: it.Period,
 			chargeStart: start, chargeEnd: end, amount: it.Amount, job: jobString(it.JobID), submit: it.Submit, credit: it}); err != nil {
 			return err
 		}
@@ -171,5 +173,6 @@ func (fw *focusWriter) creditRecord(r focusRow) {
 	b, _ := json.Marshal(tags) // strings only: cannot fail
 	rec[cTags] = string(b)
 	rec[cxKind] = string(meter.KindCredit)
+	fw.profileColumns(rec, r)
 	rec[cxUsagePeriod] = r.usage.String()
 }

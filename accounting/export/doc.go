@@ -19,8 +19,17 @@
 // JSON "booking", FOCUS x_Booking); in FOCUS the charge is a Purchase
 // (One-Time) of the commitment CommitmentID and the use inside it Usage at
 // the Committed price, commitment Used. [Summary.Utilization] sets each
-// booking's booked GPU-seconds against the used ones. Totals' GPU-seconds
-// are the used ones; amounts include the charges.
+// booking's booked GPU-seconds against the used ones (pending, never a
+// negative idle, while its charge is not written). Totals' GPU-seconds
+// are the used ones; amounts include the charges. Every format writes
+// used and booked GPU-seconds in columns of their own ([Row.Split]), so
+// that each column adds up.
+//
+// For finance: the CSV's row_type marks each tenant's subtotal and the
+// grand total after the lines ([RowLine], [RowSubtotal], [RowTotal]);
+// every row names the tenant's profile (description, organization, cost
+// centre: [Profiler]) and whether the account has a tenant; accounts
+// without one can be left out ([Options].NoUntenanted).
 //
 // Every line is priced once ([pricing.Card.PriceLine], rounded half away
 // from zero to the minor unit); summary and totals are sums of line

@@ -135,8 +135,15 @@ func fmtU(v uint32) string {
 	return string(b)
 }
 
+// profiles are the fixture's tenant profiles: acme has all three fields
+// (its description needs quoting and neutralizing), beta none.
+type profiles map[string]Profile
+
+func (p profiles) Profile(a string) Profile { return p[a] }
+
 func meta(t testing.TB) Meta {
-	return Meta{Cluster: "testbed", Period: per("2026-11"), Card: card(t), Tenants: labels{"acme": "acme", "beta": "beta"}}
+	return Meta{Cluster: "testbed", Period: per("2026-11"), Card: card(t), Tenants: labels{"acme": "acme", "beta": "beta"},
+		Profiles: profiles{"acme": {Description: "=Acme, Inc. research", Organization: "Acme", CostCenter: "CC-4711"}, "orphan": {CostCenter: "never shown"}}}
 }
 
 func TestGolden(t *testing.T) {

@@ -81,6 +81,10 @@ const (
 	cxUser
 	cxGpuCount
 	cxBooking
+	cxTenantDescription
+	cxOrganization
+	cxCostCenter
+	cxBookedGpuSeconds
 	nFocusColumns
 )
 
@@ -187,6 +191,10 @@ var focusColumns = [nFocusColumns]column{
 	cxUser:                      {name: "x_User", dataType: tString, maxLen: lenName},
 	cxGpuCount:                  {name: "x_GpuCount", dataType: tInteger, precision: 19},
 	cxBooking:                   {name: "x_Booking", dataType: tInteger, precision: 19},
+	cxTenantDescription:         {name: "x_TenantDescription", dataType: tString, maxLen: lenComposite},
+	cxOrganization:              {name: "x_Organization", dataType: tString, maxLen: lenName},
+	cxCostCenter:                {name: "x_CostCenter", dataType: tString, maxLen: lenName},
+	cxBookedGpuSeconds:          {name: "x_BookedGpuSeconds", dataType: tInteger, precision: 19},
 }
 
 // FOCUS values that are the same on every row we write today.
@@ -217,6 +225,7 @@ type commitment struct {
 type focusRow struct {
 	account, tenant, typ, basis, user string
 	hasTenant                         bool
+	profile                           Profile
 	tier                              meter.Tier
 	kind                              meter.Kind
 	usage                             meter.Period
@@ -264,7 +273,7 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 				continue
 			}
 			p := r.Usage
-			fr := focusRow{account: r.Account, tenant: r.Tenant, hasTenant: r.HasTenant, typ: r.Type, tier: r.Tier, kind: r.Kind,
+			fr := focusRow{account: r.Account, tenant: r.Tenant, hasTenant: r.HasTenant, profile: r.Profile, typ: r.Type, tier: r.Tier, kind: r.Kind,
 				usage: p, chargeStart: p.StartUnix(), chargeEnd: p.EndUnix(), gpuSeconds: r.GPUSeconds, unit: r.Rate,
 				rateFrom: r.From, basis: r.Basis, amount: r.Amount, booking: r.Booking,
 				charge: bookingCharge(m.Cluster, r.Kind, r.Tier, r.Booking, r.GPUSeconds)}
@@ -278,7 +287,7 @@ func writeFOCUS(ctx context.Context, w io.Writer, s Summary, lines Lines, withDe
 			if end <= start { // a reversal of a run measured as empty: its month
 				start, end = it.Period.StartUnix(), it.Period.EndUnix()
 			}
-			fr := focusRow{account: it.Account, tenant: it.Tenant, hasTenant: it.HasTenant, typ: it.Type, tier: it.Tier,
+			fr := focusRow{account: it.Account, tenant: it.Tenant, hasTenant: it.HasTenant, profile: it.Profile, typ: it.Type, tier: it.Tier,
 				kind: it.Kind(), usage: it.Period, chargeStart: start, chargeEnd: end, gpuSeconds: it.GPUSeconds,
 				unit: it.Quote.UnitPrice(), basis: it.Quote.Basis, rateFrom: it.Quote.From, amount: it.Amount,
 				job: strconv.FormatUint(uint64(it.Run.JobID), 10), submit: it.Run.Submit, revision: it.Revision,
@@ -444,7 +453,13 @@ func (fw *focusWriter) record(r focusRow) {
 	rec[cxTier] = string(r.tier)
 	rec[cxKind] = string(r.kind)
 	rec[cxUsagePeriod] = fw.periods.get(r.usage)
-	rec[cxGpuSeconds] = i64(r.gpuSeconds)
+	// Used and booked GPU-seconds in columns of their own, as in the CSV.
+	if r.kind == meter.KindBooking {
+		rec[cxGpuSeconds], rec[cxBookedGpuSeconds] = "0", i64(r.gpuSeconds)
+	} else {
+		rec[cxGpuSeconds], rec[cxBookedGpuSeconds] = i64(r.gpuSeconds), "0"
+	}
+	fw.profileColumns(rec, r)
 	rec[cxRateBasis] = r.basis
 	if !r.rateFrom.IsZero() {
 		rec[cxRateFrom] = unixRFC(r.rateFrom.Unix())
@@ -458,6 +473,11 @@ func (fw *focusWriter) record(r focusRow) {
 		rec[cxJobID], rec[cxSubmitTime], rec[cxRevision] = r.job, unixRFC(r.submit), strconv.Itoa(r.revision)
 		rec[cxUser], rec[cxGpuCount] = r.user, i64(r.count)
 	}
+}
+
+// profileColumns fill the tenant profile's custom columns (empty: none).
+func (fw *focusWriter) profileColumns(rec []string, r focusRow) {
+	rec[cxTenantDescription], rec[cxOrganization], rec[cxCostCenter] = r.profile.Description, r.profile.Organization, r.profile.CostCenter
 }
 
 func or(s, def string) string {

@@ -21,7 +21,7 @@ const (
 	// changed with every change of its columns or of how a value is
 	// computed (docs/chargeback.md lists them). 1.x wrote FOCUS 1.0
 	// columns.
-	DataGeneratorVersion = "2.0.0"
+	DataGeneratorVersion = "2.1.0"
 	// TagPrefix prefixes every tag key we write (provider-defined tags).
 	TagPrefix = "gpubridge/"
 )

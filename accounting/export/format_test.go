@@ -71,9 +71,10 @@ func randomString(r *rand.Rand) string {
 func TestJSONLineEqualsMarshal(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 4))
 	for range 20000 {
-		jl := jsonLine{randomString(r), randomString(r), randomString(r), uint32(r.IntN(3) * r.IntN(math.MaxInt32)), randomString(r), randomString(r),
+		jl := jsonLine{randomString(r), r.IntN(2) == 0, jsonProfile{randomString(r), randomString(r), randomString(r)},
+			randomString(r), randomString(r), uint32(r.IntN(3) * r.IntN(math.MaxInt32)), randomString(r), randomString(r),
 			randomString(r), r.IntN(3), randomString(r), randomString(r), r.Int64() - r.Int64(), randomString(r), randomString(r), r.Int64() - r.Int64(),
-			randomString(r), randomString(r), randomString(r), r.Int64() - r.Int64(), int64(r.IntN(2)) * (r.Int64() - r.Int64())}
+			r.Int64() - r.Int64(), randomString(r), randomString(r), randomString(r), r.Int64() - r.Int64(), int64(r.IntN(2)) * (r.Int64() - r.Int64())}
 		if r.IntN(2) == 0 {
 			jl.Submit = ""
 		}
@@ -128,5 +129,11 @@ func TestCellWriterPlainCells(t *testing.T) {
 	ww.Flush()
 	if !bytes.Equal(got.Bytes(), want.Bytes()) {
 		t.Fatal("cellWriter output differs from the cell-by-cell rules")
+	}
+}
+
+func TestZeroCells(t *testing.T) {
+	if zeroHours != GPUHours(0) || secondsCell(0) != i64(0) || hoursCell(7) != GPUHours(7) {
+		t.Errorf("zero cells %q %q", zeroHours, secondsCell(0))
 	}
 }

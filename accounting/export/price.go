@@ -29,6 +29,27 @@ type Labeler interface {
 	Tenant(account string) (tenant string, ok bool)
 }
 
+// Profile is what finance needs of a tenant besides its name, from the
+// tenant spec: its description, organization and cost centre (each may be
+// empty). Exports write it beside the tenant on every row.
+type Profile struct {
+	Description  string `json:"description,omitempty"`
+	Organization string `json:"organization,omitempty"`
+	CostCenter   string `json:"costCenter,omitempty"`
+}
+
+// Profiles is a Profiler backed by a map (account → profile).
+type Profiles map[string]Profile
+
+// Profile implements Profiler.
+func (p Profiles) Profile(account string) Profile { return p[account] }
+
+// Profiler gives the profile of an account's tenant (the zero Profile for
+// an account without one).
+type Profiler interface {
+	Profile(account string) Profile
+}
+
 // Meta describes the period being exported.
 type Meta struct {
 	Cluster string
@@ -38,6 +59,9 @@ type Meta struct {
 	ClosedAt time.Time
 	Card     pricing.Card
 	Tenants  Labeler
+	// Profiles, when set, give the tenants' profiles (description,
+	// organization, cost centre) written beside their names.
+	Profiles Profiler
 	// Parties name who provides, publishes and invoices the GPU time
 	// (FOCUS ProviderName, PublisherName, InvoiceIssuerName).
 	Parties Parties
@@ -76,6 +100,7 @@ type Item struct {
 	meter.Line
 	Tenant    string // NoTenant when the account has no tenant
 	HasTenant bool
+	Profile   Profile
 	Quote     pricing.Quote
 	Amount    money.Amount
 }
@@ -103,7 +128,10 @@ type Key struct {
 // Row is one summary row.
 type Row struct {
 	Key
-	HasTenant  bool
+	HasTenant bool
+	Profile   Profile
+	// GPUSeconds are the row's GPU-seconds: booked ones in a booking
+	// charge row (kind booking), used ones in every other ([Row.Split]).
 	GPUSeconds int64
 	Lines      int
 	Amount     money.Amount
@@ -117,8 +145,20 @@ type Summary struct {
 	// too); booked GPU-seconds are in the booking rows only, so the total
 	// reconciles with Slurm's accounting and no GPU-second counts twice.
 	GPUSeconds int64
-	Amount     money.Amount
-	Lines      int
+	// BookedGPUSeconds are the GPU-seconds of the booking charges.
+	BookedGPUSeconds int64
+	Amount           money.Amount
+	Lines            int
+}
+
+// Split returns a row's used and booked GPU-seconds: a booking charge's
+// are booked, every other row's used. Exports write them in columns of
+// their own, so that the sum of a column is a quantity.
+func (r Row) Split() (used, booked int64) {
+	if r.Kind == meter.KindBooking {
+		return 0, r.GPUSeconds
+	}
+	return r.GPUSeconds, 0
 }
 
 // pricer prices lines and remembers the unpriced ones. Lines are priced
@@ -139,6 +179,7 @@ type pricer struct {
 type label struct {
 	tenant    string
 	hasTenant bool
+	profile   Profile
 }
 
 type rateKey struct {
@@ -157,8 +198,11 @@ func (p *pricer) label(account string) label {
 		lb = label{tenant: NoTenant}
 		if p.meta.Tenants != nil {
 			if t, ok := p.meta.Tenants.Tenant(account); ok {
-				lb = label{t, true}
+				lb = label{tenant: t, hasTenant: true}
 			}
+		}
+		if lb.hasTenant && p.meta.Profiles != nil {
+			lb.profile = p.meta.Profiles.Profile(account)
 		}
 		p.labels[account] = lb
 	}
@@ -202,7 +246,7 @@ func (p *pricer) rateID(id int) int {
 func (p *pricer) item(l meter.Line) (Item, bool, error) {
 	it := Item{Line: l}
 	lb := p.label(l.Account)
-	it.Tenant, it.HasTenant = lb.tenant, lb.hasTenant
+	it.Tenant, it.HasTenant, it.Profile = lb.tenant, lb.hasTenant, lb.profile
 	id, a, priced, err := p.price(l)
 	if !priced || err != nil {
 		return it, false, err
@@ -258,7 +302,9 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 		}
 		r.gpuSeconds += l.GPUSeconds
 		r.lines++
-		if !l.Charge {
+		if l.Charge {
+			s.BookedGPUSeconds += l.GPUSeconds
+		} else {
 			s.GPUSeconds += l.GPUSeconds
 		}
 		s.Lines++
@@ -287,7 +333,7 @@ func Summarize(ctx context.Context, m Meta, lines Lines, allowMissing bool) (Sum
 		if _, dup := rows[k]; dup { // cannot happen: a group is a key
 			return s, fmt.Errorf("price %s: two groups of summary row %+v", m.Period, k)
 		}
-		rows[k] = &Row{Key: k, HasTenant: lb.hasTenant, GPUSeconds: sm.gpuSeconds, Lines: sm.lines, Amount: money.New(sm.units, p.lp.Unit())}
+		rows[k] = &Row{Key: k, HasTenant: lb.hasTenant, Profile: lb.profile, GPUSeconds: sm.gpuSeconds, Lines: sm.lines, Amount: money.New(sm.units, p.lp.Unit())}
 	}
 	if err := s.addCredits(p, rows); err != nil {
 		return s, fmt.Errorf("price %s: %w", m.Period, err)
@@ -346,13 +392,17 @@ func kindOrder(k meter.Kind) int {
 }
 
 // TenantTotal is one tenant's (account's) total: its amount (booking
-// charges included) and its used GPU-seconds (booked ones not).
+// charges included), its used GPU-seconds, its booked GPU-seconds (those
+// of its booking charges) and its ledger lines.
 type TenantTotal struct {
-	Tenant     string
-	Account    string
-	HasTenant  bool
-	GPUSeconds int64
-	Amount     money.Amount
+	Tenant           string
+	Account          string
+	HasTenant        bool
+	Profile          Profile
+	GPUSeconds       int64
+	BookedGPUSeconds int64
+	Lines            int
+	Amount           money.Amount
 }
 
 // Tenants returns the totals per tenant and account, in row order. The
@@ -361,16 +411,17 @@ type TenantTotal struct {
 func (s Summary) Tenants() []TenantTotal {
 	var out []TenantTotal
 	for _, r := range s.Rows {
-		used := r.GPUSeconds
-		if r.Kind == meter.KindBooking {
-			used = 0
-		}
+		used, booked := r.Split()
 		if n := len(out); n > 0 && out[n-1].Account == r.Account && out[n-1].Tenant == r.Tenant {
-			out[n-1].GPUSeconds += used
-			out[n-1].Amount, _ = out[n-1].Amount.Add(r.Amount)
+			t := &out[n-1]
+			t.GPUSeconds += used
+			t.BookedGPUSeconds += booked
+			t.Lines += r.Lines
+			t.Amount, _ = t.Amount.Add(r.Amount)
 			continue
 		}
-		out = append(out, TenantTotal{Tenant: r.Tenant, Account: r.Account, HasTenant: r.HasTenant, GPUSeconds: used, Amount: r.Amount})
+		out = append(out, TenantTotal{Tenant: r.Tenant, Account: r.Account, HasTenant: r.HasTenant, Profile: r.Profile,
+			GPUSeconds: used, BookedGPUSeconds: booked, Lines: r.Lines, Amount: r.Amount})
 	}
 	return out
 }

@@ -11,7 +11,8 @@ import (
 // UtilizationTable lays out each booking's utilization in the summaries
 // (`show usage`, after the usage table when a period has bookings): the
 // GPU-hours booked (charged), used by jobs inside its reservation, idle,
-// and the used share.
+// and the used share. A booking whose charge is not written yet shows
+// Pending for booked, idle and share (JSON null), never a negative idle.
 func UtilizationTable(sums []Summary) table.Table {
 	t := table.Table{
 		Header: []string{"Period", "Tenant", "Account", "Booking", "GPUType", "BookedGPUHours", "UsedGPUHours", "IdleGPUHours", "Utilization"},
@@ -22,12 +23,20 @@ func UtilizationTable(sums []Summary) table.Table {
 	for _, s := range sums {
 		for _, u := range s.Utilization() {
 			pc := u.Percent()
+			booked, idle, share := GPUHours(u.Booked), GPUHours(u.Idle()), fmt.Sprintf("%d.%02d%%", pc/100, pc%100)
+			if u.Pending() {
+				booked, idle, share = Pending, Pending, Pending
+			}
 			t.Rows = append(t.Rows, []string{s.Meta.Period.String(), u.Tenant, u.Account, i64(u.Booking), u.Type,
-				GPUHours(u.Booked), GPUHours(u.Used), GPUHours(u.Idle()), fmt.Sprintf("%d.%02d%%", pc/100, pc%100)})
+				booked, GPUHours(u.Used), idle, share})
 		}
 	}
 	return t
 }
+
+// Pending stands for a booking's booked and idle GPU-hours and its
+// utilization while its charge is not written yet.
+const Pending = "pending"
 
 // UsageTable lays out summaries (one per period) as `show usage` prints
 // them: one row per tenant, GPU type, tier and kind; with totals, a total

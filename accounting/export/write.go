@@ -42,6 +42,9 @@ type Options struct {
 	// Detail adds job line items (one per ledger line) to the summary:
 	// CSV and FOCUS then hold line items instead of summary rows.
 	Detail bool
+	// NoUntenanted leaves out the accounts without a tenant (shown as
+	// NoTenant): their lines, credits and totals.
+	NoUntenanted bool
 }
 
 // Write prices the period and writes it to w. The lines are read once for
@@ -49,6 +52,9 @@ type Options struct {
 // with Detail, once more in export order, streamed: memory does not grow
 // with the number of lines.
 func Write(ctx context.Context, w io.Writer, m Meta, lines Lines, o Options) error {
+	if o.NoUntenanted {
+		m, lines = tenantedOnly(m, lines)
+	}
 	s, err := Summarize(ctx, m, lines, false)
 	if err != nil {
 		return err
@@ -68,6 +74,36 @@ func Write(ctx context.Context, w io.Writer, m Meta, lines Lines, o Options) err
 		return err
 	}
 	return bw.Flush()
+}
+
+// tenantedOnly narrows m's credits and lines to accounts with a tenant.
+func tenantedOnly(m Meta, lines Lines) (Meta, Lines) {
+	has := map[string]bool{}
+	tenanted := func(account string) bool {
+		ok, seen := has[account]
+		if !seen {
+			if m.Tenants != nil {
+				_, ok = m.Tenants.Tenant(account)
+			}
+			has[account] = ok
+		}
+		return ok
+	}
+	var credits []Credit
+	for _, c := range m.Credits {
+		if tenanted(c.Account) {
+			credits = append(credits, c)
+		}
+	}
+	m.Credits = credits
+	return m, func(ctx context.Context, ordered bool, fn func(meter.Line) error) error {
+		return lines(ctx, ordered, func(l meter.Line) error {
+			if !tenanted(l.Account) {
+				return nil
+			}
+			return fn(l)
+		})
+	}
 }
 
 // detail streams the priced lines in export order.
@@ -109,26 +145,114 @@ func rateString(r Row) string {
 	return r.Rate.String()
 }
 
-var summaryHeader = []string{"period", "status", "cluster", "tenant", "account", "gpu_type", "tier", "kind", "usage_period",
-	"gpu_seconds", "gpu_hours", "rate_per_gpu_hour", "rate_basis", "currency", "amount", "lines", "booking"}
+// The CSV's row types (column row_type): a summary row or line item, the
+// subtotal of one tenant (account), and the grand total. A spreadsheet's
+// SUMIF over row_type "line" adds up to the total row.
+const (
+	RowLine     = "line"
+	RowSubtotal = "subtotal"
+	RowTotal    = "total"
+)
 
-var detailHeader = []string{"period", "status", "cluster", "tenant", "account", "user", "job_id", "submit_time", "usage_period", "kind",
-	"revision", "tier", "gpu_type", "gpu_count", "start", "end", "gpu_seconds", "gpu_hours", "rate_per_gpu_hour", "rate_basis",
-	"currency", "amount", "booking"}
+var summaryHeader = []string{"row_type", "period", "status", "cluster", "tenant", "has_tenant", "tenant_description", "organization", "cost_center",
+	"account", "gpu_type", "tier", "kind", "usage_period", "gpu_seconds", "gpu_hours", "booked_gpu_seconds", "booked_gpu_hours",
+	"rate_per_gpu_hour", "rate_basis", "currency", "amount", "lines", "booking"}
 
+var detailHeader = []string{"row_type", "period", "status", "cluster", "tenant", "has_tenant", "tenant_description", "organization", "cost_center",
+	"account", "user", "job_id", "submit_time", "usage_period", "kind", "revision", "tier", "gpu_type", "gpu_count", "start", "end",
+	"gpu_seconds", "gpu_hours", "booked_gpu_seconds", "booked_gpu_hours", "rate_per_gpu_hour", "rate_basis", "currency", "amount", "booking"}
+
+// tenantCells are the tenant columns of a CSV row: name, has_tenant and
+// the tenant's profile.
+func tenantCells(rec []string, tenant string, has bool, p Profile) []string {
+	return append(rec, tenant, strconv.FormatBool(has), p.Description, p.Organization, p.CostCenter)
+}
+
+// secondsCells are the used and booked GPU-seconds and GPU-hours columns.
+func secondsCells(rec []string, used, booked int64) []string {
+	return append(rec, secondsCell(used), hoursCell(used), secondsCell(booked), hoursCell(booked))
+}
+
+// secondsCell and hoursCell write GPU-seconds and GPU-hours; 0, the
+// other column of most rows, without formatting it again.
+func secondsCell(sec int64) string {
+	if sec == 0 {
+		return "0"
+	}
+	return i64(sec)
+}
+
+func hoursCell(sec int64) string {
+	if sec == 0 {
+		return zeroHours
+	}
+	return GPUHours(sec)
+}
+
+// zeroHours is GPUHours(0).
+const zeroHours = "0.000000"
+
+// writeCSV writes the summary (each tenant's rows followed by its
+// subtotal) or, with detail, the line items and credits followed by every
+// tenant's subtotal; the grand total comes last. Used and booked
+// GPU-seconds are in columns of their own, so each column adds up.
 func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
 	cw := newCellWriter(w)
 	m := s.Meta
+	period, st, cur := m.Period.String(), status(m), m.Card.Currency
+	head := func(rec []string, typ string) []string { return append(rec[:0], typ, period, st, m.Cluster) }
+	tenants := s.Tenants()
+	// before is the number of columns before the seconds columns.
+	before := len(summaryHeader) - 10
+	if withDetail {
+		before = len(detailHeader) - 9
+	}
+	// subtotal writes tenant t's subtotal row (the columns of no tenant
+	// total, such as type, tier or rate, empty).
+	rec := make([]string, 0, len(detailHeader))
+	subtotal := func(t TenantTotal) error {
+		rec = tenantCells(head(rec, RowSubtotal), t.Tenant, t.HasTenant, t.Profile)
+		rec = append(rec, t.Account)
+		rec = padTo(rec, before)
+		rec = secondsCells(rec, t.GPUSeconds, t.BookedGPUSeconds)
+		rec = append(rec, "", "", cur, t.Amount.String())
+		if !withDetail {
+			rec = append(rec, strconv.Itoa(t.Lines))
+		}
+		return cw.Write(append(rec, ""))
+	}
+	total := func() error {
+		rec = padTo(head(rec, RowTotal), before)
+		rec = secondsCells(rec, s.GPUSeconds, s.BookedGPUSeconds)
+		rec = append(rec, "", "", cur, s.Amount.String())
+		if !withDetail {
+			rec = append(rec, strconv.Itoa(s.Lines))
+		}
+		return cw.Write(append(rec, ""))
+	}
 	if !withDetail {
 		if err := cw.Write(summaryHeader); err != nil {
 			return err
 		}
-		for _, r := range s.Rows {
-			if err := cw.Write([]string{m.Period.String(), status(m), m.Cluster, r.Tenant, r.Account, r.Type, string(r.Tier), string(r.Kind),
-				r.Usage.String(), i64(r.GPUSeconds), GPUHours(r.GPUSeconds), rateString(r), r.Basis, m.Card.Currency,
-				r.Amount.String(), strconv.Itoa(r.Lines), bookingCell(r.Booking)}); err != nil {
+		next := 0 // the tenant whose rows are being written
+		for i, r := range s.Rows {
+			used, booked := r.Split()
+			rec = tenantCells(head(rec, RowLine), r.Tenant, r.HasTenant, r.Profile)
+			rec = append(rec, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String())
+			rec = secondsCells(rec, used, booked)
+			rec = append(rec, rateString(r), r.Basis, cur, r.Amount.String(), strconv.Itoa(r.Lines), bookingCell(r.Booking))
+			if err := cw.Write(rec); err != nil {
 				return err
 			}
+			if i+1 == len(s.Rows) || s.Rows[i+1].Account != r.Account || s.Rows[i+1].Tenant != r.Tenant {
+				if err := subtotal(tenants[next]); err != nil {
+					return err
+				}
+				next++
+			}
+		}
+		if err := total(); err != nil {
+			return err
 		}
 		cw.Flush()
 		return cw.Error()
@@ -136,15 +260,18 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 	if err := cw.Write(detailHeader); err != nil {
 		return err
 	}
-	rec := make([]string, len(detailHeader))
-	periods, period := periodNames{}, m.Period.String()
+	periods := periodNames{}
 	err := detail(ctx, m, lines, func(it Item) error {
 		job, submit := jobCells(it.Line)
-		rec = append(rec[:0], period, status(m), m.Cluster, it.Tenant, it.Account, it.User,
-			job, submit, periods.get(it.Period), string(it.Kind()),
-			strconv.Itoa(it.Revision), string(it.Tier), it.Type, i64(it.Count), unixRFC(it.Start), unixRFC(it.End),
-			i64(it.GPUSeconds), GPUHours(it.GPUSeconds), it.Quote.UnitPrice().String(), it.Quote.Basis, m.Card.Currency,
-			it.Amount.String(), bookingCell(it.Booking))
+		used, booked := it.GPUSeconds, int64(0)
+		if it.Charge {
+			used, booked = 0, it.GPUSeconds
+		}
+		rec = tenantCells(head(rec, RowLine), it.Tenant, it.HasTenant, it.Profile)
+		rec = append(rec, it.Account, it.User, job, submit, periods.get(it.Period), string(it.Kind()),
+			strconv.Itoa(it.Revision), string(it.Tier), it.Type, i64(it.Count), unixRFC(it.Start), unixRFC(it.End))
+		rec = secondsCells(rec, used, booked)
+		rec = append(rec, it.Quote.UnitPrice().String(), it.Quote.Basis, cur, it.Amount.String(), bookingCell(it.Booking))
 		return cw.Write(rec)
 	})
 	if err != nil {
@@ -153,8 +280,24 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 	if err := writeCSVCredits(cw, m); err != nil {
 		return err
 	}
+	for _, t := range tenants {
+		if err := subtotal(t); err != nil {
+			return err
+		}
+	}
+	if err := total(); err != nil {
+		return err
+	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// padTo appends empty cells to rec until it has n.
+func padTo(rec []string, n int) []string {
+	for len(rec) < n {
+		rec = append(rec, "")
+	}
+	return rec
 }
 
 // bookingCell is a booking id, or empty for none.
@@ -174,54 +317,73 @@ func jobCells(l meter.Line) (string, string) {
 	return strconv.FormatUint(uint64(l.Run.JobID), 10), unixRFC(l.Run.Submit)
 }
 
+// jsonProfile is a tenant's profile in JSON.
+type jsonProfile struct {
+	Description  string `json:"tenantDescription"`
+	Organization string `json:"organization"`
+	CostCenter   string `json:"costCenter"`
+}
+
+func profileJSON(p Profile) jsonProfile { return jsonProfile(p) }
+
 type jsonRow struct {
-	Tenant      string `json:"tenant"`
-	HasTenant   bool   `json:"hasTenant"`
-	Account     string `json:"account"`
-	GPUType     string `json:"gpuType"`
-	Tier        string `json:"tier"`
-	Kind        string `json:"kind"`
-	UsagePeriod string `json:"usagePeriod"`
-	GPUSeconds  int64  `json:"gpuSeconds"`
-	GPUHours    string `json:"gpuHours"`
-	Rate        string `json:"ratePerGPUHour"`
-	RateBasis   string `json:"rateBasis"`
-	Amount      string `json:"amount"`
-	AmountMinor int64  `json:"amountMinor"`
-	Lines       int    `json:"lines"`
-	Booking     int64  `json:"booking,omitempty"`
+	Tenant    string `json:"tenant"`
+	HasTenant bool   `json:"hasTenant"`
+	jsonProfile
+	Account          string `json:"account"`
+	GPUType          string `json:"gpuType"`
+	Tier             string `json:"tier"`
+	Kind             string `json:"kind"`
+	UsagePeriod      string `json:"usagePeriod"`
+	GPUSeconds       int64  `json:"gpuSeconds"`
+	GPUHours         string `json:"gpuHours"`
+	BookedGPUSeconds int64  `json:"bookedGpuSeconds"`
+	BookedGPUHours   string `json:"bookedGpuHours"`
+	Rate             string `json:"ratePerGPUHour"`
+	RateBasis        string `json:"rateBasis"`
+	Amount           string `json:"amount"`
+	AmountMinor      int64  `json:"amountMinor"`
+	Lines            int    `json:"lines"`
+	Booking          int64  `json:"booking,omitempty"`
 }
 
 type jsonTenant struct {
-	Tenant      string `json:"tenant"`
-	HasTenant   bool   `json:"hasTenant"`
-	Account     string `json:"account"`
-	GPUSeconds  int64  `json:"gpuSeconds"`
-	GPUHours    string `json:"gpuHours"`
-	Amount      string `json:"amount"`
-	AmountMinor int64  `json:"amountMinor"`
+	Tenant    string `json:"tenant"`
+	HasTenant bool   `json:"hasTenant"`
+	jsonProfile
+	Account          string `json:"account"`
+	GPUSeconds       int64  `json:"gpuSeconds"`
+	GPUHours         string `json:"gpuHours"`
+	BookedGPUSeconds int64  `json:"bookedGpuSeconds"`
+	BookedGPUHours   string `json:"bookedGpuHours"`
+	Amount           string `json:"amount"`
+	AmountMinor      int64  `json:"amountMinor"`
+	Lines            int    `json:"lines"`
 }
 
 type jsonLine struct {
-	Tenant      string `json:"tenant"`
-	Account     string `json:"account"`
-	User        string `json:"user"`
-	JobID       uint32 `json:"jobId,omitempty"`
-	Submit      string `json:"submitTime,omitempty"`
-	UsagePeriod string `json:"usagePeriod"`
-	Kind        string `json:"kind"`
-	Revision    int    `json:"revision"`
-	Tier        string `json:"tier"`
-	GPUType     string `json:"gpuType"`
-	GPUCount    int64  `json:"gpuCount"`
-	Start       string `json:"start"`
-	End         string `json:"end"`
-	GPUSeconds  int64  `json:"gpuSeconds"`
-	Rate        string `json:"ratePerGPUHour"`
-	RateBasis   string `json:"rateBasis"`
-	Amount      string `json:"amount"`
-	AmountMinor int64  `json:"amountMinor"`
-	Booking     int64  `json:"booking,omitempty"`
+	Tenant    string `json:"tenant"`
+	HasTenant bool   `json:"hasTenant"`
+	jsonProfile
+	Account          string `json:"account"`
+	User             string `json:"user"`
+	JobID            uint32 `json:"jobId,omitempty"`
+	Submit           string `json:"submitTime,omitempty"`
+	UsagePeriod      string `json:"usagePeriod"`
+	Kind             string `json:"kind"`
+	Revision         int    `json:"revision"`
+	Tier             string `json:"tier"`
+	GPUType          string `json:"gpuType"`
+	GPUCount         int64  `json:"gpuCount"`
+	Start            string `json:"start"`
+	End              string `json:"end"`
+	GPUSeconds       int64  `json:"gpuSeconds"`
+	BookedGPUSeconds int64  `json:"bookedGpuSeconds"`
+	Rate             string `json:"ratePerGPUHour"`
+	RateBasis        string `json:"rateBasis"`
+	Amount           string `json:"amount"`
+	AmountMinor      int64  `json:"amountMinor"`
+	Booking          int64  `json:"booking,omitempty"`
 }
 
 // writeJSON writes one object; line items, when asked, are streamed into
@@ -246,23 +408,27 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 	w.Write(hb[:len(hb)-1])
 	rows := make([]jsonRow, 0, len(s.Rows))
 	for _, r := range s.Rows {
-		rows = append(rows, jsonRow{r.Tenant, r.HasTenant, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(),
-			r.GPUSeconds, GPUHours(r.GPUSeconds), rateString(r), r.Basis, r.Amount.String(), r.Amount.Units(), r.Lines, r.Booking})
+		used, booked := r.Split()
+		rows = append(rows, jsonRow{r.Tenant, r.HasTenant, profileJSON(r.Profile), r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String(),
+			used, GPUHours(used), booked, GPUHours(booked), rateString(r), r.Basis, r.Amount.String(), r.Amount.Units(), r.Lines, r.Booking})
 	}
 	var tenants []jsonTenant
 	for _, t := range s.Tenants() {
-		tenants = append(tenants, jsonTenant{t.Tenant, t.HasTenant, t.Account, t.GPUSeconds, GPUHours(t.GPUSeconds), t.Amount.String(), t.Amount.Units()})
+		tenants = append(tenants, jsonTenant{t.Tenant, t.HasTenant, profileJSON(t.Profile), t.Account, t.GPUSeconds, GPUHours(t.GPUSeconds),
+			t.BookedGPUSeconds, GPUHours(t.BookedGPUSeconds), t.Amount.String(), t.Amount.Units(), t.Lines})
 	}
 	for _, part := range []struct {
 		key string
 		v   any
 	}{{"summary", rows}, {"tenants", tenants}, {"total", struct {
-		GPUSeconds  int64  `json:"gpuSeconds"`
-		GPUHours    string `json:"gpuHours"`
-		Amount      string `json:"amount"`
-		AmountMinor int64  `json:"amountMinor"`
-		Lines       int    `json:"lines"`
-	}{s.GPUSeconds, GPUHours(s.GPUSeconds), s.Amount.String(), s.Amount.Units(), s.Lines}}} {
+		GPUSeconds       int64  `json:"gpuSeconds"`
+		GPUHours         string `json:"gpuHours"`
+		BookedGPUSeconds int64  `json:"bookedGpuSeconds"`
+		BookedGPUHours   string `json:"bookedGpuHours"`
+		Amount           string `json:"amount"`
+		AmountMinor      int64  `json:"amountMinor"`
+		Lines            int    `json:"lines"`
+	}{s.GPUSeconds, GPUHours(s.GPUSeconds), s.BookedGPUSeconds, GPUHours(s.BookedGPUSeconds), s.Amount.String(), s.Amount.Units(), s.Lines}}} {
 		b, err := json.Marshal(part.v)
 		if err != nil {
 			return err
@@ -278,11 +444,12 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 		var buf []byte
 		periods := periodNames{}
 		err := detail(ctx, m, lines, func(it Item) error {
-			jl := jsonLine{it.Tenant, it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), periods.get(it.Period),
-				string(it.Kind()), it.Revision, string(it.Tier), it.Type, it.Count, unixRFC(it.Start), unixRFC(it.End), it.GPUSeconds,
+			jl := jsonLine{it.Tenant, it.HasTenant, profileJSON(it.Profile), it.Account, it.User, it.Run.JobID, unixRFC(it.Run.Submit), periods.get(it.Period),
+				string(it.Kind()), it.Revision, string(it.Tier), it.Type, it.Count, unixRFC(it.Start), unixRFC(it.End), it.GPUSeconds, 0,
 				it.Quote.UnitPrice().String(), it.Quote.Basis, it.Amount.String(), it.Amount.Units(), it.Booking}
 			if it.Charge {
 				jl.JobID, jl.Submit = 0, ""
+				jl.GPUSeconds, jl.BookedGPUSeconds = 0, it.GPUSeconds
 			}
 			buf = buf[:0]
 			if !first {

@@ -123,6 +123,12 @@ func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, e
 		}
 		if t, ok := req.Tenants.Tenant(a); ok {
 			rec.Snapshot.Tenants[a] = t
+			if pf, ok := req.Tenants.(Profiler); ok && pf.TenantProfile(a) != (TenantProfile{}) {
+				if rec.Snapshot.Profiles == nil {
+					rec.Snapshot.Profiles = map[string]TenantProfile{}
+				}
+				rec.Snapshot.Profiles[a] = pf.TenantProfile(a)
+			}
 		}
 	}
 	if err := s.MarkClosed(ctx, rec); err != nil {

@@ -134,6 +134,25 @@ type Snapshot struct {
 	// Tenants maps each account with lines in the period to its tenant;
 	// an account without a tenant is absent.
 	Tenants map[string]string `json:"tenants"`
+	// Profiles are the tenants' profiles (description, organization,
+	// cost centre) at close, by account, when the labels gave them
+	// (Profiler); absent for a tenant without any and in snapshots from
+	// before they were kept.
+	Profiles map[string]TenantProfile `json:"profiles,omitempty"`
+}
+
+// TenantProfile is what finance needs of a tenant besides its name (the
+// chargeback exports' export.Profile, as stored at close).
+type TenantProfile struct {
+	Description  string `json:"description,omitempty"`
+	Organization string `json:"organization,omitempty"`
+	CostCenter   string `json:"costCenter,omitempty"`
+}
+
+// Profiler gives the profile of an account's tenant; a Labeler that is
+// one has the profiles stored with a closed period.
+type Profiler interface {
+	TenantProfile(account string) TenantProfile
 }
 
 var (

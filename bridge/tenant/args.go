@@ -8,7 +8,7 @@ import (
 // ArgKeys are the key=value options of `add tenant` (and, after `set`, of
 // `modify tenant`), lower case as internal/kv delivers them.
 var ArgKeys = []string{
-	"description", "organization", "users", "admins", "gpus", "cpus", "memory", "mem",
+	"description", "organization", "costcenter", "users", "admins", "gpus", "cpus", "memory", "mem",
 	"burst", "burstmaxgpus", "burstbudget",
 	"booking", "booking.maxgpus", "booking.maxwindow", "booking.minlead", "booking.maxhorizon", "booking.spendlimit",
 }
@@ -53,6 +53,12 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 			t.Description = v
 		case "organization":
 			t.Organization = v
+		case "costcenter":
+			if none {
+				t.CostCenter = ""
+				continue
+			}
+			t.CostCenter = v
 		case "users":
 			t.Users = splitList(v)
 		case "admins":

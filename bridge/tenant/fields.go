@@ -13,7 +13,7 @@ type Field struct {
 }
 
 // FieldKeys are the keys of Fields, in display order.
-var FieldKeys = []string{"name", "description", "organization", "gpus", "users", "admins", "cpus", "memory", "burst", "burstmaxgpus", "burstbudget", "booking", "state", "adopted"}
+var FieldKeys = []string{"name", "description", "organization", "costcenter", "gpus", "users", "admins", "cpus", "memory", "burst", "burstmaxgpus", "burstbudget", "booking", "state", "adopted"}
 
 // Fields returns t's fields as text, in FieldKeys order.
 func Fields(t Tenant) []Field {
@@ -46,6 +46,7 @@ func Fields(t Tenant) []Field {
 		{"name", "Name", t.Name},
 		{"description", "Description", t.Description},
 		{"organization", "Organization", t.Organization},
+		{"costcenter", "CostCenter", t.CostCenter},
 		{"gpus", "GPUs", t.GPUs.String()},
 		{"users", "Users", strings.Join(t.Users, ",")},
 		{"admins", "Admins", strings.Join(t.Admins, ",")},

@@ -45,7 +45,7 @@ const FileVersion = 1
 
 var (
 	fileKeys   = []string{"version", "tenants", "delete", "purge"}
-	tenantKeys = []string{"name", "description", "organization", "users", "admins", "gpus", "cpus", "memory", "burst", "bookings", "adopted", "origin"}
+	tenantKeys = []string{"name", "description", "organization", "costCenter", "users", "admins", "gpus", "cpus", "memory", "burst", "bookings", "adopted", "origin"}
 	burstKeys  = []string{"enabled", "maxOnDemandGPUs", "monthlyBudget"}
 )
 
@@ -178,17 +178,20 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 				ps.Add("name", "%s", msg)
 				t.Name = kn.raw // as written, so that problems name it so
 			}
-		case "description", "organization":
+		case "description", "organization", "costCenter":
 			s, ok := scalar(v)
 			if !ok {
 				ps.Add(k, "must be text")
 			} else if msg := kindProblem(kn, wantText, s); msg != "" {
 				ps.Add(k, "%s", msg)
 			}
-			if k == "description" {
+			switch k {
+			case "description":
 				t.Description = s
-			} else {
+			case "organization":
 				t.Organization = s
+			default:
+				t.CostCenter = s
 			}
 		case "users", "admins":
 			l, msg := stringList(v)

@@ -61,7 +61,7 @@ tenants:
 			yaml: "tenant:\n  - name: x\ntenants:\n  - name: acme\n    gpu: {h100: 1}\n",
 			want: Problems{
 				{Field: "tenant", Msg: "is not a file key; known keys: version, tenants, delete, purge"},
-				{Field: "tenants[0] (acme).gpu", Msg: "is not a tenant field; known fields: name, description, organization, users, admins, gpus, cpus, memory, burst, bookings, adopted, origin"},
+				{Field: "tenants[0] (acme).gpu", Msg: "is not a tenant field; known fields: name, description, organization, costCenter, users, admins, gpus, cpus, memory, burst, bookings, adopted, origin"},
 			},
 		},
 		"not YAML": {
@@ -119,7 +119,7 @@ tenants:
 func TestFileRoundTrip(t *testing.T) {
 	cpus, mem, budget := int64(64), Megabyte(512*1024), money.MustParse("1234.56")
 	in := File{Tenants: []Tenant{
-		{Name: "acme", Description: "Acme ML", Organization: "acme-corp", Users: []string{"alice", "bob"}, Admins: []string{"alice"},
+		{Name: "acme", Description: "Acme ML", Organization: "acme-corp", CostCenter: "CC-4711", Users: []string{"alice", "bob"}, Admins: []string{"alice"},
 			GPUs: Quota{"h100": 16, "1g.10gb": 14}, CPUs: &cpus, Memory: &mem,
 			Burst: Burst{Enabled: true, MaxOnDemandGPUs: 8, MonthlyBudget: &budget}, State: Active},
 		{Name: "globex", Users: []string{"carol"}, State: Active},

@@ -18,6 +18,10 @@ type Tenant struct {
 	Name         string `json:"name"`
 	Description  string `json:"description,omitempty"`
 	Organization string `json:"organization,omitempty"`
+	// CostCenter is the finance cost centre the tenant's spend is booked
+	// to; the chargeback exports name it on every row (gpubridge only
+	// stores and shows it: Slurm has no such field).
+	CostCenter string `json:"costCenter,omitempty"`
 	// Users are the Unix users that may submit under the tenant's account.
 	Users []string `json:"users,omitempty"`
 	// Admins are users made coordinators of the tenant's own account

@@ -143,6 +143,23 @@ func checkText(s string) string {
 	return ""
 }
 
+// MaxCostCenterLen is the longest cost centre: finance systems' cost
+// centre codes are short (SAP's are 10 characters).
+const MaxCostCenterLen = 64
+
+// checkCostCenter: a cost centre is a code finance tools match on, so
+// printable text without quotes or control characters (checkText), at
+// most MaxCostCenterLen characters, and no leading or trailing space.
+func checkCostCenter(s string) string {
+	if len(s) > MaxCostCenterLen {
+		return fmt.Sprintf("is %d characters long; at most %d", len(s), MaxCostCenterLen)
+	}
+	if strings.TrimSpace(s) != s {
+		return "has leading or trailing spaces"
+	}
+	return checkText(s)
+}
+
 func quoteRune(r rune) string {
 	if r == '\'' {
 		return `"'"`
@@ -183,6 +200,9 @@ func Validate(t Tenant, r Rules) Problems {
 	}
 	if msg := checkText(t.Organization); msg != "" {
 		ps.Add("organization", "%s", msg)
+	}
+	if msg := checkCostCenter(t.CostCenter); msg != "" {
+		ps.Add("costCenter", "%s", msg)
 	}
 	if len(t.Users) > MaxUsers {
 		ps.Add("users", "has %d users; at most %d", len(t.Users), MaxUsers)

@@ -104,6 +104,19 @@ func TestFromArgsAndValidate(t *testing.T) {
 			name: "acme", args: map[string]string{"description": "it's"},
 			want: Problems{{Field: "description", Msg: `contains "'"; quotes and backslashes are not allowed (Slurm stores the text unescaped)`}},
 		},
+		"cost centre": {name: "acme", args: map[string]string{"costcenter": "CC-4711 / Research"}},
+		"bad cost centre": {
+			name: "acme", args: map[string]string{"costcenter": " CC\t4711"},
+			want: Problems{{Field: "costCenter", Msg: "has leading or trailing spaces"}},
+		},
+		"cost centre quote": {
+			name: "acme", args: map[string]string{"costcenter": `CC"1`},
+			want: Problems{{Field: "costCenter", Msg: `contains '"'; quotes and backslashes are not allowed (Slurm stores the text unescaped)`}},
+		},
+		"long cost centre": {
+			name: "acme", args: map[string]string{"costcenter": strings.Repeat("c", 65)},
+			want: Problems{{Field: "costCenter", Msg: "is 65 characters long; at most 64"}},
+		},
 		"memory and burst": {
 			name: "acme", args: map[string]string{"memory": "512G", "burst": "yes", "burstmaxgpus": "4", "burstbudget": "2500.50"},
 		},
@@ -149,7 +162,7 @@ func sortProblems(ps Problems) {
 func TestFromArgsValues(t *testing.T) {
 	tn, ps := FromArgs("acme", map[string]string{
 		"gpus": "h100:16, 1g.10gb:14", "users": "bob,alice", "admins": "alice", "cpus": "64", "mem": "1T",
-		"burst": "on", "burstmaxgpus": "8", "burstbudget": "2500.5", "organization": "acme-corp",
+		"burst": "on", "burstmaxgpus": "8", "burstbudget": "2500.5", "organization": "acme-corp", "costcenter": "CC-4711",
 	})
 	if len(ps) > 0 {
 		t.Fatal(ps)
@@ -157,7 +170,7 @@ func TestFromArgsValues(t *testing.T) {
 	tn.Normalize()
 	cpus, mem, budget := int64(64), Megabyte(1024*1024), money.MustParse("2500.50")
 	want := Tenant{
-		Name: "acme", Organization: "acme-corp", Users: []string{"alice", "bob"}, Admins: []string{"alice"},
+		Name: "acme", Organization: "acme-corp", CostCenter: "CC-4711", Users: []string{"alice", "bob"}, Admins: []string{"alice"},
 		GPUs: Quota{"h100": 16, "1g.10gb": 14}, CPUs: &cpus, Memory: &mem,
 		Burst: Burst{Enabled: true, MaxOnDemandGPUs: 8, MonthlyBudget: &budget}, State: Active,
 	}
@@ -297,5 +310,22 @@ func TestCheckUserKeywords(t *testing.T) {
 	}
 	if msg := CheckUser("setup"); msg != "" {
 		t.Errorf("CheckUser(setup) = %q", msg)
+	}
+}
+
+// TestUpdateCostCenter: modify tenant set costcenter= sets it, =none
+// clears it.
+func TestUpdateCostCenter(t *testing.T) {
+	tn := Tenant{Name: "acme", State: Active}
+	set, ps := Update(tn, map[string]string{"costcenter": "CC-4711"})
+	if len(ps) > 0 || set.CostCenter != "CC-4711" {
+		t.Fatalf("set: %q %v", set.CostCenter, ps)
+	}
+	cleared, ps := Update(set, map[string]string{"costcenter": "none"})
+	if len(ps) > 0 || cleared.CostCenter != "" {
+		t.Fatalf("none: %q %v", cleared.CostCenter, ps)
+	}
+	if f := Fields(set); f[3].Key != "costcenter" || f[3].Value != "CC-4711" {
+		t.Errorf("show tenant field %+v, want costcenter CC-4711 after organization", f[3])
 	}
 }

@@ -52,6 +52,7 @@ type tenantRow struct {
 	Name         string         `db:"name"`
 	Description  string         `db:"description"`
 	Organization string         `db:"organization"`
+	CostCenter   string         `db:"cost_center"`
 	CPUs         sql.NullInt64  `db:"cpus"`
 	MemoryMB     sql.NullInt64  `db:"memory_mb"`
 	BurstEnabled bool           `db:"burst_enabled"`
@@ -89,7 +90,7 @@ type gpuRow struct {
 	Quota  int64  `db:"quota"`
 }
 
-const tenantCols = `name, description, organization, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, version, created_at, updated_at,
+const tenantCols = `name, description, organization, cost_center, cpus, memory_mb, burst_enabled, burst_max_gpus, burst_budget, state, adopted, version, created_at, updated_at,
 	booking_max_window_s, booking_min_lead_s, booking_max_horizon_s, booking_spend_limit, origin_json`
 
 // queryer is *sqlx.DB or *sqlx.Tx.
@@ -195,7 +196,7 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 	out := make([]tenant.Stored, len(rows))
 	for i, r := range rows {
 		t := tenant.Tenant{
-			Name: r.Name, Description: r.Description, Organization: r.Organization,
+			Name: r.Name, Description: r.Description, Organization: r.Organization, CostCenter: r.CostCenter,
 			State: tenant.State(r.State), Adopted: r.Adopted,
 			Burst: tenant.Burst{Enabled: r.BurstEnabled, MaxOnDemandGPUs: r.BurstMaxGPUs},
 		}
@@ -447,7 +448,7 @@ func CheckVersions(e tenant.Edit, stored map[string]tenant.Stored) error {
 
 func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, version int64, now time.Time) error {
 	r := tenantRow{
-		Name: t.Name, Description: t.Description, Organization: t.Organization,
+		Name: t.Name, Description: t.Description, Organization: t.Organization, CostCenter: t.CostCenter,
 		BurstEnabled: t.Burst.Enabled, BurstMaxGPUs: t.Burst.MaxOnDemandGPUs,
 		State: string(t.State), Adopted: t.Adopted, Version: version, CreatedAt: now, UpdatedAt: now,
 	}
@@ -472,11 +473,11 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 	if bp.MonthlySpendLimit != nil {
 		r.BookingSpendLimit = sql.NullString{String: bp.MonthlySpendLimit.String(), Valid: true}
 	}
-	q := `INSERT INTO tenants (` + tenantCols + `) VALUES (:name, :description, :organization, :cpus, :memory_mb,
+	q := `INSERT INTO tenants (` + tenantCols + `) VALUES (:name, :description, :organization, :cost_center, :cpus, :memory_mb,
 		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :version, :created_at, :updated_at,
 		:booking_max_window_s, :booking_min_lead_s, :booking_max_horizon_s, :booking_spend_limit, :origin_json)`
 	if exists {
-		q = `UPDATE tenants SET description = :description, organization = :organization, cpus = :cpus, memory_mb = :memory_mb,
+		q = `UPDATE tenants SET description = :description, organization = :organization, cost_center = :cost_center, cpus = :cpus, memory_mb = :memory_mb,
 			burst_enabled = :burst_enabled, burst_max_gpus = :burst_max_gpus, burst_budget = :burst_budget,
 			state = :state, adopted = :adopted, version = :version, updated_at = :updated_at,
 			booking_max_window_s = :booking_max_window_s, booking_min_lead_s = :booking_min_lead_s,

@@ -220,6 +220,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 					Kind, Tier, Amount string
 					Booking            int64
 					GPUSeconds         int64 `json:"gpuSeconds"`
+					BookedGPUSeconds   int64 `json:"bookedGpuSeconds"`
 				} `json:"summary"`
 			}
 			if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
@@ -227,7 +228,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 			}
 			var gotCharge, gotInside bool
 			for _, r := range v.Summary {
-				gotCharge = gotCharge || r.Kind == "booking" && r.Booking == b.ID && r.GPUSeconds == charged && r.Amount == sum.Amount.String()
+				gotCharge = gotCharge || r.Kind == "booking" && r.Booking == b.ID && r.BookedGPUSeconds == charged && r.GPUSeconds == 0 && r.Amount == sum.Amount.String()
 				gotInside = gotInside || r.Kind == "usage" && r.Tier == "booked" && r.Booking == b.ID && r.GPUSeconds == inside && r.Amount == "0.00"
 			}
 			if !gotCharge || !gotInside {
@@ -245,7 +246,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 			found := false
 			for _, r := range rows[1:] {
 				if f == export.CSV {
-					found = found || r[col["kind"]] == "booking" && r[col["booking"]] == bid && r[col["gpu_seconds"]] == strconv.FormatInt(charged, 10)
+					found = found || r[col["kind"]] == "booking" && r[col["booking"]] == bid && r[col["booked_gpu_seconds"]] == strconv.FormatInt(charged, 10) && r[col["gpu_seconds"]] == "0"
 				} else {
 					found = found || r[col["ChargeCategory"]] == "Purchase" && r[col["x_Booking"]] == bid && r[col["CommitmentDiscountId"]] == export.CommitmentID(h.env.Cluster, b.ID)
 				}

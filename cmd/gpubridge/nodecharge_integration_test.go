@@ -208,7 +208,7 @@ func TestNodeBookingChargedOnTestbed(t *testing.T) {
 			}
 			found = true
 			got, ok := new(big.Rat).SetString(r[col["amount"]])
-			if !ok || got.Cmp(want) != 0 || r[col["gpu_seconds"]] != strconv.FormatInt(sec, 10) || r[col["status"]] != "closed" {
+			if !ok || got.Cmp(want) != 0 || r[col["booked_gpu_seconds"]] != strconv.FormatInt(sec, 10) || r[col["status"]] != "closed" {
 				t.Errorf("booking %d's line %v: want %d GPU-seconds, amount %s, closed", b.ID, r, sec, want.FloatString(2))
 			}
 		}

@@ -28,6 +28,7 @@ const tenantArgsHelp = `Options (key=value):
   users=alice,bob           users who may submit under the tenant's account
   admins=alice              users made coordinators of the tenant's account
   description="..."         organization="..."
+  costcenter=CC-4711        the finance cost centre named in chargeback exports
   cpus=256  memory=1T       optional limits on the tenant's running jobs
   burst=yes burstmaxgpus=8 burstbudget=2500.00   on-demand burst policy
   booking.maxgpus=h100:8 booking.maxwindow=14d booking.minlead=1d

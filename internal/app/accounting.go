@@ -43,7 +43,25 @@ func (e *Env) TenantLabels(ctx context.Context) (ledger.Labeler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return billing.TenantLabels(ctx, tenantstore.New(db))
+	return billing.TenantLabels(ctx, tenantProfiles{tenantstore.New(db)})
+}
+
+// tenantProfiles is the tenant store with the tenants' profiles
+// (billing.TenantProfiles) for the chargeback exports.
+type tenantProfiles struct{ *tenantstore.Store }
+
+// Profiles returns each tenant's description, organization and cost
+// centre by name.
+func (s tenantProfiles) Profiles(ctx context.Context) (map[string]export.Profile, error) {
+	ts, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]export.Profile, len(ts))
+	for _, t := range ts {
+		out[t.Name] = export.Profile{Description: t.Description, Organization: t.Organization, CostCenter: t.CostCenter}
+	}
+	return out, nil
 }
 
 // Books is the period view on gpubridge's database.
@@ -307,6 +325,13 @@ func ParseExport(where map[string]string, asJSON bool, path string) (billing.Exp
 		opts.Detail = true
 	default:
 		return billing.ExportRequest{}, Inputf("detail=%s: want jobs", where["detail"])
+	}
+	switch where["untenanted"] {
+	case "", "yes", "include":
+	case "no", "exclude":
+		opts.NoUntenanted = true
+	default:
+		return billing.ExportRequest{}, Inputf("untenanted=%s: want yes (include accounts without a tenant, flagged has_tenant=false) or no (leave them out)", where["untenanted"])
 	}
 	if where["metadata"] != "" && f != export.FOCUS {
 		return billing.ExportRequest{}, Inputf("metadata=%s: %v", where["metadata"], billing.ErrMetadataFormat)

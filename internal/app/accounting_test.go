@@ -109,6 +109,8 @@ func TestParseExport(t *testing.T) {
 		"bad format":      {in: map[string]string{"period": "2026-11", "format": "xls"}, wantErr: "xls"},
 		"--json and csv":  {in: map[string]string{"period": "2026-11", "format": "csv"}, asJSON: true, wantErr: "--json and format=csv"},
 		"bad detail":      {in: map[string]string{"period": "2026-11", "detail": "all"}, wantErr: "detail=all: want jobs"},
+		"untenanted=no":   {in: map[string]string{"period": "2026-11", "untenanted": "no"}, want: billing.ExportRequest{Period: nov, Options: export.Options{Format: export.CSV, NoUntenanted: true}}},
+		"bad untenanted":  {in: map[string]string{"period": "2026-11", "untenanted": "maybe"}, wantErr: "untenanted=maybe: want yes"},
 		"metadata of csv": {in: map[string]string{"period": "2026-11", "metadata": "m.json"}, wantErr: "metadata=m.json: " + billing.ErrMetadataFormat.Error()},
 	}
 	for name, tc := range cases {

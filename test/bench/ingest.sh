@@ -151,7 +151,7 @@ for rows in "${sizes[@]}"; do
   sed -n 's/^/  /p' "$work/out.ingest"
   measure export "$work/gpubridge" export chargeback period=$MONTH format=focus file="$work/focus.csv"; ew=$WALL; er=$RSS
   measure detail "$work/gpubridge" export chargeback period=$MONTH format=csv detail=jobs file="$work/detail.csv"; dw=$WALL; dr=$RSS
-  lines=$(($(wc -l <"$work/detail.csv") - 1)) groups=$(($(wc -l <"$work/focus.csv") - 1))
+  lines=$(grep -c "^line," "$work/detail.csv") groups=$(($(wc -l <"$work/focus.csv") - 1))
 
   measure sacct $IN env TZ=UTC sacct -a -P -D -X --noconvert -S $FROM -E $TO -o JobIDRaw,Account,User,Partition,QOS,State,Start,End,AllocTRES
   cw=$WALL; cr=$RSS; crows=$(wc -l <"$work/out.sacct")

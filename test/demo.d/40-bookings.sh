@@ -90,10 +90,15 @@ gpubridge charge bookings || echo "(exit $?: the bookings named above are not ch
 gpubridge show usage tenant="$A"
 
 step "bookings: the chargeback shows the booking as its own line (CSV; FOCUS: a Purchase of the commitment)"
-gpubridge export chargeback period="$(date -u +%Y-%m)" format=csv tenant="$A" | awk -F, 'NR == 1 || $7 == "booked"'
+gpubridge export chargeback period="$(date -u +%Y-%m)" format=csv tenant="$A" | python3 -c '
+import csv, sys
+for r in csv.DictReader(sys.stdin):  # the booked tier, the tenant subtotal and the total
+    if r["tier"] == "booked" or r["row_type"] != "line":
+        print(r["row_type"], r["kind"] or "-", r["tier"] or "-", "used", r["gpu_seconds"], "booked", r["booked_gpu_seconds"], r["amount"], r["booking"] or "-")
+'
 gpubridge export chargeback period="$(date -u +%Y-%m)" format=focus tenant="$A" | python3 -c '
 import csv, sys
 for r in csv.DictReader(sys.stdin):
     if r["x_Tier"] == "booked":
-        print(r["ChargeCategory"], r["PricingCategory"], r["CommitmentDiscountId"], r["CommitmentDiscountStatus"] or "-", r["x_GpuSeconds"], r["BilledCost"])
+        print(r["ChargeCategory"], r["PricingCategory"], r["CommitmentDiscountId"], r["CommitmentDiscountStatus"] or "-", r["x_GpuSeconds"], r["x_BookedGpuSeconds"], r["BilledCost"])
 '

@@ -60,7 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 
 func acme() tenant.Tenant {
 	cpus, mem, budget := int64(64), tenant.Megabyte(512*1024), money.MustParse("2500.00")
-	return tenant.Tenant{Name: "acme", Description: "Acme ML", Organization: "acme-corp", Users: []string{"bob", "alice"}, Admins: []string{"alice"},
+	return tenant.Tenant{Name: "acme", Description: "Acme ML", Organization: "acme-corp", CostCenter: "CC-4711", Users: []string{"bob", "alice"}, Admins: []string{"alice"},
 		GPUs: tenant.Quota{"h100": 16, "1g.10gb": 14}, CPUs: &cpus, Memory: &mem,
 		Burst: tenant.Burst{Enabled: true, MaxOnDemandGPUs: 8, MonthlyBudget: &budget}, State: tenant.Active}
 }
