@@ -21,11 +21,6 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 version=$("$here/version.sh" "$describe")
-# A release (a tag, no commits after it) has its section in CHANGELOG.md.
-if [[ $version =~ ^[0-9]+(\.[0-9]+)+(~[A-Za-z0-9.]+)?$ ]] && ! grep -qE "^## \[?v?${version//./\\.}\]?( |$)" "$repo/CHANGELOG.md"; then
-  echo "build.sh: CHANGELOG.md has no section \"## [$version]\" for this release" >&2
-  exit 1
-fi
 
 # The binary's architecture from its ELF header (e_machine), without file(1).
 case $(od -An -tx1 -j18 -N2 "$bin" | tr -d ' \n') in
@@ -40,6 +35,12 @@ glibc=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | so
 [[ -n $glibc ]] || glibc=2.2.5 # a static binary needs none
 if [[ $(printf '%s\n%s\n' "$glibc" "$floor" | sort -V | tail -1) != "$floor" ]]; then
   echo "build.sh: $bin needs GLIBC_$glibc, newer than the floor $floor (docs/install.md): build it with packaging/build-binary.sh" >&2
+  exit 1
+fi
+
+# A release (a tag, no commits after it, a clean tree) has its section in CHANGELOG.md.
+if [[ $describe =~ ^v?[0-9]+(\.[0-9]+)+(~[A-Za-z0-9.]+)?$ ]] && ! grep -qE "^## \[?v?${version//./\\.}\]?( |$)" "$repo/CHANGELOG.md"; then
+  echo "build.sh: CHANGELOG.md has no section \"## [$version]\" for this release" >&2
   exit 1
 fi
 

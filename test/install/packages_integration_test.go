@@ -183,6 +183,13 @@ func TestPackagesHoldWhatTheDocsName(t *testing.T) {
 		}
 	}
 	t.Logf("%s: %d files; %s: %d files", filepath.Base(deb), len(debList), filepath.Base(rpm), len(rpmList))
+
+	// A release without its CHANGELOG.md section is not packaged.
+	cmd := exec.Command("packaging/build.sh", "deb", "bin/package/gpubridge", "bin/man", t.TempDir(), "v9.9.9")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), `CHANGELOG.md has no section "## [9.9.9]"`) {
+		t.Errorf("build.sh packaged v9.9.9, which CHANGELOG.md does not name: %v\n%s", err, out)
+	}
 }
 
 // TestRPMPackage checks the .rpm's header, file list, modes and owners,
