@@ -64,5 +64,5 @@ export PKG_VERSION=$version PKG_ARCH=$arch PKG_BIN=$bin PKG_STAGE=$stage PKG_GLI
 export PKG_MAINTAINER=${PKG_MAINTAINER:-gpubridge maintainers <gpubridge@users.noreply.github.com>}
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
 rm -f "$pkg"
-(cd "$repo" && go tool -modfile="$here/go.mod" nfpm package --config "$here/nfpm.yaml" --packager "$format" --target "$pkg" >&2)
+(cd "$repo" && go tool -modfile="$here/go.mod" nfpm package --config "$here/nfpm.yaml" --packager "$format" --target "${pkg#"$repo/"}" >&2)
 echo "${pkg#"$repo/"}"
