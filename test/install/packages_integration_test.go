@@ -154,9 +154,7 @@ func TestPackagesHoldWhatTheDocsName(t *testing.T) {
 	docs = append(docs, filepath.Join(repo, "README.md"))
 	named := regexp.MustCompile("/usr/share/(?:doc/)?gpubridge/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 	for _, d := range docs {
-		for _, p := range named.FindAllString(read(t, d), -1) {
-			want = append(want, p)
-		}
+		want = append(want, named.FindAllString(read(t, d), -1)...)
 	}
 	for _, list := range []struct {
 		name  string
