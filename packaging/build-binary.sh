@@ -15,4 +15,6 @@ lib=$sysroot/usr/lib/x86_64-linux-gnu
 export CC="gcc --sysroot=$sysroot -B$lib -L$lib -L$sysroot/lib/x86_64-linux-gnu"
 export CGO_ENABLED=1
 cd "$here/.."
-go build -trimpath -ldflags "-X main.version=$version" -o "$out" ./cmd/gpubridge
+# -s -w: no symbol table and DWARF (as distributions strip their binaries; stack traces keep
+# their function names and lines).
+go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$out" ./cmd/gpubridge
