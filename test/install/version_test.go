@@ -53,6 +53,8 @@ func TestPackageVersion(t *testing.T) {
 		{"0.0.0~git20261202052409.101c32559100", "0.0.1"},
 		{"0.0.0~git20261202052409.101c32559100", "0.0.0"},
 		{"2.0.0~rc1", "2.0.0"},
+		// the snapshots of packaging/deb/build.sh, before nfpm
+		{"0.0~git20261201102811.cec32754b655", "0.0.0~git20261201102811.cec32754b655"},
 	}
 	for _, o := range order {
 		if out, err := exec.Command("dpkg", "--compare-versions", o[0], "lt", o[1]).CombinedOutput(); err != nil {
