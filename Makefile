@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/gpubridge
 GO_PKGS := ./...
 
-.PHONY: help build test test-unit test-integration test-race lint check-deps bench demo testbed-up testbed-down deps tidy clean man deb
+.PHONY: help build test test-unit test-integration test-race lint check-deps bench demo testbed-up testbed-down deps tidy clean man deb rpm packages package-binary
 
 help: ## Show this help
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -72,8 +72,25 @@ man: build ## Man pages from the command tree (bin/man/*.1)
 	rm -rf bin/man
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) $(BIN) man bin/man
 
-deb: build man ## Debian package of bin/gpubridge (bin/gpubridge_VERSION_ARCH.deb; docs/install.md)
-	packaging/deb/build.sh $(BIN) bin/man bin $(VERSION)
+# The packages (packaging/nfpm.yaml, docs/install.md): their binary is linked against a glibc
+# 2.31 sysroot (packaging/sysroot.sh, cached in /var/cache/gpubridge) so that it runs on glibc
+# 2.28 (RHEL 8); PKG_MAINTAINER is the packages' Maintainer/Packager field.
+PKG_BIN        := bin/package/gpubridge
+PKG_MAINTAINER ?= gpubridge maintainers <gpubridge@users.noreply.github.com>
+export PKG_MAINTAINER
+
+package-binary: $(TMPDIR) ## The packages' binary (bin/package/gpubridge, glibc 2.28 and newer)
+	packaging/build-binary.sh $(PKG_BIN) $(VERSION)
+
+deb: package-binary man ## Debian package (bin/gpubridge_VERSION_ARCH.deb; docs/install.md)
+	packaging/build.sh deb $(PKG_BIN) bin/man bin $(VERSION)
+
+rpm: package-binary man ## RPM package (bin/gpubridge-VERSION-1.ARCH.rpm; docs/install.md)
+	packaging/build.sh rpm $(PKG_BIN) bin/man bin $(VERSION)
+
+packages: package-binary man ## Both packages, .deb and .rpm, from one description
+	packaging/build.sh deb $(PKG_BIN) bin/man bin $(VERSION)
+	packaging/build.sh rpm $(PKG_BIN) bin/man bin $(VERSION)
 
 tidy: ## go mod tidy
 	go mod tidy

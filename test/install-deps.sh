@@ -5,7 +5,8 @@
 # when missing.
 set -euo pipefail
 
-PKGS=(debootstrap zstd gcc make git ca-certificates curl jq openssl lua5.1 chromium prometheus)
+# rpm, cpio, binutils: the packages' tests (rpm -qp, rpm2cpio, objdump; test/install).
+PKGS=(debootstrap zstd gcc make git ca-certificates curl jq openssl lua5.1 chromium prometheus rpm cpio binutils debian-archive-keyring)
 
 declare -A ok=()
 while read -r pkg status; do
@@ -59,4 +60,8 @@ go version >/dev/null || { echo "install-deps: 'go version' failed" >&2; exit 1;
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [[ -f go.mod ]]; then
   GOFLAGS=-mod=mod go mod download || { echo "install-deps: go mod download failed" >&2; exit 1; }
+fi
+# The packaging tool's module (nfpm, packaging/go.mod).
+if [[ -f packaging/go.mod ]]; then
+  (cd packaging && GOFLAGS=-mod=mod go mod download) || { echo "install-deps: go mod download (packaging) failed" >&2; exit 1; }
 fi

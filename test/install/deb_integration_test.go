@@ -33,7 +33,7 @@ import (
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
-// TestDebInstallAndServe builds the package with `make deb`, installs it
+// TestDebInstallAndServe builds the packages with `make packages`, installs the .deb
 // with dpkg in a fresh root made from the testbed's cached tarball, checks
 // what the package and its maintainer scripts made (the gpubridge system
 // user, /etc/gpubridge with the configuration readable by its group only,
@@ -93,6 +93,12 @@ func TestDebInstallAndServe(t *testing.T) {
 		{"usr/share/gpubridge/slurm/job_submit_burst.lua", 0o644, 0, 0},
 		{"usr/share/gpubridge/sql/setup.sql", 0o644, 0, 0},
 		{"usr/share/doc/gpubridge/docs/install.md", 0o644, 0, 0},
+		{"usr/share/doc/gpubridge/CHANGELOG.md", 0o644, 0, 0},
+		{"usr/share/gpubridge/grafana/gpubridge.json", 0o644, 0, 0},
+		{"usr/share/gpubridge/prometheus/alerts.yml", 0o644, 0, 0},
+		{"usr/share/gpubridge/openapi.yaml", 0o644, 0, 0},
+		{"usr/share/gpubridge/schema/defs.json", 0o644, 0, 0},
+		{"usr/share/gpubridge/gpubridge.yaml.example", 0o644, 0, 0},
 	} {
 		st, err := os.Stat(filepath.Join(root, c.path))
 		if err != nil {
@@ -108,6 +114,10 @@ func TestDebInstallAndServe(t *testing.T) {
 		{"contrib/gpubridge.yaml.example", "etc/gpubridge/gpubridge.yaml"},
 		{"contrib/job_submit.lua", "usr/share/gpubridge/slurm/job_submit.lua"},
 		{"contrib/sql/setup.sql", "usr/share/gpubridge/sql/setup.sql"},
+		{"contrib/grafana/gpubridge.json", "usr/share/gpubridge/grafana/gpubridge.json"},
+		{"contrib/prometheus/alerts.yml", "usr/share/gpubridge/prometheus/alerts.yml"},
+		{"bridge/api/openapi.yaml", "usr/share/gpubridge/openapi.yaml"},
+		{"CHANGELOG.md", "usr/share/doc/gpubridge/CHANGELOG.md"},
 	} {
 		if a, b := read(t, filepath.Join(repo, c[0])), read(t, filepath.Join(root, c[1])); a != b {
 			t.Errorf("/%s differs from %s", c[1], c[0])
@@ -293,27 +303,17 @@ func TestDebInstallAndServe(t *testing.T) {
 	}
 }
 
-// makeDeb runs `make deb` in the repository and returns the package's path.
+// makeDeb builds the packages (makePackages: `make packages`) and returns
+// the .deb's path.
 func makeDeb(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("make", "--no-print-directory", "deb")
-	cmd.Dir = repo
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("make deb: %v\n%s", err, out)
+	deb, _ := makePackages(t)
+	info, _ := exec.Command("dpkg-deb", "-f", deb, "Package", "Version", "Architecture", "Maintainer", "Depends").Output()
+	t.Logf("%s:\n%s", filepath.Base(deb), info)
+	if m := string(info); strings.Contains(m, "localhost") || !strings.Contains(m, "Maintainer: ") {
+		t.Errorf("the .deb's maintainer:\n%s", m)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	deb := lines[len(lines)-1]
-	if !strings.HasSuffix(deb, ".deb") {
-		t.Fatalf("make deb did not print the package's path:\n%s", out)
-	}
-	p, err := filepath.Abs(filepath.Join(repo, deb))
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := exec.Command("dpkg-deb", "-f", p, "Package", "Version", "Architecture", "Depends").Output()
-	t.Logf("%s:\n%s", deb, info)
-	return p
+	return deb
 }
 
 // freshRoot unpacks the newest cached testbed root into a directory of its
