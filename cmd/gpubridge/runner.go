@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,12 @@ type takes struct {
 	// views are a show command's tables (empty): with them format= and
 	// where COLUMN=VALUE are accepted (showArgs).
 	views []table.Table
+	// whereName is the key that names the one entity a modify command
+	// changes in sacctmgr's form (`modify tenant where name=acme set
+	// ...`: "name"); it is the name, and the name may also be given
+	// bare (`modify tenant acme set ...`). A where that names none or
+	// more than one is refused (exit 2).
+	whereName string
 }
 
 // arity is how many names (words without =) a command takes.
@@ -69,10 +76,16 @@ func (a *App) do(t takes, run func(ctx context.Context, p kv.Args) error) func(*
 func (a *App) parse(words []string, t takes) (kv.Args, error) {
 	var p kv.Args
 	var err error
+	if t.whereName != "" {
+		t.Keys = append(slices.Clone(t.Keys), t.whereName)
+	}
 	if t.views != nil {
 		p, err = a.showArgs(words, t.Spec, t.views...)
 	} else if p, err = kv.Parse(words, t.Spec); err != nil {
 		err = app.Input(err)
+	}
+	if err == nil && t.whereName != "" {
+		err = whereNames(&p, t.whereName)
 	}
 	if err != nil || t.names.fits(len(p.Names)) {
 		return p, err
@@ -85,6 +98,27 @@ func (a *App) parse(words []string, t takes) (kv.Args, error) {
 		got = p.Names[0]
 	}
 	return p, usagef(t.usage, got)
+}
+
+// whereNames makes the value of `where KEY=` (t.whereName) the names of
+// p: one name, given once.
+func whereNames(p *kv.Args, key string) error {
+	v, ok := p.Where[key]
+	if !ok {
+		return nil
+	}
+	delete(p.Where, key)
+	names := kv.List(v)
+	switch {
+	case len(p.Names) > 0:
+		return usagef("%q and where %s=%s: name it once (either form)", p.Names[0], key, v)
+	case len(names) == 0:
+		return usagef("where %s=: give the one to change, e.g. where %s=NAME", key, key)
+	case len(names) > 1:
+		return usagef("where %s=%s matches %d; modify changes one at a time", key, v, len(names))
+	}
+	p.Names = names
+	return nil
 }
 
 // doAs is do for a use case that is given the command's path (what: the
