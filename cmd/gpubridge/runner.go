@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
@@ -36,6 +37,10 @@ type takes struct {
 	// bare (`modify tenant acme set ...`). A where that names none or
 	// more than one is refused (exit 2).
 	whereName string
+	// formerTenants: tenant= may name a tenant the store no longer holds
+	// (show audit: a deleted tenant's history); other shows refuse one
+	// (knownTenants).
+	formerTenants bool
 }
 
 // arity is how many names (words without =) a command takes.
@@ -68,8 +73,42 @@ func (a *App) do(t takes, run func(ctx context.Context, p kv.Args) error) func(*
 		if err != nil {
 			return err
 		}
+		if t.views != nil && !t.formerTenants && slices.Contains(t.Keys, "tenant") {
+			if err := a.knownTenants(cmd.Context(), p.Where["tenant"], slices.Contains(t.Keys, "account")); err != nil {
+				return err
+			}
+		}
 		return run(cmd.Context(), p)
 	}
+}
+
+// knownTenants refuses a show command's tenant= naming no tenant of the
+// store as show tenants NAME does (exit 2, docs/cli.md "Unknown names"):
+// one rule for every show that filters by a tenant. A store that cannot be
+// read is left to the command (which says why). account (the command takes
+// account= too) adds that a former tenant's records are shown by account=.
+func (a *App) knownTenants(ctx context.Context, list string, account bool) error {
+	want := kv.List(list)
+	if len(want) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
+	names, err := a.TenantNames(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, n := range want {
+		if slices.Contains(names, n) {
+			continue
+		}
+		hint := "see `gpubridge show tenants`"
+		if account {
+			hint += "; a former tenant's records: account=" + n
+		}
+		return app.Input(fmt.Errorf("tenant %q: %w (%s)", n, tenant.ErrNotFound, hint))
+	}
+	return nil
 }
 
 // parse is do's parse step.

@@ -166,7 +166,7 @@ func showAuditCmd(a *App) *cobra.Command {
 entries in the database; format= picks the columns (` + strings.Join(app.AuditLog(nil).Table().Keys, ",") + `)
 and where COLUMN=VALUE filters the rows shown (where actor=alice).`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"kind", "name", "tenant", "limit"}}, views: views(app.AuditLog(nil).Table()),
-			names: noName, usage: "show audit takes only key=value filters"},
+			names: noName, usage: "show audit takes only key=value filters", formerTenants: true},
 			func(ctx context.Context, p kv.Args) error {
 				return shows(a, app.AuditLog.Table)(a.Audit(ctx, p.Where))
 			}),
