@@ -67,8 +67,15 @@ func (n arity) fits(got int) bool {
 
 // do is a command's RunE: it parses the arguments by t (a refusal exits
 // 2, before anything is opened) and runs run with the command's context.
+// It is not inlined: completeKeys knows its RunE by the closure's code.
+//
+//go:noinline
 func (a *App) do(t takes, run func(ctx context.Context, p kv.Args) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, words []string) error {
+		if a.probe != nil { // completion asks what the command takes
+			*a.probe = t
+			return nil
+		}
 		p, err := a.parse(words, t)
 		if err != nil {
 			return err
@@ -162,6 +169,8 @@ func whereNames(p *kv.Args, key string) error {
 
 // doAs is do for a use case that is given the command's path (what: the
 // writer lock's holder, app.WriterHolder).
+//
+//go:noinline
 func (a *App) doAs(t takes, run func(ctx context.Context, what string, p kv.Args) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, words []string) error {
 		return a.do(t, func(ctx context.Context, p kv.Args) error { return run(ctx, cmd.CommandPath(), p) })(cmd, words)
