@@ -139,6 +139,12 @@ func completeTakes(a *App, t takes, names cobra.CompletionFunc, cmd *cobra.Comma
 		switch {
 		case k == "tenant" && names != nil:
 			return names(cmd, args, toComplete)
+		case k == t.whereName && names != nil: // modify tenant where name=
+			got, dir := names(cmd, nil, v)
+			for i := range got {
+				got[i] = k + "=" + got[i]
+			}
+			return got, dir
 		case k == "format" && columns != nil:
 			done, last := "", v
 			if i := strings.LastIndex(v, ","); i >= 0 {

@@ -53,6 +53,9 @@ func TestSacctmgrHabits(t *testing.T) {
 		t.Errorf("modify where name=s27nosuch: exit %d, stderr %q; want 2", code, errs)
 	}
 
+	if comp := h.ok("__complete", "modify", "tenant", "where", "name=s27h"); !strings.HasPrefix(comp, "name="+name+"\n") {
+		t.Errorf("completion of where name=:\n%s", comp)
+	}
 	_, want, code := h.cli("", "show", "tenants", "s27nosuch")
 	if code != 2 {
 		t.Fatalf("show tenants s27nosuch: exit %d, want 2", code)
