@@ -71,6 +71,9 @@ func TestSacctmgrHabits(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 as show tenants s27nosuch (%q)", strings.Join(args, " "), code, errs, want)
 		}
 	}
+	if _, errs, code := h.cli("", "show", "bookings", "999999999"); code != 2 || !strings.Contains(errs, "booking 999999999: not found") {
+		t.Errorf("show bookings 999999999: exit %d, stderr %q; want 2", code, errs)
+	}
 	if _, errs, code := h.cli("", "show", "usage", "tenant="+name); code != 0 {
 		t.Errorf("show usage tenant=%s: exit %d, %s", name, code, errs)
 	}
