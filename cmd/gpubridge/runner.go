@@ -38,8 +38,8 @@ type takes struct {
 	// more than one is refused (exit 2).
 	whereName string
 	// formerTenants: tenant= may name a tenant the store no longer holds
-	// (show audit: a deleted tenant's history); other shows refuse one
-	// (knownTenants).
+	// (show audit: a deleted tenant's history; show usage: an account
+	// with ledger lines); other shows refuse one (knownTenants).
 	formerTenants bool
 }
 
@@ -81,7 +81,7 @@ func (a *App) do(t takes, run func(ctx context.Context, p kv.Args) error) func(*
 			return err
 		}
 		if t.views != nil && !t.formerTenants && slices.Contains(t.Keys, "tenant") {
-			if err := a.knownTenants(cmd.Context(), p.Where["tenant"], slices.Contains(t.Keys, "account")); err != nil {
+			if err := a.knownTenants(cmd.Context(), p.Where["tenant"], ""); err != nil {
 				return err
 			}
 		}
@@ -92,9 +92,9 @@ func (a *App) do(t takes, run func(ctx context.Context, p kv.Args) error) func(*
 // knownTenants refuses a show command's tenant= naming no tenant of the
 // store as show tenants NAME does (exit 2, docs/cli.md "Unknown names"):
 // one rule for every show that filters by a tenant. A store that cannot be
-// read is left to the command (which says why). account (the command takes
-// account= too) adds that a former tenant's records are shown by account=.
-func (a *App) knownTenants(ctx context.Context, list string, account bool) error {
+// read is left to the command (which says why). more is added to the
+// hint (show usage: where else it looked).
+func (a *App) knownTenants(ctx context.Context, list, more string) error {
 	want := kv.List(list)
 	if len(want) == 0 {
 		return nil
@@ -106,14 +106,9 @@ func (a *App) knownTenants(ctx context.Context, list string, account bool) error
 		return nil
 	}
 	for _, n := range want {
-		if slices.Contains(names, n) {
-			continue
+		if !slices.Contains(names, n) {
+			return app.Input(fmt.Errorf("tenant %q: %w (see `gpubridge show tenants`%s)", n, tenant.ErrNotFound, more))
 		}
-		hint := "see `gpubridge show tenants`"
-		if account {
-			hint += "; a former tenant's records: account=" + n
-		}
-		return app.Input(fmt.Errorf("tenant %q: %w (%s)", n, tenant.ErrNotFound, hint))
 	}
 	return nil
 }
