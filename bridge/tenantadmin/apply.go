@@ -114,6 +114,26 @@ func (s *Service) Plan(ctx context.Context) (*reconcile.Plan, error) {
 	return p, nil
 }
 
+// PlanFile is Plan after taking a tenants file into the store as apply
+// -f would (req.File): the file's store changes and the plan, with nothing
+// written and no writer lock taken (plan -f, a GitOps preview). A file
+// with problems is refused whole (ErrInput).
+func (s *Service) PlanFile(ctx context.Context, file []byte) (Preview, error) {
+	f, err := s.readFile(ctx, file)
+	if err != nil {
+		return Preview{}, err
+	}
+	st, err := s.Backends.Store(ctx)
+	if err != nil {
+		return Preview{}, err
+	}
+	cl, err := s.Backends.Cluster(ctx)
+	if err != nil {
+		return Preview{}, err
+	}
+	return s.preview(ctx, st, s.reconciler(st, cl, false), f)
+}
+
 // preview reads the store (merging a file into it) and plans.
 func (s *Service) preview(ctx context.Context, st Store, r *reconcile.Reconciler, f *fileInput) (Preview, error) {
 	stored, err := st.ListStored(ctx)

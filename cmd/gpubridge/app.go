@@ -24,6 +24,9 @@ type App struct {
 
 	output    table.Options
 	immediate bool
+	// probe, when set, makes a command built by do store what it takes
+	// there instead of running (completion of keys, completeKeys).
+	probe *takes
 }
 
 // Print writes a table in the form the global flags ask for, with the

@@ -10,20 +10,32 @@ import (
 
 func planCmd(a *App) *cobra.Command {
 	var detailed bool
+	var file string
 	cmd := &cobra.Command{
-		Use:   "plan",
+		Use:   "plan [-f tenants.yaml]",
 		Short: "Show what apply would change in Slurm, field by field",
-		Long: `plan reads the live cluster (accounts, associations and QOS: three requests)
+		Long: `plan reads the live cluster (accounts, associations and QOS) and the store
 and prints one line per change:
   + account acme ...                                  created
   ~ qos acme  GrpTRES gres/gpu:h100=2 -> gres/gpu:h100=3   one field, old -> new
   - user carol (acme)                                 deleted
   ! account old  waiting for 1 running ... job(s)     a removal deferred until jobs end
 It changes nothing. Exit status 0; with --detailed-exitcode, 2 when there are
-changes (like terraform plan).`,
+changes (like terraform plan).
+
+With -f FILE (- for stdin) it plans the tenants of a YAML file as
+` + "`apply -f FILE`" + ` would take them (lines ending "(store)" are the file's
+changes to gpubridge's store), writes nothing and asks nothing: a GitOps
+preview. A file that cannot be read or has an invalid tenant exits 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := a.Plan(cmd.Context(), cmd.CommandPath())
+			var out app.PlanReport
+			var err error
+			if file != "" {
+				out, err = a.PlanFile(cmd.Context(), cmd.CommandPath(), file, a.in)
+			} else {
+				out, err = a.Plan(cmd.Context(), cmd.CommandPath())
+			}
 			if err := says(a, app.PlanReport.Text)(out, err); err != nil {
 				return err
 			}
@@ -34,6 +46,7 @@ changes (like terraform plan).`,
 		},
 	}
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when there are changes, 0 when there are none")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML file of tenants to plan as apply -f would take it (nothing is written)")
 	return cmd
 }
 

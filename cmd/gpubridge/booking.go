@@ -80,7 +80,7 @@ Example:
 
 func modifyBookingCmd(a *App, local *bool) *cobra.Command {
 	return localFlag(&cobra.Command{
-		Use:   "booking ID set end=TIME|duration=D|start=TIME|gpus=TYPE:N|purpose=...|pernode=TYPE:N",
+		Use:   "booking ID|where id=ID set end=TIME|duration=D|start=TIME|gpus=TYPE:N|purpose=...|pernode=TYPE:N",
 		Short: "Change a booking's window, count or purpose (growing or moving it is admitted like a new booking)",
 		Long: `Change a booking. A change that takes more (a larger count, an earlier start,
 a later end) is admitted atomically like a new booking; one that takes less
@@ -97,9 +97,10 @@ booking has ended; a figure already recorded is never rewritten.
 
 Examples:
   gpubridge modify booking 12 set end=2026-12-30T00:00Z
+  gpubridge modify booking where id=12 set end=2026-12-30T00:00Z
   gpubridge modify booking 7 set pernode=h100:8`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: append(slices.Clone(reserve.ModifyKeys), reserve.PerNodeKey)}, names: oneName, usage: "usage: gpubridge modify booking ID set key=value ..."},
+		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: append(slices.Clone(reserve.ModifyKeys), reserve.PerNodeKey)}, names: oneName, usage: "usage: gpubridge modify booking ID set key=value ... (or where id=ID set key=value ...)", whereName: "id"},
 			func(ctx context.Context, p kv.Args) error {
 				return says(a, app.ModifiedBooking.Text)(a.ModifyBooking(ctx, app.Actor(), p.Names[0], p.Set, *local, a.confirmer()))
 			}),

@@ -59,6 +59,20 @@ func TestGrammar(t *testing.T) {
 		"period and start": {args: []string{"show", "usage", "period=2026-10", "start=2026-09"}, code: 2, err: []string{"give period= or start=/end=, not both"}},
 		"modify without set": {args: []string{"modify", "tenant", "acme", "gpus=h100:4"}, code: 2, err: []string{
 			"the changes go after `set`: acme set gpus=h100:4", "\n  run: gpubridge modify tenant acme set gpus=h100:4\n"}},
+		"where without set": {args: []string{"modify", "tenant", "where", "name=acme", "gpus=h100:4"}, code: 2, err: []string{
+			"\n  run: gpubridge modify tenant where name=acme set gpus=h100:4\n"}},
+		"where matches many": {args: []string{"modify", "tenant", "where", "name=acme,beta", "set", "gpus=h100:4"}, code: 2, err: []string{
+			"where name=acme,beta matches 2; modify changes one at a time"}},
+		"where matches none": {args: []string{"modify", "tenant", "where", "name=", "set", "gpus=h100:4"}, code: 2, err: []string{
+			"where name=: give the one to change"}},
+		"where and a name": {args: []string{"modify", "tenant", "acme", "where", "name=acme", "set", "gpus=h100:4"}, code: 2, err: []string{
+			`"acme" and where name=acme: name it once`}},
+		"booking where many": {args: []string{"modify", "booking", "where", "id=1,2", "set", "purpose=x"}, code: 2, err: []string{
+			"where id=1,2 matches 2"}},
+		"where wrong key": {args: []string{"modify", "tenant", "where", "tenant=acme", "set", "gpus=h100:4"}, code: 2, err: []string{
+			`unknown option "tenant"; known options: name`}},
+		"plan -f missing file": {args: []string{"plan", "-f", "/nonexistent/t.yaml"}, code: 2, err: []string{"tenants file: open /nonexistent/t.yaml"}},
+		"plan -f two files":    {args: []string{"plan", "-f", "a.yaml", "b.yaml"}, code: 2, err: []string{"unknown command"}},
 		"format on a non-show": {args: []string{"close", "period=2026-10", "format=x"}, code: 2, err: []string{`unknown option "format"`}},
 		"two files":            {args: []string{"load", "ratecard", "-f", "a.yaml", "file=b.yaml"}, code: 2, err: []string{"-f a.yaml and file=b.yaml name two files; give one"}},
 		"no file":              {args: []string{"load", "ratecard"}, code: 2, err: []string{"load ratecard needs -f FILE"}},

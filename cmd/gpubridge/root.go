@@ -61,6 +61,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	registerMan(a, root)
 	registerDump(a, root)
 	registerTokens(a, show, add, del)
+	completeKeys(a, root)
 	return root
 }
 

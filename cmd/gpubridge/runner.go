@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/internal/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
@@ -29,6 +31,16 @@ type takes struct {
 	// views are a show command's tables (empty): with them format= and
 	// where COLUMN=VALUE are accepted (showArgs).
 	views []table.Table
+	// whereName is the key that names the one entity a modify command
+	// changes in sacctmgr's form (`modify tenant where name=acme set
+	// ...`: "name"); it is the name, and the name may also be given
+	// bare (`modify tenant acme set ...`). A where that names none or
+	// more than one is refused (exit 2).
+	whereName string
+	// formerTenants: tenant= may name a tenant the store no longer holds
+	// (show audit: a deleted tenant's history; show usage: an account
+	// with ledger lines); other shows refuse one (knownTenants).
+	formerTenants bool
 }
 
 // arity is how many names (words without =) a command takes.
@@ -55,24 +67,66 @@ func (n arity) fits(got int) bool {
 
 // do is a command's RunE: it parses the arguments by t (a refusal exits
 // 2, before anything is opened) and runs run with the command's context.
+// It is not inlined: completeKeys knows its RunE by the closure's code.
+//
+//go:noinline
 func (a *App) do(t takes, run func(ctx context.Context, p kv.Args) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, words []string) error {
+		if a.probe != nil { // completion asks what the command takes
+			*a.probe = t
+			return nil
+		}
 		p, err := a.parse(words, t)
 		if err != nil {
 			return err
 		}
+		if t.views != nil && !t.formerTenants && slices.Contains(t.Keys, "tenant") {
+			if err := a.knownTenants(cmd.Context(), p.Where["tenant"], ""); err != nil {
+				return err
+			}
+		}
 		return run(cmd.Context(), p)
 	}
+}
+
+// knownTenants refuses a show command's tenant= naming no tenant of the
+// store as show tenants NAME does (exit 2, docs/cli.md "Unknown names"):
+// one rule for every show that filters by a tenant. A store that cannot be
+// read is left to the command (which says why). more is added to the
+// hint (show usage: where else it looked).
+func (a *App) knownTenants(ctx context.Context, list, more string) error {
+	want := kv.List(list)
+	if len(want) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
+	names, err := a.TenantNames(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, n := range want {
+		if !slices.Contains(names, n) {
+			return app.Input(fmt.Errorf("tenant %q: %w (see `gpubridge show tenants`%s)", n, tenant.ErrNotFound, more))
+		}
+	}
+	return nil
 }
 
 // parse is do's parse step.
 func (a *App) parse(words []string, t takes) (kv.Args, error) {
 	var p kv.Args
 	var err error
+	if t.whereName != "" {
+		t.Keys = append(slices.Clone(t.Keys), t.whereName)
+	}
 	if t.views != nil {
 		p, err = a.showArgs(words, t.Spec, t.views...)
 	} else if p, err = kv.Parse(words, t.Spec); err != nil {
 		err = app.Input(err)
+	}
+	if err == nil && t.whereName != "" {
+		err = whereNames(&p, t.whereName)
 	}
 	if err != nil || t.names.fits(len(p.Names)) {
 		return p, err
@@ -87,8 +141,31 @@ func (a *App) parse(words []string, t takes) (kv.Args, error) {
 	return p, usagef(t.usage, got)
 }
 
+// whereNames makes the value of `where KEY=` (t.whereName) the names of
+// p: one name, given once.
+func whereNames(p *kv.Args, key string) error {
+	v, ok := p.Where[key]
+	if !ok {
+		return nil
+	}
+	delete(p.Where, key)
+	names := kv.List(v)
+	switch {
+	case len(p.Names) > 0:
+		return usagef("%q and where %s=%s: name it once (either form)", p.Names[0], key, v)
+	case len(names) == 0:
+		return usagef("where %s=: give the one to change, e.g. where %s=NAME", key, key)
+	case len(names) > 1:
+		return usagef("where %s=%s matches %d; modify changes one at a time", key, v, len(names))
+	}
+	p.Names = names
+	return nil
+}
+
 // doAs is do for a use case that is given the command's path (what: the
 // writer lock's holder, app.WriterHolder).
+//
+//go:noinline
 func (a *App) doAs(t takes, run func(ctx context.Context, what string, p kv.Args) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, words []string) error {
 		return a.do(t, func(ctx context.Context, p kv.Args) error { return run(ctx, cmd.CommandPath(), p) })(cmd, words)

@@ -57,7 +57,7 @@ Example:
 
 func modifyTenantCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:               "tenant NAME set key=value ...",
+		Use:               "tenant NAME|where name=NAME set key=value ...",
 		ValidArgsFunction: completeTenants(a, true),
 		Short:             "Change a tenant (gpus= merges by type; type:none drops one)",
 		Long: `Change a tenant in gpubridge's store; ` + "`gpubridge apply`" + ` makes the change in Slurm.
@@ -71,10 +71,13 @@ jobs: Slurm's GrpTRES only holds back new starts.
 
 ` + tenantArgsHelp + `
 
-Example:
-  gpubridge modify tenant acme set gpus=h100:24`,
+The tenant is named bare or, as in sacctmgr, after where (where name=acme).
+
+Examples:
+  gpubridge modify tenant acme set gpus=h100:24
+  gpubridge modify tenant where name=acme set gpus=h100:24`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: tenant.ArgKeys}, names: oneName, usage: app.ModifyTenantUsage},
+		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: tenant.ArgKeys}, names: oneName, usage: app.ModifyTenantUsage, whereName: "name"},
 			func(ctx context.Context, what string, p kv.Args) error {
 				return tells(a, app.TenantModified.Text)(a.ModifyTenant(ctx, what, p.Names[0], p.Set, a.confirmer()))
 			}),
@@ -164,7 +167,7 @@ func showAuditCmd(a *App) *cobra.Command {
 entries in the database; format= picks the columns (` + strings.Join(app.AuditLog(nil).Table().Keys, ",") + `)
 and where COLUMN=VALUE filters the rows shown (where actor=alice).`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"kind", "name", "tenant", "limit"}}, views: views(app.AuditLog(nil).Table()),
-			names: noName, usage: "show audit takes only key=value filters"},
+			names: noName, usage: "show audit takes only key=value filters", formerTenants: true},
 			func(ctx context.Context, p kv.Args) error {
 				return shows(a, app.AuditLog.Table)(a.Audit(ctx, p.Where))
 			}),

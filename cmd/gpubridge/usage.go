@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,9 @@ GPU type and tier: GPU-seconds, GPU-hours, rate and amount. For the current
 last ingest (run "gpubridge ingest" first for the latest figures).
 Adjustments are use of an earlier, already closed period that arrived late.
 A GPU type without a rate shows no amount; "gpubridge close" refuses such a
-period. An account that is no tenant's is shown as "(no tenant)".
+period. An account that is no tenant's is shown as "(no tenant)". tenant=
+names a tenant or an account with ledger lines (a former tenant's); one that
+is neither exits 2, as "show tenants NAME" does.
 
 Bookings: a booking's charge is a row of kind "booking" (tier booked, its
 GPUs x its window at the booked rate); jobs that ran inside the booking's
@@ -34,9 +37,15 @@ start= and end= (months, or the first day of one: 2026-09, 2026-09-01) show
 the periods from start up to, not including, end (default: through this
 month), each with its totals, like sreport's start= and end=.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "account", "period", "start", "end"}}, views: views(export.UsageTable(nil, false)),
-			names: noName, usage: "unexpected %q: use tenant=NAME"},
+			names: noName, usage: "unexpected %q: use tenant=NAME", formerTenants: true},
 			func(ctx context.Context, p kv.Args) error {
-				return prints(a, app.UsagePrintout)(a.Usage(ctx, p.Where))
+				sums, err := a.Usage(ctx, p.Where)
+				if err == nil && !slices.ContainsFunc(sums, func(s export.Summary) bool { return len(s.Rows) > 0 }) {
+					// tenant= naming neither a tenant nor an account with
+					// ledger lines in the periods exits 2 (show tenants NAME).
+					err = a.knownTenants(ctx, p.Where["tenant"], "; no ledger lines of such an account in the period either")
+				}
+				return prints(a, app.UsagePrintout)(sums, err)
 			}),
 	}
 }

@@ -297,6 +297,15 @@ func (e *Env) ListBookings(ctx context.Context, ids []string, where map[string]s
 	if len(ns) > 0 {
 		bs = slices.DeleteFunc(bs, func(b reserve.Booking) bool { return !slices.Contains(ns, b.ID) })
 	}
+	if len(where) == 0 {
+		// An id that names no booking exits 2, as show tenants NAME does
+		// (with filters, an id they leave out is no error).
+		for _, n := range ns {
+			if !slices.ContainsFunc(bs, func(b reserve.Booking) bool { return b.ID == n }) {
+				return BookingList{}, bookingErr(fmt.Errorf("booking %d: %w", n, reserve.ErrNotFound))
+			}
+		}
+	}
 	return BookingList{Bookings: bs, Times: z}, nil
 }
 

@@ -24,7 +24,7 @@ import (
 
 // ModifyTenantUsage is modify tenant's refusal of anything but one name
 // and its changes after `set`.
-const ModifyTenantUsage = "usage: gpubridge modify tenant NAME set key=value ..."
+const ModifyTenantUsage = "usage: gpubridge modify tenant NAME set key=value ... (or where name=NAME set key=value ...)"
 
 // UserUsage is add/delete user's refusal of anything but one user name
 // and tenant=NAME.

@@ -226,14 +226,14 @@ type PlanReport struct {
 // summary line.
 func (r PlanReport) Text() string {
 	var b strings.Builder
-	tenantview.Plan(&b, r.Plan, nil)
+	tenantview.Plan(&b, r.Plan, r.StoreChanges)
 	return b.String()
 }
 
-// Pending is how many changes the plan would make (in Slurm, and
-// tenants dropped from the store): plan --detailed-exitcode exits 2 when
+// Pending is how many changes the plan would make (in Slurm, tenants
+// dropped from the store, and a file's store changes): plan --detailed-exitcode exits 2 when
 // there are any.
-func (r PlanReport) Pending() int { return len(r.Changes) + len(r.Removed) }
+func (r PlanReport) Pending() int { return len(r.Changes) + len(r.Removed) + len(r.StoreChanges) }
 
 // Plan computes the plan for the command what, counting the slurmrestd
 // requests it makes.
@@ -251,6 +251,29 @@ func (e *Env) Plan(ctx context.Context, what string) (PlanReport, error) {
 		return PlanReport{}, err
 	}
 	return PlanReport{Plan: p, Reads: n.reads, Writes: n.writes, Sacctmgr: n.sacctmgr}, nil
+}
+
+// PlanFile is Plan with a tenants file (path, "-": in) taken into the
+// store first, as apply -f would: nothing is written. A file that cannot
+// be read or has problems is ErrInput (exit 2).
+func (e *Env) PlanFile(ctx context.Context, what, path string, in io.Reader) (PlanReport, error) {
+	b, err := ReadTenantsFile(in, path)
+	if err != nil {
+		return PlanReport{}, err
+	}
+	svc, err := e.Tenants(what, "")
+	if err != nil {
+		return PlanReport{}, err
+	}
+	var pv tenantadmin.Preview
+	n, err := e.countRequests(ctx, func() (err error) {
+		pv, err = svc.PlanFile(ctx, b)
+		return err
+	})
+	if err != nil {
+		return PlanReport{}, tenantErr(err)
+	}
+	return PlanReport{Plan: pv.Plan, StoreChanges: pv.StoreChanges, Reads: n.reads, Writes: n.writes, Sacctmgr: n.sacctmgr}, nil
 }
 
 // ApplyOptions are apply's flags and streams.

@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -119,7 +120,11 @@ func Parse(args []string, spec Spec) (Args, error) {
 				if a.Format = List(strings.ToLower(v)); len(a.Format) == 0 {
 					return a, fmt.Errorf("format=: name the columns, e.g. format=%s", strings.Join(spec.Columns[:min(2, len(spec.Columns))], ","))
 				}
-				for _, c := range a.Format {
+				for _, item := range a.Format {
+					c, _, err := FormatItem(item)
+					if err != nil {
+						return a, err
+					}
 					if column(c, spec.Columns) == "" {
 						return a, fmt.Errorf("format=%s: no such column%s; columns: %s", c, DidYouMean(c, spec.Columns), strings.Join(spec.Columns, ","))
 					}
@@ -149,6 +154,21 @@ func Parse(args []string, spec Spec) (Args, error) {
 		return a, fmt.Errorf("`set` needs at least one key=value")
 	}
 	return a, nil
+}
+
+// FormatItem splits one item of format= into its column and width, as
+// sacctmgr's format=name%20 (right-justified in 20 characters) and
+// name%-20 (left-justified): 0 when no width is given.
+func FormatItem(item string) (col string, width int, err error) {
+	col, w, ok := strings.Cut(item, "%")
+	if !ok {
+		return item, 0, nil
+	}
+	width, err = strconv.Atoi(w)
+	if err != nil || width == 0 {
+		return col, 0, fmt.Errorf("format=%s: after %% give the column's width, e.g. %s%%20 (right-justified) or %s%%-20 (left-justified)", item, col, col)
+	}
+	return col, width, nil
 }
 
 // List splits a comma-separated value, dropping empty items and spaces.

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,10 +82,16 @@ func TestParseColumns(t *testing.T) {
 		"gpusecond=1":          `unknown option or column "gpusecond" (did you mean gpuSeconds?)`,
 		"format=":              "format=: name the columns, e.g. format=period,status",
 		"format=tenant,gputyp": "format=gputyp: no such column (did you mean gpuType?); columns: period,status,tenant,gpuType,gpuSeconds",
+		"format=tenant%x":      "format=tenant%x: after % give the column's width, e.g. tenant%20 (right-justified) or tenant%-20 (left-justified)",
+		"format=tenant%0":      "format=tenant%0: after % give the column's width",
+		"format=tenan%20":      "format=tenan: no such column (did you mean tenant?)",
 	} {
 		if _, err := Parse([]string{in}, spec); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%s: error %v, want %q", in, err, wantErr)
 		}
+	}
+	if got, err := Parse([]string{"format=Tenant%20,gpuType%-8"}, spec); err != nil || !slices.Equal(got.Format, []string{"tenant%20", "gputype%-8"}) {
+		t.Errorf("format= with widths: %v, %v", got.Format, err)
 	}
 	if _, err := Parse([]string{"format=a"}, Spec{Keys: []string{"tenant"}}); err == nil {
 		t.Error("format= without Columns: want an error")

@@ -20,7 +20,10 @@ type Options struct {
 	NoHeader bool // -n/--noheader
 	JSON     bool // --json
 	// Format picks the columns and their order (format=a,b): column keys
-	// or headers, without case.
+	// or headers, without case, each with an optional width as sacctmgr's
+	// (name%20: right-justified in 20 characters, name%-20: left; a longer
+	// value is cut to the width with a '+' last), which only the aligned
+	// text form uses.
 	Format []string
 	// Where keeps the rows whose column (key or header, without case) holds
 	// one of the comma-separated values (`where gputype=h100,1g.10gb`).
@@ -85,7 +88,7 @@ func Write(w io.Writer, o Options, t Table) error {
 			return fmt.Errorf("table: row %d has %d fields, header has %d", i, len(r), len(t.Header))
 		}
 	}
-	cols, rows, err := t.selection(o)
+	cols, widths, rows, err := t.selection(o)
 	if err != nil {
 		return err
 	}
@@ -113,22 +116,54 @@ func Write(w io.Writer, o Options, t Table) error {
 	default:
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		if !o.NoHeader {
-			fmt.Fprintln(tw, strings.Join(header, "\t"))
+			fmt.Fprintln(tw, strings.Join(fit(header, widths), "\t"))
 			dashes := make([]string, len(cols))
 			for i, c := range cols {
 				width := len(t.Header[c])
 				for _, r := range rows {
 					width = max(width, len(t.Rows[r][c]))
 				}
+				if widths[i] != 0 {
+					width = abs(widths[i])
+				}
 				dashes[i] = strings.Repeat("-", width)
 			}
 			fmt.Fprintln(tw, strings.Join(dashes, "\t"))
 		}
 		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(pick(t.Rows[r], cols), "\t"))
+			fmt.Fprintln(tw, strings.Join(fit(pick(t.Rows[r], cols), widths), "\t"))
 		}
 		return tw.Flush()
 	}
+}
+
+// fit gives each cell with a width (format=name%20) that width, as
+// sacctmgr does: right-justified (a width below 0: left-justified), a
+// longer value cut to the width with a '+' last.
+func fit(cells []string, widths []int) []string {
+	for i, w := range widths {
+		if w == 0 {
+			continue
+		}
+		n, c := abs(w), cells[i]
+		if len(c) > n {
+			c = c[:n-1] + "+"
+		}
+		if w > 0 {
+			c = strings.Repeat(" ", n-len(c)) + c
+		} else {
+			c += strings.Repeat(" ", n-len(c))
+		}
+		cells[i] = c
+	}
+	return cells
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func pick(r []string, cols []int) []string {
@@ -184,19 +219,25 @@ func Columns(tables ...Table) []string {
 	return names
 }
 
-// selection is the columns (format=) and the rows (where) o keeps.
-func (t Table) selection(o Options) (cols, rows []int, err error) {
+// selection is the columns (format=) with their widths (0: none) and the
+// rows (where) o keeps.
+func (t Table) selection(o Options) (cols, widths, rows []int, err error) {
 	if len(o.Format) == 0 {
 		for i := range t.Header {
 			cols = append(cols, i)
 		}
+		widths = make([]int, len(cols))
 	}
-	for _, f := range o.Format {
+	for _, item := range o.Format {
+		f, width, err := kv.FormatItem(item)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		c := t.column(f)
 		if c < 0 {
-			return nil, nil, &ColumnError{What: "format", Name: f, Columns: t.columnNames()}
+			return nil, nil, nil, &ColumnError{What: "format", Name: f, Columns: t.columnNames()}
 		}
-		cols = append(cols, c)
+		cols, widths = append(cols, c), append(widths, width)
 	}
 	type cond struct {
 		col    int
@@ -206,7 +247,7 @@ func (t Table) selection(o Options) (cols, rows []int, err error) {
 	for _, k := range slicesSorted(o.Where) {
 		c := t.column(k)
 		if c < 0 {
-			return nil, nil, &ColumnError{What: "filter", Name: k, Columns: t.columnNames(), Options: o.Options}
+			return nil, nil, nil, &ColumnError{What: "filter", Name: k, Columns: t.columnNames(), Options: o.Options}
 		}
 		conds = append(conds, cond{c, kv.List(o.Where[k])})
 	}
@@ -219,7 +260,7 @@ rowLoop:
 		}
 		rows = append(rows, i)
 	}
-	return cols, rows, nil
+	return cols, widths, rows, nil
 }
 
 // matches: the cell equals one of the values, or is a comma-separated list

@@ -150,3 +150,34 @@ func TestRawFilteredAndProjected(t *testing.T) {
 		t.Errorf("(-want +got)\n%s", d)
 	}
 }
+
+// TestWidths: format=COL%N as sacctmgr's print_fields: %N right-justified,
+// %-N left-justified, a longer value (and header) cut to N with '+' last;
+// the parsable forms and JSON ignore widths.
+func TestWidths(t *testing.T) {
+	tb := Table{Header: []string{"Name", "GPUs"}, Rows: [][]string{{"gpu-a", "h100:4"}, {"a-very-long-node", "2"}}}
+	cases := map[string]struct {
+		o    Options
+		want string
+	}{
+		"right":            {Options{Format: []string{"name%8", "gpus%6"}}, "    Name    GPUs\n--------  ------\n   gpu-a  h100:4\na-very-+       2\n"},
+		"left":             {Options{Format: []string{"name%-8", "gpus%-3"}}, "Name      GP+\n--------  ---\ngpu-a     h1+\na-very-+  2  \n"},
+		"mixed":            {Options{Format: []string{"gpus", "name%-6"}}, "GPUs    Name  \n------  ------\nh100:4  gpu-a \n2       a-ver+\n"},
+		"parsable ignores": {Options{Parsable: true, Format: []string{"name%3"}}, "Name\ngpu-a\na-very-long-node\n"},
+		"json ignores":     {Options{JSON: true, Format: []string{"name%3"}}, "[\n  {\n    \"name\": \"gpu-a\"\n  },\n  {\n    \"name\": \"a-very-long-node\"\n  }\n]\n"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Write(&b, tc.o, tb); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, b.String()); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+	if err := Write(&bytes.Buffer{}, Options{Format: []string{"name%x"}}, tb); err == nil || !strings.Contains(err.Error(), "name%20 (right-justified)") {
+		t.Errorf("format=name%%x: %v", err)
+	}
+}
