@@ -80,7 +80,10 @@ func (a *App) do(t takes, run func(ctx context.Context, p kv.Args) error) func(*
 		if err != nil {
 			return err
 		}
-		if t.views != nil && !t.formerTenants && slices.Contains(t.Keys, "tenant") {
+		// A command told to read its tenants from a file (--tenants) knows
+		// them from there, not from the store.
+		fromFile := cmd.Flags().Lookup("tenants") != nil && cmd.Flags().Changed("tenants")
+		if t.views != nil && !t.formerTenants && !fromFile && slices.Contains(t.Keys, "tenant") {
 			if err := a.knownTenants(cmd.Context(), p.Where["tenant"], ""); err != nil {
 				return err
 			}

@@ -156,9 +156,11 @@ func TestChargebackCLI(t *testing.T) {
 	}
 	before := csvExport()
 	for _, want := range []string{
-		"2025-03,closed,testbed,(no tenant),m4syn-cli,1g.10gb,reserved,usage,2025-03,7200,2.000000,0.30,h100 x 1/7,EUR,0.60,1",
-		"2025-03,closed,testbed,(no tenant),m4syn-cli,gpu,reserved,usage,2025-03,14400,4.000000,1.00,gpu,EUR,4.00,1",
-		"2025-03,closed,testbed,(no tenant),m4syn-cli,h100,reserved,usage,2025-03,3600,1.000000,2.10,h100,EUR,2.10,1",
+		"line,2025-03,closed,testbed,(no tenant),false,,,,m4syn-cli,1g.10gb,reserved,usage,2025-03,7200,2.000000,0,0.000000,0.30,h100 x 1/7,EUR,0.60,1,",
+		"line,2025-03,closed,testbed,(no tenant),false,,,,m4syn-cli,gpu,reserved,usage,2025-03,14400,4.000000,0,0.000000,1.00,gpu,EUR,4.00,1,",
+		"line,2025-03,closed,testbed,(no tenant),false,,,,m4syn-cli,h100,reserved,usage,2025-03,3600,1.000000,0,0.000000,2.10,h100,EUR,2.10,1,",
+		"subtotal,2025-03,closed,testbed,(no tenant),false,,,,m4syn-cli,,,,,25200,7.000000,0,0.000000,,,EUR,6.70,3,",
+		"total,2025-03,closed,testbed,,,,,,,,,,,25200,7.000000,0,0.000000,,,EUR,6.70,3,",
 	} {
 		if !strings.Contains(before, want) {
 			t.Errorf("export lacks %q:\n%s", want, before)
