@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpubridge/gpubridge/internal/money"
 	"io"
 	"strconv"
 	"time"
@@ -351,7 +352,12 @@ type jsonTenant struct {
 	Tenant    string `json:"tenant"`
 	HasTenant bool   `json:"hasTenant"`
 	jsonProfile
-	Account          string `json:"account"`
+	Account string `json:"account"`
+	jsonFigures
+}
+
+// jsonFigures are the sums of a tenant's lines and of the whole export.
+type jsonFigures struct {
 	GPUSeconds       int64  `json:"gpuSeconds"`
 	GPUHours         string `json:"gpuHours"`
 	BookedGPUSeconds int64  `json:"bookedGpuSeconds"`
@@ -359,6 +365,10 @@ type jsonTenant struct {
 	Amount           string `json:"amount"`
 	AmountMinor      int64  `json:"amountMinor"`
 	Lines            int    `json:"lines"`
+}
+
+func figuresJSON(gpuSeconds, bookedSeconds int64, amount money.Amount, lines int) jsonFigures {
+	return jsonFigures{gpuSeconds, GPUHours(gpuSeconds), bookedSeconds, GPUHours(bookedSeconds), amount.String(), amount.Units(), lines}
 }
 
 type jsonLine struct {
@@ -414,21 +424,13 @@ func writeJSON(ctx context.Context, w io.Writer, s Summary, lines Lines, withDet
 	}
 	var tenants []jsonTenant
 	for _, t := range s.Tenants() {
-		tenants = append(tenants, jsonTenant{t.Tenant, t.HasTenant, profileJSON(t.Profile), t.Account, t.GPUSeconds, GPUHours(t.GPUSeconds),
-			t.BookedGPUSeconds, GPUHours(t.BookedGPUSeconds), t.Amount.String(), t.Amount.Units(), t.Lines})
+		tenants = append(tenants, jsonTenant{t.Tenant, t.HasTenant, profileJSON(t.Profile), t.Account,
+			figuresJSON(t.GPUSeconds, t.BookedGPUSeconds, t.Amount, t.Lines)})
 	}
 	for _, part := range []struct {
 		key string
 		v   any
-	}{{"summary", rows}, {"tenants", tenants}, {"total", struct {
-		GPUSeconds       int64  `json:"gpuSeconds"`
-		GPUHours         string `json:"gpuHours"`
-		BookedGPUSeconds int64  `json:"bookedGpuSeconds"`
-		BookedGPUHours   string `json:"bookedGpuHours"`
-		Amount           string `json:"amount"`
-		AmountMinor      int64  `json:"amountMinor"`
-		Lines            int    `json:"lines"`
-	}{s.GPUSeconds, GPUHours(s.GPUSeconds), s.BookedGPUSeconds, GPUHours(s.BookedGPUSeconds), s.Amount.String(), s.Amount.Units(), s.Lines}}} {
+	}{{"summary", rows}, {"tenants", tenants}, {"total", figuresJSON(s.GPUSeconds, s.BookedGPUSeconds, s.Amount, s.Lines)}} {
 		b, err := json.Marshal(part.v)
 		if err != nil {
 			return err
