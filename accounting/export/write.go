@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gpubridge/gpubridge/internal/money"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/internal/atomicfile"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Format is an export format.
