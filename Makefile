@@ -43,7 +43,7 @@ RACE_IT := TestServe|TestTenantWritersRace|TestBookingDaemon|TestAPI|TestHealthD
 test-race: deps $(TMPDIR) ## The race detector: unit tests, then the daemon's in-process integration tests on a freshly restarted testbed
 	go test -race -count=1 $(GO_PKGS)
 	test/testbed/use.sh --fresh bash -o pipefail -c '{ go test -race -count=1 -tags integration -p 1 -timeout 40m -v -run "$(RACE_IT)" ./cmd/gpubridge/ && \
-	  go test -race -count=1 -tags integration -p 1 -timeout 20m -v ./internal/daemon/ ./bridge/api/ ./internal/app/; } 2>&1 | test/gotest-summary.sh --no-skip'
+	  go test -race -count=1 -tags integration -p 1 -timeout 20m -v ./cmd/gpubridge/daemon/ ./cmd/gpubridge/api/ ./cmd/gpubridge/app/; } 2>&1 | test/gotest-summary.sh --no-skip'
 
 lint: $(TMPDIR) check-deps ## gofmt, go mod tidy, go vet, staticcheck, dependency direction
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -15,7 +15,6 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger/ledgertest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
-	"github.com/gpubridge/gpubridge/internal/config"
 )
 
 const cluster = "c"
@@ -26,23 +25,7 @@ var nov = ledgertest.P("2026-11")
 // H100) and one still running (accrued), the example card, and labels.
 func books(t *testing.T) (Books, *ledger.Memory, *ratecard.Memory) {
 	t.Helper()
-	ctx := context.Background()
-	l := ledger.NewMemory()
-	asOf := ledgertest.TS("2026-11-20 00:00:00")
-	done := meter.Run{Key: meter.RunKey{Cluster: cluster, JobID: 1, Submit: 1}, Account: "acme", Partition: "pool",
-		Start: ledgertest.TS("2026-11-10 00:00:00"), End: ledgertest.TS("2026-11-10 01:00:00"), GPUs: []meter.Alloc{{Type: "h100", Count: 1}}}
-	running := meter.Run{Key: meter.RunKey{Cluster: cluster, JobID: 2, Submit: 1}, Account: "ACME", Partition: "pool",
-		Start: ledgertest.TS("2026-11-19 23:00:00"), GPUs: []meter.Alloc{{Type: "h100", Count: 1}}}
-	if _, err := l.ApplyBatch(ctx, cluster, asOf, meter.Batch{Source: "t", Runs: ledgertest.Measure(asOf, done), From: 0, Through: asOf}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.ReplaceAccruals(ctx, cluster, asOf, ledgertest.Measure(asOf, running)); err != nil {
-		t.Fatal(err)
-	}
-	cards := ratecard.NewMemory()
-	if err := cards.Save(ctx, ledgertest.Card(t), "t", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	l, cards := ledgertest.Books(t, cluster)
 	b := Books{Cluster: cluster, Ledger: l, Cards: cards, Labels: func(ctx context.Context) (ledger.Labeler, error) {
 		return TenantLabels(ctx, names{"Acme"})
 	}}
@@ -170,32 +153,5 @@ func TestCloseTwice(t *testing.T) {
 	}
 	if _, err := c.Close(ctx, CloseOptions{Period: nov}); !errors.Is(err, ledger.ErrAlreadyClosed) || !strings.Contains(err.Error(), "2026-11 is already closed (at 2026-12-01T01:00:00Z by alice)") {
 		t.Errorf("second close: %v", err)
-	}
-}
-
-func TestIngestSource(t *testing.T) {
-	withDB := IngestSetup{Config: config.Config{SlurmDB: config.SlurmDB{DSN: "x"}}}
-	without := IngestSetup{}
-	for _, tc := range []struct {
-		s     IngestSetup
-		in    string
-		want  string
-		isErr bool
-	}{
-		{withDB, "", SourceSlurmDB, false},
-		{without, "", SourceSlurmrestd, false},
-		{withDB, "rest", SourceSlurmrestd, false},
-		{without, "slurmdb", SourceSlurmDB, false},
-		{withDB, "sacct", "", true},
-	} {
-		got, err := tc.s.Source(tc.in)
-		if got != tc.want || (err != nil) != tc.isErr || (err != nil && !errors.Is(err, ErrUnknownSource)) {
-			t.Errorf("Source(%q) = %q, %v", tc.in, got, err)
-		}
-	}
-	// slurmdb without a DSN: the configuration's error (SlurmDB is nil:
-	// opening would panic).
-	if _, err := (IngestSetup{}).Ingester(context.Background(), "slurmdb"); err == nil || !strings.Contains(err.Error(), "slurmdb.dsn") {
-		t.Errorf("slurmdb without a DSN: %v", err)
 	}
 }

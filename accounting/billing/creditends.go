@@ -11,9 +11,26 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
+
+// RunEnd is how a finished run ended, as Slurm's accounting recorded it.
+type RunEnd struct {
+	Key     meter.RunKey
+	Account string
+	State   string // COMPLETED, NODE_FAIL, CANCELLED, FAILED, TIMEOUT, ...
+	Nodes   []string
+	Start   int64
+	End     int64
+}
+
+// RunEnds reads the end states the ledger does not keep (SlurmDBEnds).
+type RunEnds interface {
+	// AbnormalEnds returns the runs that started and ended in [from, to)
+	// in a state other than COMPLETED.
+	AbnormalEnds(ctx context.Context, from, to time.Time) ([]RunEnd, error)
+}
 
 // SlurmDBEnds reads how runs ended from slurmdbd's job table, through the
 // read-only user the ingest uses (config slurmdb.dsn).

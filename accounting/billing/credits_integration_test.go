@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/gpubridge/gpubridge/accounting/billing"
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/accounting/export/exporttest"
@@ -27,8 +25,10 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/bridge/health/credit"
+	"github.com/gpubridge/gpubridge/bridge/health/credit/ledgeradapter"
 	hstore "github.com/gpubridge/gpubridge/bridge/health/store"
-	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/internal/table"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
@@ -153,10 +153,15 @@ func TestNodeFailCredit(t *testing.T) {
 	c := config.Default()
 	c.Cluster, c.SlurmDB.DSN = env.Cluster, env.SlurmDBDSN
 	c.Health.Credits.Lookback = config.Span{Duration: time.Since(start) + time.Hour}
-	job, err := billing.CreditSetup{Config: c, Ledger: store, Cards: cards, Labels: labels, Health: hs,
-		SlurmDB: func(context.Context) (*sqlx.DB, error) { return ro, nil }}.Job(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// The job as the daemon wires it for a slurmdb source (the minimum
+	// loss of the default configuration is 0).
+	h := c.Health.Credits
+	ends := billing.SlurmDBEnds{DB: ro, Cluster: c.Cluster}
+	job := &credit.Job{
+		Source:   ledgeradapter.CreditSource{Cluster: c.Cluster, Ledger: store, Cards: cards, Labels: labels, Ends: ends, Health: hs},
+		Ledger:   ledgeradapter.CreditWriter{Cluster: c.Cluster, Ledger: store},
+		Policy:   credit.Policy{Enabled: true, KillWindow: h.KillWindow.Duration},
+		Lookback: h.Lookback.Duration,
 	}
 
 	// The independent recomputation: two H100s for the run's seconds at

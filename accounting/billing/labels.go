@@ -21,7 +21,7 @@ type RemovedTenantNames interface {
 }
 
 // TenantProfiles gives the current tenants' profiles (description,
-// organization, cost centre) by tenant name; internal/app reads them from
+// organization, cost centre) by tenant name; cmd/gpubridge/app reads them from
 // bridge/tenantstore.
 type TenantProfiles interface {
 	Profiles(ctx context.Context) (map[string]export.Profile, error)

@@ -111,7 +111,7 @@ const (
 // tinytext (at most 255 bytes); the cell of a name that would read as a
 // formula gets one more byte, an apostrophe (Neutralize). Tenant names
 // are their accounts' names; the provider names are limited to 255 bytes
-// by internal/config. Composite values add their parts and our own words;
+// by cmd/gpubridge/config. Composite values add their parts and our own words;
 // JSON strings may grow sixfold by escaping.
 const (
 	lenName      = 256  // one Slurm name or a configured name

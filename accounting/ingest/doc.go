@@ -81,7 +81,7 @@
 // This package must not import cmd; it may import the ledger's small
 // interfaces only through [Ledger]. It imports the slurmrest client (the
 // REST source), the one edge from accounting/ into bridge/ besides
-// bridge/burst/spend's; only cmd/gpubridge, internal/app (which builds
+// bridge/burst/spend's; only cmd/gpubridge, cmd/gpubridge/app (which builds
 // the ingester) and accounting/jobs import it. view.go holds what the
 // ingest command prints: the summary of a result and its progress bar.
 package ingest

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 var rules = meter.TierRules{OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 // DBJobLister is the part of the slurmrestd client the REST source uses.

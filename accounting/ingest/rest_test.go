@@ -10,7 +10,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/gpubridge/gpubridge/accounting/ledger"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 func TestCheckTruncated(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 	"github.com/gpubridge/gpubridge/test/bench/synth"
 )
@@ -305,7 +305,7 @@ func TestRESTSourceMatchesSQL(t *testing.T) {
 	viaREST := &ingest.Ingester{Cluster: env.Cluster, Source: rest, Ledger: ledger.NewDB(db2, nil), Rules: rules, Clock: func() time.Time { return now }, UseHostClock: true}
 	if _, err := viaREST.Ingest(ctx, from); err != nil {
 		t.Fatalf("ingest through slurmrestd: %v\n(slurmdbd clips job times to the query window unless asked not to: "+
-			"bridge/slurmrest's DBJobFilter needs a field that sends disable_truncate_usage_time=true, and the REST source must set it)", err)
+			"internal/slurmrest's DBJobFilter needs a field that sends disable_truncate_usage_time=true, and the REST source must set it)", err)
 	}
 	like := "m4syn-%"
 	sqlSums, restSums := acctest.RunSums(t, db, env.Cluster, like), acctest.RunSums(t, db2, env.Cluster, like)

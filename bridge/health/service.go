@@ -212,7 +212,7 @@ func (s *Service) sleep(ctx context.Context, d time.Duration) error {
 func (s *Service) managed(node string) bool { return slices.Contains(s.Settings.Nodes, node) }
 
 // ScheduleJob is the daemon's periodic job of one schedule: it satisfies
-// internal/daemon.Job (Name, Run).
+// cmd/gpubridge/daemon.Job (Name, Run).
 type ScheduleJob struct {
 	svc      *Service
 	schedule string

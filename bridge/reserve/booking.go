@@ -76,7 +76,7 @@ type Booking struct {
 	// when it admitted the booking, or re-admitted it on a modify: what
 	// the booking is charged for, whatever the cluster holds later. An
 	// empty map is a class without GPUs; nil is a booking stored before
-	// the figure was recorded (it is not charged: see internal/app).
+	// the figure was recorded (it is not charged: see cmd/gpubridge/app).
 	PerNode map[string]int `json:"perNode,omitempty"`
 	Start   time.Time      `json:"start"`
 	End     time.Time      `json:"end"`

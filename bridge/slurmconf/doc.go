@@ -30,6 +30,6 @@
 // implements with slurmrestd and by running scontrol. config check's
 // findings table and verdict (FindingsTable, Verdict) are here too, so the
 // command only parses, calls and prints. Only cmd/, the application layer
-// (internal/app, which builds the spec and the live reader), its adapter
+// (cmd/gpubridge/app, which builds the spec and the live reader), its adapter
 // and tests import it.
 package slurmconf

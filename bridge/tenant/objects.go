@@ -32,7 +32,7 @@ func Unmark(description string) string {
 	return d
 }
 
-// Naming says how tenants' Slurm objects are named (internal/config
+// Naming says how tenants' Slurm objects are named (cmd/gpubridge/config
 // tenants.qosPrefix, tenants.onDemandQOS, bookings.reservationQOSSuffix,
 // bookings.reservationPrefix).
 type Naming struct {

@@ -21,13 +21,13 @@
 //
 // The ports (Store, Cluster, GPUTypes, Names, Backends) are defined here,
 // where they are used; bridge/tenantstore and bridge/reconcile/slurmadapter
-// implement them, and internal/app wires them (Backends connect on first
+// implement them, and cmd/gpubridge/app wires them (Backends connect on first
 // use, so a command reports what it can without slurmrestd or a database);
 // bridge/tenantadmin/view lays out their results for people.
 //
 // This package does no I/O of its own: it imports the tenant model and
 // bridge/reconcile, never net/http, database/sql, sqlx, the slurmrest
-// client or the store. Importers: internal/app (the wiring of the CLI and
+// client or the store. Importers: cmd/gpubridge/app (the wiring of the CLI and
 // the daemon), cmd/gpubridge, its view, the tenant API when it comes, and
 // tests.
 package tenantadmin

@@ -620,7 +620,7 @@ func (s *Store) Remove(ctx context.Context, actor string, names []string) error 
 				return fmt.Errorf("remove %d tenant(s) (%s ...): %w", len(chunk), chunk[0], err)
 			}
 			// The tenant's API tokens go with it: a tenant created later
-			// under the same name never gets them (bridge/api/tokenstore).
+			// under the same name never gets them (cmd/gpubridge/api/tokenstore).
 			if err := removeTokens(ctx, tx, chunk, now, actor); err != nil {
 				return err
 			}
@@ -643,7 +643,7 @@ func (s *Store) Remove(ctx context.Context, actor string, names []string) error 
 }
 
 // removeTokens deletes the API tokens of tenants (table api_tokens of
-// bridge/api/tokenstore), each audited as that store audits a delete.
+// cmd/gpubridge/api/tokenstore), each audited as that store audits a delete.
 func removeTokens(ctx context.Context, tx *sqlx.Tx, tenants []string, now time.Time, actor string) error {
 	q, args, err := sqlx.In(`SELECT tenant, name FROM api_tokens WHERE tenant IN (?) ORDER BY tenant, name FOR UPDATE`, tenants)
 	if err != nil {

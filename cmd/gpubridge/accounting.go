@@ -4,7 +4,7 @@ import "github.com/spf13/cobra"
 
 // registerAccounting adds the metering and chargeback commands (ingest,
 // show usage, close, export chargeback, rate card commands). The daemon's
-// ingest and period close are wired in internal/app/daemon.go.
+// ingest and period close are wired in cmd/gpubridge/app/daemon.go.
 func registerAccounting(a *App, root *cobra.Command) {
 	root.AddCommand(ingestCmd(a), closeCmd(a), chargeCmd(a))
 	subcommand(root, "export", "Export entities (chargeback)").AddCommand(exportChargebackCmd(a))

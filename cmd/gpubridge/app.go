@@ -10,13 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // App is what every command shares: streams, global flags and the
-// application layer's Env (configuration, logger, clients; internal/app).
+// application layer's Env (configuration, logger, clients; cmd/gpubridge/app).
 type App struct {
 	*app.Env
 	in       io.Reader

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 

@@ -27,7 +27,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 

@@ -6,12 +6,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 // registerBurst adds `burst run-once`, `show burst`, `config render` and
-// `config check`. The daemon's burst job is wired in internal/app/daemon.go.
+// `config check`. The daemon's burst job is wired in cmd/gpubridge/app/daemon.go.
 func registerBurst(a *App, root, show *cobra.Command) {
 	root.AddCommand(burstCmd(a))
 	show.AddCommand(showBurstCmd(a))

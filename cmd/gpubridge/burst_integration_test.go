@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 
 	"github.com/jmoiron/sqlx"
 
@@ -34,7 +34,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/store"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )

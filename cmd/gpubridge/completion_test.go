@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 
 	"github.com/spf13/cobra"
 )

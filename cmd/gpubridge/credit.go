@@ -5,12 +5,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 // registerCredits adds `credit run-once`; the daemon's credit job is
-// wired in internal/app/daemon.go.
+// wired in cmd/gpubridge/app/daemon.go.
 func registerCredits(a *App, root *cobra.Command) {
 	c := &cobra.Command{
 		Use:   "credit",

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 
-	"github.com/gpubridge/gpubridge/internal/config"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 )
 
 // cli runs gpubridge with an empty configuration file and none of the

@@ -11,10 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/gres/device"
 	"github.com/gpubridge/gpubridge/gres/inventory"
 	"github.com/gpubridge/gpubridge/internal/golden"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 const gresFixtures = "../../test/fixtures/gres"

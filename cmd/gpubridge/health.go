@@ -7,7 +7,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/check"
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 
 	"github.com/google/go-cmp/cmp"
 

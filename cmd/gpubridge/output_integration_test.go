@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
 	"github.com/gpubridge/gpubridge/internal/testbed"

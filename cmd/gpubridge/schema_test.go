@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/spf13/cobra"
@@ -18,12 +18,12 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
-	"github.com/gpubridge/gpubridge/bridge/api/token"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/bridge/health/check"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 	"github.com/gpubridge/gpubridge/internal/money"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/table"
 )

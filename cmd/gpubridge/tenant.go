@@ -8,13 +8,13 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	tenantview "github.com/gpubridge/gpubridge/bridge/tenantadmin/view"
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 	"github.com/gpubridge/gpubridge/internal/kv"
 )
 
 // registerTenants adds the tenant commands: add/modify/delete/show tenant,
 // add/delete user, show audit, plan, apply, import. The daemon's periodic
-// reconcile is wired in internal/app/daemon.go.
+// reconcile is wired in cmd/gpubridge/app/daemon.go.
 func registerTenants(a *App, root, show, add, modify, del *cobra.Command) {
 	show.AddCommand(showTenantsCmd(a), showAuditCmd(a))
 	add.AddCommand(addTenantCmd(a), addUserCmd(a))

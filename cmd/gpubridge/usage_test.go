@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/gpubridge/gpubridge/internal/app"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 )
 
 func TestAccountingCommandsRegistered(t *testing.T) {

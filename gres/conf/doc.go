@@ -24,5 +24,5 @@
 //
 // The package is pure: it must not import NVML, net/http, database/sql,
 // os/exec or any adapter (internal/archtest enforces it). Importers:
-// cmd/gpubridge, the application layer (internal/app) and gres/slurmcheck.
+// cmd/gpubridge, the application layer (cmd/gpubridge/app) and gres/slurmcheck.
 package conf

@@ -10,5 +10,5 @@
 //
 // Everything else in gres/ works on inventory values and must not import
 // this package (internal/archtest); only the application layer
-// (internal/app) and cmd/gpubridge import it.
+// (cmd/gpubridge/app) and cmd/gpubridge import it.
 package device

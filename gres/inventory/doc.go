@@ -7,6 +7,6 @@
 // (gres/mig) and the renderer (gres/conf) read them. It must not import NVML,
 // net/http, database/sql, os/exec or any adapter. It exists apart from
 // gres/device because pure packages may not import the adapter
-// (internal/archtest). Importers: the gres/ packages, internal/app and
+// (internal/archtest). Importers: the gres/ packages, cmd/gpubridge/app and
 // cmd/gpubridge.
 package inventory

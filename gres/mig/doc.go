@@ -10,5 +10,5 @@
 //
 // The package is pure: it must not import NVML (go-nvml), net/http,
 // database/sql, os/exec or any adapter (internal/archtest enforces it).
-// Importers: gres/conf, internal/app and cmd/gpubridge.
+// Importers: gres/conf, cmd/gpubridge/app and cmd/gpubridge.
 package mig

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/gres/conf"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 // NodeLister is the part of the slurmrestd client Check uses.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/gres/conf"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 func TestCheck(t *testing.T) {

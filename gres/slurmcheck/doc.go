@@ -3,7 +3,7 @@
 // the use case behind `gpubridge gres generate --check`, for the CLI and
 // any other front end.
 //
-// It is glue between gres/conf (pure) and bridge/slurmrest (the adapter);
+// It is glue between gres/conf (pure) and internal/slurmrest (the adapter);
 // it takes the client as a one-method interface. Only cmd/gpubridge and
-// internal/app import it.
+// cmd/gpubridge/app import it.
 package slurmcheck

@@ -35,6 +35,8 @@ func fakeLayout() Layout {
 			"pure/leaky":    {Importers: []string{"app"}},
 			"pure/indirect": {Importers: []string{"app"}},
 			"pure/shaded":   {Pure: true, Importers: []string{"app"}},
+			"cmd/config":    {Pure: true, Importers: []string{"app", "feature/..."}},
+			"feature/leaky": {Importers: []string{"app"}},
 		},
 	}
 }
@@ -89,6 +91,24 @@ func TestDependencyDirectionCatchesViolations(t *testing.T) {
 				r.Why = "the adapter serves prices"
 				l.Packages["core"] = r
 			},
+		},
+		"an import running up the floors": {
+			edit: func(l *Layout) { l.Floors = [][]string{{"core"}, {"app", "adapter"}} },
+			want: []string{
+				"adapter imports core, which stands on a higher floor (core above app, adapter): imports run from the roof down to the ground; move the code down, or pass it in through a port",
+				"app imports core, which stands on a higher floor (core above app, adapter): imports run from the roof down to the ground; move the code down, or pass it in through a port",
+			},
+		},
+		"a feature importing the configuration type of the roof": {
+			edit: func(l *Layout) { l.Floors = [][]string{{"app", "cmd"}, {"feature"}} },
+			want: []string{"feature/leaky imports cmd/config, which stands on a higher floor (app, cmd above feature): imports run from the roof down to the ground; move the code down, or pass it in through a port"},
+		},
+		"the floors in their true order": {
+			edit: func(l *Layout) { l.Floors = [][]string{{"app"}, {"feature"}, {"adapter", "cmd"}, {"core", "pure"}} },
+		},
+		"production code importing test support": {
+			edit: func(l *Layout) { l.Packages["core/units"] = Rule{Pure: true, TestOnly: true} },
+			want: []string{"core imports core/units, a test-support package: production code never imports one (tests, benchmarks and test support do); move what it needs into a package of its own"},
 		},
 		"a package without a doc.go": {
 			edit: func(l *Layout) { l.RequireDoc = true },

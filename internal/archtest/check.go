@@ -28,6 +28,12 @@ type Layout struct {
 	// RequireDoc makes a package without a doc.go (saying what it owns and
 	// who may import it) a violation.
 	RequireDoc bool
+	// Floors are the top-level folders from the roof down to the ground
+	// ({cmd, test}, {bridge}, {accounting, gres}, {internal}): a package
+	// imports packages of its own floor or a lower one, never of a higher
+	// one, whatever its Rule says. Test-support packages (Rule.TestOnly)
+	// stand outside the floors.
+	Floors [][]string
 }
 
 // Rule is one package's entry.
@@ -43,6 +49,11 @@ type Rule struct {
 	// Why says, for an edge that crosses the top-level folders (bridge,
 	// accounting, gres), why it exists.
 	Why string
+	// TestOnly marks a test-support package (fakes, conformance suites,
+	// testbed clients): only tests, test-support packages and the programs
+	// under test/ import it; it stands outside the floors and may import
+	// any package of the module.
+	TestOnly bool
 }
 
 // Package is what the checker needs of one package: its import path and
@@ -91,7 +102,9 @@ func Load(dir string) ([]Package, error) {
 //     packages of the module;
 //   - a rule that lets a package of another domain folder import its
 //     package says why;
-//   - with RequireDoc, every package has a doc.go.
+//   - with RequireDoc, every package has a doc.go;
+//   - no import runs up the Floors, and no production package imports a
+//     test-support one.
 func Check(l Layout, pkgs []Package) []string {
 	byPath := map[string]Package{}
 	for _, p := range pkgs {
@@ -135,7 +148,10 @@ func Check(l Layout, pkgs []Package) []string {
 				continue
 			}
 			rule, listed := l.Packages[to]
-			if listed && !allowed(rule.Importers, from) {
+			if v := l.floorViolation(from, to); v != "" {
+				out = append(out, v)
+			}
+			if listed && !rule.TestOnly && !l.Packages[from].TestOnly && !allowed(rule.Importers, from) {
 				out = append(out, fmt.Sprintf("%s imports %s, which only %s may import: move the code, or add %s to the importers of %s in internal/archtest/layout.go if the edge is meant",
 					from, to, describeImporters(rule.Importers), from, to))
 			}
@@ -162,6 +178,36 @@ func Check(l Layout, pkgs []Package) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// floorViolation describes the import of to by from when it runs up the
+// floors or reaches a test-support package from production code; "" when
+// the import is allowed.
+func (l Layout) floorViolation(from, to string) string {
+	fromRule, toRule := l.Packages[from], l.Packages[to]
+	if toRule.TestOnly && !fromRule.TestOnly && !strings.HasPrefix(from, "test/") {
+		return fmt.Sprintf("%s imports %s, a test-support package: production code never imports one (tests, benchmarks and test support do); move what it needs into a package of its own", from, to)
+	}
+	if fromRule.TestOnly {
+		return ""
+	}
+	f, t := l.floor(from), l.floor(to)
+	if f < 0 || t < 0 || t >= f {
+		return ""
+	}
+	return fmt.Sprintf("%s imports %s, which stands on a higher floor (%s above %s): imports run from the roof down to the ground; move the code down, or pass it in through a port", from, to, strings.Join(l.Floors[t], ", "), strings.Join(l.Floors[f], ", "))
+}
+
+// floor is the index in l.Floors of the floor of package r (0 is the
+// roof), or -1 when its top-level folder is on none.
+func (l Layout) floor(r string) int {
+	top, _, _ := strings.Cut(r, "/")
+	for i, fl := range l.Floors {
+		if slices.Contains(fl, top) {
+			return i
+		}
+	}
+	return -1
 }
 
 // impurity walks the imports of a pure package breadth first and describes

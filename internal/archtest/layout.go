@@ -1,16 +1,20 @@
 package archtest
 
-// Gpubridge is the layout of this module: one entry per package, pure or
-// not, with the packages that may import it. DESIGN.md's rule in code:
-// imports run from the edge (cmd, adapters) to the core (pure domain
-// logic), never back, and across the top-level folders (bridge,
-// accounting, gres) only where an entry says why.
+// Gpubridge is the layout of this module: its floors, and one entry per
+// package, pure or not, with the packages that may import it. DESIGN.md's
+// rule in code: imports run from the roof (cmd/gpubridge: the CLI, the use
+// cases, the daemon, the HTTP front end, the configuration and the wiring)
+// down through the features (bridge above accounting and gres) to the
+// ground (internal), never back up; within a floor, from the edge
+// (adapters) to the core (pure domain logic), and across the feature
+// folders only where an entry says why.
 //
 // A new package needs an entry here (the test fails without one), and a
-// renamed one its entry renamed.
+// renamed one its entry renamed. docs/architecture.md shows these rules.
 var Gpubridge = Layout{
 	Module:     "github.com/gpubridge/gpubridge",
 	Domains:    []string{"bridge", "accounting", "gres"},
+	Floors:     [][]string{{"cmd", "test"}, {"bridge"}, {"accounting", "gres"}, {"internal"}},
 	RequireDoc: true,
 	Forbidden: []string{
 		"net/http",
@@ -21,105 +25,100 @@ var Gpubridge = Layout{
 		"github.com/NVIDIA/go-nvml",
 	},
 	Packages: map[string]Rule{
-		"cmd/gpubridge": {}, // the binary: imports the rest, imported by nobody
+		// cmd/gpubridge: the roof.
+		"cmd/gpubridge":                               {},                                                                                                      // the CLI: parses, calls one use case, prints; imported by nobody
+		"cmd/gpubridge/app":                           {Importers: []string{"cmd/gpubridge"}},                                                                  // the use cases that the CLI, the daemon and the API share
+		"cmd/gpubridge/config":                        {Pure: true, Importers: []string{"cmd/..."}},                                                            // the configuration: only the roof reads it
+		"cmd/gpubridge/clients":                       {Importers: []string{"cmd/..."}},                                                                        // the connections of a configuration
+		"cmd/gpubridge/clients/clientstest":           {TestOnly: true},                                                                                        // fakes of what clients connect to
+		"cmd/gpubridge/daemon":                        {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app"}},                                             // the daemon's lifecycle
+		"cmd/gpubridge/api":                           {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/...", "test/bench/..."}}, // the tenant API's HTTP front end
+		"cmd/gpubridge/api/token":                     {Pure: true, Importers: []string{"cmd/...", "test/bench/..."}},
+		"cmd/gpubridge/api/tokenstore":                {Importers: []string{"cmd/...", "test/bench/..."}},
+		"cmd/gpubridge/api/tokenstore/tokenstoretest": {TestOnly: true}, // the token stores' conformance suite
+		"cmd/gpubridge/wire/apisetup":                 {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app"}},
+		"cmd/gpubridge/wire/bookingsetup":             {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
+		"cmd/gpubridge/wire/burstsetup":               {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
+		"cmd/gpubridge/wire/healthsetup":              {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
 
-		// bridge/: everything between tenants and Slurm.
-		"bridge/slurmrest": {Importers: []string{
-			"cmd/gpubridge", "internal/app", "bridge/reconcile/slurmadapter", "bridge/burst/slurmjobs", "bridge/slurmconf/slurmadapter", "bridge/reserve/slurmadapter",
-			"bridge/health/slurmadapter", "bridge/health/setup", "bridge/reserve/setup", "bridge/api/setup", "bridge/slurmrest/slurmresttest", "test/...", "accounting/ingest", "accounting/billing", "gres/slurmcheck", "internal/clients",
-		}, Why: "the one slurmrestd client: accounting/ingest reads job records through it (its REST source), accounting/billing the end states of runs for node health credits, gres/slurmcheck reads the nodes' GRES, internal/clients builds it from the configuration"},
-		"bridge/slurmrest/slurmresttest":     {}, // testbed clients for integration tests
-		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reconcile/...", "bridge/tenantadmin/...", "bridge/tenantstore/...", "bridge/burst/...", "bridge/api", "bridge/health/setup", "test/bench/...", "bridge/api/setup"}},
-		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/tenantadmin/view"}}, // the tenant use cases; I/O through its ports
-		"bridge/tenantadmin/view":            {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app"}},                            // the tenant views (plan printer, descriptions, tables, messages)
-		"bridge/tenantstore":                 {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/tenantstore/tenantstoretest", "bridge/burst/service", "bridge/health/setup", "test/bench/...", "bridge/reserve/setup", "bridge/api/setup"}},
-		"bridge/tenantstore/tenantstoretest": {}, // the store conformance suite, for tests
-		"bridge/reconcile":                   {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reconcile/...", "bridge/tenantadmin/...", "test/bench/..."}},
-		"bridge/reconcile/metrics":           {Importers: []string{"cmd/gpubridge", "internal/app"}},
-		"bridge/reconcile/slurmadapter":      {Importers: []string{"cmd/gpubridge", "internal/app", "test/bench/..."}},
-		"bridge/reconcile/reconciletest":     {},                                                                                     // fakes for tests
-		"bridge/sacctmgr":                    {Importers: []string{"bridge/reconcile/slurmadapter", "internal/clients", "test/..."}}, // sacctmgr for bulk writes (os/exec)
-		"bridge/burst":                       {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/burst/...", "bridge/api", "test/bench/...", "bridge/api/setup"}},
-		"bridge/burst/metrics":               {Importers: []string{"cmd/gpubridge", "internal/app"}},
-		"bridge/burst/slurmjobs":             {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/burst/service", "test/bench/...", "bridge/api/setup"}},
-		"bridge/burst/spend":                 {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/burst/service"}},
-		"bridge/burst/store":                 {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/burst/service"}},
-		"bridge/burst/service":               {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/api/setup"}},
-		"bridge/slurmconf":                   {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/slurmconf/..."}},
-		"bridge/slurmconf/slurmadapter":      {Importers: []string{"cmd/gpubridge", "internal/app"}},
-		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reserve/...", "bridge/tenant", "bridge/tenantstore/...", "bridge/api", "test/bench/...", "bridge/api/setup"}},
-		// The tenant API: an HTTP adapter over the use cases' ports; its
-		// tokens (pure) and their store.
-		"bridge/api": {Importers: []string{"cmd/gpubridge", "internal/app", "test/bench/...", "bridge/api/setup"},
-			Why: "it shows the tenants (bridge/tenant), burst plan (bridge/burst), bookings (bridge/reserve) and priced usage (accounting/meter, accounting/export) through ports; cmd/gpubridge wires them"},
-		"bridge/api/setup": {Importers: []string{"cmd/gpubridge", "internal/app"},
-			Why: "the tenant API of a configuration: its ports on the stores and services, the usage books and the ledger's ingest watermark (accounting) included"},
-		"bridge/api/token":                     {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/api/...", "test/bench/..."}},
-		"bridge/api/tokenstore":                {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/api/tokenstore/...", "test/bench/...", "bridge/api/setup"}},
-		"bridge/api/tokenstore/tokenstoretest": {},                                                  // the token stores' conformance suite; tests import it
-		"bridge/reserve/reservetest":           {Pure: true, Importers: []string{"test/bench/..."}}, // and tests
-		"bridge/reserve/slurmadapter":          {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reserve/setup", "bridge/api/setup"}},
-		"bridge/reserve/metrics":               {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/reserve/setup"}},
-		"bridge/reserve/store":                 {Importers: []string{"cmd/gpubridge", "internal/app", "test/bench/...", "bridge/reserve/setup"}},
-		"bridge/reserve/setup":                 {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/api/setup"}}, // the booking use cases of a configuration
-		"bridge/reserve/view":                  {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app"}},         // the booking views (tables, timeline, audit lines)
-		"bridge/reserve/store/storetest":       {Importers: []string{"test/bench/..."}},                                    // and tests
-		"bridge/health":                        {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/health/...", "accounting/billing"}, Why: "accounting/billing reads the health events behind node health credits"},
-		"bridge/health/check":                  {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "bridge/health/..."}},
-		"bridge/health/credit":                 {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "accounting/billing", "bridge/health/credit/..."}, Why: "accounting/billing implements the credit job's ports over the ledger (charged runs, credit lines)"},
-		"bridge/health/credit/metrics":         {Importers: []string{"cmd/gpubridge", "internal/app"}}, // the credit job's collectors
-		"bridge/health/healthtest":             {Pure: true},                                           // the fake Slurm of the health tests
-		"bridge/health/metrics":                {Importers: []string{"cmd/gpubridge", "internal/app"}},
-		"bridge/health/slurmadapter":           {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/health/setup"}},
-		"bridge/health/store":                  {Importers: []string{"cmd/gpubridge", "internal/app", "bridge/health/setup"}},
-		"bridge/health/setup":                  {Importers: []string{"cmd/gpubridge", "internal/app"}}, // the health service of a configuration
+		// bridge/: the features between tenants and Slurm.
+		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/reconcile/...", "bridge/tenantadmin/...", "bridge/tenantstore/...", "bridge/burst/..."}},
+		"bridge/tenantadmin":                 {Pure: true, Importers: []string{"cmd/...", "bridge/tenantadmin/view"}}, // the tenant use cases; I/O through its ports
+		"bridge/tenantadmin/view":            {Pure: true, Importers: []string{"cmd/..."}},                            // the tenant views (plan printer, descriptions, tables, messages)
+		"bridge/tenantstore":                 {Importers: []string{"cmd/...", "test/bench/..."}},
+		"bridge/tenantstore/tenantstoretest": {TestOnly: true}, // the store conformance suite
+		"bridge/reconcile":                   {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/reconcile/...", "bridge/tenantadmin/..."}},
+		"bridge/reconcile/metrics":           {Importers: []string{"cmd/..."}},
+		"bridge/reconcile/slurmadapter":      {Importers: []string{"cmd/...", "test/bench/..."}},
+		"bridge/reconcile/reconciletest":     {TestOnly: true}, // fakes for tests
+		"bridge/burst":                       {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/burst/..."}},
+		"bridge/burst/metrics":               {Importers: []string{"cmd/..."}},
+		"bridge/burst/slurmjobs":             {Importers: []string{"cmd/...", "test/bench/..."}},
+		"bridge/burst/spend":                 {Importers: []string{"cmd/..."}},
+		"bridge/burst/store":                 {Importers: []string{"cmd/..."}},
+		"bridge/slurmconf":                   {Pure: true, Importers: []string{"cmd/...", "bridge/slurmconf/..."}},
+		"bridge/slurmconf/slurmadapter":      {Importers: []string{"cmd/..."}},
+		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/reserve/...", "bridge/tenant", "bridge/tenantstore/..."}},
+		"bridge/reserve/reservetest":         {Pure: true, TestOnly: true},
+		"bridge/reserve/slurmadapter":        {Importers: []string{"cmd/..."}},
+		"bridge/reserve/metrics":             {Importers: []string{"cmd/..."}},
+		"bridge/reserve/store":               {Importers: []string{"cmd/...", "test/bench/..."}},
+		"bridge/reserve/view":                {Pure: true, Importers: []string{"cmd/..."}}, // the booking views (tables, timeline, audit lines)
+		"bridge/reserve/store/storetest":     {TestOnly: true},
+		"bridge/health":                      {Pure: true, Importers: []string{"cmd/...", "bridge/health/..."}},
+		"bridge/health/check":                {Pure: true, Importers: []string{"cmd/...", "bridge/health/..."}},
+		"bridge/health/credit":               {Pure: true, Importers: []string{"cmd/...", "bridge/health/credit/..."}},
+		"bridge/health/credit/ledgeradapter": {Importers: []string{"cmd/..."}}, // the credit job's ports over the books
+		"bridge/health/credit/metrics":       {Importers: []string{"cmd/..."}}, // the credit job's collectors
+		"bridge/health/healthtest":           {Pure: true, TestOnly: true},     // the fake Slurm of the health tests
+		"bridge/health/metrics":              {Importers: []string{"cmd/..."}},
+		"bridge/health/slurmadapter":         {Importers: []string{"cmd/..."}},
+		"bridge/health/store":                {Importers: []string{"cmd/..."}},
 
 		// accounting/: usage, ledger and money.
-		"accounting/meter": {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "test/bench/...", "bridge/burst/spend", "bridge/api", "bridge/api/setup"},
-			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger; the tenant API (and its wiring, api/setup) shows usage periods"},
-		"accounting/pricing": {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
-			Why: "the burst controller prices a tenant's on-demand spend with the rate card (spend) and assembles it (service)"},
-		"accounting/ledger": {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "bridge/burst/spend", "bridge/burst/service", "bridge/api/setup", "test/bench/cmd/ingestprof"},
-			Why: "the burst controller reads a tenant's on-demand usage from the ledger (spend) and opens it (service); the tenant API's wiring reads the ingest watermark (api/setup)"},
-		"accounting/ratecard": {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/...", "bridge/burst/spend", "bridge/burst/service"},
+		"accounting/meter": {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},
+			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger; the health credits' ledger adapter reads charged runs"},
+		"accounting/pricing": {Pure: true, Importers: []string{"cmd/...", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},
+			Why: "the burst controller prices a tenant's on-demand spend with the rate card; the health credits price a lost run or booking as it was charged"},
+		"accounting/ledger": {Importers: []string{"cmd/...", "test/bench/cmd/ingestprof", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},
+			Why: "the burst controller reads a tenant's on-demand usage from the ledger; the health credits read charged runs and write credit lines"},
+		"accounting/ratecard": {Importers: []string{"cmd/...", "accounting/...", "bridge/burst/spend"},
 			Why: "the burst controller reads the on-demand rates from the stored rate card"},
-		"accounting/billing":           {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/jobs"}},
-		"accounting/ledger/ledgertest": {}, // the store conformance suite, for tests
-		"accounting/ingest":            {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/jobs", "accounting/billing", "test/bench/cmd/ingestprof"}},
-		"accounting/jobs":              {Importers: []string{"cmd/gpubridge", "internal/app"}},
-		"accounting/export": {Importers: []string{"cmd/gpubridge", "internal/app", "accounting/billing", "bridge/api", "bridge/api/setup"},
-			Why: "the tenant API (and its wiring, api/setup) shows a tenant's priced usage (export.Summary, as show usage does)"}, // writes files (internal/atomicfile)
-		"accounting/export/focuscheck": {Pure: true, Importers: []string{"accounting/export/exporttest"}}, // FOCUS 1.2's rules as checks; and tests
-		"accounting/export/exporttest": {Pure: true},                                                      // focuscheck over gpubridge's exports, for tests
-		"accounting/internal/acctest":  {},                                                                // shared integration-test setup
+		"accounting/billing": {Importers: []string{"cmd/...", "accounting/jobs", "bridge/health/credit/ledgeradapter"},
+			Why: "the health credits' ledger adapter reads the rate cards, tenant labels and run end states the books keep"},
+		"accounting/ledger/ledgertest": {TestOnly: true}, // the store conformance suite and fixtures
+		"accounting/ingest":            {Importers: []string{"cmd/...", "test/bench/cmd/ingestprof", "accounting/jobs", "accounting/billing"}},
+		"accounting/jobs":              {Importers: []string{"cmd/..."}},
+		"accounting/export":            {Importers: []string{"cmd/...", "accounting/billing"}}, // writes files (internal/atomicfile)
+		"accounting/export/focuscheck": {Pure: true, TestOnly: true},                           // FOCUS 1.2's rules as checks
+		"accounting/export/exporttest": {Pure: true, TestOnly: true},                           // focuscheck over gpubridge's exports
+		"accounting/internal/acctest":  {TestOnly: true},                                       // shared integration-test setup
 
 		// gres/: GPUs and MIG on a node.
-		"gres/inventory":  {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "gres/..."}},
-		"gres/mig":        {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "gres/conf", "gres/device"}},
-		"gres/conf":       {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "gres/slurmcheck"}},
-		"gres/device":     {Importers: []string{"cmd/gpubridge", "internal/app"}},
-		"gres/slurmcheck": {Importers: []string{"cmd/gpubridge", "internal/app"}},
+		"gres/inventory":  {Pure: true, Importers: []string{"cmd/...", "gres/..."}},
+		"gres/mig":        {Pure: true, Importers: []string{"cmd/...", "gres/conf", "gres/device"}},
+		"gres/conf":       {Pure: true, Importers: []string{"cmd/...", "gres/slurmcheck"}},
+		"gres/device":     {Importers: []string{"cmd/..."}},
+		"gres/slurmcheck": {Importers: []string{"cmd/..."}},
 
-		// internal/: shared infrastructure.
-		"internal/slurmstr":            {Pure: true, Importers: []string{"*"}},
-		"internal/money":               {Pure: true, Importers: []string{"*"}},
-		"internal/problem":             {Pure: true, Importers: []string{"*"}}, // the one list of input problems
-		"internal/config":              {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app", "internal/daemon", "internal/clients", "accounting/billing", "bridge/burst/service", "bridge/health/setup", "bridge/reserve/setup", "bridge/api/setup"}},
-		"internal/kv":                  {Pure: true, Importers: []string{"*"}},
-		"internal/dbsetup":             {Pure: true, Importers: []string{"cmd/gpubridge", "internal/app"}}, // init-db's SQL (pure: no driver)
-		"internal/table":               {Pure: true, Importers: []string{"*"}},                             // the CLI's tables: the feature packages lay out their views
-		"internal/atomicfile":          {Importers: []string{"cmd/gpubridge", "internal/app", "internal/daemon", "bridge/reconcile/slurmadapter", "accounting/export"}},
-		"internal/sqldb":               {Importers: []string{"cmd/gpubridge", "internal/app", "internal/daemon", "internal/clients", "internal/clients/clientstest", "accounting/ledger", "accounting/ratecard", "accounting/internal/acctest", "bridge/tenantstore/...", "bridge/burst/store", "bridge/reserve/store/...", "bridge/health/store", "bridge/api/tokenstore", "test/..."}},
-		"internal/app":                 {Importers: []string{"cmd/gpubridge"}}, // the application layer: builds every use case from the configuration
-		"internal/daemon":              {Importers: []string{"cmd/gpubridge", "internal/app"}},
-		"internal/writerlock":          {Importers: []string{"cmd/gpubridge", "internal/app"}},                                             // the one-writer lock; and tests
-		"internal/clients":             {Importers: []string{"cmd/gpubridge", "internal/app", "internal/daemon", "bridge/api/setup"}},      // the clients of a configuration, for the CLI and the daemon
-		"internal/clients/clientstest": {},                                                                                                 // fakes of what a clients.Set connects to; tests import it
-		"internal/testbed":             {Importers: []string{"accounting/internal/acctest", "bridge/slurmrest/slurmresttest", "test/..."}}, // and tests
-		"internal/archtest":            {},                                                                                                 // this test
-		"internal/golden":              {},                                                                                                 // the golden-file helper; tests import it
+		// internal/: the ground every floor stands on.
+		"internal/slurmrest":               {Importers: []string{"cmd/...", "test/...", "bridge/...", "accounting/ingest", "accounting/billing", "gres/slurmcheck"}}, // the one slurmrestd client
+		"internal/sacctmgr":                {Importers: []string{"cmd/...", "test/...", "bridge/reconcile/slurmadapter"}},                                            // sacctmgr for bulk writes (os/exec)
+		"internal/slurmrest/slurmresttest": {TestOnly: true},                                                                                                         // testbed clients for integration tests
+		"internal/slurmstr":                {Pure: true, Importers: []string{"*"}},
+		"internal/money":                   {Pure: true, Importers: []string{"*"}},
+		"internal/problem":                 {Pure: true, Importers: []string{"*"}}, // the one list of input problems
+		"internal/kv":                      {Pure: true, Importers: []string{"*"}},
+		"internal/table":                   {Pure: true, Importers: []string{"*"}},       // the CLI's tables: the feature packages lay out their views
+		"internal/dbsetup":                 {Pure: true, Importers: []string{"cmd/..."}}, // init-db's SQL (pure: no driver)
+		"internal/atomicfile":              {Importers: []string{"cmd/...", "bridge/reconcile/slurmadapter", "accounting/export"}},
+		"internal/sqldb":                   {Importers: []string{"*"}},
+		"internal/writerlock":              {Importers: []string{"cmd/..."}}, // the one-writer lock
+		"internal/testbed":                 {TestOnly: true},                 // the testbed's addresses, for tests
+		"internal/golden":                  {TestOnly: true},                 // the golden-file helper
+		"internal/archtest":                {},                               // this test
 
-		// test/: benchmarks and their tools.
+		// test/: benchmarks, fault injection and install checks.
 		"test/install":              {}, // the package's install test
 		"test/contrib":              {}, // the checks of contrib/grafana and contrib/prometheus
 		"test/bench/burstbench":     {},
@@ -128,8 +127,8 @@ var Gpubridge = Layout{
 		"test/bench/apibench":       {},
 		"test/bench/cmd/synthjobs":  {},
 		"test/bench/cmd/ingestprof": {},
-		"test/bench/synth":          {Importers: []string{"test/bench/...", "accounting/internal/acctest"}},
-		"test/fault":                {Importers: []string{"accounting/internal/acctest"}}, // the fault suite's toolbox; and tests
+		"test/bench/synth":          {TestOnly: true, Importers: []string{"test/bench/...", "accounting/internal/acctest"}},
+		"test/fault":                {TestOnly: true, Importers: []string{"accounting/internal/acctest"}}, // the fault suite's toolbox
 		"test/fault/proxy":          {Importers: []string{"test/fault/..."}},
 		"test/fault/cmd/faultproxy": {},
 	},

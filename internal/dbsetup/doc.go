@@ -5,7 +5,7 @@
 // contrib/sql/setup.sql is the same SQL with placeholder passwords.
 //
 // It is pure: it builds statements from names and passwords and imports no
-// database driver (internal/app parses the DSNs, the administrator's
+// database driver (cmd/gpubridge/app parses the DSNs, the administrator's
 // mariadb client runs the statements). Schema migrations are not here: they
 // are embedded in internal/sqldb and run by gpubridge itself.
 package dbsetup

@@ -20,6 +20,6 @@
 // (one statement per migration where possible, IF NOT EXISTS where not).
 //
 // Only the stores (accounting/ledger, bridge/tenantstore, bridge/burst/store),
-// cmd/gpubridge, internal/daemon and test code import it; pure packages
+// cmd/gpubridge, cmd/gpubridge/daemon and test code import it; pure packages
 // never do.
 package sqldb

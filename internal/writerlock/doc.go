@@ -11,7 +11,7 @@
 // its pinned connection, into writer_lock_holders, migration 00190). The
 // lock lives exactly as long as its connection: a writer that dies frees
 // it. Released, the connection is discarded, never returned to the pool
-// still holding the lock (like the leader lock in internal/daemon).
+// still holding the lock (like the leader lock in cmd/gpubridge/daemon).
 //
 // This is an adapter (database/sql); importers: cmd/gpubridge's wiring
 // and the daemon.

@@ -17,13 +17,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/gpubridge/gpubridge/bridge/api"
 	burstmetrics "github.com/gpubridge/gpubridge/bridge/burst/metrics"
 	creditmetrics "github.com/gpubridge/gpubridge/bridge/health/credit/metrics"
 	healthmetrics "github.com/gpubridge/gpubridge/bridge/health/metrics"
 	reconcilemetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
 	reservemetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
-	"github.com/gpubridge/gpubridge/internal/daemon"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/daemon"
 )
 
 var (
@@ -40,7 +40,7 @@ func (r *recorder) MustRegister(cs ...prometheus.Collector) { r.cs = append(r.cs
 func (r *recorder) Unregister(prometheus.Collector) bool    { return false }
 
 // metrics maps every metric name `gpubridge serve` registers (as
-// internal/app does) to its label names.
+// cmd/gpubridge/app does) to its label names.
 type metrics map[string][]string
 
 // exported lists the metrics of `gpubridge serve`.

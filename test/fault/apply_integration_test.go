@@ -18,10 +18,10 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest/slurmresttest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest/slurmresttest"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 	"github.com/gpubridge/gpubridge/test/fault"
 	"github.com/gpubridge/gpubridge/test/fault/proxy"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile/slurmadapter"
-	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
+	"github.com/gpubridge/gpubridge/internal/sacctmgr"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 	"github.com/gpubridge/gpubridge/test/fault"
 )

@@ -116,7 +116,7 @@ func TestDebInstallAndServe(t *testing.T) {
 		{"contrib/sql/setup.sql", "usr/share/gpubridge/sql/setup.sql"},
 		{"contrib/grafana/gpubridge.json", "usr/share/gpubridge/grafana/gpubridge.json"},
 		{"contrib/prometheus/alerts.yml", "usr/share/gpubridge/prometheus/alerts.yml"},
-		{"bridge/api/openapi.yaml", "usr/share/gpubridge/openapi.yaml"},
+		{"cmd/gpubridge/api/openapi.yaml", "usr/share/gpubridge/openapi.yaml"},
 		{"CHANGELOG.md", "usr/share/doc/gpubridge/CHANGELOG.md"},
 	} {
 		if a, b := read(t, filepath.Join(repo, c[0])), read(t, filepath.Join(root, c[1])); a != b {

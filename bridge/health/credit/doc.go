@@ -11,7 +11,7 @@
 // It is pure (Compute, Drains, ReportTable). The ledger write is a port
 // (Ledger) and so are the inputs (Source): accounting/billing implements
 // both over the ledger (CreditSource, CreditWriter, built by CreditSetup;
-// the bookings' placements come from internal/app.BookedPlacements); Job
+// the bookings' placements come from cmd/gpubridge/app.BookedPlacements); Job
 // is the periodic job over them (`gpubridge credit run-once`, the daemon's
 // schedules.healthCredits), Observer its metrics (credit/metrics).
 //

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 

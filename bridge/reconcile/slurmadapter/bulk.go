@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
-	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/sacctmgr"
 )
 
 // Sacctmgr is what Bulk needs of *sacctmgr.Runner: each call returns the

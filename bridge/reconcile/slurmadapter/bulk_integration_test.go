@@ -18,9 +18,9 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest/slurmresttest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest/slurmresttest"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 

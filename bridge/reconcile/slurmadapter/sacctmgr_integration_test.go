@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
-	"github.com/gpubridge/gpubridge/bridge/sacctmgr"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest/slurmresttest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/internal/sacctmgr"
+	"github.com/gpubridge/gpubridge/internal/slurmrest/slurmresttest"
 )
 
 // TestIntegrationSacctmgrBulk: 30 tenants x 2 users applied with

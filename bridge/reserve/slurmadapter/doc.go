@@ -5,6 +5,6 @@
 // port's sentinels (2055 in use -> reserve.ErrInUse; 2016 nodes busy, 2058
 // overlap -> reserve.ErrBusy; a delete of a missing reservation succeeds).
 //
-// This package imports bridge/reserve and bridge/slurmrest; nothing imports
+// This package imports bridge/reserve and internal/slurmrest; nothing imports
 // it but cmd/.
 package slurmadapter

@@ -10,5 +10,5 @@
 // in UTC or the admin's zone) into internal/table tables and strings, and
 // does no I/O.
 //
-// Importers: internal/app and cmd/gpubridge.
+// Importers: cmd/gpubridge/app and cmd/gpubridge.
 package view

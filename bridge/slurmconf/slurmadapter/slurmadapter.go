@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/slurmconf"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 // Client is what the adapter needs of *slurmrest.Client.

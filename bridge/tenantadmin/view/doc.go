@@ -11,5 +11,5 @@
 // bridge/tenantadmin's values into internal/table tables and strings, and
 // does no I/O beyond the io.Writer it is given.
 //
-// Importers: cmd/gpubridge, internal/app.
+// Importers: cmd/gpubridge, cmd/gpubridge/app.
 package view

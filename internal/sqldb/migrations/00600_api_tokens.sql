@@ -1,5 +1,5 @@
 -- +goose Up
--- Tenant API tokens (bridge/api/tokenstore): only the SHA-256 of each token's
+-- Tenant API tokens (cmd/gpubridge/api/tokenstore): only the SHA-256 of each token's
 -- 256-bit secret is kept. tenant is '' for an admin token. A deleted token's
 -- row is removed (the audit log keeps its record); a lookup by hash finds
 -- nothing, so the token is refused.

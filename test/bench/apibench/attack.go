@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gpubridge/gpubridge/bridge/api/token"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 )
 
 // victims is how many clients of other tenants measure their latency

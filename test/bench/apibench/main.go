@@ -18,11 +18,11 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/gpubridge/gpubridge/bridge/api/token"
-	"github.com/gpubridge/gpubridge/bridge/api/tokenstore"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/tokenstore"
 )
 
 var types = []string{"h100", "1g.10gb", "3g.40gb", "a100", "l40s"}

@@ -21,8 +21,8 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
-	"github.com/gpubridge/gpubridge/bridge/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/money"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 //go:embed testdata/pending-job.json

@@ -3,7 +3,9 @@ package main
 
 import (
 	"example.com/fakemod/adapter"
+	"example.com/fakemod/cmd/config"
 	"example.com/fakemod/core"
+	feature "example.com/fakemod/feature/leaky"
 	"example.com/fakemod/pure/indirect"
 	"example.com/fakemod/pure/leaky"
 	"example.com/fakemod/pure/shaded"
@@ -14,4 +16,5 @@ func main() {
 	leaky.Run()
 	indirect.Publish()
 	shaded.Nothing()
+	feature.Cluster(config.Config{})
 }

@@ -1,0 +1,36 @@
+// Package api is gpubridge's tenant self-service over HTTP: the JSON API
+// under /api/v1/ (described by openapi.yaml, which a test holds to the
+// handlers), the status page at / and the per-tenant Prometheus gauges.
+//
+// Every request carries a bearer token (cmd/gpubridge/api/token) of one tenant,
+// scope read or book, or an admin token. Authentication is the first
+// step: no token, a malformed, unknown (deleted) or expired one is 401;
+// failures are counted per reason and rate-limited per source address
+// (429 while the address's bucket is empty). Isolation comes next: a
+// tenant in the path or in a tenant=/account= query that is not the
+// token's is 404, with the same body as a tenant that does not exist; a
+// booking of another tenant is 404 like a missing one; lists hold the
+// token's tenant only. The scope is checked last: a token without the
+// needed scope gets 403 on its own tenant's objects only. Every change is
+// made by the booking use cases (bridge/reserve.Service) with the token
+// as the actor, so the audit log names it; inputs are the CLI's key=value
+// fields read by the CLI's own parsers, so refusals carry the CLI's
+// messages.
+//
+// What changes by the second (bookings) is read live; the rest comes
+// from a Snapshot that Live takes once per cycle (default 15 s) and on
+// demand when a request finds it older: the tenants, one bulk read of
+// every job (JobCache, which the burst planner reads too), the burst plan
+// and stored refusals, the cluster's inventory (InventoryCache, shared
+// with the read-only booking routes), the bookings in force, the
+// current period's usage and the ingest watermark. A part that fails
+// keeps its last reading and says so. The metrics (Metrics) are exported
+// from the snapshot at scrape time without reading anything.
+//
+// The package reaches everything through small interfaces defined here
+// (TokenStore, TenantLister, BurstPlanner, UsageReader, Bookings); only
+// cmd/gpubridge/api/setup (for cmd/gpubridge's serve) wires them to the stores and
+// services. It imports the
+// domain packages for their types (tenant, burst, reserve, meter, export)
+// and must not import a store, the slurmrest client or cmd.
+package api

@@ -1,0 +1,377 @@
+package api
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
+)
+
+// cookieName holds the status page's token. It is HttpOnly and
+// SameSite=Strict, and only the page's own GET reads it: the JSON API
+// takes the Authorization header only, so no other site can make a
+// browser change anything with it.
+const cookieName = "gpubridge_token"
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
+	"pct": func(v, of int64) float64 {
+		if of <= 0 {
+			return 0
+		}
+		return min(100, 100*float64(v)/float64(of))
+	},
+	"utc": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"day": func(t time.Time) string { return t.UTC().Format("Jan 2") },
+}).ParseFS(templateFS, "templates/*.html"))
+
+// pageRoutes mounts the status page: GET / (the page, or the login form),
+// POST /login, POST /logout. The posts are refused from another origin
+// (http.CrossOriginProtection: Sec-Fetch-Site, else Origin against Host),
+// so no other site can log a browser in with its own token or out.
+func (s *Server) pageRoutes(mux *http.ServeMux) {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.render(w, http.StatusForbidden, "login", loginData{Error: "refused: the form was sent from another site; log in on this page"})
+		s.o.Metrics.observe(r.URL.Path, r.Method, http.StatusForbidden, 0)
+	}))
+	mux.HandleFunc("GET /{$}", s.page)
+	mux.Handle("POST /login", cop.Handler(http.HandlerFunc(s.login)))
+	mux.Handle("POST /logout", cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	})))
+}
+
+// secure says whether the cookie is Secure: always with TLS, and off
+// loopback (a TLS proxy in front of a plain listener): only a browser on
+// the server's own host may keep the token over plain HTTP.
+func (s *Server) secure(r *http.Request) bool {
+	if s.o.SecureCookies || r.TLS != nil {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return !isLoopback(host)
+}
+
+// isLoopback says whether host (a name or an address, no port) is
+// loopback; names other than localhost are not.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, raw string) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: raw, Path: "/", HttpOnly: true, Secure: s.secure(r),
+		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	raw := strings.TrimSpace(r.PostFormValue("token"))
+	r.Header.Set("Authorization", "Bearer "+raw)
+	_, code, err := s.authenticate(r, false)
+	if err != nil {
+		s.render(w, code, "login", loginData{Error: err.Error()})
+		s.o.Metrics.observe("/login", r.Method, code, time.Since(start))
+		return
+	}
+	s.setCookie(w, r, raw)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+	s.o.Metrics.observe("/login", r.Method, http.StatusSeeOther, time.Since(start))
+}
+
+type loginData struct{ Error string }
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	code := s.servePage(w, r)
+	s.o.Metrics.observe("/", r.Method, code, time.Since(start))
+}
+
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request) int {
+	// A token in the address would stay in the history, proxy logs and
+	// Referer headers: it is never taken (nor looked up) there.
+	if r.URL.Query().Has("token") {
+		s.render(w, http.StatusBadRequest, "login", loginData{Error: "a token is not taken in the address (it would stay in the browser's history and the logs); paste it in the form below"})
+		return http.StatusBadRequest
+	}
+	if _, err := r.Cookie(cookieName); err != nil {
+		s.render(w, http.StatusOK, "login", loginData{})
+		return http.StatusOK
+	}
+	tok, code, err := s.authenticate(r, true)
+	if err != nil {
+		s.render(w, code, "login", loginData{Error: err.Error()})
+		return code
+	}
+	if s.o.Live == nil {
+		s.render(w, http.StatusServiceUnavailable, "login", loginData{Error: errUnavailable.Error()})
+		return http.StatusServiceUnavailable
+	}
+	snap, err := s.o.Live.Get(r.Context())
+	if err != nil {
+		s.render(w, http.StatusServiceUnavailable, "login", loginData{Error: errUnavailable.Error()})
+		return http.StatusServiceUnavailable
+	}
+	if tok.Scope == token.Admin {
+		s.render(w, http.StatusOK, "admin", s.adminData(r, snap, tok))
+		return http.StatusOK
+	}
+	if _, ok := snap.Tenant(tok.Tenant); !ok {
+		s.render(w, http.StatusNotFound, "login", loginData{Error: "this token's tenant is not known (any more)"})
+		return http.StatusNotFound
+	}
+	s.render(w, http.StatusOK, "tenant", s.tenantData(r, snap, tok))
+	return http.StatusOK
+}
+
+func (s *Server) render(w http.ResponseWriter, code int, name string, data any) {
+	var b bytes.Buffer
+	if err := pageTemplates.ExecuteTemplate(&b, name, data); err != nil {
+		s.o.Logger.Error("status page", "template", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'")
+	w.WriteHeader(code)
+	_, _ = w.Write(b.Bytes())
+}
+
+// gauge is one GPU type's quota gauge.
+type gauge struct {
+	Type                                       string
+	Quota                                      int64
+	HasQuota                                   bool
+	InQuota, Bursting, Booked, Pending, Allocd int64
+}
+
+// bar is one bar of a chart, in chart units (0..100 of the tallest).
+type bar struct {
+	Label, Value string
+	X, Y, W, H   float64
+}
+
+// lane is one GPU type's availability timeline.
+type lane struct {
+	Type     string
+	Capacity int
+	Steps    []step
+	Bookings []span
+	Width    float64
+}
+
+type step struct {
+	X, W, CapY, CapH, BookedY, BookedH float64
+	Title                              string
+}
+
+type span struct {
+	X, W  float64
+	Label string
+}
+
+type tenantPage struct {
+	Tenant   string
+	Token    string
+	AsOf     time.Time
+	Gauges   []gauge
+	Period   string
+	Currency string
+	Amount   string
+	Usage    []bar
+	Lanes    []lane
+	From, To time.Time
+	Errors   []string
+}
+
+const (
+	chartW, chartH = 600.0, 160.0
+	laneW, laneH   = 600.0, 60.0
+)
+
+func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) tenantPage {
+	d := tenantPage{Tenant: tok.Tenant, Token: tok.Name, AsOf: snap.At, Period: snap.Period.String()}
+	for _, u := range snap.Use[tok.Tenant] {
+		g := gauge{Type: u.Type, InQuota: u.InQuota, Bursting: u.Bursting, Booked: u.Booked, Pending: u.Pending, Allocd: u.Allocated}
+		if u.Quota != nil {
+			g.Quota, g.HasQuota = *u.Quota, true
+		}
+		d.Gauges = append(d.Gauges, g)
+	}
+	// Usage this month per type, from the same view as the usage route.
+	if s.o.Usage != nil {
+		v, err := s.usage.get(usageKey{snap.Period, tok.Tenant}, func() (usageView, time.Duration, error) {
+			sm, err := s.o.Usage.Summary(r.Context(), snap.Period, tok.Tenant)
+			if err != nil {
+				return usageView{}, 0, err
+			}
+			return usageOf(sm, tok.Tenant, s.now()), 0, nil
+		})
+		if err != nil {
+			d.Errors = append(d.Errors, "usage is not available now")
+		} else {
+			d.Currency, d.Amount = v.Currency, v.Amount
+			if v.Unpriced {
+				d.Amount += " + unpriced use"
+			}
+			d.Usage = usageBars(v.Rows)
+		}
+	}
+	d.From = snap.At.Truncate(time.Hour)
+	d.To = d.From.Add(14 * 24 * time.Hour)
+	if svc, err := s.readsOrUnavailable(); err == nil {
+		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: d.From, To: d.To, Step: 6 * time.Hour})
+		if err != nil {
+			d.Errors = append(d.Errors, "availability is not available now")
+		}
+		bs, err := svc.List(r.Context(), reserve.ListFilter{Tenant: tok.Tenant, From: d.From, To: d.To})
+		if err != nil {
+			d.Errors = append(d.Errors, "bookings are not available now")
+		}
+		var own []reserve.Booking
+		for _, b := range bs {
+			if b.Tenant == tok.Tenant && b.State != reserve.StateCancelled {
+				own = append(own, b)
+			}
+		}
+		d.Lanes = lanes(av, own, d.From, d.To)
+	}
+	return d
+}
+
+// usageBars sums the rows per GPU type into GPU-hour bars.
+func usageBars(rows []UsageRow) []bar {
+	secs := map[string]int64{}
+	var types []string
+	for _, r := range rows {
+		if _, ok := secs[r.GPUType]; !ok {
+			types = append(types, r.GPUType)
+		}
+		secs[r.GPUType] += r.GPUSeconds
+	}
+	slices.Sort(types)
+	var most int64 = 1
+	for _, v := range secs {
+		most = max(most, v)
+	}
+	var out []bar
+	w := min(chartW/float64(max(len(types), 1)), 140)
+	for i, t := range types {
+		h := (chartH - 20) * float64(max(secs[t], 0)) / float64(most)
+		out = append(out, bar{Label: t, Value: export.GPUHours(secs[t]) + " GPU-h", X: float64(i)*w + 8, W: w - 16, Y: chartH - 20 - h, H: h})
+	}
+	return out
+}
+
+// lanes draws each GPU type's capacity and booked steps over [from, to),
+// and the tenant's own bookings on them.
+func lanes(av reserve.Availability, own []reserve.Booking, from, to time.Time) []lane {
+	total := to.Sub(from).Seconds()
+	x := func(t time.Time) float64 {
+		return max(0, min(laneW, laneW*t.Sub(from).Seconds()/total))
+	}
+	var out []lane
+	for _, r := range av.Resources {
+		k, name := r.Resource.Split()
+		if k != reserve.KindGPU {
+			continue
+		}
+		l := lane{Type: name, Capacity: r.Pool, Width: laneW}
+		top := max(r.Pool, 1)
+		for _, b := range r.Buckets {
+			y := func(n int) float64 { return laneH - laneH*float64(max(min(n, top), 0))/float64(top) }
+			l.Steps = append(l.Steps, step{X: x(b.From), W: x(b.To) - x(b.From), CapY: y(b.Capacity), CapH: laneH - y(b.Capacity), BookedY: y(b.Committed),
+				BookedH: laneH - y(b.Committed), Title: fmt.Sprintf("%s: %d booked, %d free of %d", b.From.UTC().Format("Jan 2 15:04"), b.Committed, b.Free, b.Capacity)})
+		}
+		for _, b := range own {
+			if b.Kind != reserve.KindGPU || b.GPUType != name {
+				continue
+			}
+			l.Bookings = append(l.Bookings, span{X: x(b.Start), W: max(x(b.End)-x(b.Start), 2),
+				Label: fmt.Sprintf("booking %d: %s %s", b.ID, b.What(), reserve.Window(b.Start, b.End))})
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+type adminTenant struct {
+	Name   string
+	Quota  string
+	InUse  string
+	Hours  string
+	Amount string
+}
+
+type adminPage struct {
+	Token    string
+	AsOf     time.Time
+	Pool     []PoolType
+	PoolBars []poolBar
+	Tenants  []adminTenant
+	Currency string
+	Errors   []string
+}
+
+type poolBar struct {
+	Type                              string
+	Capacity                          int64
+	BookedW, AllocW, BookableW        float64
+	Bookable, Booked, Allocated, Free int64
+}
+
+func (s *Server) adminData(_ *http.Request, snap *Snapshot, tok token.Token) adminPage {
+	d := adminPage{Token: tok.Name, AsOf: snap.At, Pool: snap.Pool, Currency: snap.Usage.Meta.Card.Currency}
+	for _, p := range snap.Pool {
+		c := float64(max(p.Capacity, 1))
+		d.PoolBars = append(d.PoolBars, poolBar{Type: p.Type, Capacity: p.Capacity, Bookable: p.Bookable, Booked: p.Booked, Allocated: p.Allocated, Free: p.Free,
+			BookedW: 400 * float64(p.Booked) / c, AllocW: 400 * float64(p.Allocated) / c, BookableW: 400 * float64(p.Bookable) / c})
+	}
+	totals := map[string]export.TenantTotal{}
+	for _, t := range snap.Usage.Tenants() {
+		totals[t.Tenant] = t
+	}
+	for _, t := range snap.Tenants {
+		row := adminTenant{Name: t.Name, Quota: t.GPUs.String()}
+		var in []string
+		for _, u := range snap.Use[t.Name] {
+			if u.Allocated > 0 {
+				in = append(in, fmt.Sprintf("%s:%d", u.Type, u.Allocated))
+			}
+		}
+		row.InUse = strings.Join(in, ",")
+		if tt, ok := totals[t.Name]; ok {
+			row.Hours, row.Amount = export.GPUHours(tt.GPUSeconds), tt.Amount.String()
+		}
+		d.Tenants = append(d.Tenants, row)
+	}
+	for _, p := range Parts {
+		if e := snap.Errors[p]; e != "" {
+			d.Errors = append(d.Errors, p+": not read in the last cycle")
+		}
+	}
+	return d
+}

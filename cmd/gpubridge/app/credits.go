@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+
+	"github.com/gpubridge/gpubridge/accounting/ingest"
+	"github.com/gpubridge/gpubridge/bridge/health/credit"
+	hstore "github.com/gpubridge/gpubridge/bridge/health/store"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
+	"github.com/gpubridge/gpubridge/internal/table"
+)
+
+// The node health credits (bridge/health/credit) over the ledger
+// (accounting/CreditSetup).
+
+// CreditJob builds the credit job of configuration c on the Env's
+// connections (CreditSetup); obs is the daemon's recorder (nil in
+// a command).
+func (e *Env) CreditJob(ctx context.Context, c config.Config, obs credit.Observer) (*credit.Job, error) {
+	st, err := e.Ledger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cards, err := e.RateCards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, err := e.DB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return CreditSetup{Config: c, Ledger: st, Cards: cards, Labels: e.TenantLabels, Observer: obs, Health: hstore.New(db, c.Cluster),
+		SlurmDB: e.SlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return e.Slurm(ctx) }, Booked: e.BookedPlacements}.Job(ctx)
+}
+
+// RunCredits writes the node health credits owed now, once, as the
+// daemon's credit job does; where's lookback=, when given (7d, 36h),
+// replaces health.credits.lookback. It refuses while health.credits is
+// off.
+func (e *Env) RunCredits(ctx context.Context, where map[string]string) (credit.Report, error) {
+	c, err := e.Config()
+	if err != nil {
+		return credit.Report{}, err
+	}
+	if lookback, ok := where["lookback"]; ok {
+		var s config.Span
+		if err := s.UnmarshalJSON([]byte(lookback)); err != nil || s.Duration <= 0 {
+			return credit.Report{}, Inputf("lookback=%s: want a duration such as 7d or 36h", lookback)
+		}
+		c.Health.Credits.Lookback = s
+	}
+	if !c.Health.Credits.Enabled {
+		return credit.Report{}, Inputf("health.credits.enabled is false in the configuration: no credits are written")
+	}
+	job, err := e.CreditJob(ctx, c, nil)
+	if err != nil {
+		return credit.Report{}, err
+	}
+	return job.RunOnce(ctx)
+}
+
+// CreditPrintout is what credit run-once prints of rep: its summary on
+// stderr, then the credits it wrote.
+func CreditPrintout(rep credit.Report, _ table.Options) Printout {
+	return Printout{}.Note(credit.Summary(rep)).Table(credit.ReportTable(rep))
+}

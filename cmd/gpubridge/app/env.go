@@ -1,0 +1,181 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+)
+
+// Env is what a use case runs with: the configuration, the logger and the
+// clients, each made on first use. A command has one Env for its process;
+// the daemon binds a copy to each configuration it loads (WithClients).
+type Env struct {
+	ConfigPath string    // --config; "" is $GPUBRIDGE_CONFIG, else config.DefaultPath (optional)
+	Verbose    bool      // log at debug level
+	Daemon     bool      // serve: log at info (commands: warnings only)
+	Stderr     io.Writer // where the log goes
+
+	cfg      *config.Config
+	logger   *slog.Logger
+	conns    *clients.Set // nil until the first client is asked for
+	registry *prometheus.Registry
+}
+
+// Config loads and validates the configuration once. The default path is
+// optional (the environment may carry everything); an explicit one is not.
+func (e *Env) Config() (config.Config, error) {
+	if e.cfg != nil {
+		return *e.cfg, nil
+	}
+	c, err := e.LoadConfig()
+	if err != nil {
+		return c, err
+	}
+	e.cfg = &c
+	return c, nil
+}
+
+// LoadConfig reads and validates the configuration afresh (serve reads it
+// again at every SIGHUP).
+func (e *Env) LoadConfig() (config.Config, error) {
+	path, optional := e.ConfigPath, false
+	if path == "" {
+		if p, ok := os.LookupEnv("GPUBRIDGE_CONFIG"); ok && p != "" {
+			path = p
+		} else {
+			path, optional = config.DefaultPath, true
+		}
+	}
+	return config.Read(path, optional, os.LookupEnv)
+}
+
+// Logger is the one logger, on Stderr: a command prints what it did, so
+// its log shows warnings only; Verbose shows everything (debug), and the
+// daemon logs at info.
+func (e *Env) Logger() *slog.Logger {
+	if e.logger == nil {
+		lvl := slog.LevelWarn
+		switch {
+		case e.Verbose:
+			lvl = slog.LevelDebug
+		case e.Daemon:
+			lvl = slog.LevelInfo
+		}
+		w := e.Stderr
+		if w == nil {
+			w = os.Stderr
+		}
+		e.logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+	}
+	return e.logger
+}
+
+// Registry is the process's Prometheus registry; features register their
+// collectors on it.
+func (e *Env) Registry() *prometheus.Registry {
+	if e.registry == nil {
+		e.registry = prometheus.NewRegistry()
+		e.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return e.registry
+}
+
+// Clients returns the process's clients, made for the configuration on
+// first use. A command's may create gpubridge's schema in an empty
+// database (see DB).
+func (e *Env) Clients() (*clients.Set, error) {
+	if e.conns != nil {
+		return e.conns, nil
+	}
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	e.conns = clients.New(c, clients.Options{Logger: e.Logger(), DB: sqldb.Policy{InitEmpty: true}})
+	return e.conns, nil
+}
+
+// Close closes the pools the process opened (the CLI does at the end of
+// every command).
+func (e *Env) Close() {
+	if e.conns != nil {
+		e.conns.Close()
+	}
+}
+
+// Slurm is the slurmrestd client, built (and the API version negotiated)
+// once per process, or once per configuration in the daemon.
+func (e *Env) Slurm(ctx context.Context) (*slurmrest.Client, error) {
+	set, err := e.Clients()
+	if err != nil {
+		return nil, err
+	}
+	return set.Slurm(ctx)
+}
+
+// DB is gpubridge's own database, opened once per process. A command (run
+// by a person) creates gpubridge's schema in an empty database and applies
+// pending migrations; it refuses a database that holds other tables.
+// `serve` creates a schema only with --init (cmd/gpubridge/daemon).
+func (e *Env) DB(ctx context.Context) (*sqlx.DB, error) {
+	set, err := e.Clients()
+	if err != nil {
+		return nil, err
+	}
+	return set.DB(ctx)
+}
+
+// SlurmDB is slurmdbd's database through the read-only DSN.
+func (e *Env) SlurmDB(ctx context.Context) (*sqlx.DB, error) {
+	set, err := e.Clients()
+	if err != nil {
+		return nil, err
+	}
+	return set.SlurmDB(ctx)
+}
+
+// Requests returns slurmrestd's request counters so far.
+func (e *Env) Requests() (reads, writes int64) {
+	if e.conns == nil {
+		return 0, 0
+	}
+	cl := e.conns.BuiltSlurm()
+	if cl == nil {
+		return 0, 0
+	}
+	s := cl.Stats()
+	return s.Reads, s.Writes
+}
+
+// SacctmgrCommands is how many sacctmgr commands (reconcile.sacctmgr) the
+// process's clients have run so far.
+func (e *Env) SacctmgrCommands() int64 {
+	if e.conns == nil || e.conns.Sacctmgr() == nil {
+		return 0
+	}
+	return e.conns.Sacctmgr().Commands()
+}
+
+// WithClients returns a copy of e bound to one configuration of the
+// daemon and its clients: the features' builders (DB, Slurm, Config) then
+// use the daemon's lazily built, reloadable clients. The copy is not
+// changed after it is made, so jobs of one configuration share it without
+// locks.
+func (e *Env) WithClients(c config.Config, set *clients.Set) *Env {
+	e.Logger()
+	e.Registry()
+	g := *e
+	g.cfg = &c
+	g.conns = set
+	return &g
+}

@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/accounting/ingest"
+	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
+)
+
+// The ingest sources.
+const (
+	SourceSlurmDB    = "slurmdb"    // slurm_acct_db through a read-only MariaDB user
+	SourceSlurmrestd = "slurmrestd" // slurmrestd's /slurmdb/jobs
+)
+
+// ErrUnknownSource is returned for a source name that is neither.
+var ErrUnknownSource = errors.New("unknown ingest source")
+
+// IngestSetup builds ingesters from the configuration. The connections
+// are opened by the functions, only for the source in use.
+type IngestSetup struct {
+	Config config.Config
+	// SlurmDB opens slurmdbd's database (the read-only DSN).
+	SlurmDB func(ctx context.Context) (*sqlx.DB, error)
+	// Slurm returns the slurmrestd client.
+	Slurm  func(ctx context.Context) (ingest.DBJobLister, error)
+	Ledger ingest.Ledger
+	Log    *slog.Logger
+}
+
+// Source names the source to read: source when given ("rest" is
+// slurmrestd), else slurmdb when slurmdb.dsn is set, else slurmrestd.
+func (s IngestSetup) Source(source string) (string, error) {
+	switch source {
+	case "":
+		if s.Config.SlurmDB.DSN == "" {
+			return SourceSlurmrestd, nil
+		}
+		return SourceSlurmDB, nil
+	case SourceSlurmDB:
+		return SourceSlurmDB, nil
+	case SourceSlurmrestd, "rest":
+		return SourceSlurmrestd, nil
+	}
+	return "", fmt.Errorf("%w: source=%s: want slurmdb or slurmrestd", ErrUnknownSource, source)
+}
+
+// Ingester returns an ingester of the configured cluster from the named
+// source (see Source) into the ledger, with the configured tier rules.
+func (s IngestSetup) Ingester(ctx context.Context, source string) (*ingest.Ingester, error) {
+	name, err := s.Source(source)
+	if err != nil {
+		return nil, err
+	}
+	c := s.Config
+	var src ingest.Source
+	switch name {
+	case SourceSlurmDB:
+		if err := c.RequireSlurmDB(); err != nil {
+			return nil, err
+		}
+		db, err := s.SlurmDB(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if src, err = ingest.NewSlurmDB(db, c.Cluster); err != nil {
+			return nil, err
+		}
+	case SourceSlurmrestd:
+		cl, err := s.Slurm(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r := ingest.NewREST(cl, c.Cluster)
+		r.Log = s.Log
+		src = r
+	}
+	return &ingest.Ingester{
+		Cluster: c.Cluster, Source: src, Ledger: s.Ledger,
+		Rules:        meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS, BookingPrefix: c.Bookings.ReservationPrefix},
+		ChangesEvery: every(c.Ingest.ChangesEvery.Duration), VerifyEvery: every(c.Ingest.VerifyEvery.Duration),
+		Log: s.Log,
+	}, nil
+}
+
+// every maps the configuration's "0 is off" to the ingester's "negative is
+// never" (its 0 is the default).
+func every(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}

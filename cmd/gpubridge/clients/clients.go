@@ -1,0 +1,331 @@
+package clients
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
+	"github.com/gpubridge/gpubridge/internal/sacctmgr"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+)
+
+// Names of the clients, as logs, metrics and readiness checks call them.
+const (
+	NameSlurmRest = "slurmrestd"
+	NameDatabase  = "database"
+	NameSlurmDB   = "slurmdb"
+)
+
+// Options say how a Set builds its clients. The zero value builds real
+// clients and refuses to create a schema in an empty database.
+type Options struct {
+	Logger *slog.Logger
+	// DB is what may be done to an empty gpubridge database; the
+	// configuration's database.init also allows creating the schema.
+	DB sqldb.Policy
+
+	// Test seams; nil uses the real constructors.
+	OpenDB    func(ctx context.Context, dsn string) (*sqlx.DB, error)
+	PrepareDB func(ctx context.Context, db *sqlx.DB, p sqldb.Policy) (sqldb.Schema, error)
+	NewSlurm  func(ctx context.Context, o slurmrest.Options) (*slurmrest.Client, error)
+}
+
+// Set holds the clients of one configuration, each built on first use.
+// It is safe for concurrent use.
+type Set struct {
+	cfg     config.Config
+	opts    Options
+	log     *slog.Logger
+	slurm   *lazy[slurmConn]
+	db      *lazy[*sqlx.DB]
+	slurmdb *lazy[*sqlx.DB]
+	// sacctmgr runs reconcile.sacctmgr (nil when unset); it connects to
+	// nothing until it runs, so it is made with the Set.
+	sacctmgr *sacctmgr.Runner
+}
+
+// New returns a Set for c that has built nothing yet.
+func New(c config.Config, o Options) *Set {
+	s := &Set{cfg: c, opts: o, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.opts.OpenDB == nil {
+		s.opts.OpenDB = sqldb.Open
+	}
+	if s.opts.PrepareDB == nil {
+		s.opts.PrepareDB = sqldb.Prepare
+	}
+	if s.opts.NewSlurm == nil {
+		s.opts.NewSlurm = slurmrest.New
+	}
+	fp, _ := fingerprints(c, o)
+	s.slurm = s.newSlurm(fp[NameSlurmRest])
+	s.db = s.newDB(fp[NameDatabase])
+	s.slurmdb = s.newSlurmDB(fp[NameSlurmDB])
+	s.sacctmgr = sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)
+	return s
+}
+
+// Config is the configuration the Set was made for.
+func (s *Set) Config() config.Config { return s.cfg }
+
+// Slurm returns the slurmrestd client, negotiating the API version on its
+// first use.
+func (s *Set) Slurm(ctx context.Context) (*slurmrest.Client, error) {
+	c, err := s.slurm.get(ctx)
+	return c.cl, err
+}
+
+// BuiltSlurm returns the slurmrestd client if a use built it, nil
+// otherwise; it never connects (request counters read it).
+func (s *Set) BuiltSlurm() *slurmrest.Client {
+	c, _ := s.slurm.peek()
+	return c.cl
+}
+
+// slurmConn is a slurmrestd client and its transport, whose keep-alive
+// connections are all there is to close.
+type slurmConn struct {
+	cl *slurmrest.Client
+	tr *http.Transport
+}
+
+// DB returns gpubridge's own database, checked (and migrated) by the
+// Set's policy on first use.
+func (s *Set) DB(ctx context.Context) (*sqlx.DB, error) { return s.db.get(ctx) }
+
+// SlurmDB returns slurmdbd's database (read-only user).
+func (s *Set) SlurmDB(ctx context.Context) (*sqlx.DB, error) { return s.slurmdb.get(ctx) }
+
+// Sacctmgr returns the runner of reconcile.sacctmgr, nil when it is unset.
+// Its command counter counts for every use of the Set.
+func (s *Set) Sacctmgr() *sacctmgr.Runner { return s.sacctmgr }
+
+// Built lists the clients built so far, by name.
+func (s *Set) Built() []string {
+	var out []string
+	for name, built := range map[string]bool{NameSlurmRest: s.slurm.isBuilt(), NameDatabase: s.db.isBuilt(), NameSlurmDB: s.slurmdb.isBuilt()} {
+		if built {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Close closes every client of the Set; later uses fail with ErrClosed.
+func (s *Set) Close() {
+	s.slurm.shutdown()
+	s.db.shutdown()
+	s.slurmdb.shutdown()
+}
+
+// Derive returns the Set for the reloaded configuration c: it shares the
+// clients of s whose settings are unchanged and makes new, unbuilt ones
+// for the others, whose names it returns. It reads the JWT key and token
+// files to compare them; a file that cannot be read is an error, and the
+// caller keeps s. s stays usable until the caller calls CloseReplaced.
+func (s *Set) Derive(c config.Config) (*Set, []string, error) {
+	fp, err := fingerprints(c, s.opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := &Set{cfg: c, opts: s.opts, log: s.log, sacctmgr: sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)}
+	var changed []string
+	n.slurm, n.db, n.slurmdb = s.slurm, s.db, s.slurmdb
+	if s.slurm.fp != fp[NameSlurmRest] {
+		n.slurm, changed = n.newSlurm(fp[NameSlurmRest]), append(changed, NameSlurmRest)
+	}
+	if s.db.fp != fp[NameDatabase] {
+		n.db, changed = n.newDB(fp[NameDatabase]), append(changed, NameDatabase)
+	}
+	if s.slurmdb.fp != fp[NameSlurmDB] {
+		n.slurmdb, changed = n.newSlurmDB(fp[NameSlurmDB]), append(changed, NameSlurmDB)
+	}
+	return n, changed, nil
+}
+
+// CloseReplaced closes the clients of s that next does not share (the
+// pools a reload replaced).
+func (s *Set) CloseReplaced(next *Set) {
+	if s.slurm != next.slurm {
+		s.slurm.shutdown()
+	}
+	if s.db != next.db {
+		s.db.shutdown()
+	}
+	if s.slurmdb != next.slurmdb {
+		s.slurmdb.shutdown()
+	}
+}
+
+func (s *Set) newSlurm(fp string) *lazy[slurmConn] {
+	c := s.cfg
+	return newLazy(NameSlurmRest, fp, func(ctx context.Context) (slurmConn, error) {
+		if err := c.RequireSlurmRest(); err != nil {
+			return slurmConn{}, err
+		}
+		sc := c.SlurmRest
+		token := sc.Token
+		if sc.TokenFile != "" {
+			b, err := readSecret(sc.TokenFile, s.log)
+			if err != nil {
+				return slurmConn{}, fmt.Errorf("slurmrest.tokenFile: %w", err)
+			}
+			token = b
+		}
+		if w := PlainJWTWarning(sc.URL); w != "" {
+			s.log.Warn(w, "url", sc.URL)
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		cl, err := s.opts.NewSlurm(ctx, slurmrest.Options{
+			URL:          sc.URL,
+			APIVersion:   sc.APIVersion,
+			JWTKeyFile:   sc.JWTKeyFile,
+			Token:        token,
+			User:         sc.User,
+			Cluster:      c.Cluster,
+			Timeout:      sc.Timeout.Duration,
+			MaxBodyBytes: sc.MaxBodyBytes,
+			Logger:       s.log,
+			HTTPClient:   &http.Client{Transport: tr},
+		})
+		if err != nil {
+			tr.CloseIdleConnections()
+			return slurmConn{}, err
+		}
+		return slurmConn{cl, tr}, nil
+	}, func(c slurmConn) { c.tr.CloseIdleConnections() })
+}
+
+func (s *Set) newDB(fp string) *lazy[*sqlx.DB] {
+	c := s.cfg
+	return newLazy(NameDatabase, fp, func(ctx context.Context) (*sqlx.DB, error) {
+		if err := c.RequireDatabase(); err != nil {
+			return nil, err
+		}
+		db, err := s.opts.OpenDB(ctx, c.Database.DSN)
+		if err != nil {
+			return nil, err
+		}
+		policy := s.opts.DB
+		policy.InitEmpty = policy.InitEmpty || c.Database.Init
+		sch, err := s.opts.PrepareDB(ctx, db, policy)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		switch {
+		case sch.Kind == sqldb.Empty:
+			s.log.Warn("created gpubridge's schema in an empty database", "database", sch.Database, "dsn", sqldb.Redact(c.Database.DSN))
+		case sch.Pending > 0:
+			s.log.Info("applied pending migrations", "database", sch.Database, "migrations", sch.Pending)
+		}
+		return db, nil
+	}, func(db *sqlx.DB) { _ = db.Close() })
+}
+
+func (s *Set) newSlurmDB(fp string) *lazy[*sqlx.DB] {
+	c := s.cfg
+	return newLazy(NameSlurmDB, fp, func(ctx context.Context) (*sqlx.DB, error) {
+		if err := c.RequireSlurmDB(); err != nil {
+			return nil, err
+		}
+		return s.opts.OpenDB(ctx, c.SlurmDB.DSN)
+	}, func(db *sqlx.DB) { _ = db.Close() })
+}
+
+// fingerprints hashes each client's settings, file contents included. The
+// error names the first configured file that cannot be read or a DSN that
+// does not parse; the map is complete either way.
+func fingerprints(c config.Config, o Options) (map[string]string, error) {
+	var errs []error
+	file := func(field, path string) string {
+		if path == "" {
+			return ""
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", field, err))
+			return "unreadable"
+		}
+		if len(strings.TrimSpace(string(b))) == 0 {
+			errs = append(errs, fmt.Errorf("%s: %s is empty", field, path))
+		}
+		return hash(string(b))
+	}
+	dsn := func(field, d string) string {
+		if d != "" {
+			if _, err := mysql.ParseDSN(d); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %s: %w", field, sqldb.Redact(d), err))
+			}
+		}
+		return hash(d)
+	}
+	sc := c.SlurmRest
+	fp := map[string]string{
+		NameSlurmRest: hash(sc.URL, sc.APIVersion, sc.User, c.Cluster, sc.Timeout.String(), fmt.Sprint(sc.MaxBodyBytes),
+			sc.JWTKeyFile, file("slurmrest.jwtKeyFile", sc.JWTKeyFile), hash(sc.Token),
+			sc.TokenFile, file("slurmrest.tokenFile", sc.TokenFile)),
+		NameDatabase: hash(dsn("database.dsn", c.Database.DSN), fmt.Sprint(o.DB.InitEmpty || c.Database.Init)),
+		NameSlurmDB:  dsn("slurmdb.dsn", c.SlurmDB.DSN),
+	}
+	return fp, errors.Join(errs...)
+}
+
+func hash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readSecret reads a token file, warning when anyone may read it.
+func readSecret(path string, log *slog.Logger) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o004 != 0 {
+		log.Warn("the slurmrestd token file is readable by every user; it is a Slurm credential (chmod o-r)", "file", path)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return tok, nil
+}
+
+// PlainJWTWarning returns a warning when a JWT would travel over plain
+// http to a host that is not loopback, else "".
+func PlainJWTWarning(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || IsLoopback(u.Hostname()) {
+		return ""
+	}
+	return "slurmrestd is reached over plain http on a non-loopback host: its JWT (a Slurm credential) travels unencrypted; use https or a loopback address"
+}
+
+// IsLoopback reports whether host (a name or an IP, no port) is loopback.
+// Names other than "localhost" are not resolved and count as not loopback.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

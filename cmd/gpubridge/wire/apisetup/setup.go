@@ -1,0 +1,124 @@
+package apisetup
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
+	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/tokenstore"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/bookingsetup"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
+)
+
+// Params are what the API of one configuration is built on: the
+// connections and the use cases, each a builder called at its first use.
+type Params struct {
+	Config  config.Config
+	Logger  *slog.Logger
+	Metrics *api.Metrics // registered once per process
+
+	Slurm func(ctx context.Context) (*slurmrest.Client, error)
+	DB    func(ctx context.Context) (*sqlx.DB, error)
+	// Bookings builds the booking service with its Source (a fresh read of
+	// the cluster): changes admit against it, reads share the cycle's.
+	Bookings func(ctx context.Context) (*reserve.Service, error)
+	// Burst builds the burst service on the stored tenants and rate card.
+	Burst func(ctx context.Context) (*burstsetup.Service, error)
+	// Usage builds the period view of the billing books.
+	Usage func(ctx context.Context) (api.UsageReader, error)
+}
+
+// New returns the API's handler and its snapshot loop. Nothing connects
+// here.
+func New(p Params) (http.Handler, func(context.Context)) {
+	c := p.Config
+	log := p.Logger
+	every := c.API.RefreshInterval.Duration
+	settings := bookingsetup.Settings(c)
+
+	jobs := &api.JobCache{TTL: every, Jobs: lazyJobs{clients.NewLazy(func(ctx context.Context) (*slurmjobs.Jobs, error) {
+		cl, err := p.Slurm(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &slurmjobs.Jobs{Client: cl, Logger: log}, nil
+	})}}
+	inventory := &api.InventoryCache{TTL: every, Source: lazySource{clients.NewLazy(func(ctx context.Context) (*slurmadapter.Adapter, error) {
+		cl, err := p.Slurm(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return slurmadapter.New(cl, c.Tenants.PoolPartition), nil
+	})}}
+	writes := clients.NewLazy(p.Bookings)
+	reads := clients.NewLazy(func(ctx context.Context) (*reserve.Service, error) {
+		svc, err := p.Bookings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r := *svc
+		r.Source = inventory
+		return &r, nil
+	})
+	usage := lazyUsage{clients.NewLazy(p.Usage)}
+	live := &api.Live{Interval: every, Logger: log, Sources: api.Sources{
+		Tenants: lazyTenants{p.DB},
+		Jobs:    jobs,
+		Burst: lazyPlanner{clients.NewLazy(func(ctx context.Context) (*burstsetup.Service, error) {
+			svc, err := p.Burst(ctx)
+			if err != nil {
+				return nil, err
+			}
+			svc.Jobs = jobs // the cycle's one bulk read
+			return svc, nil
+		})},
+		Inventory: inventory,
+		Bookings:  lazyBookings{reads},
+		Settings:  settings,
+		Usage:     usage,
+		IngestedThrough: func(ctx context.Context) (time.Time, error) {
+			db, err := p.DB(ctx)
+			if err != nil {
+				return time.Time{}, err
+			}
+			s, err := ledger.NewDB(db, log).State(ctx, c.Cluster)
+			if err != nil || s.IngestedThrough() == 0 {
+				return time.Time{}, err
+			}
+			return time.Unix(s.IngestedThrough(), 0).UTC(), nil
+		},
+		QOSPrefix: c.Tenants.QOSPrefix, OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS,
+	}}
+	p.Metrics.SetLive(live)
+	srv := api.New(api.Options{
+		Tokens:          lazyTokens{p.DB},
+		TokenNotFound:   tokenstore.ErrNotFound,
+		Live:            live,
+		Usage:           usage,
+		Bookings:        lazyBookings{writes},
+		BookingReads:    lazyBookings{reads},
+		ReservationName: settings.ReservationName,
+		Metrics:         p.Metrics,
+		Logger:          log,
+		AuthFailures:    float64(c.API.AuthFailuresPerMinute),
+		AuthBurst:       c.API.AuthFailureBurst,
+		TokenRate:       float64(c.API.TokenRequestsPerSecond),
+		TokenBurst:      c.API.TokenRequestBurst,
+		AddressRate:     float64(c.API.AddressRequestsPerSecond),
+		AddressBurst:    c.API.AddressRequestBurst,
+		UsageTTL:        every,
+		SecureCookies:   c.Server.TLSCertFile != "",
+	})
+	return srv, live.Run
+}
