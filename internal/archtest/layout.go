@@ -89,10 +89,10 @@ var Gpubridge = Layout{
 		"accounting/ledger/ledgertest": {TestOnly: true}, // the store conformance suite and fixtures
 		"accounting/ingest":            {Importers: []string{"cmd/...", "test/bench/cmd/ingestprof", "accounting/jobs", "accounting/billing"}},
 		"accounting/jobs":              {Importers: []string{"cmd/..."}},
-		"accounting/export":            {Importers: []string{"cmd/...", "accounting/billing"}}, // writes files (internal/atomicfile)
-		"accounting/export/focuscheck": {Pure: true, TestOnly: true},                           // FOCUS 1.2's rules as checks
-		"accounting/export/exporttest": {Pure: true, TestOnly: true},                           // focuscheck over gpubridge's exports
-		"accounting/internal/acctest":  {TestOnly: true},                                       // shared integration-test setup
+		"accounting/export":            {Importers: []string{"cmd/...", "accounting/billing"}},            // writes files (internal/atomicfile)
+		"accounting/export/focuscheck": {Pure: true, Importers: []string{"accounting/export/exporttest"}}, // FOCUS 1.2's rules as checks
+		"accounting/export/exporttest": {Pure: true, TestOnly: true},                                      // focuscheck over gpubridge's exports
+		"accounting/internal/acctest":  {TestOnly: true},                                                  // shared integration-test setup
 
 		// gres/: GPUs and MIG on a node.
 		"gres/inventory":  {Pure: true, Importers: []string{"cmd/...", "gres/..."}},
