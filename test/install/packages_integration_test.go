@@ -336,10 +336,10 @@ func TestRPMPackage(t *testing.T) {
 
 // TestPackagedBinaryGlibc: the binary in both packages needs no glibc
 // symbol version newer than the floor docs/install.md names, and runs on
-// the oldest glibc at hand (the build sysroot's, Debian 11's 2.31). The
-// check is not a no-op: the host build (make build, linked against Debian
-// 12's glibc 2.36) needs GLIBC_2.34 and is reported, and build.sh refuses
-// to package it.
+// a glibc older than that floor (Ubuntu 18.04's 2.27). The check is not a
+// no-op: the host build (make build, linked against Debian 12's glibc
+// 2.36) needs GLIBC_2.34, is reported, does not run on 2.27, and build.sh
+// refuses to package it.
 func TestPackagedBinaryGlibc(t *testing.T) {
 	deb, rpm := makePackages(t)
 	m := regexp.MustCompile(`\*\*glibc (2\.[0-9]+) or newer\*\*`).FindStringSubmatch(read(t, filepath.Join(repo, "docs/install.md")))
@@ -358,17 +358,15 @@ func TestPackagedBinaryGlibc(t *testing.T) {
 			t.Errorf("%s needs GLIBC_%s, newer than docs/install.md's floor %s", filepath.Base(b), need, floor)
 		}
 	}
-	// It runs on glibc 2.31 (the sysroot's loader and libraries).
-	sysroot := strings.TrimSpace(runOut(t, "packaging/sysroot.sh"))
-	lib := filepath.Join(sysroot, "lib/x86_64-linux-gnu")
-	out := runOut(t, filepath.Join(sysroot, "lib64/ld-linux-x86-64.so.2"), "--library-path", lib, rpmBin, "version")
-	if !strings.HasPrefix(out, "gpubridge ") {
-		t.Errorf("on glibc 2.31: %q", out)
+	// It runs on glibc 2.27, older than the floor (Ubuntu 18.04's loader
+	// and libraries, packaging/oldglibc.sh), and gres inventory reaches
+	// NVML's loader (dlopen) there too.
+	old := oldGlibc(t)
+	if out := old(rpmBin, "version"); !strings.HasPrefix(out, "gpubridge ") {
+		t.Errorf("on glibc 2.27: %q", out)
 	}
-	// gres inventory reaches NVML's loader (dlopen) there too.
-	cmd := exec.Command(filepath.Join(sysroot, "lib64/ld-linux-x86-64.so.2"), "--library-path", lib, rpmBin, "gres", "inventory")
-	if o, _ := cmd.CombinedOutput(); !strings.Contains(string(o), "libnvidia-ml.so.1 was not found") && !strings.Contains(string(o), "GPU") {
-		t.Errorf("gres inventory on glibc 2.31: %s", o)
+	if out := old(debBin, "gres", "inventory"); !strings.Contains(out, "libnvidia-ml.so.1 was not found") && !strings.Contains(out, "GPU") {
+		t.Errorf("gres inventory on glibc 2.27: %s", out)
 	}
 
 	// The planted defect: a binary linked against the host's glibc.
@@ -381,10 +379,26 @@ func TestPackagedBinaryGlibc(t *testing.T) {
 	if need := newestGlibc(t, hostBin); !versionLess(floor, need) {
 		t.Errorf("the host build bin/gpubridge needs GLIBC_%s; the check would not catch a binary linked against glibc >= 2.34", need)
 	}
-	cmd = exec.Command("packaging/build.sh", "rpm", "bin/gpubridge", "bin/man", dir, "v0.0.1")
+	if out := old(filepath.Join(repo, hostBin), "version"); !strings.Contains(out, "GLIBC_2.34' not found") {
+		t.Errorf("the host build ran on glibc 2.27: %q; the run there would not catch a binary linked against glibc >= 2.34", out)
+	}
+	cmd := exec.Command("packaging/build.sh", "rpm", "bin/gpubridge", "bin/man", dir, "v0.0.1")
 	cmd.Dir = repo
 	if o, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(o), "newer than the floor") {
 		t.Errorf("build.sh packaged the host build: %v\n%s", err, o)
+	}
+}
+
+// oldGlibc returns a function that runs the binary bin with args on
+// Ubuntu 18.04's glibc 2.27 (packaging/oldglibc.sh) and returns its
+// combined output.
+func oldGlibc(t *testing.T) func(bin string, args ...string) string {
+	t.Helper()
+	root := strings.TrimSpace(runOut(t, "packaging/oldglibc.sh"))
+	lib := filepath.Join(root, "lib/x86_64-linux-gnu")
+	return func(bin string, args ...string) string {
+		o, _ := exec.Command(filepath.Join(lib, "ld-2.27.so"), append([]string{"--library-path", lib, bin}, args...)...).CombinedOutput()
+		return string(o)
 	}
 }
 
