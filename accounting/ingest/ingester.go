@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Ledger is what an ingest writes to (ledger.DB and ledger.Memory).
@@ -25,8 +26,8 @@ type Ledger interface {
 	// Coverage lists the end-time ranges ingested completely; Touched
 	// those an ingest has started to write (it may hold lines there);
 	// ClosedPeriods the closed periods.
-	Coverage(ctx context.Context, cluster string) ([][2]int64, error)
-	Touched(ctx context.Context, cluster string) ([][2]int64, error)
+	Coverage(ctx context.Context, cluster string) (interval.Set, error)
+	Touched(ctx context.Context, cluster string) (interval.Set, error)
 	ClosedPeriods(ctx context.Context, cluster string) ([]meter.Period, error)
 }
 
@@ -238,8 +239,8 @@ func (in *Ingester) verifyFrom(ctx context.Context, now time.Time) (time.Time, e
 	if err != nil {
 		return time.Time{}, err
 	}
-	if len(cov) > 0 && cov[0][0] > from {
-		from = cov[0][0]
+	if len(cov) > 0 && cov[0].Start > from {
+		from = cov[0].Start
 	}
 	return unixUTC(from), nil
 }
@@ -311,32 +312,13 @@ type Unordered interface {
 	Unordered()
 }
 
-// freshRanges returns the parts of [from, to) that touched (sorted,
-// disjoint ranges) leaves out, in order.
-func freshRanges(from, to int64, touched [][2]int64) [][2]int64 {
-	out := [][2]int64{}
-	for _, r := range touched {
-		if r[1] <= from || r[0] >= to {
-			continue
-		}
-		if r[0] > from {
-			out = append(out, [2]int64{from, r[0]})
-		}
-		from = max(from, r[1])
+// freshParts returns the parts of window that touched leaves out, in
+// order; never nil (Batch.Fresh: nil would leave the choice to the
+// ledger).
+func freshParts(window interval.Interval, touched interval.Set) interval.Set {
+	fresh := interval.Of(window).Subtract(touched)
+	if fresh == nil {
+		fresh = interval.Set{}
 	}
-	if from < to {
-		out = append(out, [2]int64{from, to})
-	}
-	return out
-}
-
-// ranges is a sorted set of disjoint half-open ranges of end times.
-type ranges [][2]int64
-
-func (rs ranges) contains(t int64) bool {
-	i, _ := slices.BinarySearchFunc(rs, t, func(r [2]int64, t int64) int { return cmp.Compare(r[0], t) })
-	if i < len(rs) && rs[i][0] == t {
-		return true
-	}
-	return i > 0 && t < rs[i-1][1]
+	return fresh
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // ingestRun is one Ingest under way: its window and query, the result it
@@ -29,8 +30,8 @@ type ingestRun struct {
 	// reads: the source reads changes (ChangeReader); trackingChanges: a
 	// changes pass was recorded before.
 	reads, trackingChanges bool
-	// freshCov holds the parts of the window no ingest had touched.
-	freshCov ranges
+	// fresh holds the parts of the window no ingest had touched.
+	fresh interval.Set
 
 	// What the reader builds: the lookups it has seen delivered, the batch
 	// of the window (window is its template) and of the changed runs, and
@@ -87,8 +88,7 @@ func (r *ingestRun) plan(ctx context.Context) error {
 	if haveWM && q.From == wm.Through && !r.unordered {
 		q.After = wm.After
 	}
-	fresh, err := r.freshParts(ctx)
-	if err != nil {
+	if err := r.findFresh(ctx); err != nil {
 		return err
 	}
 	// Hours before the watermark were checked for purged rows when they
@@ -104,7 +104,7 @@ func (r *ingestRun) plan(ctx context.Context) error {
 		return err
 	}
 	r.res.From, r.res.To = unixUTC(q.From), unixUTC(q.To)
-	r.window = meter.Batch{Source: r.in.Source.Name(), From: q.From, Through: q.From, Touch: [2]int64{q.From, q.To}, Fresh: fresh}
+	r.window = meter.Batch{Source: r.in.Source.Name(), From: q.From, Through: q.From, Touch: r.fullWindow(), Fresh: r.fresh}
 	r.log.Info("ingest start", "from", r.res.From, "to", r.res.To, "asOf", r.asOf, "start", r.res.Start, "allRows", q.AllRows,
 		"lookups", len(q.Lookup), "changedSince", r.res.ChangesSince)
 	return nil
@@ -137,19 +137,23 @@ func (r *ingestRun) start(wm meter.Watermark, haveWM bool) {
 	}
 }
 
-// freshParts returns the parts of the window no ingest has touched: runs
+// fullWindow is the ingest's whole window of end times, [From, To).
+func (r *ingestRun) fullWindow() interval.Interval {
+	return interval.Interval{Start: r.q.From, End: r.q.To}
+}
+
+// findFresh finds the parts of the window no ingest has touched: runs
 // that end there are inserted without a lookup. Where the window re-reads
 // runs the ledger may hold, every run is read, with GPUs or not, and
 // compared (Query.AllRows).
-func (r *ingestRun) freshParts(ctx context.Context) ([][2]int64, error) {
+func (r *ingestRun) findFresh(ctx context.Context) error {
 	touched, err := r.in.Ledger.Touched(ctx, r.in.Cluster)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	fresh := freshRanges(r.q.From, r.q.To, touched)
-	r.freshCov = ranges(fresh)
-	r.q.AllRows = r.w.Verify || len(fresh) != 1 || fresh[0] != [2]int64{r.q.From, r.q.To}
-	return fresh, nil
+	r.fresh = freshParts(r.fullWindow(), touched)
+	r.q.AllRows = r.w.Verify || len(r.fresh) != 1 || r.fresh[0] != r.fullWindow()
+	return nil
 }
 
 // planChanges asks for the changes read outside the window: the runs that
@@ -332,7 +336,7 @@ func (r *ingestRun) addFinished(ctx context.Context, run meter.Run, tie uint64) 
 	mr := r.measure(run)
 	if len(mr.Usages) > 0 {
 		r.res.GPURuns++
-	} else if r.freshCov.contains(run.End) && !run.CrossedPeriodEnd(r.asOf.Unix()) {
+	} else if r.fresh.Contains(run.End) && !run.CrossedPeriodEnd(r.asOf.Unix()) {
 		return nil // no usage, and no ingest can have written lines for it
 	}
 	r.cur.Runs = append(r.cur.Runs, mr)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/interval"
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
@@ -93,7 +94,7 @@ func closable(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord
 	if err != nil {
 		return PeriodRecord{}, err
 	}
-	if !coverage(st.Coverage).covers(p.StartUnix(), p.EndUnix()) || st.AccrualsAsOf < p.EndUnix() {
+	if !rangeSet(st.Coverage).Covers(interval.Interval{Start: p.StartUnix(), End: p.EndUnix()}) || st.AccrualsAsOf < p.EndUnix() {
 		return PeriodRecord{}, fmt.Errorf("close %s: %w: the finished runs ingested so far cover %s and running runs were read at %s; the whole period must be covered and the running runs read after its end (run `gpubridge ingest from=%s` first)",
 			p, ErrNotIngested, fmtCoverage(st.Coverage), fmtUnix(st.AccrualsAsOf), p.Start().Format(time.DateOnly))
 	}

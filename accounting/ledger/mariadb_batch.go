@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // runBufs holds applyBatch's arrays of runs for reuse.
@@ -152,7 +153,7 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 		if err != nil {
 			return err
 		}
-		var cov, touched coverage
+		var cov, touched interval.Set
 		if !b.CheckAll {
 			if cov, err = loadCoverage(ctx, tx, cluster, true); err != nil {
 				return err
@@ -167,7 +168,7 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 		parts := slices.Grow((*rp)[:0], len(b.Runs))[:len(b.Runs)]
 		defer func() { clear(parts); *rp = parts[:0]; runBufs.Put(rp) }()
 		nd, nc := 0, len(parts)
-		all := touched.merge(cov)
+		all := touched.Union(cov)
 		for _, mr := range b.Runs {
 			switch {
 			case checkAll || needsLookup(mr.Run, all, b.Fresh, asOf):
@@ -195,13 +196,13 @@ func (d *DB) applyBatch(ctx context.Context, cluster string, asOf int64, b meter
 		if b.CheckAll {
 			return nil
 		}
-		if b.Touch[1] > b.Touch[0] && !touched.covers(b.Touch[0], b.Touch[1]) {
-			if err := saveRanges(ctx, tx, "ingest_touched", cluster, touched.add(b.Touch[0], b.Touch[1])); err != nil {
+		if !b.Touch.Empty() && !touched.Covers(b.Touch) {
+			if err := saveRanges(ctx, tx, "ingest_touched", cluster, touched.Add(b.Touch)); err != nil {
 				return err
 			}
 		}
-		if b.Covered() > b.From && !cov.covers(b.From, b.Covered()) {
-			if err := saveCoverage(ctx, tx, cluster, cov.add(b.From, b.Covered())); err != nil {
+		if covered := (interval.Interval{Start: b.From, End: b.Covered()}); !covered.Empty() && !cov.Covers(covered) {
+			if err := saveCoverage(ctx, tx, cluster, cov.Add(covered)); err != nil {
 				return err
 			}
 		}

@@ -9,18 +9,19 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
-func loadCoverage(ctx context.Context, tx q, cluster string, lock bool) (coverage, error) {
+func loadCoverage(ctx context.Context, tx q, cluster string, lock bool) (interval.Set, error) {
 	return loadRanges(ctx, tx, "ingest_coverage", cluster, lock)
 }
 
-func saveCoverage(ctx context.Context, tx q, cluster string, c coverage) error {
+func saveCoverage(ctx context.Context, tx q, cluster string, c interval.Set) error {
 	return saveRanges(ctx, tx, "ingest_coverage", cluster, c)
 }
 
 // loadRanges reads a range set (ingest_coverage, ingest_touched).
-func loadRanges(ctx context.Context, tx q, table, cluster string, lock bool) (coverage, error) {
+func loadRanges(ctx context.Context, tx q, table, cluster string, lock bool) (interval.Set, error) {
 	query := "SELECT from_time, to_time FROM " + table + " WHERE cluster = ? ORDER BY from_time"
 	if lock {
 		query += " FOR UPDATE"
@@ -30,10 +31,10 @@ func loadRanges(ctx context.Context, tx q, table, cluster string, lock bool) (co
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
 	defer rows.Close()
-	var c coverage
+	var c interval.Set
 	for rows.Next() {
-		var r [2]int64
-		if err := rows.Scan(&r[0], &r[1]); err != nil {
+		var r interval.Interval
+		if err := rows.Scan(&r.Start, &r.End); err != nil {
 			return nil, err
 		}
 		c = append(c, r)
@@ -41,12 +42,13 @@ func loadRanges(ctx context.Context, tx q, table, cluster string, lock bool) (co
 	return c, rows.Err()
 }
 
-func saveRanges(ctx context.Context, tx q, table, cluster string, c coverage) error {
+// saveRanges replaces a range set.
+func saveRanges(ctx context.Context, tx q, table, cluster string, c interval.Set) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE cluster = ?", cluster); err != nil {
 		return fmt.Errorf("write %s: %w", table, err)
 	}
 	for _, r := range c {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+" (cluster, from_time, to_time) VALUES (?, ?, ?)", cluster, r[0], r[1]); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+" (cluster, from_time, to_time) VALUES (?, ?, ?)", cluster, r.Start, r.End); err != nil {
 			return fmt.Errorf("write %s: %w", table, err)
 		}
 	}
@@ -74,7 +76,7 @@ func (d *DB) State(ctx context.Context, cluster string) (State, error) {
 	if err != nil {
 		return s, err
 	}
-	s.Coverage = cov
+	s.Coverage = rangePairs(cov)
 	closed, err := loadClosed(ctx, d.db, cluster)
 	if err != nil {
 		return s, err
@@ -92,18 +94,18 @@ func (d *DB) State(ctx context.Context, cluster string) (State, error) {
 }
 
 // Coverage: see the method list in store.go.
-func (d *DB) Coverage(ctx context.Context, cluster string) ([][2]int64, error) {
+func (d *DB) Coverage(ctx context.Context, cluster string) (interval.Set, error) {
 	return loadCoverage(ctx, d.db, cluster, false)
 }
 
 // Touched: see the method list in store.go.
-func (d *DB) Touched(ctx context.Context, cluster string) ([][2]int64, error) {
+func (d *DB) Touched(ctx context.Context, cluster string) (interval.Set, error) {
 	cov, err := loadCoverage(ctx, d.db, cluster, false)
 	if err != nil {
 		return nil, err
 	}
 	t, err := loadRanges(ctx, d.db, "ingest_touched", cluster, false)
-	return t.merge(cov), err
+	return t.Union(cov), err
 }
 
 const passCols = "source, kind, as_of, from_time, finished_at, runs, line_count, corrections"

@@ -253,3 +253,45 @@ func TestSetAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// TestSetAsCoverage holds the cases of the ledger's former coverage type
+// (accounting/ledger, now this Set): adds in any order, then the seconds
+// and ranges it holds.
+func TestSetAsCoverage(t *testing.T) {
+	cases := map[string]struct {
+		adds []Interval
+		want Set
+	}{
+		"empty add ignored":   {[]Interval{{5, 5}}, nil},
+		"one":                 {[]Interval{{1, 5}}, Set{{1, 5}}},
+		"touching merge":      {[]Interval{{1, 5}, {5, 9}}, Set{{1, 9}}},
+		"overlap merge":       {[]Interval{{1, 5}, {3, 9}}, Set{{1, 9}}},
+		"disjoint sorted":     {[]Interval{{10, 20}, {1, 5}}, Set{{1, 5}, {10, 20}}},
+		"bridge two":          {[]Interval{{1, 5}, {10, 20}, {4, 11}}, Set{{1, 20}}},
+		"inside":              {[]Interval{{1, 20}, {4, 11}}, Set{{1, 20}}},
+		"three, middle added": {[]Interval{{1, 2}, {10, 20}, {30, 40}, {5, 6}}, Set{{1, 2}, {5, 6}, {10, 20}, {30, 40}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var s Set
+			for _, a := range tc.adds {
+				s = s.Add(a)
+			}
+			if d := cmp.Diff(tc.want, s); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+	c := Set{{1, 5}, {10, 20}}
+	for tm, want := range map[int64]bool{0: false, 1: true, 4: true, 5: false, 9: false, 10: true, 19: true, 20: false, 99: false} {
+		if got := c.Contains(tm); got != want {
+			t.Errorf("Contains(%d) = %v, want %v", tm, got, want)
+		}
+	}
+	c = Set{{10, 20}, {30, 40}}
+	for iv, want := range map[Interval]bool{{10, 20}: true, {12, 18}: true, {10, 21}: false, {15, 35}: false, {30, 40}: true, {5, 5}: true, {0, 10}: false} {
+		if got := c.Covers(iv); got != want {
+			t.Errorf("Covers(%v) = %v, want %v", iv, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/interval"
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
@@ -28,7 +29,7 @@ type Store interface {
 	AccrualRuns(ctx context.Context, cluster string) ([]meter.RunKey, error)
 	Pass(ctx context.Context, cluster, source, kind string) (meter.Pass, bool, error)
 	RecordPass(ctx context.Context, cluster string, p meter.Pass) error
-	Touched(ctx context.Context, cluster string) ([][2]int64, error)
+	Touched(ctx context.Context, cluster string) (interval.Set, error)
 	CreditStore
 }
 
@@ -661,7 +662,7 @@ func unorderedWindowKilled(t *testing.T, newStore func(t *testing.T) Store) {
 	now := to
 	a := run(c, 1, 1, "acme", "pool", TS("2026-11-20 10:00:00"), TS("2026-11-20 11:00:00"), h100(1))
 	b := run(c, 2, 1, "acme", "pool", TS("2026-11-05 10:00:00"), TS("2026-11-05 11:00:00"), h100(1))
-	win := meter.Batch{Source: "slurmdb", From: from, Through: from, Touch: [2]int64{from, to}, Fresh: [][2]int64{{from, to}}}
+	win := meter.Batch{Source: "slurmdb", From: from, Through: from, Touch: interval.Interval{Start: from, End: to}, Fresh: interval.Set{{Start: from, End: to}}}
 	first := win
 	first.Runs = Measure(now, a)
 	if _, err := s.ReplaceAccruals(ctx, c, now, nil); err != nil {
@@ -684,7 +685,7 @@ func unorderedWindowKilled(t *testing.T, newStore func(t *testing.T) Store) {
 	// The next ingest of the window: nothing of it is fresh, so run a
 	// is compared (and left alone), run b inserted; the last batch covers.
 	next := win
-	next.Runs, next.Fresh, next.Through = Measure(now, b, a), [][2]int64{}, to
+	next.Runs, next.Fresh, next.Through = Measure(now, b, a), interval.Set{}, to
 	if st, err := s.ApplyBatch(ctx, c, now, next); err != nil || st.Lines != 1 || st.Corrections != 0 {
 		t.Fatalf("resumed window: %+v, %v; want run b's line only", st, err)
 	}
