@@ -243,6 +243,7 @@ func (c *checker) row(n int, r Row, md *metadata) {
 	rc.allowedValues()
 	rc.chargeClass()
 	rc.nullRules()
+	rc.pairedNulls()
 	rc.commitments()
 	rc.costs()
 	rc.skus()
@@ -413,8 +414,7 @@ func (c *rowCheck) chargeClass() {
 }
 
 // nullRules checks the pricing columns (null when Tax; not null for Usage
-// and Purchase unless a correction) and the columns null exactly when (or
-// whenever) another is.
+// and Purchase unless a correction).
 func (c *rowCheck) nullRules() {
 	cat, correction, usageOrPurchase := c.cat, c.correction, c.usageOrPurchase
 	for _, name := range []string{"ListUnitPrice", "ContractedUnitPrice", "PricingQuantity", "SkuId", "SkuPriceId", "PricingCategory",
@@ -430,6 +430,11 @@ func (c *rowCheck) nullRules() {
 			c.must(v != "", strings.ToLower(name)+": MUST NOT be null when ChargeCategory is Usage or Purchase and ChargeClass is not Correction", name, "")
 		}
 	}
+}
+
+// pairedNulls checks the columns null exactly when (or whenever) another
+// is, and the SHOULDs of SkuMeter and ResourceName.
+func (c *rowCheck) pairedNulls() {
 	nullIff := func(a, b, rule string) {
 		if c.has(a) && c.has(b) {
 			c.must((c.get(a) == "") == (c.get(b) == ""), rule, a, b+" = "+c.get(b))
