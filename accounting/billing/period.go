@@ -61,25 +61,18 @@ func (b Books) View(ctx context.Context, p meter.Period, account string) (export
 	if err != nil {
 		return m, nil, err
 	}
+	if m.Card, err = CardFor(ctx, b.Cards, rec, closed); err != nil {
+		return m, nil, err
+	}
 	if closed {
-		m.Closed, m.ClosedAt, m.Card, m.Tenants = true, rec.ClosedAt, rec.Snapshot.Card, ledger.Labels(rec.Snapshot.Tenants)
+		m.Closed, m.ClosedAt, m.Tenants = true, rec.ClosedAt, ledger.Labels(rec.Snapshot.Tenants)
 		m.Profiles = snapshotProfiles(rec.Snapshot.Profiles) // as at close
-	} else {
-		card, ok, err := b.Cards.Current(ctx)
-		if err != nil {
+	} else if b.Labels != nil {
+		if m.Tenants, err = b.Labels(ctx); err != nil {
 			return m, nil, err
 		}
-		if !ok {
-			card = pricing.Card{Version: pricing.CurrentVersion}
-		}
-		m.Card = card
-		if b.Labels != nil {
-			if m.Tenants, err = b.Labels(ctx); err != nil {
-				return m, nil, err
-			}
-			if pf, ok := m.Tenants.(export.Profiler); ok { // the tenants' current profiles
-				m.Profiles = pf
-			}
+		if pf, ok := m.Tenants.(export.Profiler); ok { // the tenants' current profiles
+			m.Profiles = pf
 		}
 	}
 	if m.Credits, err = b.credits(ctx, p, account); err != nil {

@@ -198,69 +198,79 @@ const zeroHours = "0.000000"
 // tenant's subtotal; the grand total comes last. Used and booked
 // GPU-seconds are in columns of their own, so each column adds up.
 func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDetail bool) error {
-	cw := newCellWriter(w)
 	m := s.Meta
-	period, st, cur := m.Period.String(), status(m), m.Card.Currency
-	head := func(rec []string, typ string) []string { return append(rec[:0], typ, period, st, m.Cluster) }
-	tenants := s.Tenants()
-	// before is the number of columns before the seconds columns.
-	before := len(summaryHeader) - 10
+	c := &csvSummary{cw: newCellWriter(w), s: s, withDetail: withDetail, period: m.Period.String(), status: status(m), cur: m.Card.Currency,
+		before: len(summaryHeader) - 10, rec: make([]string, 0, len(detailHeader))}
 	if withDetail {
-		before = len(detailHeader) - 9
+		c.before = len(detailHeader) - 9
 	}
-	// subtotal writes tenant t's subtotal row (the columns of no tenant
-	// total, such as type, tier or rate, empty).
-	rec := make([]string, 0, len(detailHeader))
-	subtotal := func(t TenantTotal) error {
-		rec = tenantCells(head(rec, RowSubtotal), t.Tenant, t.HasTenant, t.Profile)
-		rec = append(rec, t.Account)
-		rec = padTo(rec, before)
-		rec = secondsCells(rec, t.GPUSeconds, t.BookedGPUSeconds)
-		rec = append(rec, "", "", cur, t.Amount.String())
-		if !withDetail {
-			rec = append(rec, strconv.Itoa(t.Lines))
-		}
-		return cw.Write(append(rec, ""))
+	var err error
+	if withDetail {
+		err = c.writeDetail(ctx, lines)
+	} else {
+		err = c.writeSummary()
 	}
-	total := func() error {
-		rec = padTo(head(rec, RowTotal), before)
-		rec = secondsCells(rec, s.GPUSeconds, s.BookedGPUSeconds)
-		rec = append(rec, "", "", cur, s.Amount.String())
-		if !withDetail {
-			rec = append(rec, strconv.Itoa(s.Lines))
-		}
-		return cw.Write(append(rec, ""))
-	}
-	if !withDetail {
-		if err := cw.Write(summaryHeader); err != nil {
-			return err
-		}
-		next := 0 // the tenant whose rows are being written
-		for i, r := range s.Rows {
-			used, booked := r.Split()
-			rec = tenantCells(head(rec, RowLine), r.Tenant, r.HasTenant, r.Profile)
-			rec = append(rec, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String())
-			rec = secondsCells(rec, used, booked)
-			rec = append(rec, rateString(r), r.Basis, cur, r.Amount.String(), strconv.Itoa(r.Lines), bookingCell(r.Booking))
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
-			if i+1 == len(s.Rows) || s.Rows[i+1].Account != r.Account || s.Rows[i+1].Tenant != r.Tenant {
-				if err := subtotal(tenants[next]); err != nil {
-					return err
-				}
-				next++
-			}
-		}
-		if err := total(); err != nil {
-			return err
-		}
-		cw.Flush()
-		return cw.Error()
-	}
-	if err := cw.Write(detailHeader); err != nil {
+	if err != nil {
 		return err
 	}
+	if err := c.total(); err != nil {
+		return err
+	}
+	c.cw.Flush()
+	return c.cw.Error()
+}
+
+// csvSummary writes one summary CSV: the cells every row starts with,
+// the number of columns before the seconds columns (before), and the
+// record it reuses for each row.
+type csvSummary struct {
+	cw                  *cellWriter
+	s                   Summary
+	withDetail          bool
+	period, status, cur string
+	before              int
+	rec                 []string
+}
+
+// head starts a row of type typ: its type, period, status and cluster.
+func (c *csvSummary) head(typ string) []string {
+	return append(c.rec[:0], typ, c.period, c.status, c.s.Meta.Cluster)
+}
+
+// writeSummary writes the header and each tenant's rows, each tenant's
+// followed by its subtotal.
+func (c *csvSummary) writeSummary() error {
+	if err := c.cw.Write(summaryHeader); err != nil {
+		return err
+	}
+	tenants := c.s.Tenants()
+	next := 0 // the tenant whose rows are being written
+	for i, r := range c.s.Rows {
+		used, booked := r.Split()
+		rec := tenantCells(c.head(RowLine), r.Tenant, r.HasTenant, r.Profile)
+		rec = append(rec, r.Account, r.Type, string(r.Tier), string(r.Kind), r.Usage.String())
+		rec = secondsCells(rec, used, booked)
+		c.rec = append(rec, rateString(r), r.Basis, c.cur, r.Amount.String(), strconv.Itoa(r.Lines), bookingCell(r.Booking))
+		if err := c.cw.Write(c.rec); err != nil {
+			return err
+		}
+		if i+1 == len(c.s.Rows) || c.s.Rows[i+1].Account != r.Account || c.s.Rows[i+1].Tenant != r.Tenant {
+			if err := c.subtotal(tenants[next]); err != nil {
+				return err
+			}
+			next++
+		}
+	}
+	return nil
+}
+
+// writeDetail writes the header, the line items and the credits, then
+// every tenant's subtotal.
+func (c *csvSummary) writeDetail(ctx context.Context, lines Lines) error {
+	if err := c.cw.Write(detailHeader); err != nil {
+		return err
+	}
+	m := c.s.Meta
 	periods := periodNames{}
 	err := detail(ctx, m, lines, func(it Item) error {
 		job, submit := jobCells(it.Line)
@@ -268,29 +278,52 @@ func writeCSV(ctx context.Context, w io.Writer, s Summary, lines Lines, withDeta
 		if it.Charge {
 			used, booked = 0, it.GPUSeconds
 		}
-		rec = tenantCells(head(rec, RowLine), it.Tenant, it.HasTenant, it.Profile)
+		rec := tenantCells(c.head(RowLine), it.Tenant, it.HasTenant, it.Profile)
 		rec = append(rec, it.Account, it.User, job, submit, periods.get(it.Period), string(it.Kind()),
 			strconv.Itoa(it.Revision), string(it.Tier), it.Type, i64(it.Count), unixRFC(it.Start), unixRFC(it.End))
 		rec = secondsCells(rec, used, booked)
-		rec = append(rec, it.Quote.UnitPrice().String(), it.Quote.Basis, cur, it.Amount.String(), bookingCell(it.Booking))
-		return cw.Write(rec)
+		c.rec = append(rec, it.Quote.UnitPrice().String(), it.Quote.Basis, c.cur, it.Amount.String(), bookingCell(it.Booking))
+		return c.cw.Write(c.rec)
 	})
 	if err != nil {
 		return err
 	}
-	if err := writeCSVCredits(cw, m); err != nil {
+	if err := writeCSVCredits(c.cw, m); err != nil {
 		return err
 	}
-	for _, t := range tenants {
-		if err := subtotal(t); err != nil {
+	for _, t := range c.s.Tenants() {
+		if err := c.subtotal(t); err != nil {
 			return err
 		}
 	}
-	if err := total(); err != nil {
-		return err
+	return nil
+}
+
+// subtotal writes tenant t's subtotal row (the columns of no tenant
+// total, such as type, tier or rate, empty).
+func (c *csvSummary) subtotal(t TenantTotal) error {
+	rec := tenantCells(c.head(RowSubtotal), t.Tenant, t.HasTenant, t.Profile)
+	rec = append(rec, t.Account)
+	rec = padTo(rec, c.before)
+	rec = secondsCells(rec, t.GPUSeconds, t.BookedGPUSeconds)
+	rec = append(rec, "", "", c.cur, t.Amount.String())
+	if !c.withDetail {
+		rec = append(rec, strconv.Itoa(t.Lines))
 	}
-	cw.Flush()
-	return cw.Error()
+	c.rec = rec
+	return c.cw.Write(append(rec, ""))
+}
+
+// total writes the grand total row.
+func (c *csvSummary) total() error {
+	rec := padTo(c.head(RowTotal), c.before)
+	rec = secondsCells(rec, c.s.GPUSeconds, c.s.BookedGPUSeconds)
+	rec = append(rec, "", "", c.cur, c.s.Amount.String())
+	if !c.withDetail {
+		rec = append(rec, strconv.Itoa(c.s.Lines))
+	}
+	c.rec = rec
+	return c.cw.Write(append(rec, ""))
 }
 
 // padTo appends empty cells to rec until it has n.

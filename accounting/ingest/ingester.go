@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Ledger is what an ingest writes to (ledger.DB and ledger.Memory).
@@ -26,8 +26,8 @@ type Ledger interface {
 	// Coverage lists the end-time ranges ingested completely; Touched
 	// those an ingest has started to write (it may hold lines there);
 	// ClosedPeriods the closed periods.
-	Coverage(ctx context.Context, cluster string) ([][2]int64, error)
-	Touched(ctx context.Context, cluster string) ([][2]int64, error)
+	Coverage(ctx context.Context, cluster string) (interval.Set, error)
+	Touched(ctx context.Context, cluster string) (interval.Set, error)
 	ClosedPeriods(ctx context.Context, cluster string) ([]meter.Period, error)
 }
 
@@ -239,8 +239,8 @@ func (in *Ingester) verifyFrom(ctx context.Context, now time.Time) (time.Time, e
 	if err != nil {
 		return time.Time{}, err
 	}
-	if len(cov) > 0 && cov[0][0] > from {
-		from = cov[0][0]
+	if len(cov) > 0 && cov[0].Start > from {
+		from = cov[0].Start
 	}
 	return unixUTC(from), nil
 }
@@ -260,305 +260,44 @@ func (in *Ingester) now() time.Time {
 // are compared with the ledger in batches of their own that move nothing.
 func (in *Ingester) Ingest(ctx context.Context, w Window) (Result, error) {
 	started := time.Now()
-	log := in.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("component", "ingest", "cluster", in.Cluster, "source", in.Source.Name())
+	r := &ingestRun{in: in, w: w, log: in.logger()}
 	release, err := in.Ledger.Lock(ctx, in.Cluster, cmp.Or(in.LockWait, DefaultLockWait))
 	if err != nil {
 		return Result{}, fmt.Errorf("ingest: %w", err)
 	}
 	defer release()
 
-	asOf := in.now().UTC().Truncate(time.Second)
-	srcNow := asOf // the source's clock: mod_time's
-	var skew time.Duration
-	if c, ok := in.Source.(Clocked); ok {
-		if src, err := c.Now(ctx); err != nil {
-			log.Warn("cannot read the source's clock; measuring as of the host's", "error", err)
-		} else {
-			srcNow = src.UTC().Truncate(time.Second)
-			if !in.UseHostClock {
-				if skew = srcNow.Sub(asOf); skew > time.Minute || skew < -time.Minute {
-					log.Warn("the host's clock differs from the source's; measuring as of the source's", "source_ahead_by", skew)
-				}
-				asOf = srcNow
-			}
-		}
+	r.readClocks(ctx)
+	if err := r.plan(ctx); err != nil {
+		return r.res, err
 	}
-	res := Result{Source: in.Source.Name(), AsOf: asOf, ClockSkew: skew}
-	q := Query{To: asOf.Unix()}
-	if !w.To.IsZero() {
-		q.To = min(w.To.Unix(), q.To)
-	}
-	wm, haveWM, err := in.Ledger.Watermark(ctx, in.Cluster, in.Source.Name())
+	err = r.transfer(ctx)
+	r.res.Elapsed = time.Since(started)
 	if err != nil {
-		return res, err
+		return r.res, fmt.Errorf("ingest %s..%s: %w", r.res.From.Format(time.RFC3339), r.res.To.Format(time.RFC3339), err)
 	}
-	lookback := cmp.Or(in.Lookback, DefaultLookback)
-	switch {
-	case !w.From.IsZero():
-		q.From = w.From.Unix()
-		res.Start = "from= as given"
-		if w.Verify {
-			res.Start = "the start of the first open period (a verification)"
-		}
-	case haveWM:
-		q.From = wm.Through - int64(lookback/time.Second)
-		res.Start = fmt.Sprintf("%s before the watermark %s (records slurmdbd wrote late)", lookback, unixUTC(wm.Through).Format(time.RFC3339))
-		if lookback < 0 {
-			q.From = wm.Through
-			res.Start = "the watermark"
-		}
-	default:
-		p := meter.PeriodOf(asOf).Prev()
-		q.From = p.StartUnix()
-		res.Start = fmt.Sprintf("the start of the previous period %s: this is the first ingest from %s into this ledger, and starting there lets %s be closed; give from= to start earlier",
-			p, in.Source.Name(), p)
-	}
-	_, unordered := in.Source.(Unordered)
-	if haveWM && q.From == wm.Through && !unordered {
-		q.After = wm.After
-	}
-	// The parts of the window no ingest has touched: runs that end there
-	// are inserted without a lookup. Where the window re-reads runs the
-	// ledger may hold, every run is read, with GPUs or not, and compared.
-	touched, err := in.Ledger.Touched(ctx, in.Cluster)
-	if err != nil {
-		return res, err
-	}
-	fresh := freshRanges(q.From, q.To, touched)
-	freshCov := ranges(fresh)
-	q.AllRows = w.Verify || len(fresh) != 1 || fresh[0] != [2]int64{q.From, q.To}
-	// Hours before the watermark were checked for purged rows when they
-	// were first ingested; re-reading them (the lookback) checks nothing.
-	q.CheckFrom = q.From
-	if haveWM {
-		q.CheckFrom = max(q.From, wm.Through)
-	}
-	if q.From > q.To {
-		return res, fmt.Errorf("ingest: window starts %s, after its end %s", unixUTC(q.From), unixUTC(q.To))
-	}
-	// Changes: the runs that were running at the last ingest, by key, and
-	// (a changes pass) the rows changed since the last pass, by mod_time.
-	reads := false
-	if cr, ok := in.Source.(ChangeReader); ok && cr.ReadsChanges() {
-		reads = true
-		if q.Lookup, err = in.Ledger.AccrualRuns(ctx, in.Cluster); err != nil {
-			return res, err
-		}
-	}
-	prevChanges, trackingChanges, err := in.Ledger.Pass(ctx, in.Cluster, in.Source.Name(), meter.PassChanges)
-	if err != nil {
-		return res, err
-	}
-	if w.Changes && reads && trackingChanges {
-		q.ChangedSince = prevChanges.AsOf - int64(ChangesMargin/time.Second)
-		res.ChangesSince = unixUTC(q.ChangedSince)
-	}
-	res.From, res.To = unixUTC(q.From), unixUTC(q.To)
-	log.Info("ingest start", "from", res.From, "to", res.To, "asOf", asOf, "start", res.Start, "allRows", q.AllRows,
-		"lookups", len(q.Lookup), "changedSince", res.ChangesSince)
-
-	// The writer runs beside the reader, so reading and writing overlap.
-	batchRuns := cmp.Or(in.BatchRuns, DefaultBatchRuns)
-	batches := make(chan meter.Batch, 2)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type written struct {
-		st   meter.WriteStats
-		busy time.Duration
-		err  error
-	}
-	wdone := make(chan written, 1)
-	var finished atomic.Int64
-	go func() {
-		var w written
-		for b := range batches {
-			if w.err != nil {
-				continue // drain
-			}
-			t0 := time.Now()
-			st, err := in.Ledger.ApplyBatch(ctx, in.Cluster, asOf.Unix(), b)
-			w.busy += time.Since(t0)
-			if err != nil {
-				w.err = err
-				cancel()
-				continue
-			}
-			w.st = w.st.Add(st)
-			if in.Progress != nil && !b.CheckAll {
-				in.Progress(Progress{From: res.From, To: res.To, At: unixUTC(max(b.Through, b.ReachedEnd)), Runs: int(finished.Load()), Lines: w.st.Lines})
-			}
-		}
-		wdone <- w
-	}()
-	send := func(b meter.Batch) error {
-		select {
-		case batches <- b:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	measure := func(r meter.Run) meter.MeasuredRun {
-		return meter.MeasuredRun{Run: r, Usages: meter.Split(r, asOf.Unix(), in.Rules)}
-	}
-
-	// seen: the lookups delivered as running or in the window.
-	lookup := make(map[meter.RunKey]bool, len(q.Lookup))
-	for _, k := range q.Lookup {
-		lookup[k] = false
-	}
-	mark := func(k meter.RunKey) {
-		if _, ok := lookup[k]; ok {
-			lookup[k] = true
-		}
-	}
-	window := meter.Batch{Source: in.Source.Name(), From: q.From, Through: q.From, Touch: [2]int64{q.From, q.To}, Fresh: fresh}
-	cur := window
-	cur.Runs = make([]meter.MeasuredRun, 0, min(batchRuns, 1024))
-	changed := meter.Batch{CheckAll: true}
-	var lastEnd, maxEnd int64
-	var lastTie uint64
-	h := Handler{
-		Missing: func(ms []Missing) error {
-			var refused []Missing
-			for _, m := range ms {
-				if !in.AcceptMissing.holds(m) {
-					refused = append(refused, m)
-				}
-			}
-			if len(refused) > 0 {
-				return &MissingError{Missing: refused}
-			}
-			res.Missing = ms
-			for _, m := range ms {
-				log.Warn("GPU use without job rows, not billed (gap accepted)", "missing", m.String(), "actor", in.AcceptMissing.Actor)
-			}
-			if a, ok := in.Ledger.(Auditor); ok {
-				gap := map[string]any{"from": in.AcceptMissing.From.UTC().Format(time.RFC3339), "to": in.AcceptMissing.To.UTC().Format(time.RFC3339),
-					"source": in.Source.Name(), "missing": ms}
-				if err := a.Audit(ctx, in.Cluster, time.Now(), in.AcceptMissing.Actor, "accept-missing", in.Cluster+"/"+in.Source.Name(), gap); err != nil {
-					return fmt.Errorf("record the accepted gap: %w", err)
-				}
-			}
-			return nil
-		},
-		Running: func(runs []meter.Run) error {
-			res.Running = len(runs)
-			mrs := make([]meter.MeasuredRun, 0, len(runs))
-			for _, r := range runs {
-				mark(r.Key)
-				if mr := measure(r); len(mr.Usages) > 0 {
-					mrs = append(mrs, mr)
-				}
-			}
-			st, err := in.Ledger.ReplaceAccruals(ctx, in.Cluster, asOf.Unix(), mrs)
-			res.Stats = res.Stats.Add(st)
-			return err
-		},
-		Finished: func(r meter.Run, tie uint64) error {
-			res.Finished++
-			finished.Add(1)
-			mark(r.Key)
-			lastEnd, lastTie, maxEnd = r.End, tie, max(maxEnd, r.End)
-			// A run without usage is still handed over: the ledger may
-			// hold lines for it that must now be reversed (it decides
-			// whether a lookup is needed).
-			mr := measure(r)
-			if len(mr.Usages) > 0 {
-				res.GPURuns++
-			} else if freshCov.contains(r.End) && !r.CrossedPeriodEnd(asOf.Unix()) {
-				return nil // no usage, and no ingest can have written lines for it
-			}
-			cur.Runs = append(cur.Runs, mr)
-			if len(cur.Runs) < batchRuns {
-				return nil
-			}
-			// An ordered source's batch covers what has ended so far; an
-			// unordered one's covers nothing until the window is complete
-			// (its Touch marks the window as possibly holding lines).
-			if !unordered {
-				cur.Through, cur.After, cur.CoveredTo = lastEnd, lastTie, lastEnd+1
-			}
-			cur.ReachedEnd = maxEnd
-			if err := send(cur); err != nil {
-				return err
-			}
-			next := window
-			if !unordered {
-				next.Through, next.After = lastEnd, lastTie
-			}
-			next.Runs = make([]meter.MeasuredRun, 0, batchRuns)
-			cur = next
-			return nil
-		},
-		Changed: func(r meter.Run) error {
-			res.Changed++
-			mark(r.Key)
-			changed.Runs = append(changed.Runs, measure(r))
-			if len(changed.Runs) < batchRuns {
-				return nil
-			}
-			err := send(changed)
-			changed = meter.Batch{CheckAll: true}
-			return err
-		},
-	}
-	readStart := time.Now()
-	rerr := in.Source.Read(ctx, q, h)
-	res.ReadTime = time.Since(readStart)
-	if rerr == nil {
-		// The window is done: everything that ended before q.To is written.
-		cur.Through, cur.After = q.To, 0
-		if err := send(cur); err == nil && len(changed.Runs) > 0 {
-			_ = send(changed)
-		}
-	}
-	close(batches)
-	wr := <-wdone
-	res.Stats = res.Stats.Add(wr.st)
-	res.WriteTime = wr.busy
-	res.Elapsed = time.Since(started)
-	if err = cmp.Or(wr.err, rerr); err != nil { // a writer error cancels the reader: report the cause
-		return res, fmt.Errorf("ingest %s..%s: %w", res.From.Format(time.RFC3339), res.To.Format(time.RFC3339), err)
-	}
-	for k, seen := range lookup {
-		if !seen {
-			res.Gone = append(res.Gone, k)
-		}
-	}
-	slices.SortFunc(res.Gone, meter.RunKey.Compare)
-	for _, k := range res.Gone {
-		log.Warn("a run that was running at the last ingest is neither running nor finished in the job table now (row deleted, or pending again); its lines stay as they are", "run", k.String())
-	}
-	// Passes: a changes pass (or the first ingest, which starts tracking
-	// changes from its snapshot on) and a verification.
-	pass := meter.Pass{Source: in.Source.Name(), Finished: in.now().Unix(), Runs: res.Finished + res.Changed, Lines: res.Stats.Lines, Corrections: res.Stats.Corrections}
-	if reads && (q.ChangedSince != 0 || !trackingChanges) {
-		p := pass
-		p.Kind, p.AsOf, p.From = meter.PassChanges, srcNow.Unix(), cmp.Or(q.ChangedSince, srcNow.Unix())
-		if err := in.Ledger.RecordPass(ctx, in.Cluster, p); err != nil {
-			return res, err
-		}
-	}
-	if w.Verify {
-		p := pass
-		p.Kind, p.AsOf, p.From = meter.PassVerify, asOf.Unix(), q.From
-		if err := in.Ledger.RecordPass(ctx, in.Cluster, p); err != nil {
-			return res, err
-		}
-		res.Verified = true
+	r.reportGone()
+	if err := r.recordPasses(ctx); err != nil {
+		return r.res, err
 	}
 	if in.Progress != nil {
-		in.Progress(Progress{From: res.From, To: res.To, At: res.To, Runs: res.Finished, Lines: res.Stats.Lines, Done: true})
+		in.Progress(Progress{From: r.res.From, To: r.res.To, At: r.res.To, Runs: r.res.Finished, Lines: r.res.Stats.Lines, Done: true})
 	}
-	log.Info("ingest done", "running", res.Running, "finished", res.Finished, "gpuRuns", res.GPURuns, "changed", res.Changed,
+	res := r.res
+	r.log.Info("ingest done", "running", res.Running, "finished", res.Finished, "gpuRuns", res.GPURuns, "changed", res.Changed,
 		"lines", res.Stats.Lines, "corrections", res.Stats.Corrections, "adjustments", res.Stats.Adjustments, "elapsed", res.Elapsed,
 		"read", res.ReadTime, "write", res.WriteTime)
 	return res, nil
+}
+
+// logger is the ingest's logger: Log (or a discarding one) with the
+// component, cluster and source.
+func (in *Ingester) logger() *slog.Logger {
+	log := in.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return log.With("component", "ingest", "cluster", in.Cluster, "source", in.Source.Name())
 }
 
 func unixUTC(s int64) time.Time { return time.Unix(s, 0).UTC() }
@@ -573,32 +312,13 @@ type Unordered interface {
 	Unordered()
 }
 
-// freshRanges returns the parts of [from, to) that touched (sorted,
-// disjoint ranges) leaves out, in order.
-func freshRanges(from, to int64, touched [][2]int64) [][2]int64 {
-	out := [][2]int64{}
-	for _, r := range touched {
-		if r[1] <= from || r[0] >= to {
-			continue
-		}
-		if r[0] > from {
-			out = append(out, [2]int64{from, r[0]})
-		}
-		from = max(from, r[1])
+// freshParts returns the parts of window that touched leaves out, in
+// order; never nil (Batch.Fresh: nil would leave the choice to the
+// ledger).
+func freshParts(window interval.Interval, touched interval.Set) interval.Set {
+	fresh := interval.Of(window).Subtract(touched)
+	if fresh == nil {
+		fresh = interval.Set{}
 	}
-	if from < to {
-		out = append(out, [2]int64{from, to})
-	}
-	return out
-}
-
-// ranges is a sorted set of disjoint half-open ranges of end times.
-type ranges [][2]int64
-
-func (rs ranges) contains(t int64) bool {
-	i, _ := slices.BinarySearchFunc(rs, t, func(r [2]int64, t int64) int { return cmp.Compare(r[0], t) })
-	if i < len(rs) && rs[i][0] == t {
-		return true
-	}
-	return i > 0 && t < rs[i-1][1]
+	return fresh
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
@@ -472,20 +473,21 @@ func TestProgress(t *testing.T) {
 func TestFresh(t *testing.T) {
 	cases := map[string]struct {
 		from, to int64
-		ranges   [][2]int64
-		want     [][2]int64
+		touched  interval.Set
+		want     interval.Set
 	}{
-		"nothing touched":     {10, 20, nil, [][2]int64{{10, 20}}},
-		"all touched":         {10, 20, [][2]int64{{0, 30}}, [][2]int64{}},
-		"touched before":      {10, 20, [][2]int64{{0, 12}}, [][2]int64{{12, 20}}},
-		"touched after":       {10, 20, [][2]int64{{15, 25}}, [][2]int64{{10, 15}}},
-		"a hole":              {10, 20, [][2]int64{{0, 12}, {14, 16}, {18, 30}}, [][2]int64{{12, 14}, {16, 18}}},
-		"outside":             {10, 20, [][2]int64{{0, 5}, {25, 30}}, [][2]int64{{10, 20}}},
-		"touching the window": {10, 20, [][2]int64{{0, 10}, {20, 30}}, [][2]int64{{10, 20}}},
+		"nothing touched":     {10, 20, nil, interval.Set{{Start: 10, End: 20}}},
+		"all touched":         {10, 20, interval.Set{{Start: 0, End: 30}}, interval.Set{}},
+		"touched before":      {10, 20, interval.Set{{Start: 0, End: 12}}, interval.Set{{Start: 12, End: 20}}},
+		"touched after":       {10, 20, interval.Set{{Start: 15, End: 25}}, interval.Set{{Start: 10, End: 15}}},
+		"a hole":              {10, 20, interval.Set{{Start: 0, End: 12}, {Start: 14, End: 16}, {Start: 18, End: 30}}, interval.Set{{Start: 12, End: 14}, {Start: 16, End: 18}}},
+		"outside":             {10, 20, interval.Set{{Start: 0, End: 5}, {Start: 25, End: 30}}, interval.Set{{Start: 10, End: 20}}},
+		"touching the window": {10, 20, interval.Set{{Start: 0, End: 10}, {Start: 20, End: 30}}, interval.Set{{Start: 10, End: 20}}},
+		"empty window":        {10, 10, nil, interval.Set{}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if d := gocmp.Diff(tc.want, freshRanges(tc.from, tc.to, tc.ranges)); d != "" {
+			if d := gocmp.Diff(tc.want, freshParts(interval.Interval{Start: tc.from, End: tc.to}, tc.touched)); d != "" {
 				t.Errorf("(-want +got)\n%s", d)
 			}
 		})

@@ -185,77 +185,18 @@ func (s *SlurmDB) missingRowsUpTo(ctx context.Context, tx *sqlx.Tx, lk *lookups,
 	if h1 <= h0 || len(ids) == 0 {
 		return nil, nil
 	}
-	idList := make([]string, len(ids))
-	for i, id := range ids {
-		idList[i] = strconv.FormatInt(id, 10)
-	}
 	c := newRollupCheck(ids, h0, h1)
-	// The hour table's key is (id, id_tres, time_start): start from the
-	// associations so each one is a key range.
-	rows, err := tx.QueryContext(ctx, "SELECT STRAIGHT_JOIN a.id_assoc, u.time_start, CAST(SUM(u.alloc_secs) AS SIGNED) FROM `"+s.cluster+"_assoc_table` a JOIN `"+
-		s.cluster+"_assoc_usage_hour_table` u ON u.id = a.id_assoc AND u.id_tres IN ("+strings.Join(idList, ",")+
-		") AND u.time_start >= ? AND u.time_start < ? GROUP BY a.id_assoc, u.time_start", h0, h1)
-	if err != nil {
-		return nil, fmt.Errorf("read hourly rollups: %w", err)
-	}
-	for rows.Next() {
-		var id, at, sec int64
-		if err := rows.Scan(&id, &at, &sec); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read hourly rollups: %w", err)
-		}
-		c.addRollup(id, at, sec)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read hourly rollups: %w", err)
+	if err := s.readRollups(ctx, tx, c, ids, h0, h1); err != nil {
+		return nil, err
 	}
 	if len(c.rollup) == 0 {
 		return nil, nil // nothing rolled up (rows written with SQL are not): nothing can be missing
 	}
-	// The reservation rows slurmdbd's rollup of these hours read (its
-	// _setup_resv_usage: deleted rows too), to give each reservation's idle
-	// GPU time to its associations as the rollup did.
-	rows, err = tx.QueryContext(ctx, "SELECT id_resv, time_start, time_end, time_force, COALESCE(assoclist, ''), COALESCE(tres, '') FROM `"+s.cluster+
-		"_resv_table` WHERE time_start < ? AND time_end >= ?", h1, h0)
-	if err != nil {
-		return nil, fmt.Errorf("read reservation rows of the checked hours: %w", err)
+	if err := s.readResvRows(ctx, tx, c, ids, h0, h1); err != nil {
+		return nil, err
 	}
-	for rows.Next() {
-		var r resvRow
-		var assocs, tres string
-		if err := rows.Scan(&r.ID, &r.Start, &r.End, &r.Force, &assocs, &tres); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read reservation rows of the checked hours: %w", err)
-		}
-		r.Assocs, r.N = parseAssocList(assocs)
-		r.Count = counts([]byte(tres), ids)
-		c.addResv(r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read reservation rows of the checked hours: %w", err)
-	}
-	rows, err = tx.QueryContext(ctx, "SELECT t.id_assoc, t.id_resv, t.time_eligible, t.time_start, t.time_end, t.tres_alloc FROM `"+s.cluster+"_job_table` t WHERE t.time_start > 0 AND t.time_start < "+
-		strconv.FormatInt(h1, 10)+" AND (t.time_end = 0 OR t.time_end > "+strconv.FormatInt(h0, 10)+") AND "+lk.gpus.filter())
-	if err != nil {
-		return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
-	}
-	defer rows.Close()
-	var j jobRow
-	var tres sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&j.Assoc, &j.Resv, &j.Eligible, &j.Start, &j.End, &tres); err != nil {
-			return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
-		}
-		if !c.wants(j) {
-			continue
-		}
-		j.Count = countsInto(j.Count[:0], tres, ids)
-		c.addJob(j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read job rows of the checked hours: %w", err)
+	if err := s.readJobRows(ctx, tx, lk, c, ids, h0, h1); err != nil {
+		return nil, err
 	}
 	var out []Missing
 	for id, m := range c.missing() {
@@ -268,6 +209,88 @@ func (s *SlurmDB) missingRowsUpTo(ctx context.Context, tx *sqlx.Tx, lk *lookups,
 	}
 	slices.SortFunc(out, func(a, b Missing) int { return strings.Compare(a.Account+"/"+a.User, b.Account+"/"+b.User) })
 	return out, nil
+}
+
+// readRollups adds to c slurmdbd's hourly rollups of the GPU TRES ids for
+// the hours [h0, h1), per association. The hour table's key is (id,
+// id_tres, time_start): the query starts from the associations so each
+// one is a key range.
+func (s *SlurmDB) readRollups(ctx context.Context, tx *sqlx.Tx, c *rollupCheck, ids []int64, h0, h1 int64) error {
+	idList := make([]string, len(ids))
+	for i, id := range ids {
+		idList[i] = strconv.FormatInt(id, 10)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT STRAIGHT_JOIN a.id_assoc, u.time_start, CAST(SUM(u.alloc_secs) AS SIGNED) FROM `"+s.cluster+"_assoc_table` a JOIN `"+
+		s.cluster+"_assoc_usage_hour_table` u ON u.id = a.id_assoc AND u.id_tres IN ("+strings.Join(idList, ",")+
+		") AND u.time_start >= ? AND u.time_start < ? GROUP BY a.id_assoc, u.time_start", h0, h1)
+	if err != nil {
+		return fmt.Errorf("read hourly rollups: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, at, sec int64
+		if err := rows.Scan(&id, &at, &sec); err != nil {
+			return fmt.Errorf("read hourly rollups: %w", err)
+		}
+		c.addRollup(id, at, sec)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read hourly rollups: %w", err)
+	}
+	return nil
+}
+
+// readResvRows adds to c the reservation rows slurmdbd's rollup of the
+// hours [h0, h1) read (its _setup_resv_usage: deleted rows too), to give
+// each reservation's idle GPU time to its associations as the rollup did.
+func (s *SlurmDB) readResvRows(ctx context.Context, tx *sqlx.Tx, c *rollupCheck, ids []int64, h0, h1 int64) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id_resv, time_start, time_end, time_force, COALESCE(assoclist, ''), COALESCE(tres, '') FROM `"+s.cluster+
+		"_resv_table` WHERE time_start < ? AND time_end >= ?", h1, h0)
+	if err != nil {
+		return fmt.Errorf("read reservation rows of the checked hours: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r resvRow
+		var assocs, tres string
+		if err := rows.Scan(&r.ID, &r.Start, &r.End, &r.Force, &assocs, &tres); err != nil {
+			return fmt.Errorf("read reservation rows of the checked hours: %w", err)
+		}
+		r.Assocs, r.N = parseAssocList(assocs)
+		r.Count = counts([]byte(tres), ids)
+		c.addResv(r)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read reservation rows of the checked hours: %w", err)
+	}
+	return nil
+}
+
+// readJobRows adds to c the job rows with GPUs that ran during the hours
+// [h0, h1) and that c wants.
+func (s *SlurmDB) readJobRows(ctx context.Context, tx *sqlx.Tx, lk *lookups, c *rollupCheck, ids []int64, h0, h1 int64) error {
+	rows, err := tx.QueryContext(ctx, "SELECT t.id_assoc, t.id_resv, t.time_eligible, t.time_start, t.time_end, t.tres_alloc FROM `"+s.cluster+"_job_table` t WHERE t.time_start > 0 AND t.time_start < "+
+		strconv.FormatInt(h1, 10)+" AND (t.time_end = 0 OR t.time_end > "+strconv.FormatInt(h0, 10)+") AND "+lk.gpus.filter())
+	if err != nil {
+		return fmt.Errorf("read job rows of the checked hours: %w", err)
+	}
+	defer rows.Close()
+	var j jobRow
+	var tres sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&j.Assoc, &j.Resv, &j.Eligible, &j.Start, &j.End, &tres); err != nil {
+			return fmt.Errorf("read job rows of the checked hours: %w", err)
+		}
+		if !c.wants(j) {
+			continue
+		}
+		j.Count = countsInto(j.Count[:0], tres, ids)
+		c.addJob(j)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read job rows of the checked hours: %w", err)
+	}
+	return nil
 }
 
 // counts gives the count of each of ids in a tres string (as count does,

@@ -160,63 +160,100 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 		return fmt.Errorf("slurm_acct_db: %w", err)
 	}
 	if q.CheckFrom != 0 {
-		missing, err := s.missingRows(ctx, tx, lk, q.CheckFrom, q.To)
-		if err != nil {
-			return fmt.Errorf("slurm_acct_db: check for purged job rows: %w", err)
-		}
-		if len(missing) > 0 {
-			if h.Missing == nil {
-				return fmt.Errorf("slurm_acct_db: %w", &MissingError{Missing: missing})
-			}
-			if err := h.Missing(missing); err != nil {
-				return err
-			}
+		if err := s.checkMissing(ctx, tx, lk, q, h); err != nil {
+			return err
 		}
 	}
-	// delivered: the lookups already handed over (as running or finished).
-	delivered := make(map[meter.RunKey]bool, len(q.Lookup))
+	rd := &read{s: s, tx: tx, lk: lk, table: "`" + s.cluster + "_job_table`", delivered: make(map[meter.RunKey]bool, len(q.Lookup))}
 	for _, k := range q.Lookup {
-		delivered[k] = false
+		rd.delivered[k] = false
 	}
-	deliver := func(k meter.RunKey) {
-		if _, ok := delivered[k]; ok {
-			delivered[k] = true
-		}
+	if err := rd.running(ctx, h); err != nil {
+		return err
 	}
-	table := "`" + s.cluster + "_job_table`"
+	if err := rd.window(ctx, q, h); err != nil || h.Changed == nil {
+		return err
+	}
+	if err := rd.endedLookups(ctx, h); err != nil {
+		return err
+	}
+	if q.ChangedSince == 0 {
+		return nil
+	}
+	return rd.changedSince(ctx, q, h)
+}
+
+// checkMissing hands the GPU use that the job rows of [q.CheckFrom, q.To)
+// lack to h.Missing, or fails with *MissingError when h takes none.
+func (s *SlurmDB) checkMissing(ctx context.Context, tx *sqlx.Tx, lk *lookups, q Query, h Handler) error {
+	missing, err := s.missingRows(ctx, tx, lk, q.CheckFrom, q.To)
+	if err != nil {
+		return fmt.Errorf("slurm_acct_db: check for purged job rows: %w", err)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if h.Missing == nil {
+		return fmt.Errorf("slurm_acct_db: %w", &MissingError{Missing: missing})
+	}
+	return h.Missing(missing)
+}
+
+// read is one Read's transaction on the cluster's job table, with the
+// lookups (q.Lookup) it has delivered so far, as running or finished.
+type read struct {
+	s         *SlurmDB
+	tx        *sqlx.Tx
+	lk        *lookups
+	table     string
+	delivered map[meter.RunKey]bool
+}
+
+// deliver marks a looked-up run as delivered.
+func (rd *read) deliver(k meter.RunKey) {
+	if _, ok := rd.delivered[k]; ok {
+		rd.delivered[k] = true
+	}
+}
+
+// running hands every run still running to h.Running, at once.
+func (rd *read) running(ctx context.Context, h Handler) error {
 	var running []meter.Run
-	err = s.scan(ctx, tx, lk, "SELECT "+jobCols+" FROM "+table+" t WHERE t.time_end = 0 AND t.time_start > 0",
+	err := rd.s.scan(ctx, rd.tx, rd.lk, "SELECT "+jobCols+" FROM "+rd.table+" t WHERE t.time_end = 0 AND t.time_start > 0",
 		func(r meter.Run, _ uint64) error {
-			deliver(r.Key)
+			rd.deliver(r.Key)
 			running = append(running, r)
 			return nil
 		})
 	if err != nil {
 		return err
 	}
-	if err := h.Running(running); err != nil {
-		return err
-	}
-	// The bounds are integers formatted into the text (no placeholders),
-	// which keeps the query on the text protocol: no prepare round trip
-	// (the driver parses the integer columns itself; scan takes them as
-	// they come).
-	// Every row of the window, GPUs or not (q.AllRows or not): a filter on
-	// tres_alloc costs the server more than sending the rows (a month of
-	// 1M rows: 2.9 s filtered, 1.9 s whole, on the testbed), and no ORDER
-	// BY, which would cost it about as much again (Unordered).
-	query := "SELECT " + jobCols + " FROM " + table + " t WHERE t.time_end >= " + strconv.FormatInt(q.From, 10) +
+	return h.Running(running)
+}
+
+// window hands every run that ended in [q.From, q.To) to h.Finished.
+//
+// The bounds are integers formatted into the text (no placeholders), which
+// keeps the query on the text protocol: no prepare round trip (the driver
+// parses the integer columns itself; scan takes them as they come). Every
+// row of the window, GPUs or not (q.AllRows or not): a filter on
+// tres_alloc costs the server more than sending the rows (a month of 1M
+// rows: 2.9 s filtered, 1.9 s whole, on the testbed), and no ORDER BY,
+// which would cost it about as much again (Unordered).
+func (rd *read) window(ctx context.Context, q Query, h Handler) error {
+	query := "SELECT " + jobCols + " FROM " + rd.table + " t WHERE t.time_end >= " + strconv.FormatInt(q.From, 10) +
 		" AND t.time_end < " + strconv.FormatInt(q.To, 10)
-	err = s.scan(ctx, tx, lk, query, func(r meter.Run, inx uint64) error {
-		deliver(r.Key)
+	return rd.s.scan(ctx, rd.tx, rd.lk, query, func(r meter.Run, inx uint64) error {
+		rd.deliver(r.Key)
 		return h.Finished(r, inx)
 	})
-	if err != nil || h.Changed == nil {
-		return err
-	}
-	// The runs that were running and have ended outside the window.
+}
+
+// endedLookups hands to h.Changed the looked-up runs that were running and
+// have ended outside the window, found by job id, 1000 ids a query.
+func (rd *read) endedLookups(ctx context.Context, h Handler) error {
 	var ids []uint32
-	for k, done := range delivered {
+	for k, done := range rd.delivered {
 		if !done {
 			ids = append(ids, k.JobID)
 		}
@@ -226,7 +263,7 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 1000)
 		var b strings.Builder
-		b.WriteString("SELECT " + jobCols + " FROM " + table + " t WHERE t.time_end > 0 AND t.id_job IN (")
+		b.WriteString("SELECT " + jobCols + " FROM " + rd.table + " t WHERE t.time_end > 0 AND t.id_job IN (")
 		for i, id := range ids[:n] {
 			if i > 0 {
 				b.WriteByte(',')
@@ -235,26 +272,28 @@ func (s *SlurmDB) Read(ctx context.Context, q Query, h Handler) error {
 		}
 		b.WriteByte(')')
 		ids = ids[n:]
-		err := s.scan(ctx, tx, lk, b.String(), func(r meter.Run, _ uint64) error {
-			if done, ok := delivered[r.Key]; !ok || done {
+		err := rd.s.scan(ctx, rd.tx, rd.lk, b.String(), func(r meter.Run, _ uint64) error {
+			if done, ok := rd.delivered[r.Key]; !ok || done {
 				return nil // another run of the same job id
 			}
-			delivered[r.Key] = true
+			rd.delivered[r.Key] = true
 			return h.Changed(r)
 		})
 		if err != nil {
 			return err
 		}
 	}
-	if q.ChangedSince == 0 {
-		return nil
-	}
-	// Rows changed since the last pass that ended before the window (those
-	// in it were read above, those after it are the next window's).
-	query = "SELECT " + jobCols + " FROM " + table + " t WHERE t.mod_time >= " + strconv.FormatInt(q.ChangedSince, 10) +
+	return nil
+}
+
+// changedSince hands to h.Changed the rows changed since the last pass
+// that ended before the window (those in it were read with the window,
+// those after it are the next window's).
+func (rd *read) changedSince(ctx context.Context, q Query, h Handler) error {
+	query := "SELECT " + jobCols + " FROM " + rd.table + " t WHERE t.mod_time >= " + strconv.FormatInt(q.ChangedSince, 10) +
 		" AND t.time_end > 0 AND t.time_end < " + strconv.FormatInt(q.From, 10)
-	return s.scan(ctx, tx, lk, query, func(r meter.Run, _ uint64) error {
-		if delivered[r.Key] {
+	return rd.s.scan(ctx, rd.tx, rd.lk, query, func(r meter.Run, _ uint64) error {
+		if rd.delivered[r.Key] {
 			return nil
 		}
 		return h.Changed(r)

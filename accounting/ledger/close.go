@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
+	"github.com/gpubridge/gpubridge/internal/interval"
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
@@ -58,6 +59,29 @@ func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, e
 		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
 	}
 	defer release()
+	if rec, err := closable(ctx, s, req); err != nil {
+		return rec, err
+	}
+	rec := PeriodRecord{Cluster: req.Cluster, Period: p, ClosedAt: req.Now.UTC().Truncate(time.Microsecond), ClosedBy: req.Actor,
+		Amount: money.Zero(req.Card.Unit()), Currency: req.Card.Currency, Snapshot: Snapshot{Card: req.Card, Tenants: map[string]string{}}}
+	accounts := map[string]bool{}
+	if err := priceBooked(ctx, s, req, &rec, accounts); err != nil {
+		return PeriodRecord{}, err
+	}
+	if err := addCredits(ctx, s, req, &rec, accounts); err != nil {
+		return PeriodRecord{}, fmt.Errorf("close %s: credits: %w", p, err)
+	}
+	snapshotTenants(req.Tenants, &rec, accounts)
+	if err := s.MarkClosed(ctx, rec); err != nil {
+		return PeriodRecord{}, err
+	}
+	return rec, nil
+}
+
+// closable checks that the period may be closed: not closed already (the
+// error then comes with its record), ended, and ingested past its end.
+func closable(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, error) {
+	p := req.Period
 	if rec, ok, err := s.Period(ctx, req.Cluster, p); err != nil {
 		return PeriodRecord{}, err
 	} else if ok {
@@ -70,14 +94,19 @@ func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, e
 	if err != nil {
 		return PeriodRecord{}, err
 	}
-	if !coverage(st.Coverage).covers(p.StartUnix(), p.EndUnix()) || st.AccrualsAsOf < p.EndUnix() {
+	if !rangeSet(st.Coverage).Covers(interval.Interval{Start: p.StartUnix(), End: p.EndUnix()}) || st.AccrualsAsOf < p.EndUnix() {
 		return PeriodRecord{}, fmt.Errorf("close %s: %w: the finished runs ingested so far cover %s and running runs were read at %s; the whole period must be covered and the running runs read after its end (run `gpubridge ingest from=%s` first)",
 			p, ErrNotIngested, fmtCoverage(st.Coverage), fmtUnix(st.AccrualsAsOf), p.Start().Format(time.DateOnly))
 	}
-	rec := PeriodRecord{Cluster: req.Cluster, Period: p, ClosedAt: req.Now.UTC().Truncate(time.Microsecond), ClosedBy: req.Actor,
-		Amount: money.Zero(req.Card.Unit()), Currency: req.Card.Currency, Snapshot: Snapshot{Card: req.Card, Tenants: map[string]string{}}}
+	return PeriodRecord{}, nil
+}
+
+// priceBooked prices every line booked in the period (usage lines, then
+// booking charges) at the card into rec, and notes their accounts. A line
+// without a rate fails the close, after all of them are counted.
+func priceBooked(ctx context.Context, s CloseStore, req CloseRequest, rec *PeriodRecord, accounts map[string]bool) error {
+	p := req.Period
 	var missing pricing.MissingTracker
-	accounts := map[string]bool{}
 	price := func(l meter.Line) error {
 		rec.Lines++
 		if !l.Charge {
@@ -95,46 +124,53 @@ func Close(ctx context.Context, s CloseStore, req CloseRequest) (PeriodRecord, e
 		rec.Amount, err = rec.Amount.Add(a)
 		return err
 	}
-	err = s.Lines(ctx, req.Cluster, LineQuery{Booked: p}, price)
+	err := s.Lines(ctx, req.Cluster, LineQuery{Booked: p}, price)
 	if err == nil {
 		err = s.Charges(ctx, req.Cluster, LineQuery{Booked: p}, price)
 	}
 	if err != nil {
-		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
+		return fmt.Errorf("close %s: %w", p, err)
 	}
 	if err := missing.Err(); err != nil {
-		return PeriodRecord{}, fmt.Errorf("close %s: %w", p, err)
+		return fmt.Errorf("close %s: %w", p, err)
 	}
-	// Credit lines booked here are part of the period's amount.
-	err = s.Credits(ctx, req.Cluster, CreditQuery{Booked: p}, func(c Credit) error {
+	return nil
+}
+
+// addCredits adds the credit lines booked in the period to rec's amount
+// (they are in the card's currency, or the close fails), and notes their
+// accounts.
+func addCredits(ctx context.Context, s CloseStore, req CloseRequest, rec *PeriodRecord, accounts map[string]bool) error {
+	return s.Credits(ctx, req.Cluster, CreditQuery{Booked: req.Period}, func(c Credit) error {
 		accounts[c.Account] = true
 		if c.Amount.Currency() != req.Card.Unit() {
 			return fmt.Errorf("credit %q is in %s, the rate card in %s: change the card back or re-price the credit", c.Key, c.Amount.Currency(), req.Card.Unit())
 		}
+		var err error
 		rec.Amount, err = rec.Amount.Add(c.Amount)
 		return err
 	})
-	if err != nil {
-		return PeriodRecord{}, fmt.Errorf("close %s: credits: %w", p, err)
+}
+
+// snapshotTenants keeps in rec's snapshot the tenant (and profile, when
+// the labeler has one) of each account the period's lines were booked to.
+func snapshotTenants(tenants Labeler, rec *PeriodRecord, accounts map[string]bool) {
+	if tenants == nil {
+		return
 	}
 	for _, a := range slices.Sorted(maps.Keys(accounts)) {
-		if req.Tenants == nil {
-			break
+		t, ok := tenants.Tenant(a)
+		if !ok {
+			continue
 		}
-		if t, ok := req.Tenants.Tenant(a); ok {
-			rec.Snapshot.Tenants[a] = t
-			if pf, ok := req.Tenants.(Profiler); ok && pf.TenantProfile(a) != (TenantProfile{}) {
-				if rec.Snapshot.Profiles == nil {
-					rec.Snapshot.Profiles = map[string]TenantProfile{}
-				}
-				rec.Snapshot.Profiles[a] = pf.TenantProfile(a)
+		rec.Snapshot.Tenants[a] = t
+		if pf, ok := tenants.(Profiler); ok && pf.TenantProfile(a) != (TenantProfile{}) {
+			if rec.Snapshot.Profiles == nil {
+				rec.Snapshot.Profiles = map[string]TenantProfile{}
 			}
+			rec.Snapshot.Profiles[a] = pf.TenantProfile(a)
 		}
 	}
-	if err := s.MarkClosed(ctx, rec); err != nil {
-		return PeriodRecord{}, err
-	}
-	return rec, nil
 }
 
 func fmtUnix(t int64) string {

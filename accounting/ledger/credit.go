@@ -132,4 +132,4 @@ func sortCredits(cs []Credit) []Credit {
 
 // Ingested reports whether the finished runs that ended at t (Unix
 // seconds) are all in the ledger: t lies in the coverage.
-func (s State) Ingested(t int64) bool { return coverage(s.Coverage).contains(t) }
+func (s State) Ingested(t int64) bool { return rangeSet(s.Coverage).Contains(t) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Memory is an in-memory ledger for tests. It keeps the same rules as DB
@@ -28,8 +29,8 @@ type memCluster struct {
 	accruals   []meter.Line
 	accrualsAt int64
 	watermarks map[string]meter.Watermark
-	coverage   coverage
-	touched    coverage
+	coverage   interval.Set
+	touched    interval.Set
 	periods    map[meter.Period]PeriodRecord
 	passes     map[[2]string]meter.Pass // by source, kind
 	credits    map[string]Credit        // by key
@@ -115,8 +116,8 @@ func (m *Memory) ApplyBatch(_ context.Context, cluster string, asOf int64, b met
 		return meter.WriteStats{}, err
 	}
 	if !b.CheckAll {
-		c.touched = c.touched.add(b.Touch[0], b.Touch[1])
-		c.coverage = c.coverage.add(b.From, b.Covered())
+		c.touched = c.touched.Add(b.Touch)
+		c.coverage = c.coverage.Add(interval.Interval{Start: b.From, End: b.Covered()})
 		c.advance(b)
 	}
 	return st, nil
@@ -173,25 +174,25 @@ func (m *Memory) State(_ context.Context, cluster string) (State, error) {
 	return State{
 		Watermarks:   maps.Clone(c.watermarks),
 		AccrualsAsOf: c.accrualsAt,
-		Coverage:     slices.Clone(c.coverage),
+		Coverage:     rangePairs(c.coverage),
 		Closed:       c.closed(),
 		Passes:       sortedPasses(slices.Collect(maps.Values(c.passes))),
 	}, nil
 }
 
 // Coverage: see the method list in store.go.
-func (m *Memory) Coverage(_ context.Context, cluster string) ([][2]int64, error) {
+func (m *Memory) Coverage(_ context.Context, cluster string) (interval.Set, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.cluster(cluster).coverage), nil
 }
 
 // Touched: see the method list in store.go.
-func (m *Memory) Touched(_ context.Context, cluster string) ([][2]int64, error) {
+func (m *Memory) Touched(_ context.Context, cluster string) (interval.Set, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.cluster(cluster)
-	return c.touched.merge(c.coverage), nil
+	return c.touched.Union(c.coverage), nil
 }
 
 // ClosedPeriods: see the method list in store.go.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // keyState is what the ledger holds for one usage key.
@@ -142,75 +143,38 @@ func compareKeys(a, b meter.UsageKey) int {
 // inside a range an earlier ingest touched), or it was running when a
 // period ended before asOf (an ingest then wrote that period's part as
 // final).
-func needsLookup(r meter.Run, touched, fresh coverage, asOf int64) bool {
+func needsLookup(r meter.Run, touched, fresh interval.Set, asOf int64) bool {
 	if r.End == 0 {
 		return true
 	}
 	if fresh != nil {
-		if !fresh.contains(r.End) {
+		if !fresh.Contains(r.End) {
 			return true
 		}
-	} else if touched.contains(r.End) {
+	} else if touched.Contains(r.End) {
 		return true
 	}
 	return r.CrossedPeriodEnd(asOf)
 }
 
-// coverage is a sorted set of disjoint half-open ranges [from, to) of end
-// times already ingested.
-type coverage [][2]int64
-
-func (c coverage) contains(t int64) bool {
-	i, found := slices.BinarySearchFunc(c, t, func(r [2]int64, t int64) int { return cmp.Compare(r[0], t) })
-	if found {
-		return true
+// rangeSet is a State's coverage as a set: the stores write it sorted and
+// merged, so it is one already.
+func rangeSet(ranges [][2]int64) interval.Set {
+	s := make(interval.Set, len(ranges))
+	for i, r := range ranges {
+		s[i] = interval.Interval{Start: r[0], End: r[1]}
 	}
-	return i > 0 && t < c[i-1][1]
+	return s
 }
 
-// add returns c with [from, to) added and overlapping or touching ranges merged.
-func (c coverage) add(from, to int64) coverage {
-	if to <= from {
-		return c
+// rangePairs is a set as a State's coverage: [from, to) pairs.
+func rangePairs(s interval.Set) [][2]int64 {
+	if s == nil {
+		return nil
 	}
-	out := make(coverage, 0, len(c)+1)
-	cur := [2]int64{from, to}
-	inserted := false
-	for _, r := range c {
-		switch {
-		case r[1] < cur[0]:
-			out = append(out, r)
-		case r[0] > cur[1]:
-			if !inserted {
-				out = append(out, cur)
-				inserted = true
-			}
-			out = append(out, r)
-		default:
-			cur = [2]int64{min(cur[0], r[0]), max(cur[1], r[1])}
-		}
-	}
-	if !inserted {
-		out = append(out, cur)
-	}
-	return out
-}
-
-// covers reports whether c holds all of [from, to).
-func (c coverage) covers(from, to int64) bool {
-	for _, r := range c {
-		if r[0] <= from && to <= r[1] {
-			return true
-		}
-	}
-	return to <= from
-}
-
-// merge returns the union of c and o.
-func (c coverage) merge(o coverage) coverage {
-	out := slices.Clone(c)
-	for _, r := range o {
-		out = out.add(r[0], r[1])
+	out := make([][2]int64, len(s))
+	for i, iv := range s {
+		out[i] = [2]int64{iv.Start, iv.End}
 	}
 	return out
 }

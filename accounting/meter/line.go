@@ -1,5 +1,7 @@
 package meter
 
+import "github.com/gpubridge/gpubridge/internal/interval"
+
 // Kind says what a ledger line is.
 type Kind string
 
@@ -84,13 +86,13 @@ type Batch struct {
 	// now on, even if the ingest dies before it covers the window), so a
 	// later ingest compares the runs that end there instead of inserting
 	// them blindly.
-	Touch [2]int64
+	Touch interval.Interval
 	// Fresh, when not nil, lists the parts of the window that no ingest
 	// had touched when this one began: a run that ends there cannot have
 	// lines yet, unless it crossed a period end while running, and is
 	// inserted without a lookup. Nil: the ledger decides by the ranges it
-	// has touched.
-	Fresh [][2]int64
+	// has touched (an empty, non-nil set: no part is fresh).
+	Fresh interval.Set
 	// CheckAll compares every run of the batch with the ledger, wherever
 	// its end lies: runs read outside the window's order (a run that
 	// vanished from the running runs, a row whose mod_time says it

@@ -171,11 +171,27 @@ func SlicesFromName(name string) int {
 // Validate reports every problem at once, each with its field path.
 func (c Card) Validate() error {
 	var errs ValidationError
-	add := func(field, format string, a ...any) {
-		errs = append(errs, FieldError{field, fmt.Sprintf(format, a...)})
+	c.validateCurrency(&errs)
+	types := c.validateTypeNames(&errs)
+	c.validateParents(&errs, types)
+	c.validateRates(&errs)
+	if len(errs) == 0 {
+		return nil
 	}
+	return errs
+}
+
+// add records the problem of a field.
+func (e *ValidationError) add(field, format string, a ...any) {
+	*e = append(*e, FieldError{field, fmt.Sprintf(format, a...)})
+}
+
+// validateCurrency checks the card's version, its currency code and its
+// minor units (a bad count of minor units is reported alone, the code
+// checked without it).
+func (c Card) validateCurrency(errs *ValidationError) {
 	if c.Version != CurrentVersion {
-		add("version", "is %d; this gpubridge reads rate cards of version %d", c.Version, CurrentVersion)
+		errs.add("version", "is %d; this gpubridge reads rate cards of version %d", c.Version, CurrentVersion)
 	}
 	minor := c.MinorUnits
 	badMinor := minor != nil && (*minor < 0 || *minor > money.MaxMinor)
@@ -183,46 +199,63 @@ func (c Card) Validate() error {
 		minor = new(int) // check the code alone
 	}
 	if _, err := money.Lookup(c.Currency, minor); err != nil {
-		add("currency", "%v (minorUnits: N)", err)
+		errs.add("currency", "%v (minorUnits: N)", err)
 	}
 	if badMinor {
-		add("minorUnits", "%d: want 0 to %d", *c.MinorUnits, money.MaxMinor)
+		errs.add("minorUnits", "%d: want 0 to %d", *c.MinorUnits, money.MaxMinor)
 	}
+}
+
+// validateTypeNames checks that each GPU type has a valid name, declared
+// once, and returns the types by name.
+func (c Card) validateTypeNames(errs *ValidationError) map[string]GPUType {
 	types := map[string]GPUType{}
 	for i, t := range c.Types {
 		f := fmt.Sprintf("types[%d]", i)
 		if !typeRe.MatchString(t.Name) {
-			add(f+".name", "%q is not a GPU type name (letters, digits, '.', '_', '-')", t.Name)
+			errs.add(f+".name", "%q is not a GPU type name (letters, digits, '.', '_', '-')", t.Name)
 		}
 		if _, dup := types[t.Name]; dup {
-			add(f+".name", "%q is declared twice", t.Name)
+			errs.add(f+".name", "%q is declared twice", t.Name)
 		}
 		types[t.Name] = t
 	}
+	return types
+}
+
+// validateParents checks the MIG profiles: a parent that is a full GPU
+// (not the type itself, not another profile), and compute slices that fit
+// the parent's; a type without a parent has no slices.
+func (c Card) validateParents(errs *ValidationError, types map[string]GPUType) {
 	for i, t := range c.Types {
 		f := fmt.Sprintf("types[%d]", i)
 		if t.Parent == "" {
 			if t.Slices != 0 || t.ParentSlices != 0 {
-				add(f, "slices and parentSlices need a parent")
+				errs.add(f, "slices and parentSlices need a parent")
 			}
 			continue
 		}
 		if t.Parent == t.Name {
-			add(f+".parent", "a type cannot be its own parent")
+			errs.add(f+".parent", "a type cannot be its own parent")
 		} else if p, ok := types[t.Parent]; ok && p.Parent != "" {
-			add(f+".parent", "%q is itself a MIG profile of %q; name the full GPU", t.Parent, p.Parent)
+			errs.add(f+".parent", "%q is itself a MIG profile of %q; name the full GPU", t.Parent, p.Parent)
 		}
 		ps := cmp.Or(t.ParentSlices, DefaultParentSlices)
 		s := cmp.Or(t.Slices, SlicesFromName(t.Name))
 		switch {
 		case t.ParentSlices < 0 || ps > 8:
-			add(f+".parentSlices", "%d: want 1 to 8", t.ParentSlices)
+			errs.add(f+".parentSlices", "%d: want 1 to 8", t.ParentSlices)
 		case s == 0:
-			add(f+".slices", "cannot read compute slices from %q; set slices (e.g. 3 for a 3g profile)", t.Name)
+			errs.add(f+".slices", "cannot read compute slices from %q; set slices (e.g. 3 for a 3g profile)", t.Name)
 		case s < 0 || s > ps:
-			add(f+".slices", "%d: want 1 to %d (the parent's slices)", s, ps)
+			errs.add(f+".slices", "%d: want 1 to %d (the parent's slices)", s, ps)
 		}
 	}
+}
+
+// validateRates checks each rate: its type name and tier, a price from 0
+// to MaxPrice, a first day, and no two rates of one type, tier and day.
+func (c Card) validateRates(errs *ValidationError) {
 	type rk struct {
 		typ  string
 		tier meter.Tier
@@ -232,31 +265,27 @@ func (c Card) Validate() error {
 	for i, r := range c.Rates {
 		f := fmt.Sprintf("rates[%d]", i)
 		if !typeRe.MatchString(r.Type) {
-			add(f+".type", "%q is not a GPU type name", r.Type)
+			errs.add(f+".type", "%q is not a GPU type name", r.Type)
 		}
 		if r.Tier != "" {
 			if _, err := meter.ParseTier(string(r.Tier)); err != nil {
-				add(f+".tier", "%v (or leave empty for both reserved and ondemand)", err)
+				errs.add(f+".tier", "%v (or leave empty for both reserved and ondemand)", err)
 			}
 		}
 		if r.PerGPUHour < 0 {
-			add(f+".perGPUHour", "must not be negative")
+			errs.add(f+".perGPUHour", "must not be negative")
 		} else if r.PerGPUHour > MaxPrice {
-			add(f+".perGPUHour", "%s is too large; at most %d per GPU-hour", r.PerGPUHour, MaxPriceWhole)
+			errs.add(f+".perGPUHour", "%s is too large; at most %d per GPU-hour", r.PerGPUHour, MaxPriceWhole)
 		}
 		if r.From.IsZero() {
-			add(f+".from", "is required (YYYY-MM-DD, the first day the rate applies)")
+			errs.add(f+".from", "is required (YYYY-MM-DD, the first day the rate applies)")
 		}
 		k := rk{r.Type, r.Tier, r.From.String()}
 		if j, dup := seen[k]; dup {
-			add(f, "same type, tier and date as rates[%d]", j)
+			errs.add(f, "same type, tier and date as rates[%d]", j)
 		}
 		seen[k] = i
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs
 }
 
 // ErrNoRate is wrapped by every error about a missing rate.

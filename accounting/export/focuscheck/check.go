@@ -232,81 +232,143 @@ var (
 	placeholders = map[string]bool{"null": true, "n/a": true, "na": true, "not applicable": true, "none": true, "nil": true, "-": true, "undefined": true}
 )
 
+// row checks row n against the rules of a single row, then against those
+// of the dataset (SKUs, invoices, tags, metadata) that it adds to.
 func (c *checker) row(n int, r Row, md *metadata) {
-	get := r.Get
-	cat, class := get("ChargeCategory"), get("ChargeClass")
-	correction := class == "Correction"
-	usageOrPurchase := cat == "Usage" || cat == "Purchase"
-	must := func(ok bool, rule, col, detail string) {
-		if !ok {
-			c.add(Must, rule, n, col, get(col), detail)
-		}
+	rc := newRowCheck(c, n, r)
+	rc.nullsAndStrings()
+	rc.notNulls()
+	rc.numbers()
+	rc.periods()
+	rc.allowedValues()
+	rc.chargeClass()
+	rc.nullRules()
+	rc.pairedNulls()
+	rc.commitments()
+	rc.costs()
+	rc.skus()
+	rc.units()
+	rc.invoices()
+	if d := r.Get("SkuPriceDetails"); d != "" {
+		c.skuPriceDetails(n, d)
 	}
-	should := func(ok bool, rule, col, detail string) {
-		if !ok {
-			c.add(Should, rule, n, col, get(col), detail)
-		}
+	if t := r.Get("Tags"); t != "" {
+		c.tags(n, t, md)
 	}
+	if md != nil {
+		md.values(c, n, r)
+	}
+}
 
-	// null_handling and string_handling, every column.
-	for name, i := range r.idx {
-		v := r.rec[i]
+// rowCheck is the check of one row: the row, its number, and the facts
+// most rules depend on (its charge category, whether it is a correction).
+type rowCheck struct {
+	*checker
+	n               int
+	r               Row
+	cat             string
+	correction      bool
+	usageOrPurchase bool
+	// times holds the valid period bounds of the row, by column.
+	times map[string]time.Time
+}
+
+// newRowCheck starts the check of row r, number n.
+func newRowCheck(c *checker, n int, r Row) *rowCheck {
+	cat := r.Get("ChargeCategory")
+	return &rowCheck{checker: c, n: n, r: r, cat: cat, correction: r.Get("ChargeClass") == "Correction",
+		usageOrPurchase: cat == "Usage" || cat == "Purchase"}
+}
+
+// get is the row's cell of column name ("" when null or absent).
+func (c *rowCheck) get(name string) string { return c.r.Get(name) }
+
+// must records a violation of a MUST rule on column col unless ok.
+func (c *rowCheck) must(ok bool, rule, col, detail string) {
+	if !ok {
+		c.add(Must, rule, c.n, col, c.get(col), detail)
+	}
+}
+
+// should records a violation of a SHOULD rule on column col unless ok.
+func (c *rowCheck) should(ok bool, rule, col, detail string) {
+	if !ok {
+		c.add(Should, rule, c.n, col, c.get(col), detail)
+	}
+}
+
+// nullsAndStrings checks every cell: no placeholder for null
+// (null_handling), no string of only spaces (string_handling).
+func (c *rowCheck) nullsAndStrings() {
+	for name, i := range c.r.idx {
+		v := c.r.rec[i]
 		if placeholders[strings.ToLower(strings.TrimSpace(v))] && v != "" {
-			must(false, "null_handling: no placeholder values for null", name, "use null (an empty cell)")
+			c.must(false, "null_handling: no placeholder values for null", name, "use null (an empty cell)")
 		}
 		if v != "" && strings.TrimSpace(v) == "" {
-			should(false, "string_handling: no strings of only spaces", name, "")
+			c.should(false, "string_handling: no strings of only spaces", name, "")
 		}
 	}
+}
 
-	// Columns that MUST NOT be null.
+// notNulls checks the columns that MUST NOT (or SHOULD NOT) be null.
+func (c *rowCheck) notNulls() {
 	for _, name := range notNull {
 		if c.has(name) {
-			must(get(name) != "", strings.ToLower(name)+": MUST NOT be null", name, "")
+			c.must(c.get(name) != "", strings.ToLower(name)+": MUST NOT be null", name, "")
 		}
 	}
 	if c.has("ChargeDescription") {
-		should(get("ChargeDescription") != "", "chargedescription: SHOULD NOT be null", "ChargeDescription", "")
+		c.should(c.get("ChargeDescription") != "", "chargedescription: SHOULD NOT be null", "ChargeDescription", "")
 	}
+}
 
-	// numeric_format.
+// numbers checks numeric_format, and the columns that MUST be non-negative.
+func (c *rowCheck) numbers() {
 	for _, name := range numericColumns {
-		if v := get(name); v != "" {
-			must(numeric.MatchString(v), "numeric_format: "+name+" is a single decimal value (no sign for positives, no separators, E notation only)", name, "")
+		if v := c.get(name); v != "" {
+			c.must(numeric.MatchString(v), "numeric_format: "+name+" is a single decimal value (no sign for positives, no separators, E notation only)", name, "")
 		}
 	}
 	for _, name := range nonNegative {
-		if v := get(name); v != "" && numeric.MatchString(v) {
-			must(!strings.HasPrefix(v, "-") || isZero(v), strings.ToLower(name)+": MUST be a non-negative decimal value", name, "")
+		if v := c.get(name); v != "" && numeric.MatchString(v) {
+			c.must(!strings.HasPrefix(v, "-") || isZero(v), strings.ToLower(name)+": MUST be a non-negative decimal value", name, "")
 		}
 	}
+}
 
-	// datetime_format and the period bounds.
-	times := map[string]time.Time{}
+// periods checks datetime_format and that each period starts before it
+// ends; it keeps the times it parsed for chargeClass.
+func (c *rowCheck) periods() {
+	c.times = map[string]time.Time{}
 	for _, name := range []string{"BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"} {
-		v := get(name)
+		v := c.get(name)
 		if v == "" {
 			continue
 		}
 		t, err := time.Parse("2006-01-02T15:04:05Z", v)
 		if !dateTime.MatchString(v) || err != nil {
-			must(false, "datetime_format: "+name+" is 'YYYY-MM-DDTHH:mm:ssZ' in UTC", name, "")
+			c.must(false, "datetime_format: "+name+" is 'YYYY-MM-DDTHH:mm:ssZ' in UTC", name, "")
 			continue
 		}
-		times[name] = t
+		c.times[name] = t
 	}
 	for _, p := range [][2]string{{"BillingPeriodStart", "BillingPeriodEnd"}, {"ChargePeriodStart", "ChargePeriodEnd"}} {
-		s, okS := times[p[0]]
-		e, okE := times[p[1]]
+		s, okS := c.times[p[0]]
+		e, okE := c.times[p[1]]
 		if okS && okE {
-			must(s.Before(e), strings.ToLower(p[0])+": the inclusive start bound is before the exclusive end bound "+p[1], p[0], get(p[1]))
+			c.must(s.Before(e), strings.ToLower(p[0])+": the inclusive start bound is before the exclusive end bound "+p[1], p[0], c.get(p[1]))
 		}
 	}
+}
 
-	// Allowed values.
+// allowedValues checks the columns whose values come from a list, and the
+// Usage-Based frequency of a Purchase.
+func (c *rowCheck) allowedValues() {
+	cat := c.cat
 	allowed := func(col string, vals ...string) {
-		if v := get(col); v != "" {
-			must(slices.Contains(vals, v), strings.ToLower(col)+": MUST be one of the allowed values", col, strings.Join(vals, ", "))
+		if v := c.get(col); v != "" {
+			c.must(slices.Contains(vals, v), strings.ToLower(col)+": MUST be one of the allowed values", col, strings.Join(vals, ", "))
 		}
 	}
 	allowed("ChargeCategory", "Usage", "Purchase", "Tax", "Credit", "Adjustment")
@@ -316,59 +378,71 @@ func (c *checker) row(n int, r Row, md *metadata) {
 	allowed("CommitmentDiscountCategory", "Spend", "Usage")
 	allowed("CommitmentDiscountStatus", "Used", "Unused")
 	allowed("CapacityReservationStatus", "Used", "Unused")
-	if v := get("ServiceCategory"); v != "" {
-		must(serviceCategories[v], "servicecategory: MUST be one of the allowed values", "ServiceCategory", "")
+	if v := c.get("ServiceCategory"); v != "" {
+		c.must(serviceCategories[v], "servicecategory: MUST be one of the allowed values", "ServiceCategory", "")
 	}
-	if v := get("ServiceSubcategory"); v != "" {
+	if v := c.get("ServiceSubcategory"); v != "" {
 		parent, ok := serviceSubcategories[v]
-		must(ok, "servicesubcategory: MUST be one of the allowed values", "ServiceSubcategory", "")
-		if ok && get("ServiceCategory") != "" {
-			must(parent == get("ServiceCategory"), "servicesubcategory: has one and only one parent ServiceCategory", "ServiceSubcategory", "its parent is "+parent)
+		c.must(ok, "servicesubcategory: MUST be one of the allowed values", "ServiceSubcategory", "")
+		if ok && c.get("ServiceCategory") != "" {
+			c.must(parent == c.get("ServiceCategory"), "servicesubcategory: has one and only one parent ServiceCategory", "ServiceSubcategory", "its parent is "+parent)
 		}
 	}
-	if v := get("BillingCurrency"); v != "" {
-		must(currency.MatchString(v), "billingcurrency: a three-letter ISO 4217 code (national currency)", "BillingCurrency", "")
+	if v := c.get("BillingCurrency"); v != "" {
+		c.must(currency.MatchString(v), "billingcurrency: a three-letter ISO 4217 code (national currency)", "BillingCurrency", "")
 	}
-	if get("ChargeFrequency") == "Usage-Based" {
-		must(cat != "Purchase", "chargefrequency: MUST NOT be Usage-Based when ChargeCategory is Purchase", "ChargeFrequency", "")
+	if c.get("ChargeFrequency") == "Usage-Based" {
+		c.must(cat != "Purchase", "chargefrequency: MUST NOT be Usage-Based when ChargeCategory is Purchase", "ChargeFrequency", "")
 	}
+}
 
-	// chargeclass: corrections are of a previously invoiced billing
-	// period; a charge of an earlier billing period is one.
-	bs, okB := times["BillingPeriodStart"]
-	cs, okCS := times["ChargePeriodStart"]
-	ce, okCE := times["ChargePeriodEnd"]
+// chargeClass checks that a charge of an earlier billing period is a
+// correction, and a correction one.
+func (c *rowCheck) chargeClass() {
+	correction := c.correction
+	bs, okB := c.times["BillingPeriodStart"]
+	cs, okCS := c.times["ChargePeriodStart"]
+	ce, okCE := c.times["ChargePeriodEnd"]
 	if okB && okCE && !ce.After(bs) {
-		must(correction, "chargeclass: MUST NOT be null when the row corrects a previously invoiced billing period", "ChargeClass",
+		c.must(correction, "chargeclass: MUST NOT be null when the row corrects a previously invoiced billing period", "ChargeClass",
 			"the charge period ends at or before BillingPeriodStart")
 	}
 	if correction && okB && okCS {
-		must(cs.Before(bs), "chargeclass: Correction is a correction to a previously invoiced billing period (null for a charge of the current one)", "ChargeClass",
+		c.must(cs.Before(bs), "chargeclass: Correction is a correction to a previously invoiced billing period (null for a charge of the current one)", "ChargeClass",
 			"the charge period starts in the current billing period")
 	}
+}
 
-	// Null when Tax; not null for Usage and Purchase unless a correction.
+// nullRules checks the pricing columns (null when Tax; not null for Usage
+// and Purchase unless a correction).
+func (c *rowCheck) nullRules() {
+	cat, correction, usageOrPurchase := c.cat, c.correction, c.usageOrPurchase
 	for _, name := range []string{"ListUnitPrice", "ContractedUnitPrice", "PricingQuantity", "SkuId", "SkuPriceId", "PricingCategory",
 		"PricingCurrencyListUnitPrice", "PricingCurrencyContractedUnitPrice"} {
 		if !c.has(name) {
 			continue
 		}
-		v := get(name)
+		v := c.get(name)
 		if cat == "Tax" {
-			must(v == "", strings.ToLower(name)+": MUST be null when ChargeCategory is Tax", name, "")
+			c.must(v == "", strings.ToLower(name)+": MUST be null when ChargeCategory is Tax", name, "")
 		}
 		if usageOrPurchase && !correction {
-			must(v != "", strings.ToLower(name)+": MUST NOT be null when ChargeCategory is Usage or Purchase and ChargeClass is not Correction", name, "")
+			c.must(v != "", strings.ToLower(name)+": MUST NOT be null when ChargeCategory is Usage or Purchase and ChargeClass is not Correction", name, "")
 		}
 	}
+}
+
+// pairedNulls checks the columns null exactly when (or whenever) another
+// is, and the SHOULDs of SkuMeter and ResourceName.
+func (c *rowCheck) pairedNulls() {
 	nullIff := func(a, b, rule string) {
 		if c.has(a) && c.has(b) {
-			must((get(a) == "") == (get(b) == ""), rule, a, b+" = "+get(b))
+			c.must((c.get(a) == "") == (c.get(b) == ""), rule, a, b+" = "+c.get(b))
 		}
 	}
 	nullWhen := func(a, b, rule string) { // a is null when b is null
-		if c.has(a) && get(b) == "" {
-			must(get(a) == "", rule, a, "")
+		if c.has(a) && c.get(b) == "" {
+			c.must(c.get(a) == "", rule, a, "")
 		}
 	}
 	nullIff("PricingUnit", "PricingQuantity", "pricingunit: null exactly when PricingQuantity is null")
@@ -387,50 +461,61 @@ func (c *checker) row(n int, r Row, md *metadata) {
 	nullWhen("CapacityReservationStatus", "CapacityReservationId", "capacityreservationstatus: MUST be null when CapacityReservationId is null")
 	nullWhen("SkuMeter", "SkuId", "skumeter: MUST be null when SkuId is null")
 	nullWhen("SkuPriceDetails", "SkuPriceId", "skupricedetails: MUST be null when SkuPriceId is null")
-	if c.has("SkuMeter") && get("SkuId") != "" {
-		should(get("SkuMeter") != "", "skumeter: SHOULD NOT be null when SkuId is not null", "SkuMeter", "")
+	if c.has("SkuMeter") && c.get("SkuId") != "" {
+		c.should(c.get("SkuMeter") != "", "skumeter: SHOULD NOT be null when SkuId is not null", "SkuMeter", "")
 	}
-	if id := get("ResourceId"); id != "" {
-		should(get("ResourceName") != id, "resourcename: MUST NOT duplicate a system-generated ResourceId", "ResourceName", "")
+	if id := c.get("ResourceId"); id != "" {
+		c.should(c.get("ResourceName") != id, "resourcename: MUST NOT duplicate a system-generated ResourceId", "ResourceName", "")
 	}
-	cdID, cdStatus := get("CommitmentDiscountId"), get("CommitmentDiscountStatus")
+}
+
+// commitments checks the columns a commitment discount makes (or keeps from
+// being) null: its status and quantity, the capacity reservation status,
+// the Committed pricing category and the consumed quantity.
+func (c *rowCheck) commitments() {
+	cat, correction, usageOrPurchase := c.cat, c.correction, c.usageOrPurchase
+	cdID, cdStatus := c.get("CommitmentDiscountId"), c.get("CommitmentDiscountStatus")
 	if cdID != "" && cat == "Usage" {
-		must(cdStatus != "", "commitmentdiscountstatus: MUST NOT be null for Usage with a CommitmentDiscountId", "CommitmentDiscountStatus", "")
+		c.must(cdStatus != "", "commitmentdiscountstatus: MUST NOT be null for Usage with a CommitmentDiscountId", "CommitmentDiscountStatus", "")
 	}
 	if c.has("CommitmentDiscountQuantity") {
-		q := get("CommitmentDiscountQuantity")
+		q := c.get("CommitmentDiscountQuantity")
 		if usageOrPurchase && cdID != "" {
 			if !correction {
-				must(q != "", "commitmentdiscountquantity: MUST NOT be null for Usage or Purchase with a CommitmentDiscountId (not a correction)", "CommitmentDiscountQuantity", "")
+				c.must(q != "", "commitmentdiscountquantity: MUST NOT be null for Usage or Purchase with a CommitmentDiscountId (not a correction)", "CommitmentDiscountQuantity", "")
 			}
 		} else {
-			must(q == "", "commitmentdiscountquantity: MUST be null unless Usage or Purchase with a CommitmentDiscountId", "CommitmentDiscountQuantity", "")
+			c.must(q == "", "commitmentdiscountquantity: MUST be null unless Usage or Purchase with a CommitmentDiscountId", "CommitmentDiscountQuantity", "")
 		}
 	}
-	if c.has("CapacityReservationStatus") && get("CapacityReservationId") != "" && cat == "Usage" {
-		must(get("CapacityReservationStatus") != "", "capacityreservationstatus: MUST NOT be null for Usage with a CapacityReservationId", "CapacityReservationStatus", "")
+	if c.has("CapacityReservationStatus") && c.get("CapacityReservationId") != "" && cat == "Usage" {
+		c.must(c.get("CapacityReservationStatus") != "", "capacityreservationstatus: MUST NOT be null for Usage with a CapacityReservationId", "CapacityReservationStatus", "")
 	}
 	if c.has("PricingCategory") && cat == "Usage" && cdID != "" && cdStatus == "Used" {
-		must(get("PricingCategory") == "Committed", "pricingcategory: MUST be Committed when a commitment discount applies", "PricingCategory", "")
+		c.must(c.get("PricingCategory") == "Committed", "pricingcategory: MUST be Committed when a commitment discount applies", "PricingCategory", "")
 	}
-	if get("PricingCategory") == "Committed" {
-		must(cdID != "", "pricingcategory: Committed charges name their CommitmentDiscountId", "PricingCategory", "")
+	if c.get("PricingCategory") == "Committed" {
+		c.must(cdID != "", "pricingcategory: Committed charges name their CommitmentDiscountId", "PricingCategory", "")
 	}
 	if c.has("ConsumedQuantity") {
-		q := get("ConsumedQuantity")
+		q := c.get("ConsumedQuantity")
 		if cat != "Usage" || cdStatus == "Unused" {
-			must(q == "", "consumedquantity: MUST be null unless ChargeCategory is Usage (and not an unused commitment)", "ConsumedQuantity", "")
+			c.must(q == "", "consumedquantity: MUST be null unless ChargeCategory is Usage (and not an unused commitment)", "ConsumedQuantity", "")
 		} else if !correction {
-			must(q != "", "consumedquantity: MUST NOT be null for Usage (not a correction)", "ConsumedQuantity", "")
+			c.must(q != "", "consumedquantity: MUST NOT be null for Usage (not a correction)", "ConsumedQuantity", "")
 		}
 	}
+}
 
-	// The cost = unit price × PricingQuantity relations (listcost,
-	// contractedcost, listunitprice, contractedunitprice, pricingquantity):
-	// exact, no tolerance, except for corrections.
-	pq := get("PricingQuantity")
+// costs checks cost = unit price × PricingQuantity (listcost,
+// contractedcost, listunitprice, contractedunitprice, pricingquantity):
+// exact, no tolerance, except for corrections; and that a Credit, which has
+// no unit prices, costs its BilledCost.
+func (c *rowCheck) costs() {
+	cat, correction := c.cat, c.correction
+	pq := c.get("PricingQuantity")
 	for _, p := range [][2]string{{"ListUnitPrice", "ListCost"}, {"ContractedUnitPrice", "ContractedCost"}} {
-		price, cost := get(p[0]), get(p[1])
+		price, cost := c.get(p[0]), c.get(p[1])
 		if correction || price == "" || pq == "" || cost == "" {
 			continue
 		}
@@ -439,29 +524,33 @@ func (c *checker) row(n int, r Row, md *metadata) {
 		z, okZ := rat(cost)
 		if okX && okY && okZ {
 			prod := new(big.Rat).Mul(x, y)
-			must(prod.Cmp(z) == 0, strings.ToLower(p[1])+": "+p[0]+" × PricingQuantity = "+p[1]+" (ChargeClass not Correction)", p[1],
+			c.must(prod.Cmp(z) == 0, strings.ToLower(p[1])+": "+p[0]+" × PricingQuantity = "+p[1]+" (ChargeClass not Correction)", p[1],
 				fmt.Sprintf("%s × %s = %s", price, pq, prod.FloatString(18)))
 		}
 	}
 	// Charges unrelated to others, without unit prices (Credit).
 	if cat == "Credit" {
-		b := get("BilledCost")
+		b := c.get("BilledCost")
 		for _, p := range [][2]string{{"ListUnitPrice", "ListCost"}, {"ContractedUnitPrice", "ContractedCost"}, {"", "EffectiveCost"}} {
-			if (p[0] == "" || get(p[0]) == "") && c.has(p[1]) {
-				must(sameNumber(get(p[1]), b), strings.ToLower(p[1])+": MUST match BilledCost for a Credit", p[1], "BilledCost "+b)
+			if (p[0] == "" || c.get(p[0]) == "") && c.has(p[1]) {
+				c.must(sameNumber(c.get(p[1]), b), strings.ToLower(p[1])+": MUST match BilledCost for a Credit", p[1], "BilledCost "+b)
 			}
 		}
 	}
+}
 
-	// SKUs.
-	if id := get("SkuPriceId"); id != "" {
-		cur, price := get("BillingCurrency"), get("ListUnitPrice")
+// skus checks that a SkuPriceId holds no price, currency or date, has one
+// parent SkuId and one set of details across the dataset, and is in the
+// price list when one is given.
+func (c *rowCheck) skus() {
+	if id := c.get("SkuPriceId"); id != "" {
+		cur, price := c.get("BillingCurrency"), c.get("ListUnitPrice")
 		consistent := !isoDate.MatchString(id) && (cur == "" || !slices.Contains(tokens(id), cur)) &&
 			(price == "" || !strings.Contains(price, ".") || !strings.Contains(id, price))
-		must(consistent, "skupriceid: MUST remain consistent over time (it holds no unit price, currency or effective date)", "SkuPriceId", "")
-		if sku := get("SkuId"); sku != "" {
+		c.must(consistent, "skupriceid: MUST remain consistent over time (it holds no unit price, currency or effective date)", "SkuPriceId", "")
+		if sku := c.get("SkuId"); sku != "" {
 			if prev, ok := c.skuOf[id]; ok && prev != sku && c.once("sku:"+id) {
-				must(false, "skupriceid: MUST have one and only one parent SkuId", "SkuPriceId", "SkuId "+prev+" and "+sku)
+				c.must(false, "skupriceid: MUST have one and only one parent SkuId", "SkuPriceId", "SkuId "+prev+" and "+sku)
 			} else if !ok {
 				if c.skuOf == nil {
 					c.skuOf = map[string]string{}
@@ -469,9 +558,9 @@ func (c *checker) row(n int, r Row, md *metadata) {
 				c.skuOf[id] = sku
 			}
 		}
-		if d := get("SkuPriceDetails"); d != "" {
+		if d := c.get("SkuPriceDetails"); d != "" {
 			if prev, ok := c.detailsOf[id]; ok && prev != d && c.once("details:"+id) {
-				should(false, "skupricedetails: properties of a SkuPriceId SHOULD remain consistent", "SkuPriceDetails", "also "+prev)
+				c.should(false, "skupricedetails: properties of a SkuPriceId SHOULD remain consistent", "SkuPriceDetails", "also "+prev)
 			} else if !ok {
 				if c.detailsOf == nil {
 					c.detailsOf = map[string]string{}
@@ -480,38 +569,37 @@ func (c *checker) row(n int, r Row, md *metadata) {
 			}
 		}
 		if c.o.PriceList != nil {
-			lp, ok := c.o.PriceList(id, r)
-			must(ok, "skupriceid: MUST reference a SKU Price in the provider's price list", "SkuPriceId", "")
+			lp, ok := c.o.PriceList(id, c.r)
+			c.must(ok, "skupriceid: MUST reference a SKU Price in the provider's price list", "SkuPriceId", "")
 			if ok && price != "" {
-				must(sameNumber(lp, price), "skupriceid: MUST support the lookup of the ListUnitPrice", "ListUnitPrice", "the price list says "+lp)
+				c.must(sameNumber(lp, price), "skupriceid: MUST support the lookup of the ListUnitPrice", "ListUnitPrice", "the price list says "+lp)
 			}
 		}
 	}
-	if d := get("SkuPriceDetails"); d != "" {
-		c.skuPriceDetails(n, d)
-	}
-	if t := get("Tags"); t != "" {
-		c.tags(n, t, md)
-	}
+}
 
-	// Units (unit_format, SHOULD).
+// units checks unit_format (SHOULD).
+func (c *rowCheck) units() {
 	for _, name := range []string{"ConsumedUnit", "PricingUnit", "CommitmentDiscountUnit"} {
-		if v := get(name); v != "" {
-			should(unitFormat.MatchString(v), "unit_format: "+name+" is expressed in the unit format (e.g. GB-Hours)", name, "")
+		if v := c.get(name); v != "" {
+			c.should(unitFormat.MatchString(v), "unit_format: "+name+" is expressed in the unit format (e.g. GB-Hours)", name, "")
 		}
 	}
+}
 
-	// Invoices.
-	if inv := get("InvoiceId"); inv != "" {
-		acct := get("BillingAccountId")
+// invoices checks that an InvoiceId belongs to one billing account, and
+// sums its billed cost.
+func (c *rowCheck) invoices() {
+	if inv := c.get("InvoiceId"); inv != "" {
+		acct := c.get("BillingAccountId")
 		if c.accountOf == nil {
 			c.accountOf, c.invoiceSums = map[string]string{}, map[string]*big.Rat{}
 		}
 		if prev, ok := c.accountOf[inv]; ok && prev != acct && c.once("inv:"+inv) {
-			must(false, "invoiceid: MUST be associated with the related charge and BillingAccountId", "InvoiceId", "billing accounts "+prev+" and "+acct)
+			c.must(false, "invoiceid: MUST be associated with the related charge and BillingAccountId", "InvoiceId", "billing accounts "+prev+" and "+acct)
 		}
 		c.accountOf[inv] = acct
-		if b, ok := rat(get("BilledCost")); ok {
+		if b, ok := rat(c.get("BilledCost")); ok {
 			s := c.invoiceSums[inv]
 			if s == nil {
 				s = new(big.Rat)
@@ -519,10 +607,6 @@ func (c *checker) row(n int, r Row, md *metadata) {
 			}
 			s.Add(s, b)
 		}
-	}
-
-	if md != nil {
-		md.values(c, n, r)
 	}
 }
 

@@ -33,8 +33,31 @@ func (c *checker) metadata() *metadata {
 		return nil
 	}
 	m := &metadata{scale: map[string]int{}, precision: map[string]int{}, maxLen: map[string]int{}}
+	c.dataGenerator(root)
+	schema := c.schema(root)
+	defs, ok := schema["ColumnDefinition"].([]any)
+	if !ok {
+		c.add(Must, "column_definition: ColumnDefinition MUST be present in the schema", 0, "ColumnDefinition", "", "")
+		return m
+	}
+	var names []string
+	for _, d := range defs {
+		if name, ok := c.columnDefinition(d, m); ok {
+			names = append(names, name)
+		}
+	}
+	// The schema matches the data it describes.
+	a, b := slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(c.head))
+	if !slices.Equal(a, b) {
+		c.add(Must, "schema: the schema metadata MUST match the schema of the FOCUS data artifact (its columns)", 0, "ColumnDefinition", "",
+			"metadata "+strings.Join(names, ",")+" vs data "+strings.Join(c.head, ","))
+	}
+	return m
+}
 
-	// Data Generator: an object without nulls holding DataGenerator.
+// dataGenerator checks the Data Generator: an object without nulls
+// holding DataGenerator (or DataGenerator at the top).
+func (c *checker) dataGenerator(root map[string]any) {
 	dg := root["DataGenerator"]
 	if obj, ok := dg.(map[string]any); ok {
 		dg = obj["DataGenerator"]
@@ -43,8 +66,12 @@ func (c *checker) metadata() *metadata {
 	if s, ok := dg.(string); !ok || s == "" {
 		c.add(Must, "datagenerator: DataGenerator MUST be provided, a String, not null", 0, "DataGenerator", "", "")
 	}
+}
 
-	// Schema: SchemaId, FocusVersion, CreationDate, ColumnDefinition.
+// schema checks the schema (Schema, or the top object) without nulls:
+// SchemaId, FocusVersion, CreationDate and DataGeneratorVersion. It
+// returns the schema, for its ColumnDefinition.
+func (c *checker) schema(root map[string]any) map[string]any {
 	schema := root
 	if obj, ok := root["Schema"].(map[string]any); ok {
 		schema = obj
@@ -68,89 +95,100 @@ func (c *checker) metadata() *metadata {
 			c.add(Must, "datageneratorversion: DataGeneratorVersion is a String, not null", 0, "DataGeneratorVersion", "", "")
 		}
 	}
-	defs, ok := schema["ColumnDefinition"].([]any)
+	return schema
+}
+
+// columnDefinition checks one column definition and keeps what the row
+// checks need of it in m; it returns the column's name, or false when the
+// definition names no column.
+func (c *checker) columnDefinition(d any, m *metadata) (string, bool) {
+	obj, ok := d.(map[string]any)
 	if !ok {
-		c.add(Must, "column_definition: ColumnDefinition MUST be present in the schema", 0, "ColumnDefinition", "", "")
-		return m
+		c.add(Must, "column_definition: each column definition is an Object", 0, "ColumnDefinition", "", "")
+		return "", false
 	}
-	var names []string
-	for _, d := range defs {
-		obj, ok := d.(map[string]any)
+	name, ok := obj["ColumnName"].(string)
+	if !ok || name == "" {
+		c.add(Must, "columnname: ColumnName MUST be provided, a String", 0, "ColumnDefinition", "", "")
+		return "", false
+	}
+	if s, ok := obj["DataType"].(string); !ok || s == "" {
+		c.add(Must, "datatype: DataType MUST be provided, a String", 0, name, "", "")
+	}
+	c.columnProperties(name, obj, m)
+	if name == "Tags" {
+		c.tagPrefixes(name, obj, m)
+	}
+	c.columnRecommendations(name, m)
+	return name, true
+}
+
+// columnProperties checks the types of a column's optional properties and
+// keeps its NumberScale, NumericPrecision and StringMaxLength in m.
+func (c *checker) columnProperties(name string, obj map[string]any, m *metadata) {
+	for key, dst := range map[string]map[string]int{"NumberScale": m.scale, "NumericPrecision": m.precision, "StringMaxLength": m.maxLen} {
+		v, present := obj[key]
+		if !present {
+			continue
+		}
+		n, ok := integer(v)
 		if !ok {
-			c.add(Must, "column_definition: each column definition is an Object", 0, "ColumnDefinition", "", "")
+			c.add(Must, strings.ToLower(key)+": "+key+" MUST be of type Integer", 0, name, "", "")
 			continue
 		}
-		name, ok := obj["ColumnName"].(string)
-		if !ok || name == "" {
-			c.add(Must, "columnname: ColumnName MUST be provided, a String", 0, "ColumnDefinition", "", "")
+		dst[name] = n
+	}
+	if v, present := obj["Deprecated"]; present {
+		if _, ok := v.(bool); !ok {
+			c.add(Must, "deprecated: Deprecated MUST be of type Boolean", 0, name, "", "")
+		}
+	}
+	if v, present := obj["StringEncoding"]; present {
+		if _, ok := v.(string); !ok {
+			c.add(Must, "stringencoding: StringEncoding MUST be of type String", 0, name, "", "")
+		}
+	}
+}
+
+// tagPrefixes checks the Tags column's ProviderTagPrefixes (an Array of
+// Strings) and keeps them in m.
+func (c *checker) tagPrefixes(name string, obj map[string]any, m *metadata) {
+	arr, ok := obj["ProviderTagPrefixes"].([]any)
+	if !ok {
+		c.add(Must, "providertagprefixes: ProviderTagPrefixes MUST be provided for Tags, an Array of Strings", 0, name, "", "")
+	}
+	m.tagPrefixes = []string{}
+	for _, p := range arr {
+		s, ok := p.(string)
+		if !ok {
+			c.add(Must, "providertagprefixes: ProviderTagPrefixes is an Array of Strings", 0, name, "", "")
 			continue
 		}
-		names = append(names, name)
-		if s, ok := obj["DataType"].(string); !ok || s == "" {
-			c.add(Must, "datatype: DataType MUST be provided, a String", 0, name, "", "")
-		}
-		for key, dst := range map[string]map[string]int{"NumberScale": m.scale, "NumericPrecision": m.precision, "StringMaxLength": m.maxLen} {
-			v, present := obj[key]
-			if !present {
-				continue
-			}
-			n, ok := integer(v)
-			if !ok {
-				c.add(Must, strings.ToLower(key)+": "+key+" MUST be of type Integer", 0, name, "", "")
-				continue
-			}
-			dst[name] = n
-		}
-		if v, present := obj["Deprecated"]; present {
-			if _, ok := v.(bool); !ok {
-				c.add(Must, "deprecated: Deprecated MUST be of type Boolean", 0, name, "", "")
-			}
-		}
-		if v, present := obj["StringEncoding"]; present {
-			if _, ok := v.(string); !ok {
-				c.add(Must, "stringencoding: StringEncoding MUST be of type String", 0, name, "", "")
-			}
-		}
-		if name == "Tags" {
-			arr, ok := obj["ProviderTagPrefixes"].([]any)
-			if !ok {
-				c.add(Must, "providertagprefixes: ProviderTagPrefixes MUST be provided for Tags, an Array of Strings", 0, name, "", "")
-			}
-			m.tagPrefixes = []string{}
-			for _, p := range arr {
-				s, ok := p.(string)
-				if !ok {
-					c.add(Must, "providertagprefixes: ProviderTagPrefixes is an Array of Strings", 0, name, "", "")
-					continue
-				}
-				m.tagPrefixes = append(m.tagPrefixes, s)
-			}
-		}
-		typ := columnTypes[name]
-		if strings.HasPrefix(name, "x_") {
-			typ = "" // custom: the SHOULDs below are about FOCUS columns
-		}
-		if _, ok := m.scale[name]; typ == "Decimal" && !ok {
-			c.add(Should, "numberscale: NumberScale SHOULD be provided for Decimal columns", 0, name, "", "")
-		}
-		if _, ok := m.precision[name]; typ == "Decimal" && !ok {
-			c.add(Should, "numericprecision: NumericPrecision SHOULD be provided for Numeric Format columns", 0, name, "", "")
-		}
-		if _, ok := m.maxLen[name]; typ == "String" && !ok {
-			level, rule := Should, "stringmaxlength: StringMaxLength SHOULD be provided for String columns"
-			if name == "ChargeDescription" {
-				rule = "chargedescription: its maximum length SHOULD be provided in the metadata (StringMaxLength)"
-			}
-			c.add(level, rule, 0, name, "", "")
-		}
+		m.tagPrefixes = append(m.tagPrefixes, s)
 	}
-	// The schema matches the data it describes.
-	a, b := slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(c.head))
-	if !slices.Equal(a, b) {
-		c.add(Must, "schema: the schema metadata MUST match the schema of the FOCUS data artifact (its columns)", 0, "ColumnDefinition", "",
-			"metadata "+strings.Join(names, ",")+" vs data "+strings.Join(c.head, ","))
+}
+
+// columnRecommendations checks the properties a FOCUS column SHOULD have
+// for its type (custom x_ columns have none): NumberScale and
+// NumericPrecision for a Decimal, StringMaxLength for a String.
+func (c *checker) columnRecommendations(name string, m *metadata) {
+	typ := columnTypes[name]
+	if strings.HasPrefix(name, "x_") {
+		typ = "" // custom: the SHOULDs below are about FOCUS columns
 	}
-	return m
+	if _, ok := m.scale[name]; typ == "Decimal" && !ok {
+		c.add(Should, "numberscale: NumberScale SHOULD be provided for Decimal columns", 0, name, "", "")
+	}
+	if _, ok := m.precision[name]; typ == "Decimal" && !ok {
+		c.add(Should, "numericprecision: NumericPrecision SHOULD be provided for Numeric Format columns", 0, name, "", "")
+	}
+	if _, ok := m.maxLen[name]; typ == "String" && !ok {
+		level, rule := Should, "stringmaxlength: StringMaxLength SHOULD be provided for String columns"
+		if name == "ChargeDescription" {
+			rule = "chargedescription: its maximum length SHOULD be provided in the metadata (StringMaxLength)"
+		}
+		c.add(level, rule, 0, name, "", "")
+	}
 }
 
 // values checks one row against what the metadata declares.
