@@ -61,7 +61,7 @@ func (s *Source) OnDemandRates(ctx context.Context, at time.Time) (burst.Rates, 
 		return burst.Rates{}, err
 	}
 	if !ok {
-		return burst.Rates{PerGPUHour: map[string]int64{}, Minor: 2}, nil
+		return burst.Rates{PerGPUHour: map[string]pricing.Price{}, Minor: 2}, nil
 	}
 	return RatesFrom(card, at), nil
 }
@@ -80,7 +80,7 @@ func (r CardRates) OnDemandRates(_ context.Context, at time.Time) (burst.Rates, 
 // RatesFrom lists card's on-demand rates at an instant, in billionths of
 // the currency per GPU-hour (a MIG profile at its weighted rate).
 func RatesFrom(card pricing.Card, at time.Time) burst.Rates {
-	r := burst.Rates{PerGPUHour: map[string]int64{}, Currency: card.Currency, Minor: card.Minor()}
+	r := burst.Rates{PerGPUHour: map[string]pricing.Price{}, Currency: card.Currency, Minor: card.Minor()}
 	types := map[string]bool{}
 	for _, x := range card.Rates {
 		types[x.Type] = true
@@ -93,7 +93,7 @@ func RatesFrom(card pricing.Card, at time.Time) burst.Rates {
 		if err != nil {
 			continue // no on-demand rate at this time: stays missing
 		}
-		r.PerGPUHour[t] = int64(q.UnitPrice())
+		r.PerGPUHour[t] = q.UnitPrice()
 	}
 	return r
 }
