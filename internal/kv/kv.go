@@ -78,20 +78,9 @@ func Parse(args []string, spec Spec) (Args, error) {
 	a := Args{Where: map[string]string{}, Set: map[string]string{}}
 	inSet, sawSet := false, slices.ContainsFunc(args, func(w string) bool { return strings.EqualFold(w, "set") })
 	for i, w := range args {
-		lw := strings.ToLower(w)
-		switch {
-		case lw == "set":
-			if spec.SetKeys == nil {
-				return a, fmt.Errorf("%q: this command takes no `set` clause", w)
-			}
-			if inSet {
-				return a, fmt.Errorf("`set` given twice")
-			}
-			inSet = true
-			continue
-		case lw == "where":
-			if inSet {
-				return a, fmt.Errorf("`where` must come before `set`")
+		if clause, err := clauseWord(w, spec, &inSet); err != nil || clause {
+			if err != nil {
+				return a, err
 			}
 			continue
 		}
@@ -126,6 +115,29 @@ func Parse(args []string, spec Spec) (Args, error) {
 		return a, fmt.Errorf("`set` needs at least one key=value")
 	}
 	return a, nil
+}
+
+// clauseWord reads the words set and where (any case), reporting whether
+// w is one: set opens the set clause, once, in a command that has one;
+// where may only come before it.
+func clauseWord(w string, spec Spec, inSet *bool) (bool, error) {
+	switch strings.ToLower(w) {
+	case "set":
+		if spec.SetKeys == nil {
+			return true, fmt.Errorf("%q: this command takes no `set` clause", w)
+		}
+		if *inSet {
+			return true, fmt.Errorf("`set` given twice")
+		}
+		*inSet = true
+		return true, nil
+	case "where":
+		if *inSet {
+			return true, fmt.Errorf("`where` must come before `set`")
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // whereOther reads args[i], k=v before any `set`, whose key is not one of
