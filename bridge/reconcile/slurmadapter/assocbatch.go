@@ -108,6 +108,7 @@ func uniqueKeys(ks []reconcile.AssocKey) ([]reconcile.AssocKey, map[reconcile.As
 // set's root.
 type unionFind map[string]string
 
+// has reports whether a is in one of the sets.
 func (u unionFind) has(a string) bool { _, ok := u[a]; return ok }
 
 // find returns the root of a's set, adding a alone when new.
