@@ -12,6 +12,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/burst"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Ledger is what the adapter reads of the usage ledger.
@@ -123,17 +124,37 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			return map[string]int64{}, nil
 		}
 	}
-	type key struct {
-		account, typ string
-		day          int64
+	secs, err := s.onDemandSeconds(ctx, p, accounts)
+	if err != nil {
+		return nil, err
 	}
-	secs := map[key]int64{}
+	out, err := priceSpend(card, ok, secs)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.cached, s.cachedP, s.cachedT = out, p, time.Now()
+	s.mu.Unlock()
+	return out, nil
+}
+
+// spendKey is the on-demand use of one account, GPU type and day (the
+// day a rate applies from).
+type spendKey struct {
+	account, typ string
+	day          int64
+}
+
+// onDemandSeconds sums the on-demand GPU-seconds booked in period p, of
+// the accounts named (every account when nil), by account, type and day.
+func (s *Source) onDemandSeconds(ctx context.Context, p meter.Period, accounts []string) (map[spendKey]int64, error) {
+	secs := map[spendKey]int64{}
 	collect := func(l meter.Line) error {
 		if l.Tier != meter.OnDemand {
 			return nil
 		}
 		day := pricing.DateOf(time.Unix(l.Start, 0)).Unix()
-		secs[key{l.Account, l.Type, day}] += l.GPUSeconds
+		secs[spendKey{l.Account, l.Type, day}] += l.GPUSeconds
 		return nil
 	}
 	queries := []ledger.LineQuery{{Booked: p}}
@@ -148,13 +169,20 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			return nil, fmt.Errorf("read on-demand ledger lines of %s: %w", p, err)
 		}
 	}
-	out := map[string]int64{}
+	return secs, nil
+}
+
+// priceSpend prices the GPU-seconds with the rate card (hasCard: there is
+// one) and counts each account's spend in money.Amount, returned in minor
+// units of the card's currency. Use that cannot be priced is an error.
+func priceSpend(card pricing.Card, hasCard bool, secs map[spendKey]int64) (map[string]int64, error) {
+	sums := map[string]money.Amount{}
 	var errs []error
 	for k, gs := range secs {
 		if gs == 0 {
 			continue
 		}
-		if !ok {
+		if !hasCard {
 			errs = append(errs, fmt.Errorf("%w: on-demand use of %s cannot be priced", ratecard.ErrNoCard, k.account))
 			continue
 		}
@@ -168,13 +196,19 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			errs = append(errs, err)
 			continue
 		}
-		out[k.account] += a.Units()
+		sum, err := sums[k.account].Add(a)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("on-demand spend of %s: %w", k.account, err))
+			continue
+		}
+		sums[k.account] = sum
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.cached, s.cachedP, s.cachedT = out, p, time.Now()
-	s.mu.Unlock()
+	out := make(map[string]int64, len(sums))
+	for a, sum := range sums {
+		out[a] = sum.Units()
+	}
 	return out, nil
 }
