@@ -150,18 +150,30 @@ func (c *Controller) Plan(ctx context.Context) (Plan, error) {
 
 // Cycle runs one cycle and reports what it did.
 func (c *Controller) Cycle(ctx context.Context) (Result, error) {
-	log := c.log()
 	plan, err := c.Plan(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Plan: plan}
 	now := c.now()
+	if err := c.adopt(ctx, now, &res); err != nil {
+		return res, err
+	}
+	errs := c.move(ctx, now, &res)
+	if err := c.syncRefusals(ctx, now, &res); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Recorder != nil {
+		c.Recorder.Observe(plan)
+	}
+	return res, errors.Join(errs...)
+}
 
-	// Moves written by a cycle that died before recording them carry the
-	// marker: record them now (a no-op for those already stored).
+// adopt records the moves written by a cycle that died before recording
+// them: they carry the marker (a no-op for those already stored).
+func (c *Controller) adopt(ctx context.Context, now time.Time, res *Result) error {
 	var adopt []MoveRecord
-	for _, b := range plan.Bursting {
+	for _, b := range res.Plan.Bursting {
 		if b.Moved {
 			adopt = append(adopt, MoveRecord{
 				JobID: b.JobID, Tenant: b.Tenant, User: b.User, GPUs: b.GPUs.String(), GPUCount: b.GPUs.Total(),
@@ -169,20 +181,28 @@ func (c *Controller) Cycle(ctx context.Context) (Result, error) {
 			})
 		}
 	}
-	if len(adopt) > 0 {
-		n, err := c.Store.RecordMoves(ctx, now, adopt)
-		if err != nil {
-			return res, fmt.Errorf("burst: record moves found in Slurm: %w", err)
-		}
-		res.Adopted = n
-		if n > 0 {
-			log.Warn("recorded moves a previous cycle wrote but did not record", "count", n)
-		}
+	if len(adopt) == 0 {
+		return nil
 	}
+	n, err := c.Store.RecordMoves(ctx, now, adopt)
+	if err != nil {
+		return fmt.Errorf("burst: record moves found in Slurm: %w", err)
+	}
+	res.Adopted = n
+	if n > 0 {
+		c.log().Warn("recorded moves a previous cycle wrote but did not record", "count", n)
+	}
+	return nil
+}
 
+// move writes the plan's moves to slurmctld, one job at a time until the
+// context ends, and records the ones done; a move slurmctld refuses is a
+// failure of the result (its job stays pending).
+func (c *Controller) move(ctx context.Context, now time.Time, res *Result) []error {
+	log := c.log()
 	var records []MoveRecord
 	var errs []error
-	for _, m := range plan.Moves {
+	for _, m := range res.Plan.Moves {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
@@ -207,33 +227,42 @@ func (c *Controller) Cycle(ctx context.Context) (Result, error) {
 			JobID: m.Job.ID, Tenant: m.Tenant, User: m.Job.User, GPUs: m.GPUs.String(), GPUCount: m.GPUs.Total(),
 			MovedAt: m.Marker.Moved, SlurmReason: m.Job.Reason, Estimate: m.Estimate, SubmitTime: m.Job.SubmitTime,
 		})
-		reaction := now.Sub(readySince(m.Job))
-		log.Info("moved job to on-demand", "job", m.Job.ID, "tenant", m.Tenant, "user", m.Job.User,
-			"gpus", m.GPUs.String(), "reason", m.Job.Reason, "estimate", m.Estimate, "reaction", reaction.Round(time.Millisecond))
-		if c.Recorder != nil {
-			c.Recorder.Moved(m.Tenant, m.GPUs.Total(), reaction)
-		}
+		c.moved(now, m)
 	}
 	if len(records) > 0 {
 		if _, err := c.Store.RecordMoves(ctx, now, records); err != nil {
 			errs = append(errs, fmt.Errorf("burst: record moves: %w", err))
 		}
 	}
-	refusals := append(append([]Refusal(nil), plan.Refusals...), res.Failed...)
+	return errs
+}
+
+// moved logs a move done and counts it, with the time from the job's
+// being ready to its move.
+func (c *Controller) moved(now time.Time, m Move) {
+	reaction := now.Sub(readySince(m.Job))
+	c.log().Info("moved job to on-demand", "job", m.Job.ID, "tenant", m.Tenant, "user", m.Job.User,
+		"gpus", m.GPUs.String(), "reason", m.Job.Reason, "estimate", m.Estimate, "reaction", reaction.Round(time.Millisecond))
+	if c.Recorder != nil {
+		c.Recorder.Moved(m.Tenant, m.GPUs.Total(), reaction)
+	}
+}
+
+// syncRefusals stores the jobs that stay pending (the plan's refusals and
+// the failed moves), and logs and counts those whose refusal changed.
+func (c *Controller) syncRefusals(ctx context.Context, now time.Time, res *Result) error {
+	refusals := append(append([]Refusal(nil), res.Plan.Refusals...), res.Failed...)
 	changed, err := c.Store.SyncRefusals(ctx, now, refusals)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("burst: record refusals: %w", err))
+		err = fmt.Errorf("burst: record refusals: %w", err)
 	}
 	for _, r := range changed {
-		log.Info("job stays pending", "job", r.JobID, "tenant", r.Tenant, "reason", r.Reason, "detail", r.Detail)
+		c.log().Info("job stays pending", "job", r.JobID, "tenant", r.Tenant, "reason", r.Reason, "detail", r.Detail)
 		if c.Recorder != nil && r.Reason != MoveFailed {
 			c.Recorder.Refused(r.Tenant, r.Reason)
 		}
 	}
-	if c.Recorder != nil {
-		c.Recorder.Observe(plan)
-	}
-	return res, errors.Join(errs...)
+	return err
 }
 
 // readySince is when the job could first have been moved: its eligible time

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 )
 
 // fakeSlurm is an in-memory slurmctld for the controller's own logic: it
@@ -115,7 +117,7 @@ func (r *countRecorder) Observe(Plan)      {}
 
 func newController(s *fakeSlurm, st Store, p Policy) *Controller {
 	return &Controller{
-		Config: cfg, Jobs: s, Mover: s, Tenants: fakeTenants{acme(p)}, Spend: fakeSpend{}, Rates: fakeRates{PerGPUHour: map[string]int64{"h100": 4 * unit}, Minor: 2},
+		Config: cfg, Jobs: s, Mover: s, Tenants: fakeTenants{acme(p)}, Spend: fakeSpend{}, Rates: fakeRates{PerGPUHour: map[string]pricing.Price{"h100": 4 * unit}, Minor: 2},
 		Store: st, Now: func() time.Time { return t0 },
 	}
 }

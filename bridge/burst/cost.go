@@ -5,20 +5,18 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
-// PriceScale is the number of fractional digits of a rate: rates are in
-// billionths of the currency per GPU-hour, the scale of accounting/pricing's
-// Price, so that a MIG profile's weighted rate (h100 x 1/7) loses nothing.
-const PriceScale = 9
-
 // Rates are the on-demand prices per GPU-hour per GPU type (a MIG profile
-// has its own, weighted, rate), in billionths of the currency, the
-// currency (the rate card's ISO code) and the number of digits of its
-// minor unit, in which budgets, spend and estimates are counted.
+// has its own, weighted, rate), as the rate card's pricing.Price (in
+// billionths of the currency, so that a weighted rate such as h100 x 1/7
+// loses nothing), the currency (the rate card's ISO code) and the number
+// of digits of its minor unit, in which budgets, spend and estimates are
+// counted.
 type Rates struct {
-	PerGPUHour map[string]int64
+	PerGPUHour map[string]pricing.Price
 	Currency   string
 	Minor      int
 }
@@ -26,12 +24,13 @@ type Rates struct {
 // Unit is the currency the rates' amounts are counted in.
 func (r Rates) Unit() money.Currency { return money.Currency{Code: r.Currency, Minor: r.Minor} }
 
-// Cost is what count GPUs at perHour (billionths of the currency per
-// GPU-hour) cost for d, in minor units with minor digits, rounded up:
-// ceil(count x seconds x perHour x 10^minor / (3600 x 10^9)). A started
+// Cost is what count GPUs at perHour (a pricing.Price: billionths of the
+// currency per GPU-hour) cost for d, in minor units with minor digits,
+// rounded up: ceil(count x seconds x perHour x 10^minor / (3600 x
+// 10^pricing.PriceScale)). A started
 // second counts as a second. A result beyond int64 saturates at
 // math.MaxInt64, which no budget can hold.
-func Cost(count int64, d time.Duration, perHour int64, minor int) int64 {
+func Cost(count int64, d time.Duration, perHour pricing.Price, minor int) int64 {
 	secs := int64(d / time.Second)
 	if d%time.Second != 0 {
 		secs++
@@ -40,9 +39,9 @@ func Cost(count int64, d time.Duration, perHour int64, minor int) int64 {
 		return 0
 	}
 	n := new(big.Int).Mul(big.NewInt(count), big.NewInt(secs))
-	n.Mul(n, big.NewInt(perHour))
+	n.Mul(n, big.NewInt(int64(perHour)))
 	n.Mul(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(minor)), nil))
-	den := new(big.Int).Mul(big.NewInt(3600), new(big.Int).Exp(big.NewInt(10), big.NewInt(PriceScale), nil))
+	den := new(big.Int).Mul(big.NewInt(3600), new(big.Int).Exp(big.NewInt(10), big.NewInt(pricing.PriceScale), nil))
 	q, r := new(big.Int).QuoRem(n, den, new(big.Int))
 	if r.Sign() != 0 {
 		q.Add(q, big.NewInt(1))

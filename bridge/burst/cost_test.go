@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 )
 
 const unit = 1_000_000_000 // one currency unit in rate scale
@@ -12,7 +14,7 @@ func TestCost(t *testing.T) {
 	cases := map[string]struct {
 		count   int64
 		d       time.Duration
-		perHour int64
+		perHour pricing.Price
 		minor   int
 		want    int64
 	}{
@@ -40,7 +42,7 @@ func TestCost(t *testing.T) {
 }
 
 func TestEstimate(t *testing.T) {
-	rates := Rates{PerGPUHour: map[string]int64{"h100": 4 * unit, "1g.10gb": 570_000_000}, Minor: 2}
+	rates := Rates{PerGPUHour: map[string]pricing.Price{"h100": 4 * unit, "1g.10gb": 570_000_000}, Minor: 2}
 	cases := map[string]struct {
 		r       Request
 		d       time.Duration

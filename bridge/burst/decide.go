@@ -223,6 +223,42 @@ type Plan struct {
 // be exceeded, or a rate is missing; the others are moved, up to MaxMoves.
 // A job already under the on-demand QOS is never a candidate again.
 func Decide(in Input) Plan {
+	d := newDecision(in)
+	d.survey()
+	slices.SortFunc(d.candidates, func(a, b Job) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.SubmitTime.Compare(b.SubmitTime), cmp.Compare(a.ID, b.ID))
+	})
+	// Candidates in priority order, consuming cap and budget.
+	for _, j := range d.candidates {
+		d.consider(j)
+	}
+	plan := d.plan
+	for _, st := range d.states {
+		plan.Tenants = append(plan.Tenants, *st)
+	}
+	slices.SortFunc(plan.Tenants, func(a, b TenantState) int { return strings.Compare(a.Tenant, b.Tenant) })
+	slices.SortFunc(plan.Bursting, func(a, b Bursting) int {
+		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), cmp.Compare(a.JobID, b.JobID))
+	})
+	return plan
+}
+
+// decision is one run of Decide: its input (with the configuration's
+// defaults), the plan it fills, and each tenant's position so far.
+type decision struct {
+	in         Input
+	cfg        Config
+	plan       Plan
+	tenants    map[string]*Tenant
+	states     map[string]*TenantState
+	used       map[string]Request // tenant -> GPUs running under its QOS
+	candidates []Job
+}
+
+// newDecision fills in the configuration's defaults and starts each
+// tenant's state: its policy, its booked spend, its budget counted in the
+// rates' currency (or why it cannot be).
+func newDecision(in Input) *decision {
 	cfg := in.Config
 	if cfg.DefaultRuntime <= 0 {
 		cfg.DefaultRuntime = DefaultRuntime
@@ -230,13 +266,16 @@ func Decide(in Input) Plan {
 	if cfg.MaxMoves <= 0 {
 		cfg.MaxMoves = DefaultMaxMoves
 	}
-	plan := Plan{Ignored: map[Reason]int{}, Currency: in.Rates.Currency, Minor: in.Rates.Minor}
-
-	tenants := make(map[string]*Tenant, len(in.Tenants))
-	states := make(map[string]*TenantState, len(in.Tenants))
+	d := &decision{
+		in: in, cfg: cfg,
+		plan:    Plan{Ignored: map[Reason]int{}, Currency: in.Rates.Currency, Minor: in.Rates.Minor},
+		tenants: make(map[string]*Tenant, len(in.Tenants)),
+		states:  make(map[string]*TenantState, len(in.Tenants)),
+		used:    map[string]Request{},
+	}
 	for i := range in.Tenants {
 		t := &in.Tenants[i]
-		tenants[t.Name] = t
+		d.tenants[t.Name] = t
 		st := &TenantState{
 			Tenant: t.Name, Enabled: t.Policy.Enabled, MaxGPUs: t.Policy.MaxGPUs, Spent: in.Spent[t.Name],
 		}
@@ -247,145 +286,166 @@ func Decide(in Input) Plan {
 			}
 			st.Budget = &cb
 		}
-		states[t.Name] = st
+		d.states[t.Name] = st
 	}
+	return d
+}
 
-	// Pass 1: what each tenant runs in its QOS and holds on demand.
-	used := map[string]Request{} // tenant -> GPUs running under its QOS
-	var candidates []Job
-	for _, j := range in.Jobs {
-		t := tenants[j.Account]
+// survey reads every job once: what each tenant runs in its QOS, what it
+// holds on demand, and which pending jobs are candidates; the other
+// pending jobs are counted as ignored.
+func (d *decision) survey() {
+	cfg := d.cfg
+	for _, j := range d.in.Jobs {
+		t := d.tenants[j.Account]
 		if t == nil {
 			if j.Pending() {
-				plan.Ignored[NotOurs]++
+				d.plan.Ignored[NotOurs]++
 			}
 			continue
 		}
 		switch {
 		case j.Running() && j.QOS == t.QOS:
-			u := used[t.Name]
+			u := d.used[t.Name]
 			if u == nil {
 				u = Request{}
-				used[t.Name] = u
+				d.used[t.Name] = u
 			}
 			u.add(j.TotalGPUs())
 		case j.Pending() && j.QOS == t.QOS && (j.Partition == cfg.PoolPartition || j.Partition == cfg.OnDemandPartition):
-			candidates = append(candidates, j)
+			d.candidates = append(d.candidates, j)
 			continue
 		case j.Pending() && j.Partition == cfg.PoolPartition && j.QOS != cfg.OnDemandQOS:
-			candidates = append(candidates, j) // another QOS: opted out, if held
+			d.candidates = append(d.candidates, j) // another QOS: opted out, if held
 			continue
 		}
 		if (j.Pending() || j.Running()) && (j.QOS == cfg.OnDemandQOS || j.Partition == cfg.OnDemandPartition) {
-			b := bursting(j, t.Name, in.Now, cfg, in.Rates)
-			st := states[t.Name]
-			st.OnDemandGPUs += b.GPUs.Total()
-			if b.Priced {
-				st.InFlight = addSat(st.InFlight, b.Estimate)
-			} else if st.Unpriced == "" {
-				_, st.Unpriced, _ = Estimate(b.GPUs, time.Second, in.Rates)
-			}
-			plan.Bursting = append(plan.Bursting, b)
+			d.onDemand(j, t)
 			continue
 		}
 		if j.Pending() {
-			plan.Ignored[NotQuotaHeld]++
+			d.plan.Ignored[NotQuotaHeld]++
 		}
 	}
+}
 
-	slices.SortFunc(candidates, func(a, b Job) int {
-		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.SubmitTime.Compare(b.SubmitTime), cmp.Compare(a.ID, b.ID))
+// onDemand records a tenant's job in the on-demand tier: the GPUs it
+// holds and its estimate count against the tenant's cap and budget.
+func (d *decision) onDemand(j Job, t *Tenant) {
+	b := bursting(j, t.Name, d.in.Now, d.cfg, d.in.Rates)
+	st := d.states[t.Name]
+	st.OnDemandGPUs += b.GPUs.Total()
+	if b.Priced {
+		st.InFlight = addSat(st.InFlight, b.Estimate)
+	} else if st.Unpriced == "" {
+		_, st.Unpriced, _ = Estimate(b.GPUs, time.Second, d.in.Rates)
+	}
+	d.plan.Bursting = append(d.plan.Bursting, b)
+}
+
+// refuse records that the tenant's job j stays pending, and why.
+func (d *decision) refuse(j Job, tenant string, gpus Request, r Reason, format string, a ...any) {
+	d.plan.Refusals = append(d.plan.Refusals, Refusal{
+		JobID: j.ID, Tenant: tenant, User: j.User, GPUs: gpus, Reason: r,
+		Detail: fmt.Sprintf(format, a...), SlurmReason: j.Reason,
 	})
+}
 
-	// Pass 2: candidates in priority order, consuming cap and budget.
-	for _, j := range candidates {
-		t := tenants[j.Account]
-		st := states[t.Name]
-		if !IsQuotaHold(j.Reason) {
-			plan.Ignored[NotQuotaHeld]++
-			continue
-		}
-		gpus := j.TotalGPUs()
-		refuse := func(r Reason, format string, a ...any) {
-			plan.Refusals = append(plan.Refusals, Refusal{
-				JobID: j.ID, Tenant: t.Name, User: j.User, GPUs: gpus, Reason: r,
-				Detail: fmt.Sprintf(format, a...), SlurmReason: j.Reason,
-			})
-		}
-		if HasNoBurst(j.Comment) {
-			refuse(OptedOut, "comment has %s", NoBurstToken)
-			continue
-		}
-		if j.QOS != t.QOS {
-			refuse(OptedOut, "submitted with --qos=%s (tenant QOS is %s)", j.QOS, t.QOS)
-			continue
-		}
-		if gpus.Typed() == 0 {
-			plan.Ignored[NoGPU]++
-			continue
-		}
-		if j.Reason == "QOSGrpGRES" && t.Quota != nil && !quotaFull(gpus, used[t.Name], t.Quota) {
-			plan.Ignored[NotQuotaHeld]++ // the quota has room now: Slurm will start it
-			continue
-		}
-		if !t.Policy.Enabled {
-			refuse(Disabled, "burst is disabled for tenant %s", t.Name)
-			continue
-		}
-		n := gpus.Total()
-		if have := st.OnDemandGPUs + st.MovedGPUs; have+n > t.Policy.MaxGPUs {
-			refuse(Cap, "needs %d on-demand GPU(s); %d of the cap of %d in use", n, have, t.Policy.MaxGPUs)
-			continue
-		}
-		var est int64
-		if t.Policy.Budget != nil {
-			if st.Unpriced != "" {
-				refuse(NoRate, "an on-demand job of the tenant uses %s, which has no on-demand rate", st.Unpriced)
-				continue
-			}
-			d := j.runtime(in.Now, cfg.DefaultRuntime)
-			cost, missing, ok := Estimate(gpus, d, in.Rates)
-			if !ok {
-				refuse(NoRate, "no on-demand rate for %s", missing)
-				continue
-			}
-			if st.BudgetErr != "" {
-				refuse(Budget, "the budget cannot be counted in the rate card's currency: %s", st.BudgetErr)
-				continue
-			}
-			budget := st.Budget.Units()
-			if c := st.Committed(); addSat(c, cost) > budget {
-				mn := in.Rates.Minor
-				refuse(Budget, "estimated %s for %s; %s of the budget of %s committed this month",
-					FormatMoney(cost, mn), d, FormatMoney(c, mn), FormatMoney(budget, mn))
-				continue
-			}
-			est = cost
-		}
-		if len(plan.Moves) >= cfg.MaxMoves {
-			refuse(Deferred, "this cycle reached its limit of %d moves", cfg.MaxMoves)
-			continue
-		}
-		st.MovedGPUs += n
-		st.MovedCost = addSat(st.MovedCost, est)
-		m := Marker{
-			Moved: in.Now.UTC().Truncate(time.Second), Reason: j.Reason, Partition: j.Partition,
-			QOS: j.QOS, GPUs: gpus.String(), Estimate: est,
-		}
-		plan.Moves = append(plan.Moves, Move{
-			Job: j, Tenant: t.Name, GPUs: gpus, Estimate: est, Marker: m,
-			AdminComment: WithMarker(j.AdminComment, m),
-		})
+// consider moves one candidate, or refuses it (policy off, cap, budget,
+// the cycle's limit of moves), or ignores it (see held).
+func (d *decision) consider(j Job) {
+	t := d.tenants[j.Account]
+	st := d.states[t.Name]
+	gpus := j.TotalGPUs()
+	if !d.held(j, t, gpus) {
+		return
 	}
-
-	for _, st := range states {
-		plan.Tenants = append(plan.Tenants, *st)
+	if !t.Policy.Enabled {
+		d.refuse(j, t.Name, gpus, Disabled, "burst is disabled for tenant %s", t.Name)
+		return
 	}
-	slices.SortFunc(plan.Tenants, func(a, b TenantState) int { return strings.Compare(a.Tenant, b.Tenant) })
-	slices.SortFunc(plan.Bursting, func(a, b Bursting) int {
-		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), cmp.Compare(a.JobID, b.JobID))
+	n := gpus.Total()
+	if have := st.OnDemandGPUs + st.MovedGPUs; have+n > t.Policy.MaxGPUs {
+		d.refuse(j, t.Name, gpus, Cap, "needs %d on-demand GPU(s); %d of the cap of %d in use", n, have, t.Policy.MaxGPUs)
+		return
+	}
+	est, ok := d.charge(j, t, st, gpus)
+	if !ok {
+		return
+	}
+	if len(d.plan.Moves) >= d.cfg.MaxMoves {
+		d.refuse(j, t.Name, gpus, Deferred, "this cycle reached its limit of %d moves", d.cfg.MaxMoves)
+		return
+	}
+	st.MovedGPUs += n
+	st.MovedCost = addSat(st.MovedCost, est)
+	m := Marker{
+		Moved: d.in.Now.UTC().Truncate(time.Second), Reason: j.Reason, Partition: j.Partition,
+		QOS: j.QOS, GPUs: gpus.String(), Estimate: est,
+	}
+	d.plan.Moves = append(d.plan.Moves, Move{
+		Job: j, Tenant: t.Name, GPUs: gpus, Estimate: est, Marker: m,
+		AdminComment: WithMarker(j.AdminComment, m),
 	})
-	return plan
+}
+
+// held reports whether the candidate is held by its tenant's quota and
+// could burst: not when Slurm's reason is no quota hold, the quota has
+// room now, or the job asks for no GPU (ignored), nor when it opted out
+// by its comment or its QOS (refused).
+func (d *decision) held(j Job, t *Tenant, gpus Request) bool {
+	if !IsQuotaHold(j.Reason) {
+		d.plan.Ignored[NotQuotaHeld]++
+		return false
+	}
+	if HasNoBurst(j.Comment) {
+		d.refuse(j, t.Name, gpus, OptedOut, "comment has %s", NoBurstToken)
+		return false
+	}
+	if j.QOS != t.QOS {
+		d.refuse(j, t.Name, gpus, OptedOut, "submitted with --qos=%s (tenant QOS is %s)", j.QOS, t.QOS)
+		return false
+	}
+	if gpus.Typed() == 0 {
+		d.plan.Ignored[NoGPU]++
+		return false
+	}
+	if j.Reason == "QOSGrpGRES" && t.Quota != nil && !quotaFull(gpus, d.used[t.Name], t.Quota) {
+		d.plan.Ignored[NotQuotaHeld]++ // the quota has room now: Slurm will start it
+		return false
+	}
+	return true
+}
+
+// charge estimates the job's cost against the tenant's budget and returns
+// it (0 without a budget), or refuses the job and reports false when a
+// rate is missing, the budget cannot be counted, or it would be exceeded.
+func (d *decision) charge(j Job, t *Tenant, st *TenantState, gpus Request) (int64, bool) {
+	if t.Policy.Budget == nil {
+		return 0, true
+	}
+	if st.Unpriced != "" {
+		d.refuse(j, t.Name, gpus, NoRate, "an on-demand job of the tenant uses %s, which has no on-demand rate", st.Unpriced)
+		return 0, false
+	}
+	dur := j.runtime(d.in.Now, d.cfg.DefaultRuntime)
+	cost, missing, ok := Estimate(gpus, dur, d.in.Rates)
+	if !ok {
+		d.refuse(j, t.Name, gpus, NoRate, "no on-demand rate for %s", missing)
+		return 0, false
+	}
+	if st.BudgetErr != "" {
+		d.refuse(j, t.Name, gpus, Budget, "the budget cannot be counted in the rate card's currency: %s", st.BudgetErr)
+		return 0, false
+	}
+	budget := st.Budget.Units()
+	if c := st.Committed(); addSat(c, cost) > budget {
+		mn := d.in.Rates.Minor
+		d.refuse(j, t.Name, gpus, Budget, "estimated %s for %s; %s of the budget of %s committed this month",
+			FormatMoney(cost, mn), dur, FormatMoney(c, mn), FormatMoney(budget, mn))
+		return 0, false
+	}
+	return cost, true
 }
 
 // quotaFull reports whether, for one of the job's types, the tenant's

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/internal/money"
 )
 
@@ -71,7 +72,7 @@ func summarize(p Plan) outcome {
 }
 
 func TestDecide(t *testing.T) {
-	rates := Rates{PerGPUHour: map[string]int64{"h100": 4 * unit}, Minor: 2} // 4.00 per GPU-hour
+	rates := Rates{PerGPUHour: map[string]pricing.Price{"h100": 4 * unit}, Minor: 2} // 4.00 per GPU-hour
 	cases := map[string]struct {
 		tenants []Tenant
 		jobs    []Job
@@ -138,13 +139,13 @@ func TestDecide(t *testing.T) {
 		"no budget: rates do not matter": {
 			tenants: []Tenant{acme(on)},
 			jobs:    []Job{running(1, 2), held(3, 1)},
-			rates:   Rates{PerGPUHour: map[string]int64{}, Minor: 2},
+			rates:   Rates{PerGPUHour: map[string]pricing.Price{}, Minor: 2},
 			want:    outcome{Moves: []int64{3}, Refusals: map[int64]Reason{}, Ignored: map[Reason]int{}},
 		},
 		"budget without a rate": {
 			tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(100000)})},
 			jobs:    []Job{running(1, 2), held(3, 1)},
-			rates:   Rates{PerGPUHour: map[string]int64{"a100": 1}, Minor: 2},
+			rates:   Rates{PerGPUHour: map[string]pricing.Price{"a100": 1}, Minor: 2},
 			want:    outcome{Refusals: map[int64]Reason{3: NoRate}, Ignored: map[Reason]int{}},
 		},
 		"opted out by comment": {
@@ -265,7 +266,7 @@ func TestDecideMoveDetails(t *testing.T) {
 	j.AdminComment = "ticket 42"
 	p := Decide(Input{Now: t0.Add(1500 * time.Millisecond), Config: cfg,
 		Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: cents(10000)})},
-		Jobs:    []Job{running(1, 2), j}, Rates: Rates{PerGPUHour: map[string]int64{"h100": 4 * unit}, Minor: 2}})
+		Jobs:    []Job{running(1, 2), j}, Rates: Rates{PerGPUHour: map[string]pricing.Price{"h100": 4 * unit}, Minor: 2}})
 	if len(p.Moves) != 1 {
 		t.Fatalf("moves = %+v", p.Moves)
 	}
@@ -286,7 +287,7 @@ func TestDecideMoveDetails(t *testing.T) {
 func TestDecideRefusalDetail(t *testing.T) {
 	p := Decide(Input{Now: t0, Config: cfg,
 		Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 1, Budget: cents(1000)})},
-		Jobs:    []Job{running(1, 2), onDemand(5, 1, "RUNNING"), held(3, 1)}, Rates: Rates{PerGPUHour: map[string]int64{"h100": 4 * unit}, Minor: 2}})
+		Jobs:    []Job{running(1, 2), onDemand(5, 1, "RUNNING"), held(3, 1)}, Rates: Rates{PerGPUHour: map[string]pricing.Price{"h100": 4 * unit}, Minor: 2}})
 	want := []Refusal{{JobID: 3, Tenant: "acme", User: "alice", GPUs: Request{"h100": 1}, Reason: Cap,
 		Detail: "needs 1 on-demand GPU(s); 1 of the cap of 1 in use", SlurmReason: "QOSGrpGRES"}}
 	if diff := cmp.Diff(want, p.Refusals); diff != "" {
@@ -319,7 +320,7 @@ func applyMoves(jobs []Job, p Plan) []Job {
 // after the moves moves nothing twice.
 func TestDecideInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	rates := Rates{PerGPUHour: map[string]int64{"h100": 4 * unit, "1g.10gb": 570_000_000}, Minor: 2}
+	rates := Rates{PerGPUHour: map[string]pricing.Price{"h100": 4 * unit, "1g.10gb": 570_000_000}, Minor: 2}
 	types := []string{"h100", "1g.10gb"}
 	reasons := []string{"QOSGrpGRES", "QOSGrpGRES", "Priority", "Resources", "QOSMaxGRESPerUser"}
 	for iter := range 2000 {
@@ -419,7 +420,7 @@ func TestBudgetFollowsTheCurrency(t *testing.T) {
 			b := money.MustParse(tc.budget)
 			p := Decide(Input{Now: t0, Config: cfg, Tenants: []Tenant{acme(Policy{Enabled: true, MaxGPUs: 4, Budget: &b})},
 				Jobs:  []Job{running(1, 2), held(3, tc.gpus)},
-				Rates: Rates{PerGPUHour: map[string]int64{"h100": tc.rate * unit}, Currency: tc.currency, Minor: tc.minor}})
+				Rates: Rates{PerGPUHour: map[string]pricing.Price{"h100": pricing.Price(tc.rate * unit)}, Currency: tc.currency, Minor: tc.minor}})
 			got := summarize(p)
 			got.Ignored = nil
 			if d := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); d != "" {

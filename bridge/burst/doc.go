@@ -18,7 +18,8 @@
 //     of the state reasons that count as quota holds;
 //   - the marker written into a moved job's admin comment (Marker), which
 //     proves that gpubridge moved the job, when and why;
-//   - the cost estimate of on-demand work in integer minor units (Cost);
+//   - the cost estimate of on-demand work in integer minor units (Cost),
+//     at the rate card's prices (accounting/pricing's Price per GPU-hour);
 //   - the mapping of gpubridge tenants to the decision's (TenantsFrom,
 //     SourceTenants) and which of them need their spend read: those with a
 //     budget (BudgetAccounts);
@@ -36,9 +37,11 @@
 // (Prometheus); tenants come from bridge/tenantstore or a tenants file.
 // service assembles the controller from them for the CLI and the daemon.
 //
-// This package itself is pure: it imports only bridge/tenant among
-// gpubridge's packages, and must not import net/http, database/sql, sqlx,
-// os/exec, the slurmrest client, the ledger or any other adapter
+// This package itself is pure: among gpubridge's packages it imports
+// bridge/tenant, the pure accounting/pricing (its rates are the rate
+// card's prices) and internal helpers, and must not import net/http,
+// database/sql, sqlx, os/exec, the slurmrest client, the ledger or any
+// other adapter
 // (internal/archtest checks it). Its adapters, service, cmd/, test/bench
 // and tests import it.
 package burst

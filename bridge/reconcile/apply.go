@@ -187,43 +187,86 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 	if p.Refused() {
 		out.HeldBack = p.MassDelete
 	}
-	qosOwnerOf := func(name string) string {
-		if name == p.naming.OnDemandQOS {
-			return ""
+	nodes := batches(w, p)
+	fails, errs := runBatches(ctx, nodes, ancestorsOf(nodes))
+	var fatal []error
+	for i := range nodes { // in the batches' order, whatever finished first
+		out.Failed = append(out.Failed, fails[i]...)
+		if errs[i] != nil {
+			fatal = append(fatal, errs[i])
 		}
-		o := qosOwner(p.naming, name)
-		return o
 	}
-	x := &p.w
-	createUsers, putAssocs, loadAssocs := x.createUsers, x.putAssocs, []NewAssoc(nil)
-	loadWrite := func(context.Context, []NewAssoc) error { return errors.New("no AssocLoader") }
+	if len(fatal) > 0 {
+		return out, errors.Join(fatal...)
+	}
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	out.Failed = firstPerTenant(out.Failed)
+	return out, nil
+}
+
+// batchNode is one batch of writes and the batches it must wait for
+// (indexes into the batches, each after the batches it waits for).
+type batchNode struct {
+	s     step
+	after []int
+}
+
+// batchWrites are the user and association writes as the writer takes
+// them: with an AssocLoader, new associations (and their users) go in one
+// load; with an AccountDropper, the associations of deleted accounts go
+// with the accounts.
+type batchWrites struct {
+	createUsers  []tenant.User
+	putAssocs    []tenant.Assoc
+	loadAssocs   []NewAssoc
+	loadWrite    func(context.Context, []NewAssoc) error
+	deleteAssocs []AssocKey
+}
+
+// writesFor shapes the plan's user and association writes for w.
+func writesFor(w Writer, x *writes) batchWrites {
+	b := batchWrites{
+		createUsers: x.createUsers, putAssocs: x.putAssocs,
+		loadWrite:    func(context.Context, []NewAssoc) error { return errors.New("no AssocLoader") },
+		deleteAssocs: x.deleteAssocs,
+	}
 	if l, ok := w.(AssocLoader); ok {
-		createUsers, putAssocs, loadAssocs = forLoad(x)
-		loadWrite = l.LoadAssocs
+		b.createUsers, b.putAssocs, b.loadAssocs = forLoad(x)
+		b.loadWrite = l.LoadAssocs
 	}
-	deleteAssocs := x.deleteAssocs
 	if d, ok := w.(AccountDropper); ok && len(x.deleteAccts) > 0 && d.DropsUserAssocs(len(x.deleteAccts)) {
 		gone := map[string]bool{}
 		for _, a := range x.deleteAccts {
 			gone[a] = true
 		}
-		deleteAssocs = slices.DeleteFunc(slices.Clone(deleteAssocs), func(k AssocKey) bool { return gone[k.Account] })
+		b.deleteAssocs = slices.DeleteFunc(slices.Clone(b.deleteAssocs), func(k AssocKey) bool { return gone[k.Account] })
 	}
-	// The batches and what each must wait for (indexes into nodes, each
-	// after the batches it waits for).
-	nodes := []struct {
-		s     step
-		after []int
-	}{
+	return b
+}
+
+// batches are the plan's writes as batches, in their order, each with the
+// batches it waits for.
+func batches(w Writer, p *Plan) []batchNode {
+	qosOwnerOf := func(name string) string {
+		if name == p.naming.OnDemandQOS {
+			return ""
+		}
+		return qosOwner(p.naming, name)
+	}
+	x := &p.w
+	b := writesFor(w, x)
+	return []batchNode{
 		/* 0 */ {mkStep("create or modify QOS", x.qos, func(q QOSWrite) (string, string) { return qosOwnerOf(q.Name), q.Name }, w.PutQOS), nil},
 		/* 1 */ {mkStep("create accounts", x.createAccts, func(a tenant.Account) (string, string) { return a.Name, a.Name }, w.CreateAccounts), nil},
-		/* 2 */ {mkStep("create users", createUsers, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.CreateUsers), nil},
-		/* 3 */ {mkStep("create or modify user associations", putAssocs, func(a tenant.Assoc) (string, string) { return a.Account, a.User }, w.PutAssocs), []int{0, 1}},
-		/* 4 */ {mkStep("create user associations and users", loadAssocs, func(a NewAssoc) (string, string) { return a.Account, a.User }, loadWrite), []int{0, 1}},
+		/* 2 */ {mkStep("create users", b.createUsers, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.CreateUsers), nil},
+		/* 3 */ {mkStep("create or modify user associations", b.putAssocs, func(a tenant.Assoc) (string, string) { return a.Account, a.User }, w.PutAssocs), []int{0, 1}},
+		/* 4 */ {mkStep("create user associations and users", b.loadAssocs, func(a NewAssoc) (string, string) { return a.Account, a.User }, b.loadWrite), []int{0, 1}},
 		/* 5 */ {mkStep("change default accounts", x.setDefaults, func(u tenant.User) (string, string) { return u.DefaultAccount, u.Name }, w.SetDefaultAccounts), []int{2, 3, 4}},
 		/* 6 */ {mkStep("add coordinators", x.addCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.AddCoordinators), []int{5}},
 		/* 7 */ {mkStep("remove coordinators", x.removeCoords, func(c tenant.Coord) (string, string) { return c.Account, c.User }, w.RemoveCoordinators), []int{6}},
-		/* 8 */ {mkStep("delete user associations", deleteAssocs, func(k AssocKey) (string, string) { return k.Account, k.String() }, w.DeleteAssocs), []int{7}},
+		/* 8 */ {mkStep("delete user associations", b.deleteAssocs, func(k AssocKey) (string, string) { return k.Account, k.String() }, w.DeleteAssocs), []int{7}},
 		/* 9 */ {mkStep("delete accounts", x.deleteAccts, func(n string) (string, string) { return n, n }, w.DeleteAccounts), []int{8}},
 		/* 10 */ {mkStep("delete QOS", x.deleteQOS, func(n string) (string, string) { return qosOwnerOf(n), n }, w.DeleteQOS), []int{9}},
 		// Last: nothing depends on descriptions, and a client that cannot
@@ -233,9 +276,12 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 		// them inherits), once the QOS and the accounts exist.
 		/* 12 */ {mkStep("set accounts' QOS", x.acctQOS, func(a tenant.Assoc) (string, string) { return a.Account, a.Account }, w.PutAssocs), []int{0, 1}},
 	}
-	// ancestors[i]: every batch i waits for, directly or not; a batch holds
-	// back the tenants that failed in those (and only those: which other
-	// batches finished first does not matter).
+}
+
+// ancestorsOf returns, for each batch, every batch it waits for, directly
+// or not; a batch holds back the tenants that failed in those (and only
+// those: which other batches finished first does not matter).
+func ancestorsOf(nodes []batchNode) [][]int {
 	ancestors := make([][]int, len(nodes))
 	for i, n := range nodes {
 		seen := map[int]bool{}
@@ -248,6 +294,14 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 			}
 		}
 	}
+	return ancestors
+}
+
+// runBatches runs every batch once the batches it waits for are done,
+// independent ones at the same time, and returns each batch's refused
+// tenants and error. A batch is skipped when the context ended or a batch
+// it needs failed, and leaves out the tenants refused in those.
+func runBatches(ctx context.Context, nodes []batchNode, ancestors [][]int) ([][]Failure, []error) {
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
@@ -290,21 +344,7 @@ func ApplyOutcome(ctx context.Context, w Writer, p *Plan) (Outcome, error) {
 		}()
 	}
 	wg.Wait()
-	var fatal []error
-	for i := range nodes { // in the batches' order, whatever finished first
-		out.Failed = append(out.Failed, fails[i]...)
-		if errs[i] != nil {
-			fatal = append(fatal, errs[i])
-		}
-	}
-	if len(fatal) > 0 {
-		return out, errors.Join(fatal...)
-	}
-	if err := ctx.Err(); err != nil {
-		return out, err
-	}
-	out.Failed = firstPerTenant(out.Failed)
-	return out, nil
+	return fails, errs
 }
 
 // forLoad splits the plan's user writes for an AssocLoader: the new

@@ -201,60 +201,118 @@ func Diff(in Input) *Plan {
 }
 
 // plan fills p and returns the accounts whose job counts it consulted.
+// Its steps run in the order of the plan's lines: QOS, accounts,
+// coordinators, user associations, then the removals.
 func plan(in Input, p *Plan) []string {
-	consulted := map[string]bool{}
-	acctJobs := map[string]jobTally{}
-	assocJobs := map[AssocKey]jobTally{}
+	pl := newPlanner(in, p)
+	keep, released := pl.tenants()
+	pl.want = tenant.Project(keep, in.Naming)
+	for _, t := range released {
+		releaseObjects(&pl.want, t, in.Naming, in.State)
+	}
+	pl.qos()
+	pl.accounts()
+	pl.countLive()
+	pl.goneAccounts()
+	pl.subAccounts()
+	pl.coordinators()
+	pl.assocs()
+	pl.goneAssocs()
+	pl.defaultAccounts()
+	pl.orderAssocDeletes()
+	pl.deleteAccounts()
+	pl.deleteQOS()
+	pl.finish()
+	return slices.Sorted(maps.Keys(pl.consulted))
+}
+
+// planner is one run of plan: its input, the plan it fills, and what each
+// step learns for the steps after it.
+type planner struct {
+	in   Input
+	p    *Plan
+	want tenant.Objects // the Slurm objects the tenants want
+
+	consulted map[string]bool       // accounts whose job counts were consulted
+	acctJobs  map[string]jobTally   // unfinished jobs per account
+	assocJobs map[AssocKey]jobTally // unfinished jobs per user association
+
+	adopted         map[string]bool // adopted tenants' accounts, and "qos/NAME" of their QOS
+	waitingAccounts map[string]bool // accounts whose removal waits for their jobs
+	wantQOS         map[string]bool
+	wantAcct        map[string]bool
+	liveAcct        map[string]Account
+	ours            map[string]bool // accounts gpubridge manages (existing or to be created)
+
+	del          deletions       // what the delete policy counts
+	goneAccts    []string        // accounts this plan deletes
+	removingAcct map[string]bool // the same, as a set
+	strayOf      map[string]string
+
+	liveAssoc    map[AssocKey]Assoc
+	userAssocs   map[string][]Assoc  // every live association per user
+	created      map[string][]string // user -> accounts gaining an association
+	removedAssoc map[AssocKey]bool
+
+	owners        map[int]deletionOwner // the deletions (and changes made for them) by change
+	defaultOwners []deletionOwner       // of p.w.setDefaults
+}
+
+// newPlanner tallies the unfinished jobs per account and per user
+// association, and sets up the planner's maps.
+func newPlanner(in Input, p *Plan) *planner {
+	pl := &planner{
+		in: in, p: p,
+		consulted:       map[string]bool{},
+		acctJobs:        map[string]jobTally{},
+		assocJobs:       map[AssocKey]jobTally{},
+		adopted:         map[string]bool{},
+		waitingAccounts: map[string]bool{},
+		owners:          map[int]deletionOwner{},
+	}
 	for _, j := range in.Jobs {
-		t := acctJobs[j.Account]
+		t := pl.acctJobs[j.Account]
 		t.running += j.Running
 		t.pending += j.Pending
-		acctJobs[j.Account] = t
+		pl.acctJobs[j.Account] = t
 		k := AssocKey{j.Account, j.User}
-		u := assocJobs[k]
+		u := pl.assocJobs[k]
 		u.running += j.Running
 		u.pending += j.Pending
-		assocJobs[k] = u
+		pl.assocJobs[k] = u
 	}
-	// canRemove reports whether the account (or one user's part of it)
-	// has no unfinished job, recording a wait otherwise.
-	canRemove := func(kind, name, account string, tally jobTally, reason string) bool {
-		consulted[account] = true
-		if !in.JobsRead {
-			p.Waiting = append(p.Waiting, Wait{Kind: kind, Name: name, Reason: reason + " (job counts not read)"})
-			return false
-		}
-		if tally.any() {
-			p.Waiting = append(p.Waiting, Wait{Kind: kind, Name: name, Running: tally.running, Pending: tally.pending, Reason: reason})
-			return false
-		}
-		return true
-	}
+	return pl
+}
 
-	// Tenants being deleted go once their account has no unfinished job.
-	var keep, released []tenant.Tenant
-	adopted := map[string]bool{}
-	waitingAccounts := map[string]bool{}
+// canRemove reports whether the account (or one user's part of it) has no
+// unfinished job, recording a wait otherwise.
+func (pl *planner) canRemove(kind, name, account string, tally jobTally, reason string) bool {
+	pl.consulted[account] = true
+	if !pl.in.JobsRead {
+		pl.p.Waiting = append(pl.p.Waiting, Wait{Kind: kind, Name: name, Reason: reason + " (job counts not read)"})
+		return false
+	}
+	if tally.any() {
+		pl.p.Waiting = append(pl.p.Waiting, Wait{Kind: kind, Name: name, Running: tally.running, Pending: tally.pending, Reason: reason})
+		return false
+	}
+	return true
+}
+
+// tenants sorts the tenants: the ones whose objects are wanted (keep), and
+// the released ones; tenants being deleted or released go once their
+// account has no unfinished job.
+func (pl *planner) tenants() (keep, released []tenant.Tenant) {
+	in, p := pl.in, pl.p
 	for _, t := range in.Tenants {
 		if t.Adopted { // owned through the store, deleting or not
-			adopted[t.Name] = true
-			adopted[KindQOS+"/"+in.Naming.QOSName(t.Name)] = true
+			pl.adopted[t.Name] = true
+			pl.adopted[KindQOS+"/"+in.Naming.QOSName(t.Name)] = true
 		}
 		if t.Releases() {
-			// Released once no job of gpubridge's objects is unfinished:
-			// jobs of the users it added, and jobs of the QOS it adds to
-			// the associations (see holdsRelease); the site's own users'
-			// jobs in the site's own QOS go on.
-			var tally jobTally
-			for _, j := range in.Jobs {
-				if j.Account == t.Name && holdsRelease(t, in.Naming, j) {
-					tally.running += j.Running
-					tally.pending += j.Pending
-				}
-			}
-			if !canRemove(KindAccount, t.Name, t.Name, tally, "tenant is being released (the site's account and its original users stay); new submissions are blocked; waiting for the jobs of the users and QOS gpubridge added") {
+			if !pl.canRemove(KindAccount, t.Name, t.Name, pl.releaseJobs(t), "tenant is being released (the site's account and its original users stay); new submissions are blocked; waiting for the jobs of the users and QOS gpubridge added") {
 				keep = append(keep, t)
-				waitingAccounts[t.Name] = true
+				pl.waitingAccounts[t.Name] = true
 				continue
 			}
 			released = append(released, t)
@@ -263,9 +321,9 @@ func plan(in Input, p *Plan) []string {
 			continue
 		}
 		if t.IsDeleting() {
-			if !canRemove(KindAccount, t.Name, t.Name, acctJobs[t.Name], "tenant is being deleted; new submissions are blocked") {
+			if !pl.canRemove(KindAccount, t.Name, t.Name, pl.acctJobs[t.Name], "tenant is being deleted; new submissions are blocked") {
 				keep = append(keep, t)
-				waitingAccounts[t.Name] = true
+				pl.waitingAccounts[t.Name] = true
 				continue
 			}
 			p.Removed = append(p.Removed, t.Name)
@@ -273,87 +331,120 @@ func plan(in Input, p *Plan) []string {
 		}
 		keep = append(keep, t)
 	}
-	want := tenant.Project(keep, in.Naming)
-	for _, t := range released {
-		releaseObjects(&want, t, in.Naming, in.State)
-	}
+	return keep, released
+}
 
-	// QOS.
+// releaseJobs counts the jobs that hold a release back: a tenant is
+// released once no job of gpubridge's objects is unfinished: jobs of the
+// users it added, and jobs of the QOS it adds to the associations (see
+// holdsRelease); the site's own users' jobs in the site's own QOS go on.
+func (pl *planner) releaseJobs(t tenant.Tenant) jobTally {
+	var tally jobTally
+	for _, j := range pl.in.Jobs {
+		if j.Account == t.Name && holdsRelease(t, pl.in.Naming, j) {
+			tally.running += j.Running
+			tally.pending += j.Pending
+		}
+	}
+	return tally
+}
+
+// qos plans the QOS the tenants want: created when missing, modified when
+// they differ; a QOS in the way that gpubridge does not own is a conflict.
+func (pl *planner) qos() {
+	p := pl.p
 	liveQOS := map[string]tenant.QOS{}
 	p.liveTRES = map[string]tenant.TRES{}
-	for _, q := range in.State.QOS {
+	for _, q := range pl.in.State.QOS {
 		liveQOS[q.Name] = q
 		p.liveTRES[q.Name] = q.GrpTRES
 	}
-	wantQOS := map[string]bool{}
-	for _, q := range want.QOS {
-		wantQOS[q.Name] = true
+	pl.wantQOS = map[string]bool{}
+	for _, q := range pl.want.QOS {
+		pl.wantQOS[q.Name] = true
 		live, ok := liveQOS[q.Name]
 		if !ok {
-			detail := "GrpTRES=" + show(q.GrpTRES.String())
-			if q.Shared {
-				detail = "shared on-demand QOS"
-			}
-			if q.SubmitBlocked {
-				detail += " MaxSubmitJobsPerUser=0"
-			}
-			if q.RequiresReservation {
-				detail += " Flags=REQUIRED_RESERVATION"
-			}
-			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindQOS, Name: q.Name, Detail: detail})
+			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindQOS, Name: q.Name, Detail: qosDetail(q)})
 			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, Create: true})
 			continue
 		}
 		if q.Shared {
 			continue // used as it is; the burst controller owns its limits
 		}
-		if !tenant.IsMarked(live.Description) && !adopted[KindQOS+"/"+q.Name] {
-			p.Conflicts = append(p.Conflicts, Conflict{KindQOS, q.Name, "exists in Slurm and was not created by gpubridge; " + adoptHint(qosOwner(in.Naming, q.Name))})
+		if !tenant.IsMarked(live.Description) && !pl.adopted[KindQOS+"/"+q.Name] {
+			p.Conflicts = append(p.Conflicts, Conflict{KindQOS, q.Name, "exists in Slurm and was not created by gpubridge; " + adoptHint(qosOwner(pl.in.Naming, q.Name))})
 			continue
 		}
-		var changed bool
-		if live.Description != q.Description {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "Description", Old: live.Description, New: q.Description})
-			changed = true
-		}
-		var clear []string
-		if !live.GrpTRES.Equal(q.GrpTRES) {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "GrpTRES", Old: live.GrpTRES.String(), New: q.GrpTRES.String()})
-			for k := range live.GrpTRES {
-				if _, kept := q.GrpTRES[k]; !kept {
-					clear = append(clear, k)
-				}
-			}
-			slices.Sort(clear)
-			changed = true
-		}
-		if live.SubmitBlocked != q.SubmitBlocked {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "MaxSubmitJobsPerUser", Old: blocked(live.SubmitBlocked), New: blocked(q.SubmitBlocked)})
-			changed = true
-		}
-		var clearFlags []string
-		if live.RequiresReservation != q.RequiresReservation {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "Flags", Old: requiresResv(live.RequiresReservation), New: requiresResv(q.RequiresReservation)})
-			if !q.RequiresReservation {
-				clearFlags = []string{FlagRequiredReservation}
-			}
-			changed = true
-		}
-		if changed {
-			p.w.qos = append(p.w.qos, QOSWrite{QOS: q, ClearTRES: clear, ClearFlags: clearFlags})
-		}
+		planQOSFields(p, q, live)
 	}
+}
 
-	// Accounts.
-	liveAcct := map[string]Account{}
-	for _, a := range in.State.Accounts {
-		liveAcct[a.Name] = a
+// qosDetail describes a QOS to create.
+func qosDetail(q tenant.QOS) string {
+	detail := "GrpTRES=" + show(q.GrpTRES.String())
+	if q.Shared {
+		detail = "shared on-demand QOS"
 	}
-	ours := map[string]bool{} // accounts gpubridge manages (existing or to be created)
-	wantAcct := map[string]bool{}
-	for _, a := range want.Accounts {
-		wantAcct[a.Name] = true
-		live, ok := liveAcct[a.Name]
+	if q.SubmitBlocked {
+		detail += " MaxSubmitJobsPerUser=0"
+	}
+	if q.RequiresReservation {
+		detail += " Flags=REQUIRED_RESERVATION"
+	}
+	return detail
+}
+
+// planQOSFields modifies the fields of an existing QOS that differ from
+// what it wants, clearing the limits and flags it no longer has.
+func planQOSFields(p *Plan, q, live tenant.QOS) {
+	var changed bool
+	if live.Description != q.Description {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "Description", Old: live.Description, New: q.Description})
+		changed = true
+	}
+	var clear []string
+	if !live.GrpTRES.Equal(q.GrpTRES) {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "GrpTRES", Old: live.GrpTRES.String(), New: q.GrpTRES.String()})
+		for k := range live.GrpTRES {
+			if _, kept := q.GrpTRES[k]; !kept {
+				clear = append(clear, k)
+			}
+		}
+		slices.Sort(clear)
+		changed = true
+	}
+	if live.SubmitBlocked != q.SubmitBlocked {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "MaxSubmitJobsPerUser", Old: blocked(live.SubmitBlocked), New: blocked(q.SubmitBlocked)})
+		changed = true
+	}
+	var clearFlags []string
+	if live.RequiresReservation != q.RequiresReservation {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindQOS, Name: q.Name, Field: "Flags", Old: requiresResv(live.RequiresReservation), New: requiresResv(q.RequiresReservation)})
+		if !q.RequiresReservation {
+			clearFlags = []string{FlagRequiredReservation}
+		}
+		changed = true
+	}
+	if changed {
+		p.w.qos = append(p.w.qos, QOSWrite{QOS: q, ClearTRES: clear, ClearFlags: clearFlags})
+	}
+}
+
+// accounts plans the tenants' accounts: created when missing (or missing
+// on the cluster), modified when they differ; an account in the way that
+// gpubridge does not own is a conflict. It records which accounts are
+// gpubridge's (ours).
+func (pl *planner) accounts() {
+	p := pl.p
+	pl.liveAcct = map[string]Account{}
+	for _, a := range pl.in.State.Accounts {
+		pl.liveAcct[a.Name] = a
+	}
+	pl.ours = map[string]bool{}
+	pl.wantAcct = map[string]bool{}
+	for _, a := range pl.want.Accounts {
+		pl.wantAcct[a.Name] = true
+		live, ok := pl.liveAcct[a.Name]
 		if !ok {
 			detail := "parent=root Description=" + show(a.Description) + " Organization=" + show(a.Organization)
 			if a.QOS != nil {
@@ -362,100 +453,122 @@ func plan(in Input, p *Plan) []string {
 			}
 			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name, Detail: detail})
 			p.w.createAccts = append(p.w.createAccts, a)
-			ours[a.Name] = true
+			pl.ours[a.Name] = true
 			continue
 		}
-		if !tenant.IsMarked(live.Description) && !adopted[a.Name] {
+		if !tenant.IsMarked(live.Description) && !pl.adopted[a.Name] {
 			p.Conflicts = append(p.Conflicts, Conflict{KindAccount, a.Name, "exists in Slurm and was not created by gpubridge; " + adoptHint(a.Name)})
 			continue
 		}
-		ours[a.Name] = true
-		if !live.Clustered {
-			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name, Detail: "association on the cluster (parent=root)"})
-			p.w.createAccts = append(p.w.createAccts, a)
-		}
-		var changed bool
-		if live.Description != a.Description {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "Description", Old: live.Description, New: a.Description})
-			changed = true
-		}
-		if live.Organization != a.Organization {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "Organization", Old: live.Organization, New: a.Organization})
-			changed = true
-		}
-		if changed {
-			p.w.modifyAccts = append(p.w.modifyAccts, a)
-		}
+		pl.ours[a.Name] = true
+		planAccountFields(p, a, live)
 		planAccountQOS(p, a, live)
 	}
-	// What the delete policy counts: tenants with objects in Slurm, and
-	// the ones this plan deletes.
-	del := deletions{live: map[string]bool{}, gone: map[string]bool{}}
+}
+
+// planAccountFields adds an existing account's missing association on the
+// cluster, and modifies its description and organization when they differ.
+func planAccountFields(p *Plan, a tenant.Account, live Account) {
+	if !live.Clustered {
+		p.Changes = append(p.Changes, Change{Action: Create, Kind: KindAccount, Name: a.Name, Detail: "association on the cluster (parent=root)"})
+		p.w.createAccts = append(p.w.createAccts, a)
+	}
+	var changed bool
+	if live.Description != a.Description {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "Description", Old: live.Description, New: a.Description})
+		changed = true
+	}
+	if live.Organization != a.Organization {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindAccount, Name: a.Name, Field: "Organization", Old: live.Organization, New: a.Organization})
+		changed = true
+	}
+	if changed {
+		p.w.modifyAccts = append(p.w.modifyAccts, a)
+	}
+}
+
+// countLive records what the delete policy counts as living: tenants (in
+// scope) with an account or a QOS in Slurm.
+func (pl *planner) countLive() {
+	in := pl.in
+	pl.del = deletions{live: map[string]bool{}, gone: map[string]bool{}}
 	for _, a := range in.State.Accounts {
-		if (tenant.IsMarked(a.Description) || adopted[a.Name]) && (in.Scope == nil || in.Scope(a.Name)) {
-			del.live[a.Name] = true
+		if (tenant.IsMarked(a.Description) || pl.adopted[a.Name]) && (in.Scope == nil || in.Scope(a.Name)) {
+			pl.del.live[a.Name] = true
 		}
 	}
 	for _, q := range in.State.QOS {
-		if (!tenant.IsMarked(q.Description) && !adopted[KindQOS+"/"+q.Name]) || q.Name == in.Naming.OnDemandQOS {
+		if (!tenant.IsMarked(q.Description) && !pl.adopted[KindQOS+"/"+q.Name]) || q.Name == in.Naming.OnDemandQOS {
 			continue
 		}
 		owner, ok := in.Naming.QOSOwner(q.Name)
 		if in.Scope == nil || ok && in.Scope(owner) {
-			del.live[qosOwner(in.Naming, q.Name)] = true
+			pl.del.live[qosOwner(in.Naming, q.Name)] = true
 		}
 	}
+}
 
-	// gpubridge's accounts that no tenant wants any more.
-	var goneAccts []string
-	removingAcct := map[string]bool{}
+// goneAccounts finds gpubridge's accounts that no tenant wants any more:
+// removed once they have no unfinished job.
+func (pl *planner) goneAccounts() {
+	in := pl.in
+	pl.removingAcct = map[string]bool{}
 	for _, a := range in.State.Accounts {
-		if wantAcct[a.Name] || !tenant.IsMarked(a.Description) && !adopted[a.Name] || (in.Scope != nil && !in.Scope(a.Name)) {
+		if pl.wantAcct[a.Name] || !tenant.IsMarked(a.Description) && !pl.adopted[a.Name] || (in.Scope != nil && !in.Scope(a.Name)) {
 			continue
 		}
-		if !canRemove(KindAccount, a.Name, a.Name, acctJobs[a.Name], "no tenant wants this gpubridge account") {
-			waitingAccounts[a.Name] = true
+		if !pl.canRemove(KindAccount, a.Name, a.Name, pl.acctJobs[a.Name], "no tenant wants this gpubridge account") {
+			pl.waitingAccounts[a.Name] = true
 			continue
 		}
-		goneAccts = append(goneAccts, a.Name)
-		removingAcct[a.Name] = true
+		pl.goneAccts = append(pl.goneAccts, a.Name)
+		pl.removingAcct[a.Name] = true
 	}
-	slices.Sort(goneAccts)
-	// Sub-accounts under a tenant's account go too (after their jobs).
-	strays := subAccounts(in.State.Accounts, ours, adopted)
+	slices.Sort(pl.goneAccts)
+}
+
+// subAccounts removes the sub-accounts under a tenant's account too (after
+// their jobs), and records the ones gpubridge did not mark in
+// p.SubAccounts.
+func (pl *planner) subAccounts() {
+	strays := subAccounts(pl.in.State.Accounts, pl.ours, pl.adopted)
 	for _, sa := range strays {
-		if removingAcct[sa.name] || waitingAccounts[sa.name] {
+		if pl.removingAcct[sa.name] || pl.waitingAccounts[sa.name] {
 			continue // a gpubridge-marked account no tenant wants: above
 		}
-		if !canRemove(KindAccount, sa.name, sa.name, acctJobs[sa.name], "sub-account of tenant "+sa.tenant+"; new jobs in it are refused by the guard") {
-			waitingAccounts[sa.name] = true
+		if !pl.canRemove(KindAccount, sa.name, sa.name, pl.acctJobs[sa.name], "sub-account of tenant "+sa.tenant+"; new jobs in it are refused by the guard") {
+			pl.waitingAccounts[sa.name] = true
 			continue
 		}
-		goneAccts = append(goneAccts, sa.name)
-		removingAcct[sa.name] = true
+		pl.goneAccts = append(pl.goneAccts, sa.name)
+		pl.removingAcct[sa.name] = true
 	}
-	strayOf := map[string]string{}
+	pl.strayOf = map[string]string{}
 	for _, sa := range strays {
-		if !tenant.IsMarked(accountDescription(in.State.Accounts, sa.name)) {
-			strayOf[sa.name] = sa.tenant
+		if !tenant.IsMarked(accountDescription(pl.in.State.Accounts, sa.name)) {
+			pl.strayOf[sa.name] = sa.tenant
 		}
 	}
-	p.SubAccounts = strayOf
+	pl.p.SubAccounts = pl.strayOf
+}
 
-	// Coordinators of gpubridge's accounts.
+// coordinators adds the coordinators the tenants want to gpubridge's
+// accounts, and removes the others.
+func (pl *planner) coordinators() {
+	p := pl.p
 	wantCoord := map[tenant.Coord]bool{}
-	for _, c := range want.Coords {
-		if !ours[c.Account] {
+	for _, c := range pl.want.Coords {
+		if !pl.ours[c.Account] {
 			continue
 		}
 		wantCoord[c] = true
-		if !slices.Contains(liveAcct[c.Account].Coordinators, c.User) {
+		if !slices.Contains(pl.liveAcct[c.Account].Coordinators, c.User) {
 			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindCoordinator, Name: c.Key()})
 			p.w.addCoords = append(p.w.addCoords, c)
 		}
 	}
-	for _, a := range in.State.Accounts {
-		if !ours[a.Name] {
+	for _, a := range pl.in.State.Accounts {
+		if !pl.ours[a.Name] {
 			continue
 		}
 		for _, u := range a.Coordinators {
@@ -466,66 +579,85 @@ func plan(in Input, p *Plan) []string {
 			}
 		}
 	}
+}
 
-	// User associations and user records.
-	owners := map[int]deletionOwner{} // the deletions (and changes made for them) by change
-	liveAssoc := map[AssocKey]Assoc{}
-	userAssocs := map[string][]Assoc{} // every live association per user
-	for _, a := range in.State.Assocs {
-		liveAssoc[AssocKey{a.Account, a.User}] = a
-		userAssocs[a.User] = append(userAssocs[a.User], a)
+// assocs plans the user associations the tenants want under gpubridge's
+// accounts (created, or their QOS modified), and the user records of
+// users new to Slurm.
+func (pl *planner) assocs() {
+	p := pl.p
+	pl.liveAssoc = map[AssocKey]Assoc{}
+	pl.userAssocs = map[string][]Assoc{}
+	for _, a := range pl.in.State.Assocs {
+		pl.liveAssoc[AssocKey{a.Account, a.User}] = a
+		pl.userAssocs[a.User] = append(pl.userAssocs[a.User], a)
 	}
-	wantAssoc := map[AssocKey]bool{}
 	newUsers := map[string]bool{}
-	created := map[string][]string{} // user -> accounts gaining an association
-	for _, a := range want.Assocs {
-		if !ours[a.Account] {
+	pl.created = map[string][]string{}
+	for _, a := range pl.want.Assocs {
+		if !pl.ours[a.Account] {
 			continue
 		}
-		k := AssocKey{a.Account, a.User}
-		wantAssoc[k] = true
-		live, ok := liveAssoc[k]
+		live, ok := pl.liveAssoc[AssocKey{a.Account, a.User}]
 		if !ok {
 			p.Changes = append(p.Changes, Change{Action: Create, Kind: KindUser, Name: a.Key(), Detail: "QOS=" + strings.Join(a.QOS, ",") + " DefaultQOS=" + a.DefaultQOS})
 			p.w.putAssocs = append(p.w.putAssocs, a)
-			created[a.User] = append(created[a.User], a.Account)
-			if len(userAssocs[a.User]) == 0 {
+			pl.created[a.User] = append(pl.created[a.User], a.Account)
+			if len(pl.userAssocs[a.User]) == 0 {
 				newUsers[a.User] = true
 			}
 			continue
 		}
-		var changed bool
-		if !slices.Equal(sortedCopy(live.QOS), a.QOS) {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: a.Key(), Field: "QOS", Old: strings.Join(sortedCopy(live.QOS), ","), New: strings.Join(a.QOS, ",")})
-			changed = true
-		}
-		if live.DefaultQOS != a.DefaultQOS {
-			p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: a.Key(), Field: "DefaultQOS", Old: live.DefaultQOS, New: a.DefaultQOS})
-			changed = true
-		}
-		if changed {
-			p.w.putAssocs = append(p.w.putAssocs, a)
-		}
+		planAssocQOS(p, a, live)
 	}
-	for _, u := range want.Users {
+	for _, u := range pl.want.Users {
 		if newUsers[u.Name] {
 			p.w.createUsers = append(p.w.createUsers, u)
 		}
 	}
-	// Associations under gpubridge's accounts that no tenant wants.
-	removedAssoc := map[AssocKey]bool{}
-	for _, a := range in.State.Assocs {
+}
+
+// planAssocQOS sets the QOS list and default QOS of an existing user
+// association when they differ from what it wants.
+func planAssocQOS(p *Plan, a tenant.Assoc, live Assoc) {
+	var changed bool
+	if !slices.Equal(sortedCopy(live.QOS), a.QOS) {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: a.Key(), Field: "QOS", Old: strings.Join(sortedCopy(live.QOS), ","), New: strings.Join(a.QOS, ",")})
+		changed = true
+	}
+	if live.DefaultQOS != a.DefaultQOS {
+		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: a.Key(), Field: "DefaultQOS", Old: live.DefaultQOS, New: a.DefaultQOS})
+		changed = true
+	}
+	if changed {
+		p.w.putAssocs = append(p.w.putAssocs, a)
+	}
+}
+
+// goneAssocs deletes the associations under gpubridge's accounts that no
+// tenant wants (a user leaving waits for their jobs), and those of the
+// accounts being removed, and counts them for the delete policy.
+func (pl *planner) goneAssocs() {
+	p := pl.p
+	wantAssoc := map[AssocKey]bool{}
+	for _, a := range pl.want.Assocs {
+		if pl.ours[a.Account] {
+			wantAssoc[AssocKey{a.Account, a.User}] = true
+		}
+	}
+	pl.removedAssoc = map[AssocKey]bool{}
+	for _, a := range pl.in.State.Assocs {
 		k := AssocKey{a.Account, a.User}
-		managed := ours[a.Account] || removingAcct[a.Account]
-		if !managed || wantAssoc[k] || waitingAccounts[a.Account] {
+		managed := pl.ours[a.Account] || pl.removingAcct[a.Account]
+		if !managed || wantAssoc[k] || pl.waitingAccounts[a.Account] {
 			continue
 		}
-		if !removingAcct[a.Account] && !canRemove(KindUser, k.String(), a.Account, assocJobs[k], "user leaves the tenant; the guard refuses their new jobs") {
+		if !pl.removingAcct[a.Account] && !pl.canRemove(KindUser, k.String(), a.Account, pl.assocJobs[k], "user leaves the tenant; the guard refuses their new jobs") {
 			continue
 		}
-		removedAssoc[k] = true
-		if _, stray := strayOf[a.Account]; !stray {
-			owners[len(p.Changes)] = deletionOwner{a.Account, !removingAcct[a.Account]}
+		pl.removedAssoc[k] = true
+		if _, stray := pl.strayOf[a.Account]; !stray {
+			pl.owners[len(p.Changes)] = deletionOwner{a.Account, !pl.removingAcct[a.Account]}
 		}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindUser, Name: k.String()})
 		// Also the associations of accounts being removed: deleted first,
@@ -534,28 +666,32 @@ func plan(in Input, p *Plan) []string {
 		// while others remain, error 7009, which removing the accounts one
 		// by one would do).
 		p.w.deleteAssocs = append(p.w.deleteAssocs, k)
-		if !removingAcct[a.Account] {
-			del.assocs++
+		if !pl.removingAcct[a.Account] {
+			pl.del.assocs++
 		}
 	}
-	for _, a := range in.State.Assocs {
-		if ours[a.Account] && !removingAcct[a.Account] {
-			del.assocsAll++
+	for _, a := range pl.in.State.Assocs {
+		if pl.ours[a.Account] && !pl.removingAcct[a.Account] {
+			pl.del.assocsAll++
 		}
 	}
-	// A user losing their default account gets another of their
-	// associations as default (Slurm refuses to remove a default
-	// association while others remain).
+}
+
+// defaultAccounts gives a user losing their default account another of
+// their associations as default (Slurm refuses to remove a default
+// association while others remain): the one the tenants name, or else the
+// first by name.
+func (pl *planner) defaultAccounts() {
+	p := pl.p
 	defaultOf := map[string]string{}
-	var defaultOwners []deletionOwner // of p.w.setDefaults
-	for _, u := range want.Users {
+	for _, u := range pl.want.Users {
 		defaultOf[u.Name] = u.DefaultAccount
 	}
-	for _, user := range slices.Sorted(maps.Keys(userAssocs)) {
+	for _, user := range slices.Sorted(maps.Keys(pl.userAssocs)) {
 		var lostDefault string
-		remaining := slices.Clone(created[user])
-		for _, a := range userAssocs[user] {
-			if removedAssoc[AssocKey{a.Account, a.User}] {
+		remaining := slices.Clone(pl.created[user])
+		for _, a := range pl.userAssocs[user] {
+			if pl.removedAssoc[AssocKey{a.Account, a.User}] {
 				if a.IsDefault {
 					lostDefault = a.Account
 				}
@@ -571,16 +707,19 @@ func plan(in Input, p *Plan) []string {
 		if d := defaultOf[user]; d != "" && slices.Contains(remaining, d) {
 			next = d
 		}
-		o := deletionOwner{lostDefault, !removingAcct[lostDefault]}
-		owners[len(p.Changes)] = o
+		o := deletionOwner{lostDefault, !pl.removingAcct[lostDefault]}
+		pl.owners[len(p.Changes)] = o
 		p.Changes = append(p.Changes, Change{Action: Modify, Kind: KindUser, Name: user, Field: "DefaultAccount", Old: lostDefault, New: next})
 		p.w.setDefaults = append(p.w.setDefaults, tenant.User{Name: user, DefaultAccount: next})
-		defaultOwners = append(defaultOwners, o)
+		pl.defaultOwners = append(pl.defaultOwners, o)
 	}
-	// A user's default association is deleted last: Slurm refuses it while
-	// the user has others.
-	slices.SortStableFunc(p.w.deleteAssocs, func(x, y AssocKey) int {
-		dx, dy := liveAssoc[x].IsDefault, liveAssoc[y].IsDefault
+}
+
+// orderAssocDeletes puts a user's default association last among the
+// deletions: Slurm refuses it while the user has others.
+func (pl *planner) orderAssocDeletes() {
+	slices.SortStableFunc(pl.p.w.deleteAssocs, func(x, y AssocKey) int {
+		dx, dy := pl.liveAssoc[x].IsDefault, pl.liveAssoc[y].IsDefault
 		switch {
 		case dx == dy:
 			return 0
@@ -589,46 +728,60 @@ func plan(in Input, p *Plan) []string {
 		}
 		return 1
 	})
-	for _, n := range goneAccts {
-		if t, ok := strayOf[n]; ok {
-			// Not a tenant's deletion: the policy does not count it.
+}
+
+// deleteAccounts deletes the accounts found gone; a sub-account's deletion
+// is not a tenant's, and the delete policy does not count it.
+func (pl *planner) deleteAccounts() {
+	p := pl.p
+	for _, n := range pl.goneAccts {
+		if t, ok := pl.strayOf[n]; ok {
 			p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n, Detail: "sub-account of tenant " + t + ": tenants have none (its jobs would escape the tenant's users and quota)"})
 			p.w.deleteAccts = append(p.w.deleteAccts, n)
 			continue
 		}
-		owners[len(p.Changes)] = deletionOwner{owner: n}
+		pl.owners[len(p.Changes)] = deletionOwner{owner: n}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindAccount, Name: n})
 		p.w.deleteAccts = append(p.w.deleteAccts, n)
-		del.gone[n] = true
+		pl.del.gone[n] = true
 	}
+}
 
-	// gpubridge's QOS that no tenant wants (a tenant QOS waits for its
-	// account's jobs).
+// deleteQOS deletes gpubridge's QOS that no tenant wants (a tenant QOS
+// waits for its account's jobs).
+func (pl *planner) deleteQOS() {
+	in, p := pl.in, pl.p
 	for _, q := range in.State.QOS {
-		if wantQOS[q.Name] || !tenant.IsMarked(q.Description) && !adopted[KindQOS+"/"+q.Name] || q.Name == in.Naming.OnDemandQOS {
+		if pl.wantQOS[q.Name] || !tenant.IsMarked(q.Description) && !pl.adopted[KindQOS+"/"+q.Name] || q.Name == in.Naming.OnDemandQOS {
 			continue
 		}
 		owner, ok := in.Naming.QOSOwner(q.Name)
-		if ok && waitingAccounts[owner] || in.Scope != nil && (!ok || !in.Scope(owner)) {
+		if ok && pl.waitingAccounts[owner] || in.Scope != nil && (!ok || !in.Scope(owner)) {
 			continue
 		}
-		owners[len(p.Changes)] = deletionOwner{owner: qosOwner(in.Naming, q.Name)}
+		pl.owners[len(p.Changes)] = deletionOwner{owner: qosOwner(in.Naming, q.Name)}
 		p.Changes = append(p.Changes, Change{Action: Delete, Kind: KindQOS, Name: q.Name})
 		p.w.deleteQOS = append(p.w.deleteQOS, q.Name)
-		del.gone[qosOwner(in.Naming, q.Name)] = true
+		pl.del.gone[qosOwner(in.Naming, q.Name)] = true
 	}
+}
+
+// finish sorts the removed tenants and checks the plan against the delete
+// policy: a plan with conflicts writes nothing, a refused one holds its
+// deletions back.
+func (pl *planner) finish() {
+	p := pl.p
 	slices.Sort(p.Removed)
 	slices.Sort(p.Released)
-	if in.Deletes != nil {
-		p.MassDelete = in.Deletes.check(del, in.Tenants)
+	if pl.in.Deletes != nil {
+		p.MassDelete = pl.in.Deletes.check(pl.del, pl.in.Tenants)
 	}
 	switch {
 	case len(p.Conflicts) > 0:
 		p.w = writes{} // a plan with conflicts is not applied
 	case p.Refused():
-		holdBack(p, owners, defaultOwners)
+		holdBack(p, pl.owners, pl.defaultOwners)
 	}
-	return slices.Sorted(maps.Keys(consulted))
 }
 
 // planAccountQOS sets the QOS list and default QOS of a tenant account's

@@ -33,6 +33,9 @@ func Update(t Tenant, set map[string]string) (Tenant, Problems) {
 	return out, ps
 }
 
+// setArgs applies the options kv to t, in key order, and returns their
+// problems; modify merges and clears as Update does, else they start a
+// new tenant.
 func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 	var ps Problems
 	keys := make([]string, 0, len(kv))
@@ -55,8 +58,7 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 			t.Organization = v
 		case "costcenter":
 			if none {
-				t.CostCenter = ""
-				continue
+				v = ""
 			}
 			t.CostCenter = v
 		case "users":
@@ -71,53 +73,10 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 			} else {
 				t.GPUs = qc.Apply(nil)
 			}
-		case "cpus":
-			if none {
-				t.CPUs = nil
-				continue
-			}
-			n, msg := ParseCount(v, MaxCPUs)
-			if msg != "" {
-				ps.Add("cpus", "%s", msg)
-				continue
-			}
-			t.CPUs = &n
-		case "memory", "mem":
-			if none {
-				t.Memory = nil
-				continue
-			}
-			m, msg := ParseMemory(v)
-			if msg != "" {
-				ps.Add("memory", "%s", msg)
-				continue
-			}
-			t.Memory = &m
-		case "burst":
-			b, msg := ParseBool(v)
-			if msg != "" {
-				ps.Add("burst", "%s", msg)
-				continue
-			}
-			t.Burst.Enabled = b
-		case "burstmaxgpus":
-			n, msg := ParseCount(v, MaxGPUs)
-			if msg != "" {
-				ps.Add("burst.maxOnDemandGPUs", "%s", msg)
-				continue
-			}
-			t.Burst.MaxOnDemandGPUs = n
-		case "burstbudget":
-			if none {
-				t.Burst.MonthlyBudget = nil
-				continue
-			}
-			m, msg := ParseMoney(v)
-			if msg != "" {
-				ps.Add("burst.monthlyBudget", "%s", msg)
-				continue
-			}
-			t.Burst.MonthlyBudget = &m
+		case "cpus", "memory", "mem":
+			setSizeArg(t, k, v, none, &ps)
+		case "burst", "burstmaxgpus", "burstbudget":
+			setBurstArg(&t.Burst, k, v, none, &ps)
 		case "booking", "booking.maxgpus", "booking.maxwindow", "booking.minlead", "booking.maxhorizon", "booking.spendlimit":
 			setBookingArg(&t.Bookings, k, v, modify, &ps)
 		default:
@@ -125,6 +84,67 @@ func setArgs(t *Tenant, kv map[string]string, modify bool) Problems {
 		}
 	}
 	return ps
+}
+
+// setSizeArg sets the tenant's cpus= or memory= (mem=) limit k to v, or
+// clears it (none); an invalid value is a problem and changes nothing.
+func setSizeArg(t *Tenant, k, v string, none bool, ps *Problems) {
+	if k == "cpus" {
+		if none {
+			t.CPUs = nil
+			return
+		}
+		n, msg := ParseCount(v, MaxCPUs)
+		if msg != "" {
+			ps.Add("cpus", "%s", msg)
+			return
+		}
+		t.CPUs = &n
+		return
+	}
+	if none {
+		t.Memory = nil
+		return
+	}
+	m, msg := ParseMemory(v)
+	if msg != "" {
+		ps.Add("memory", "%s", msg)
+		return
+	}
+	t.Memory = &m
+}
+
+// setBurstArg sets one field of the burst policy: burst= (on or off),
+// burstmaxgpus= or burstbudget= (none clears it); an invalid value is a
+// problem and changes nothing.
+func setBurstArg(b *Burst, k, v string, none bool, ps *Problems) {
+	switch k {
+	case "burst":
+		on, msg := ParseBool(v)
+		if msg != "" {
+			ps.Add("burst", "%s", msg)
+			return
+		}
+		b.Enabled = on
+	case "burstmaxgpus":
+		n, msg := ParseCount(v, MaxGPUs)
+		if msg != "" {
+			ps.Add("burst.maxOnDemandGPUs", "%s", msg)
+			return
+		}
+		b.MaxOnDemandGPUs = n
+	default: // burstbudget
+		if none {
+			b.MonthlyBudget = nil
+			return
+		}
+		m, msg := ParseMoney(v)
+		if msg != "" {
+			ps.Add("burst.monthlyBudget", "%s", msg)
+			return
+		}
+		b.MonthlyBudget = &m
+	}
 }
 
 func splitList(v string) []string {

@@ -54,26 +54,9 @@ var (
 // applied as in ValidateSet, with existing the names already stored.
 func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 	var f File
-	var ps Problems
-	if len(b) > MaxFileBytes {
-		ps.Add("file", "is %d bytes; at most %d (4 MiB): split it into several files", len(b), MaxFileBytes)
+	top, kinds, ps := parseFileTop(b)
+	if top == nil {
 		return f, ps
-	}
-	j, err := yaml.YAMLToJSONStrict(b)
-	if err != nil {
-		ps.Add("file", "is not valid YAML: %v", err)
-		return f, ps
-	}
-	kinds := readYAMLKinds(b)
-	var top map[string]json.RawMessage
-	if err := decode(j, &top); err != nil || top == nil {
-		ps.Add("file", "must be a YAML mapping with a tenants: list")
-		return f, ps
-	}
-	for _, k := range sortedKeys(top) {
-		if !slices.Contains(fileKeys, k) {
-			ps.Add(k, "is not a file key; known keys: %s", strings.Join(fileKeys, ", "))
-		}
 	}
 	if v, ok := top["version"]; ok {
 		if s, isScalar := scalar(v); !isScalar || s != fmt.Sprint(FileVersion) {
@@ -82,48 +65,11 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 		f.Version = FileVersion
 	}
 	if v, ok := top["tenants"]; ok {
-		var items []json.RawMessage
-		if err := decode(v, &items); err != nil {
-			ps.Add("tenants", "must be a list of tenants")
-		}
-		for i, item := range items {
-			t, tp := parseTenant(item, kinds.get("tenants").item(i))
-			label := fmt.Sprintf("tenants[%d]", i)
-			if t.Name != "" {
-				label += " (" + t.Name + ")"
-			}
-			ps = append(ps, tp.Prefixed(label)...)
-			f.Tenants = append(f.Tenants, t)
-		}
+		ps = append(ps, parseTenants(v, kinds, &f)...)
 	}
 	for _, key := range []string{"delete", "purge"} {
-		v, ok := top[key]
-		if !ok {
-			continue
-		}
-		names, msg := stringList(v)
-		if msg != "" {
-			ps.Add(key, "%s", msg)
-		}
-		for i, n := range names {
-			if m := kindProblem(kinds.get(key).item(i), wantName, n); m != "" {
-				ps.Add(fmt.Sprintf("%s[%d]", key, i), "%s", m)
-			} else if m := CheckName(n); m != "" {
-				ps.Add(fmt.Sprintf("%s[%d]", key, i), "%s", m)
-			}
-			for _, t := range f.Tenants {
-				if t.Name == n {
-					ps.Add(fmt.Sprintf("%s[%d]", key, i), "%q is also listed under tenants; give it in one place", n)
-				}
-			}
-			if key == "purge" && slices.Contains(f.Delete, n) {
-				ps.Add(fmt.Sprintf("purge[%d]", i), "%q is also listed under delete; give it in one place (purge deletes an adopted tenant's site account too, delete releases it)", n)
-			}
-		}
-		if key == "delete" {
-			f.Delete = names
-		} else {
-			f.Purge = names
+		if v, ok := top[key]; ok {
+			ps = append(ps, parseRemovals(key, v, kinds, &f)...)
 		}
 	}
 	if len(f.Tenants) == 0 && len(f.Delete) == 0 && len(f.Purge) == 0 && len(ps) == 0 {
@@ -138,6 +84,85 @@ func ParseFile(b []byte, existing []string, r Rules) (File, Problems) {
 		f.Tenants[i].Normalize()
 	}
 	return f, nil
+}
+
+// parseFileTop reads the file's top mapping, its YAML kinds, and the
+// problems of its keys; the mapping is nil when the file is too big, not
+// YAML, or not a mapping.
+func parseFileTop(b []byte) (map[string]json.RawMessage, *yamlNode, Problems) {
+	var ps Problems
+	if len(b) > MaxFileBytes {
+		ps.Add("file", "is %d bytes; at most %d (4 MiB): split it into several files", len(b), MaxFileBytes)
+		return nil, nil, ps
+	}
+	j, err := yaml.YAMLToJSONStrict(b)
+	if err != nil {
+		ps.Add("file", "is not valid YAML: %v", err)
+		return nil, nil, ps
+	}
+	kinds := readYAMLKinds(b)
+	var top map[string]json.RawMessage
+	if err := decode(j, &top); err != nil || top == nil {
+		ps.Add("file", "must be a YAML mapping with a tenants: list")
+		return nil, nil, ps
+	}
+	for _, k := range sortedKeys(top) {
+		if !slices.Contains(fileKeys, k) {
+			ps.Add(k, "is not a file key; known keys: %s", strings.Join(fileKeys, ", "))
+		}
+	}
+	return top, kinds, ps
+}
+
+// parseTenants reads the file's tenants list into f, each tenant's
+// problems labelled with its place (and name).
+func parseTenants(v json.RawMessage, kinds *yamlNode, f *File) Problems {
+	var ps Problems
+	var items []json.RawMessage
+	if err := decode(v, &items); err != nil {
+		ps.Add("tenants", "must be a list of tenants")
+	}
+	for i, item := range items {
+		t, tp := parseTenant(item, kinds.get("tenants").item(i))
+		label := fmt.Sprintf("tenants[%d]", i)
+		if t.Name != "" {
+			label += " (" + t.Name + ")"
+		}
+		ps = append(ps, tp.Prefixed(label)...)
+		f.Tenants = append(f.Tenants, t)
+	}
+	return ps
+}
+
+// parseRemovals reads the file's delete or purge list (key) into f: valid
+// names, each given in one place only.
+func parseRemovals(key string, v json.RawMessage, kinds *yamlNode, f *File) Problems {
+	var ps Problems
+	names, msg := stringList(v)
+	if msg != "" {
+		ps.Add(key, "%s", msg)
+	}
+	for i, n := range names {
+		if m := kindProblem(kinds.get(key).item(i), wantName, n); m != "" {
+			ps.Add(fmt.Sprintf("%s[%d]", key, i), "%s", m)
+		} else if m := CheckName(n); m != "" {
+			ps.Add(fmt.Sprintf("%s[%d]", key, i), "%s", m)
+		}
+		for _, t := range f.Tenants {
+			if t.Name == n {
+				ps.Add(fmt.Sprintf("%s[%d]", key, i), "%q is also listed under tenants; give it in one place", n)
+			}
+		}
+		if key == "purge" && slices.Contains(f.Delete, n) {
+			ps.Add(fmt.Sprintf("purge[%d]", i), "%q is also listed under delete; give it in one place (purge deletes an adopted tenant's site account too, delete releases it)", n)
+		}
+	}
+	if key == "delete" {
+		f.Delete = names
+	} else {
+		f.Purge = names
+	}
+	return ps
 }
 
 // Marshal writes f as YAML (the form ParseFile reads). A tenant's adopted
@@ -179,87 +204,21 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 				t.Name = kn.raw // as written, so that problems name it so
 			}
 		case "description", "organization", "costCenter":
-			s, ok := scalar(v)
-			if !ok {
-				ps.Add(k, "must be text")
-			} else if msg := kindProblem(kn, wantText, s); msg != "" {
-				ps.Add(k, "%s", msg)
-			}
-			switch k {
-			case "description":
-				t.Description = s
-			case "organization":
-				t.Organization = s
-			default:
-				t.CostCenter = s
-			}
+			ps = append(ps, parseText(&t, k, v, kn)...)
 		case "users", "admins":
-			l, msg := stringList(v)
-			if msg != "" {
-				ps.Add(k, "%s", msg)
-			}
-			for i, u := range l {
-				if m := kindProblem(kn.item(i), wantName, u); m != "" {
-					ps.Add(fmt.Sprintf("%s[%d]", k, i), "%s", m)
-					l[i] = kn.item(i).raw
-				}
-			}
-			if k == "users" {
-				t.Users = l
-			} else {
-				t.Admins = l
-			}
+			ps = append(ps, parseNames(&t, k, v, kn)...)
 		case "gpus":
 			q, qp := parseQuotaValue(v, kn)
 			ps = append(ps, qp...)
 			t.GPUs = q
-		case "cpus":
-			s, _ := scalar(v)
-			n, msg := ParseCount(s, MaxCPUs)
-			if km := kindProblem(kn, wantCount, s); km != "" {
-				msg = km
-			}
-			if msg != "" {
-				ps.Add("cpus", "%s", msg)
-			} else {
-				t.CPUs = &n
-			}
-		case "memory":
-			s, _ := scalar(v)
-			mb, msg := ParseMemory(s)
-			if km := kindProblem(kn, wantCount, s); km != "" {
-				msg = km
-			}
-			if msg != "" {
-				ps.Add("memory", "%s", msg)
-			} else {
-				t.Memory = &mb
-			}
+		case "cpus", "memory":
+			ps = append(ps, parseSize(&t, k, v, kn)...)
 		case "burst":
 			ps = append(ps, parseBurst(v, &t.Burst, kn)...)
 		case "bookings":
 			ps = append(ps, parseBookings(v, &t.Bookings, kn)...)
-		case "adopted":
-			// Set by `gpubridge import` and written by `gpubridge dump`; a
-			// file's value counts only when it creates the tenant's record
-			// (a restore): an existing tenant keeps its own (MergeFile).
-			s, _ := scalar(v)
-			on, msg := ParseBool(s)
-			if msg != "" {
-				ps.Add("adopted", "%s", msg)
-			}
-			t.Adopted = on
-		case "origin":
-			// Set by `gpubridge import` and written by `gpubridge dump`,
-			// like adopted: it counts only when it creates the record.
-			var o Origin
-			dec := json.NewDecoder(bytes.NewReader(v))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&o); err != nil {
-				ps.Add("origin", "is not what `gpubridge dump` writes (%v); leave it out unless you restore a dump", err)
-			} else {
-				t.Origin = &o
-			}
+		case "adopted", "origin":
+			ps = append(ps, parseAdoption(&t, k, v)...)
 		default:
 			ps.Add(k, "is not a tenant field; known fields: %s", strings.Join(tenantKeys, ", "))
 		}
@@ -268,6 +227,101 @@ func parseTenant(raw json.RawMessage, kinds *yamlNode) (Tenant, Problems) {
 		ps.Add("origin", "is only for an adopted tenant (adopted: true)")
 	}
 	return t, ps
+}
+
+// parseText reads a tenant's text field k: description, organization or
+// costCenter.
+func parseText(t *Tenant, k string, v json.RawMessage, kn *yamlNode) Problems {
+	var ps Problems
+	s, ok := scalar(v)
+	if !ok {
+		ps.Add(k, "must be text")
+	} else if msg := kindProblem(kn, wantText, s); msg != "" {
+		ps.Add(k, "%s", msg)
+	}
+	switch k {
+	case "description":
+		t.Description = s
+	case "organization":
+		t.Organization = s
+	default:
+		t.CostCenter = s
+	}
+	return ps
+}
+
+// parseNames reads a tenant's list of user names k: users or admins (a
+// name of the wrong YAML kind is kept as written).
+func parseNames(t *Tenant, k string, v json.RawMessage, kn *yamlNode) Problems {
+	var ps Problems
+	l, msg := stringList(v)
+	if msg != "" {
+		ps.Add(k, "%s", msg)
+	}
+	for i, u := range l {
+		if m := kindProblem(kn.item(i), wantName, u); m != "" {
+			ps.Add(fmt.Sprintf("%s[%d]", k, i), "%s", m)
+			l[i] = kn.item(i).raw
+		}
+	}
+	if k == "users" {
+		t.Users = l
+	} else {
+		t.Admins = l
+	}
+	return ps
+}
+
+// parseSize reads a tenant's cpus or memory (k), set only when valid.
+func parseSize(t *Tenant, k string, v json.RawMessage, kn *yamlNode) Problems {
+	var ps Problems
+	s, _ := scalar(v)
+	var n int64
+	var mb Megabyte
+	var msg string
+	if k == "cpus" {
+		n, msg = ParseCount(s, MaxCPUs)
+	} else {
+		mb, msg = ParseMemory(s)
+	}
+	if km := kindProblem(kn, wantCount, s); km != "" {
+		msg = km
+	}
+	switch {
+	case msg != "":
+		ps.Add(k, "%s", msg)
+	case k == "cpus":
+		t.CPUs = &n
+	default:
+		t.Memory = &mb
+	}
+	return ps
+}
+
+// parseAdoption reads a tenant's adopted mark or its origin (k), both set
+// by `gpubridge import` and written by `gpubridge dump`; a file's value
+// counts only when it creates the tenant's record (a restore): an existing
+// tenant keeps its own (MergeFile).
+func parseAdoption(t *Tenant, k string, v json.RawMessage) Problems {
+	var ps Problems
+	if k == "adopted" {
+		s, _ := scalar(v)
+		on, msg := ParseBool(s)
+		if msg != "" {
+			ps.Add("adopted", "%s", msg)
+		}
+		t.Adopted = on
+		return ps
+	}
+	var o Origin
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		ps.Add("origin", "is not what `gpubridge dump` writes (%v); leave it out unless you restore a dump", err)
+	} else {
+		t.Origin = &o
+	}
+	return ps
 }
 
 func parseQuotaValue(v json.RawMessage, kinds *yamlNode) (Quota, Problems) {

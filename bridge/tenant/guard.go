@@ -165,107 +165,155 @@ func writeSubs(b *bytes.Buffer, ts []Tenant, subs map[string]string) {
 // contrib/job_submit.lua's reader (the tests hold the two to the same
 // answers). It returns the tenants in file order.
 func ParseGuard(data []byte) ([]GuardTenant, error) {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: %s", ErrGuardFormat, fmt.Sprintf(format, a...))
-	}
-	header, body, ok := bytes.Cut(data, []byte("\n"))
-	if !ok {
-		return nil, bad("no header line")
-	}
-	version, length, sum, err := parseGuardHeader(string(header))
+	body, err := guardBody(data)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, err
 	}
-	if version != GuardVersion {
-		return nil, bad("version %d is not known (this gpubridge writes version %d)", version, GuardVersion)
-	}
-	if length > GuardMaxBytes {
-		return nil, bad("length %d is over the limit of %d bytes", length, GuardMaxBytes)
-	}
-	if int64(len(body)) != length {
-		return nil, bad("the header says %d bytes follow it, the file has %d", length, len(body))
-	}
-	if got := adler32.Checksum(body); got != sum {
-		return nil, bad("checksum mismatch: adler32 %08x in the header, %08x of the content", sum, got)
-	}
-	if len(body) > 0 && body[len(body)-1] != '\n' {
-		return nil, bad("the last line is not terminated")
-	}
-	var out []GuardTenant
-	index := map[string]int{}
-	subs := map[string]bool{}
+	r := guardReader{index: map[string]int{}, subs: map[string]bool{}}
 	for i, line := range strings.Split(strings.TrimSuffix(string(body), "\n"), "\n") {
 		n := i + 2 // the header is line 1
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		raw := strings.Split(line, " ")
-		f := make([]string, len(raw))
-		for j, r := range raw {
-			v, ok := decodeGuardField(r)
-			if !ok {
-				return nil, bad("line %d: field %d is not a percent-encoded word", n, j+1)
-			}
-			f[j] = v
+		f, err := guardFields(n, line)
+		if err != nil {
+			return nil, err
 		}
-		switch {
-		case f[0] == "tenant" && len(f) == 3:
-			if _, dup := index[f[1]]; dup || subs[f[1]] {
-				return nil, bad("line %d: tenant %q appears twice", n, f[1])
-			}
-			st := State(f[2])
-			if st != Active && st != Deleting {
-				return nil, bad("line %d: tenant %q has state %q (want active or deleting)", n, f[1], f[2])
-			}
-			index[f[1]] = len(out)
-			out = append(out, GuardTenant{Name: f[1], State: st, GPUs: Quota{}})
-		case f[0] == "gpu" && len(f) == 4:
-			k, ok := index[f[1]]
-			if !ok {
-				return nil, bad("line %d: gpu for tenant %q before its tenant line", n, f[1])
-			}
-			if _, dup := out[k].GPUs[f[2]]; dup {
-				return nil, bad("line %d: gpu type %q of tenant %q appears twice", n, f[2], f[1])
-			}
-			q, err := guardQuota(f[3])
-			if err != nil {
-				return nil, bad("line %d: %v", n, err)
-			}
-			out[k].GPUs[f[2]] = q
-		case f[0] == "user" && len(f) == 3:
-			k, ok := index[f[1]]
-			if !ok {
-				return nil, bad("line %d: user for tenant %q before its tenant line", n, f[1])
-			}
-			out[k].Users = append(out[k].Users, f[2])
-		case f[0] == "bookings" && len(f) == 5:
-			k, ok := index[f[1]]
-			if !ok {
-				return nil, bad("line %d: bookings for tenant %q before its tenant line", n, f[1])
-			}
-			if out[k].Bookings != nil {
-				return nil, bad("line %d: bookings of tenant %q appear twice", n, f[1])
-			}
-			out[k].Bookings = &GuardBookings{QOS: f[2], ReservationQOS: f[3], ReservationPrefix: f[4]}
-		case f[0] == "sub" && len(f) == 3:
-			k, ok := index[f[2]]
-			if !ok {
-				return nil, bad("line %d: sub-account of tenant %q before its tenant line", n, f[2])
-			}
-			if _, dup := index[f[1]]; dup || subs[f[1]] {
-				return nil, bad("line %d: sub-account %q is a tenant or appears twice", n, f[1])
-			}
-			subs[f[1]] = true
-			out[k].SubAccounts = append(out[k].SubAccounts, f[1])
-		default:
-			return nil, bad("line %d: not a tenant, gpu, user, bookings or sub record", n)
+		if err := r.record(n, f); err != nil {
+			return nil, err
 		}
 	}
+	out := r.out
 	for i := range out {
 		out[i].Users = sortedUnique(out[i].Users)
 		slices.Sort(out[i].SubAccounts)
 	}
 	return out, nil
+}
+
+// badGuard is an ErrGuardFormat saying what is wrong.
+func badGuard(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrGuardFormat, fmt.Sprintf(format, a...))
+}
+
+// guardBody checks the table's header line (version, length, checksum)
+// against what follows it, and returns what follows.
+func guardBody(data []byte) ([]byte, error) {
+	header, body, ok := bytes.Cut(data, []byte("\n"))
+	if !ok {
+		return nil, badGuard("no header line")
+	}
+	version, length, sum, err := parseGuardHeader(string(header))
+	if err != nil {
+		return nil, badGuard("%v", err)
+	}
+	if version != GuardVersion {
+		return nil, badGuard("version %d is not known (this gpubridge writes version %d)", version, GuardVersion)
+	}
+	if length > GuardMaxBytes {
+		return nil, badGuard("length %d is over the limit of %d bytes", length, GuardMaxBytes)
+	}
+	if int64(len(body)) != length {
+		return nil, badGuard("the header says %d bytes follow it, the file has %d", length, len(body))
+	}
+	if got := adler32.Checksum(body); got != sum {
+		return nil, badGuard("checksum mismatch: adler32 %08x in the header, %08x of the content", sum, got)
+	}
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		return nil, badGuard("the last line is not terminated")
+	}
+	return body, nil
+}
+
+// guardFields decodes the percent-encoded words of line n.
+func guardFields(n int, line string) ([]string, error) {
+	raw := strings.Split(line, " ")
+	f := make([]string, len(raw))
+	for j, r := range raw {
+		v, ok := decodeGuardField(r)
+		if !ok {
+			return nil, badGuard("line %d: field %d is not a percent-encoded word", n, j+1)
+		}
+		f[j] = v
+	}
+	return f, nil
+}
+
+// guardReader gathers the tenants of a table, record by record.
+type guardReader struct {
+	out   []GuardTenant
+	index map[string]int  // tenant name -> index in out
+	subs  map[string]bool // sub-account names
+}
+
+// record reads one record (the fields f of line n): a tenant, one of its
+// GPU quotas, users, bookings or sub-accounts, after its tenant line.
+func (r *guardReader) record(n int, f []string) error {
+	switch {
+	case f[0] == "tenant" && len(f) == 3:
+		if _, dup := r.index[f[1]]; dup || r.subs[f[1]] {
+			return badGuard("line %d: tenant %q appears twice", n, f[1])
+		}
+		st := State(f[2])
+		if st != Active && st != Deleting {
+			return badGuard("line %d: tenant %q has state %q (want active or deleting)", n, f[1], f[2])
+		}
+		r.index[f[1]] = len(r.out)
+		r.out = append(r.out, GuardTenant{Name: f[1], State: st, GPUs: Quota{}})
+	case f[0] == "gpu" && len(f) == 4:
+		return r.gpu(n, f)
+	case f[0] == "user" && len(f) == 3:
+		k, ok := r.index[f[1]]
+		if !ok {
+			return badGuard("line %d: user for tenant %q before its tenant line", n, f[1])
+		}
+		r.out[k].Users = append(r.out[k].Users, f[2])
+	case f[0] == "bookings" && len(f) == 5:
+		k, ok := r.index[f[1]]
+		if !ok {
+			return badGuard("line %d: bookings for tenant %q before its tenant line", n, f[1])
+		}
+		if r.out[k].Bookings != nil {
+			return badGuard("line %d: bookings of tenant %q appear twice", n, f[1])
+		}
+		r.out[k].Bookings = &GuardBookings{QOS: f[2], ReservationQOS: f[3], ReservationPrefix: f[4]}
+	case f[0] == "sub" && len(f) == 3:
+		return r.sub(n, f)
+	default:
+		return badGuard("line %d: not a tenant, gpu, user, bookings or sub record", n)
+	}
+	return nil
+}
+
+// gpu reads a tenant's quota of one GPU type: gpu TENANT TYPE QUOTA.
+func (r *guardReader) gpu(n int, f []string) error {
+	k, ok := r.index[f[1]]
+	if !ok {
+		return badGuard("line %d: gpu for tenant %q before its tenant line", n, f[1])
+	}
+	if _, dup := r.out[k].GPUs[f[2]]; dup {
+		return badGuard("line %d: gpu type %q of tenant %q appears twice", n, f[2], f[1])
+	}
+	q, err := guardQuota(f[3])
+	if err != nil {
+		return badGuard("line %d: %v", n, err)
+	}
+	r.out[k].GPUs[f[2]] = q
+	return nil
+}
+
+// sub reads a sub-account of a tenant: sub ACCOUNT TENANT.
+func (r *guardReader) sub(n int, f []string) error {
+	k, ok := r.index[f[2]]
+	if !ok {
+		return badGuard("line %d: sub-account of tenant %q before its tenant line", n, f[2])
+	}
+	if _, dup := r.index[f[1]]; dup || r.subs[f[1]] {
+		return badGuard("line %d: sub-account %q is a tenant or appears twice", n, f[1])
+	}
+	r.subs[f[1]] = true
+	r.out[k].SubAccounts = append(r.out[k].SubAccounts, f[1])
+	return nil
 }
 
 // parseGuardHeader reads "gpubridge-guard v2 length=N adler32=XXXXXXXX".

@@ -174,26 +174,7 @@ func Validate(t Tenant, r Rules) Problems {
 	if msg := CheckName(t.Name); msg != "" {
 		ps.Add("name", "%s", msg)
 	} else {
-		q := r.Naming.QOSName(t.Name)
-		switch {
-		case len(q) > 64:
-			ps.Add("name", "the QOS name %q would be longer than 64 characters; choose a shorter name", q)
-		case r.Naming.OnDemandQOS != "" && q == r.Naming.OnDemandQOS:
-			ps.Add("name", "the QOS name %q is the shared on-demand QOS; choose another name", q)
-		case q == "normal":
-			ps.Add("name", "the QOS name %q is Slurm's default QOS; choose another name", q)
-		}
-		if suf := r.Naming.ReservationQOSSuffix; suf != "" {
-			rq := r.Naming.ReservationQOSName(t.Name)
-			switch {
-			case strings.HasSuffix(t.Name, suf):
-				ps.Add("name", "names ending in %q are kept for reservation QOS (tenant %s's is %s; bookings.reservationQOSSuffix); choose another name", suf, strings.TrimSuffix(t.Name, suf), q)
-			case len(rq) > 64:
-				ps.Add("name", "the reservation QOS name %q would be longer than 64 characters; choose a shorter name", rq)
-			case rq == r.Naming.OnDemandQOS || rq == "normal":
-				ps.Add("name", "the reservation QOS name %q is taken by %s; choose another name", rq, map[bool]string{true: "the shared on-demand QOS", false: "Slurm's default QOS"}[rq == r.Naming.OnDemandQOS])
-			}
-		}
+		ps = append(ps, validateQOSNames(t.Name, r.Naming)...)
 	}
 	if msg := checkText(t.Description); msg != "" {
 		ps.Add("description", "%s", msg)
@@ -204,6 +185,59 @@ func Validate(t Tenant, r Rules) Problems {
 	if msg := checkCostCenter(t.CostCenter); msg != "" {
 		ps.Add("costCenter", "%s", msg)
 	}
+	ps = append(ps, validateUsers(t)...)
+	var known map[string]bool
+	if r.GPUTypes != nil {
+		known = map[string]bool{}
+		for _, k := range r.GPUTypes {
+			known[k] = true
+		}
+	}
+	ps = append(ps, validateGPUs(t.GPUs, known, r.GPUTypes)...)
+	ps = append(ps, validateLimits(t)...)
+	ps = append(ps, validateBookings(t.Bookings, known, r.GPUTypes)...)
+	switch t.State {
+	case "", Active, Deleting, Releasing:
+	default:
+		ps.Add("state", "%q is not a state (active, deleting or releasing)", t.State)
+	}
+	return ps
+}
+
+// validateQOSNames checks the QOS names a valid tenant name gives: short
+// enough for Slurm, and taken neither by the shared on-demand QOS nor by
+// Slurm's default; nor may the name look like a reservation QOS.
+func validateQOSNames(name string, n Naming) Problems {
+	var ps Problems
+	q := n.QOSName(name)
+	switch {
+	case len(q) > 64:
+		ps.Add("name", "the QOS name %q would be longer than 64 characters; choose a shorter name", q)
+	case n.OnDemandQOS != "" && q == n.OnDemandQOS:
+		ps.Add("name", "the QOS name %q is the shared on-demand QOS; choose another name", q)
+	case q == "normal":
+		ps.Add("name", "the QOS name %q is Slurm's default QOS; choose another name", q)
+	}
+	suf := n.ReservationQOSSuffix
+	if suf == "" {
+		return ps
+	}
+	rq := n.ReservationQOSName(name)
+	switch {
+	case strings.HasSuffix(name, suf):
+		ps.Add("name", "names ending in %q are kept for reservation QOS (tenant %s's is %s; bookings.reservationQOSSuffix); choose another name", suf, strings.TrimSuffix(name, suf), q)
+	case len(rq) > 64:
+		ps.Add("name", "the reservation QOS name %q would be longer than 64 characters; choose a shorter name", rq)
+	case rq == n.OnDemandQOS || rq == "normal":
+		ps.Add("name", "the reservation QOS name %q is taken by %s; choose another name", rq, map[bool]string{true: "the shared on-demand QOS", false: "Slurm's default QOS"}[rq == n.OnDemandQOS])
+	}
+	return ps
+}
+
+// validateUsers checks the tenant's users and admins: valid names, none
+// twice, at most MaxUsers, and every admin one of the users.
+func validateUsers(t Tenant) Problems {
+	var ps Problems
 	if len(t.Users) > MaxUsers {
 		ps.Add("users", "has %d users; at most %d", len(t.Users), MaxUsers)
 	}
@@ -232,16 +266,16 @@ func Validate(t Tenant, r Rules) Problems {
 		}
 		seenAdmin[a] = true
 	}
-	var known map[string]bool
-	if r.GPUTypes != nil {
-		known = map[string]bool{}
-		for _, k := range r.GPUTypes {
-			known[k] = true
-		}
-	}
-	for _, typ := range t.GPUs.Types() {
+	return ps
+}
+
+// validateGPUs checks the GPU quota: valid types, known to the cluster
+// when known is set (types are its keys), and counts in range.
+func validateGPUs(gpus Quota, known map[string]bool, types []string) Problems {
+	var ps Problems
+	for _, typ := range gpus.Types() {
 		f := "gpus." + typ
-		n := t.GPUs[typ]
+		n := gpus[typ]
 		if msg := CheckGPUType(typ); msg != "" {
 			ps.Add(f, "%s", msg)
 			continue
@@ -252,9 +286,16 @@ func Validate(t Tenant, r Rules) Problems {
 			ps.Add(f, "%d is too large; at most %d", n, MaxGPUs)
 		}
 		if known != nil && !known[typ] {
-			ps.Add(f, "%s", unknownType(typ, r.GPUTypes))
+			ps.Add(f, "%s", unknownType(typ, types))
 		}
 	}
+	return ps
+}
+
+// validateLimits checks the CPU and memory limits and the burst policy's
+// cap and budget are in range.
+func validateLimits(t Tenant) Problems {
+	var ps Problems
 	if t.CPUs != nil && (*t.CPUs < 0 || *t.CPUs > MaxCPUs) {
 		ps.Add("cpus", "%d is out of range; give 0 to %d", *t.CPUs, MaxCPUs)
 	}
@@ -268,12 +309,6 @@ func Validate(t Tenant, r Rules) Problems {
 		if c, err := b.Cmp(MaxBudget); b.Sign() < 0 || c > 0 || err != nil {
 			ps.Add("burst.monthlyBudget", "%s is out of range; give 0 to %s", b.String(), MaxBudget)
 		}
-	}
-	ps = append(ps, validateBookings(t.Bookings, known, r.GPUTypes)...)
-	switch t.State {
-	case "", Active, Deleting, Releasing:
-	default:
-		ps.Add("state", "%q is not a state (active, deleting or releasing)", t.State)
 	}
 	return ps
 }

@@ -175,60 +175,95 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 	if forUpdate {
 		lock = " FOR UPDATE"
 	}
-	var rows []tenantRow
-	if err := q.SelectContext(ctx, &rows, `SELECT `+tenantCols+` FROM tenants`+where+` ORDER BY name`+lock, args...); err != nil {
-		return nil, fmt.Errorf("read tenants: %w", err)
-	}
-	twhere := strings.Replace(where, "name IN", "tenant IN", 1)
-	var users []userRow
-	if err := q.SelectContext(ctx, &users, `SELECT tenant, user_name, is_admin FROM tenant_users`+twhere+` ORDER BY tenant, user_name`+lock, args...); err != nil {
-		return nil, fmt.Errorf("read tenant users: %w", err)
-	}
-	var gpus []gpuRow
-	if err := q.SelectContext(ctx, &gpus, `SELECT tenant, gpu_type, quota FROM tenant_gpus`+twhere+` ORDER BY tenant, gpu_type`+lock, args...); err != nil {
-		return nil, fmt.Errorf("read tenant quotas: %w", err)
-	}
-	var bgpus []bookingGPURow
-	if err := q.SelectContext(ctx, &bgpus, `SELECT tenant, gpu_type, max_gpus FROM tenant_booking_gpus`+twhere+` ORDER BY tenant, gpu_type`+lock, args...); err != nil {
-		return nil, fmt.Errorf("read tenant booking limits: %w", err)
+	var rs storedRows
+	if err := rs.read(ctx, q, where, args, lock); err != nil {
+		return nil, err
 	}
 	byName := map[string]*tenant.Stored{}
-	out := make([]tenant.Stored, len(rows))
-	for i, r := range rows {
-		t := tenant.Tenant{
-			Name: r.Name, Description: r.Description, Organization: r.Organization, CostCenter: r.CostCenter,
-			State: tenant.State(r.State), Adopted: r.Adopted,
-			Burst: tenant.Burst{Enabled: r.BurstEnabled, MaxOnDemandGPUs: r.BurstMaxGPUs},
-		}
-		if r.CPUs.Valid {
-			v := r.CPUs.Int64
-			t.CPUs = &v
-		}
-		if r.MemoryMB.Valid {
-			v := tenant.Megabyte(r.MemoryMB.Int64)
-			t.Memory = &v
-		}
-		if r.BurstBudget.Valid {
-			v, err := money.Parse(r.BurstBudget.String)
-			if err != nil {
-				return nil, fmt.Errorf("tenant %q: stored budget: %w", r.Name, err)
-			}
-			t.Burst.MonthlyBudget = &v
-		}
-		if err := readBookingPolicy(r, &t.Bookings); err != nil {
+	out := make([]tenant.Stored, len(rs.tenants))
+	for i, r := range rs.tenants {
+		t, err := fromRow(r)
+		if err != nil {
 			return nil, err
-		}
-		if r.Origin.Valid {
-			var o tenant.Origin
-			if err := json.Unmarshal([]byte(r.Origin.String), &o); err != nil {
-				return nil, fmt.Errorf("tenant %q: stored origin: %w", r.Name, err)
-			}
-			t.Origin = &o
 		}
 		out[i] = tenant.Stored{Tenant: t, Version: r.Version}
 		byName[strings.ToLower(r.Name)] = &out[i]
 	}
-	for _, u := range users {
+	rs.attach(byName)
+	for i := range out {
+		out[i].Normalize()
+	}
+	return out, nil
+}
+
+// storedRows are the rows of some tenants: their own, their users, their
+// GPU quotas and their booking limits per GPU type.
+type storedRows struct {
+	tenants []tenantRow
+	users   []userRow
+	gpus    []gpuRow
+	bgpus   []bookingGPURow
+}
+
+// read selects the rows of the tenants where selects (by name, with
+// args), each table in name order, locked when lock says so.
+func (rs *storedRows) read(ctx context.Context, q queryer, where string, args []any, lock string) error {
+	if err := q.SelectContext(ctx, &rs.tenants, `SELECT `+tenantCols+` FROM tenants`+where+` ORDER BY name`+lock, args...); err != nil {
+		return fmt.Errorf("read tenants: %w", err)
+	}
+	twhere := strings.Replace(where, "name IN", "tenant IN", 1)
+	if err := q.SelectContext(ctx, &rs.users, `SELECT tenant, user_name, is_admin FROM tenant_users`+twhere+` ORDER BY tenant, user_name`+lock, args...); err != nil {
+		return fmt.Errorf("read tenant users: %w", err)
+	}
+	if err := q.SelectContext(ctx, &rs.gpus, `SELECT tenant, gpu_type, quota FROM tenant_gpus`+twhere+` ORDER BY tenant, gpu_type`+lock, args...); err != nil {
+		return fmt.Errorf("read tenant quotas: %w", err)
+	}
+	if err := q.SelectContext(ctx, &rs.bgpus, `SELECT tenant, gpu_type, max_gpus FROM tenant_booking_gpus`+twhere+` ORDER BY tenant, gpu_type`+lock, args...); err != nil {
+		return fmt.Errorf("read tenant booking limits: %w", err)
+	}
+	return nil
+}
+
+// fromRow is the tenant a tenants row holds (without its users and GPU
+// types, which have rows of their own).
+func fromRow(r tenantRow) (tenant.Tenant, error) {
+	t := tenant.Tenant{
+		Name: r.Name, Description: r.Description, Organization: r.Organization, CostCenter: r.CostCenter,
+		State: tenant.State(r.State), Adopted: r.Adopted,
+		Burst: tenant.Burst{Enabled: r.BurstEnabled, MaxOnDemandGPUs: r.BurstMaxGPUs},
+	}
+	if r.CPUs.Valid {
+		v := r.CPUs.Int64
+		t.CPUs = &v
+	}
+	if r.MemoryMB.Valid {
+		v := tenant.Megabyte(r.MemoryMB.Int64)
+		t.Memory = &v
+	}
+	if r.BurstBudget.Valid {
+		v, err := money.Parse(r.BurstBudget.String)
+		if err != nil {
+			return t, fmt.Errorf("tenant %q: stored budget: %w", r.Name, err)
+		}
+		t.Burst.MonthlyBudget = &v
+	}
+	if err := readBookingPolicy(r, &t.Bookings); err != nil {
+		return t, err
+	}
+	if r.Origin.Valid {
+		var o tenant.Origin
+		if err := json.Unmarshal([]byte(r.Origin.String), &o); err != nil {
+			return t, fmt.Errorf("tenant %q: stored origin: %w", r.Name, err)
+		}
+		t.Origin = &o
+	}
+	return t, nil
+}
+
+// attach adds the users, GPU quotas and booking limits to their tenants
+// (by lower-case name); rows of a tenant not read are skipped.
+func (rs *storedRows) attach(byName map[string]*tenant.Stored) {
+	for _, u := range rs.users {
 		t := byName[strings.ToLower(u.Tenant)]
 		if t == nil {
 			continue
@@ -238,7 +273,7 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 			t.Admins = append(t.Admins, u.User)
 		}
 	}
-	for _, g := range gpus {
+	for _, g := range rs.gpus {
 		t := byName[strings.ToLower(g.Tenant)]
 		if t == nil {
 			continue
@@ -248,7 +283,7 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 		}
 		t.GPUs[g.Type] = g.Quota
 	}
-	for _, g := range bgpus {
+	for _, g := range rs.bgpus {
 		t := byName[strings.ToLower(g.Tenant)]
 		if t == nil {
 			continue
@@ -258,10 +293,6 @@ func load(ctx context.Context, q queryer, names []string, forUpdate bool) ([]ten
 		}
 		t.Bookings.MaxGPUs[g.Type] = int(g.MaxGPUs)
 	}
-	for i := range out {
-		out[i].Normalize()
-	}
-	return out, nil
 }
 
 // readBookingPolicy fills a tenant's booking policy from its row.
@@ -446,32 +477,13 @@ func CheckVersions(e tenant.Edit, stored map[string]tenant.Stored) error {
 	return nil
 }
 
+// write inserts t (or updates it when exists) with its users, GPU quotas
+// and booking limits; an insert that finds the name taken is
+// tenant.ErrChanged.
 func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, version int64, now time.Time) error {
-	r := tenantRow{
-		Name: t.Name, Description: t.Description, Organization: t.Organization, CostCenter: t.CostCenter,
-		BurstEnabled: t.Burst.Enabled, BurstMaxGPUs: t.Burst.MaxOnDemandGPUs,
-		State: string(t.State), Adopted: t.Adopted, Version: version, CreatedAt: now, UpdatedAt: now,
-	}
-	if t.CPUs != nil {
-		r.CPUs = sql.NullInt64{Int64: *t.CPUs, Valid: true}
-	}
-	if t.Memory != nil {
-		r.MemoryMB = sql.NullInt64{Int64: int64(*t.Memory), Valid: true}
-	}
-	if t.Burst.MonthlyBudget != nil {
-		r.BurstBudget = sql.NullString{String: t.Burst.MonthlyBudget.String(), Valid: true}
-	}
-	if t.Origin != nil {
-		b, err := json.Marshal(t.Origin)
-		if err != nil {
-			return fmt.Errorf("write tenant %q: origin: %w", t.Name, err)
-		}
-		r.Origin = sql.NullString{String: string(b), Valid: true}
-	}
-	bp := t.Bookings
-	r.BookingMaxWindow, r.BookingMinLead, r.BookingMaxHorizon = spanSeconds(bp.MaxWindow), spanSeconds(bp.MinLead), spanSeconds(bp.MaxHorizon)
-	if bp.MonthlySpendLimit != nil {
-		r.BookingSpendLimit = sql.NullString{String: bp.MonthlySpendLimit.String(), Valid: true}
+	r, err := toRow(t, version, now)
+	if err != nil {
+		return err
 	}
 	q := `INSERT INTO tenants (` + tenantCols + `) VALUES (:name, :description, :organization, :cost_center, :cpus, :memory_mb,
 		:burst_enabled, :burst_max_gpus, :burst_budget, :state, :adopted, :version, :created_at, :updated_at,
@@ -490,6 +502,44 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 		}
 		return fmt.Errorf("write tenant %q: %w", t.Name, err)
 	}
+	return writeChildren(ctx, tx, t)
+}
+
+// toRow is the tenants row of t (its users and GPU types have rows of
+// their own).
+func toRow(t tenant.Tenant, version int64, now time.Time) (tenantRow, error) {
+	r := tenantRow{
+		Name: t.Name, Description: t.Description, Organization: t.Organization, CostCenter: t.CostCenter,
+		BurstEnabled: t.Burst.Enabled, BurstMaxGPUs: t.Burst.MaxOnDemandGPUs,
+		State: string(t.State), Adopted: t.Adopted, Version: version, CreatedAt: now, UpdatedAt: now,
+	}
+	if t.CPUs != nil {
+		r.CPUs = sql.NullInt64{Int64: *t.CPUs, Valid: true}
+	}
+	if t.Memory != nil {
+		r.MemoryMB = sql.NullInt64{Int64: int64(*t.Memory), Valid: true}
+	}
+	if t.Burst.MonthlyBudget != nil {
+		r.BurstBudget = sql.NullString{String: t.Burst.MonthlyBudget.String(), Valid: true}
+	}
+	if t.Origin != nil {
+		b, err := json.Marshal(t.Origin)
+		if err != nil {
+			return r, fmt.Errorf("write tenant %q: origin: %w", t.Name, err)
+		}
+		r.Origin = sql.NullString{String: string(b), Valid: true}
+	}
+	bp := t.Bookings
+	r.BookingMaxWindow, r.BookingMinLead, r.BookingMaxHorizon = spanSeconds(bp.MaxWindow), spanSeconds(bp.MinLead), spanSeconds(bp.MaxHorizon)
+	if bp.MonthlySpendLimit != nil {
+		r.BookingSpendLimit = sql.NullString{String: bp.MonthlySpendLimit.String(), Valid: true}
+	}
+	return r, nil
+}
+
+// writeChildren replaces the rows of t's users, GPU quotas and booking
+// limits per GPU type.
+func writeChildren(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM tenant_users WHERE tenant = ?`, t.Name); err != nil {
 		return fmt.Errorf("write users of %q: %w", t.Name, err)
 	}
@@ -517,7 +567,7 @@ func write(ctx context.Context, tx *sqlx.Tx, t tenant.Tenant, exists bool, versi
 			return fmt.Errorf("write quota of %q: %w", t.Name, err)
 		}
 	}
-	if len(bp.MaxGPUs) > 0 {
+	if bp := t.Bookings; len(bp.MaxGPUs) > 0 {
 		rows := make([]bookingGPURow, 0, len(bp.MaxGPUs))
 		for _, typ := range slices.Sorted(maps.Keys(bp.MaxGPUs)) {
 			rows = append(rows, bookingGPURow{Tenant: t.Name, Type: typ, MaxGPUs: int64(bp.MaxGPUs[typ])})

@@ -78,8 +78,8 @@ var Gpubridge = Layout{
 		// accounting/: usage, ledger and money.
 		"accounting/meter": {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},
 			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger; the health credits' ledger adapter reads charged runs"},
-		"accounting/pricing": {Pure: true, Importers: []string{"cmd/...", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},
-			Why: "the burst controller prices a tenant's on-demand spend with the rate card; the health credits price a lost run or booking as it was charged"},
+		"accounting/pricing": {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "accounting/...", "bridge/burst/...", "bridge/health/credit/ledgeradapter"},
+			Why: "the burst controller prices a tenant's on-demand spend and its estimates with the rate card's prices; the health credits price a lost run or booking as it was charged"},
 		"accounting/ledger": {Importers: []string{"cmd/...", "test/bench/cmd/ingestprof", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},
 			Why: "the burst controller reads a tenant's on-demand usage from the ledger; the health credits read charged runs and write credit lines"},
 		"accounting/ratecard": {Importers: []string{"cmd/...", "accounting/...", "bridge/burst/spend"},

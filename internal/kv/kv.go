@@ -78,20 +78,9 @@ func Parse(args []string, spec Spec) (Args, error) {
 	a := Args{Where: map[string]string{}, Set: map[string]string{}}
 	inSet, sawSet := false, slices.ContainsFunc(args, func(w string) bool { return strings.EqualFold(w, "set") })
 	for i, w := range args {
-		lw := strings.ToLower(w)
-		switch {
-		case lw == "set":
-			if spec.SetKeys == nil {
-				return a, fmt.Errorf("%q: this command takes no `set` clause", w)
-			}
-			if inSet {
-				return a, fmt.Errorf("`set` given twice")
-			}
-			inSet = true
-			continue
-		case lw == "where":
-			if inSet {
-				return a, fmt.Errorf("`where` must come before `set`")
+		if clause, err := clauseWord(w, spec, &inSet); err != nil || clause {
+			if err != nil {
+				return a, err
 			}
 			continue
 		}
@@ -109,41 +98,13 @@ func Parse(args []string, spec Spec) (Args, error) {
 			allowed, dst = spec.SetKeys, a.Set
 		}
 		if !slices.Contains(allowed, k) {
-			switch {
-			case !inSet && !sawSet && slices.Contains(spec.SetKeys, k):
-				fixed := slices.Concat(args[:i:i], []string{"set"}, args[i:])
-				return a, &MissingSetError{Word: w, Fixed: fixed}
-			case !inSet && spec.Columns != nil && k == "format":
-				if a.Format != nil {
-					return a, fmt.Errorf("option %q given twice", k)
-				}
-				if a.Format = List(strings.ToLower(v)); len(a.Format) == 0 {
-					return a, fmt.Errorf("format=: name the columns, e.g. format=%s", strings.Join(spec.Columns[:min(2, len(spec.Columns))], ","))
-				}
-				for _, item := range a.Format {
-					c, _, err := FormatItem(item)
-					if err != nil {
-						return a, err
-					}
-					if column(c, spec.Columns) == "" {
-						return a, fmt.Errorf("format=%s: no such column%s; columns: %s", c, DidYouMean(c, spec.Columns), strings.Join(spec.Columns, ","))
-					}
-				}
-				continue
-			case !inSet && spec.Columns != nil && column(k, spec.Columns) != "":
-				if a.Filters == nil {
-					a.Filters = map[string]string{}
-				}
-				if _, dup := a.Filters[k]; dup {
-					return a, fmt.Errorf("option %q given twice", k)
-				}
-				a.Filters[k] = v
-				continue
+			if inSet {
+				return a, &UnknownKeyError{Key: k, Known: allowed}
 			}
-			if !inSet && spec.Columns != nil {
-				return a, &UnknownKeyError{Key: k, Known: allowed, Columns: spec.Columns}
+			if err := a.whereOther(args, i, k, v, spec, sawSet); err != nil {
+				return a, err
 			}
-			return a, &UnknownKeyError{Key: k, Known: allowed}
+			continue
 		}
 		if _, dup := dst[k]; dup {
 			return a, fmt.Errorf("option %q given twice", k)
@@ -154,6 +115,75 @@ func Parse(args []string, spec Spec) (Args, error) {
 		return a, fmt.Errorf("`set` needs at least one key=value")
 	}
 	return a, nil
+}
+
+// clauseWord reads the words set and where (any case), reporting whether
+// w is one: set opens the set clause, once, in a command that has one;
+// where may only come before it.
+func clauseWord(w string, spec Spec, inSet *bool) (bool, error) {
+	switch strings.ToLower(w) {
+	case "set":
+		if spec.SetKeys == nil {
+			return true, fmt.Errorf("%q: this command takes no `set` clause", w)
+		}
+		if *inSet {
+			return true, fmt.Errorf("`set` given twice")
+		}
+		*inSet = true
+		return true, nil
+	case "where":
+		if *inSet {
+			return true, fmt.Errorf("`where` must come before `set`")
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// whereOther reads args[i], k=v before any `set`, whose key is not one of
+// spec's: a key of the set clause without the `set` word (a
+// MissingSetError with the fixed command), format=, or a filter on a
+// column; else an UnknownKeyError.
+func (a *Args) whereOther(args []string, i int, k, v string, spec Spec, sawSet bool) error {
+	switch {
+	case !sawSet && slices.Contains(spec.SetKeys, k):
+		fixed := slices.Concat(args[:i:i], []string{"set"}, args[i:])
+		return &MissingSetError{Word: args[i], Fixed: fixed}
+	case spec.Columns != nil && k == "format":
+		return a.setFormat(k, v, spec.Columns)
+	case spec.Columns != nil && column(k, spec.Columns) != "":
+		if a.Filters == nil {
+			a.Filters = map[string]string{}
+		}
+		if _, dup := a.Filters[k]; dup {
+			return fmt.Errorf("option %q given twice", k)
+		}
+		a.Filters[k] = v
+		return nil
+	case spec.Columns != nil:
+		return &UnknownKeyError{Key: k, Known: spec.Keys, Columns: spec.Columns}
+	}
+	return &UnknownKeyError{Key: k, Known: spec.Keys}
+}
+
+// setFormat reads format=v (k): once, naming known columns.
+func (a *Args) setFormat(k, v string, cols []string) error {
+	if a.Format != nil {
+		return fmt.Errorf("option %q given twice", k)
+	}
+	if a.Format = List(strings.ToLower(v)); len(a.Format) == 0 {
+		return fmt.Errorf("format=: name the columns, e.g. format=%s", strings.Join(cols[:min(2, len(cols))], ","))
+	}
+	for _, item := range a.Format {
+		c, _, err := FormatItem(item)
+		if err != nil {
+			return err
+		}
+		if column(c, cols) == "" {
+			return fmt.Errorf("format=%s: no such column%s; columns: %s", c, DidYouMean(c, cols), strings.Join(cols, ","))
+		}
+	}
+	return nil
 }
 
 // FormatItem splits one item of format= into its column and width, as

@@ -78,18 +78,46 @@ func (c *Client) CreateAccounts(ctx context.Context, specs []AccountSpec) error 
 	if len(specs) == 0 {
 		return nil
 	}
+	b, err := newAccountBatch(specs)
+	if err != nil {
+		return err
+	}
+	if b.looks > 1 {
+		if err := c.createMissingAccounts(ctx, b.specs); err != nil {
+			return err
+		}
+	}
+	for _, p := range b.parents {
+		if err := c.associateAccounts(ctx, p, b.byParent[p], b.specs[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// accountBatch are the accounts of one CreateAccounts, their defaults
+// filled in, grouped by parent.
+type accountBatch struct {
+	specs    []AccountSpec
+	parents  []string            // parents in the batch before their children
+	byParent map[string][]string // parent -> account names
+	looks    int                 // distinct (description, organization) pairs
+}
+
+// newAccountBatch fills in the specs' defaults (parent root, description
+// and organization the name) and groups them; an account without a name,
+// or given twice, is ErrInvalid.
+func newAccountBatch(specs []AccountSpec) (accountBatch, error) {
 	type look struct{ desc, org string }
 	looks := map[look]bool{}
-	byParent := map[string][]string{}
-	var parents []string
+	b := accountBatch{byParent: map[string][]string{}, specs: make([]AccountSpec, 0, len(specs))}
 	seen := map[string]bool{}
-	norm := make([]AccountSpec, 0, len(specs))
 	for _, s := range specs {
 		if s.Name == "" {
-			return fmt.Errorf("create accounts: %w: an account has no name", ErrInvalid)
+			return b, fmt.Errorf("create accounts: %w: an account has no name", ErrInvalid)
 		}
 		if seen[s.Name] {
-			return fmt.Errorf("create accounts: %w: account %q given twice", ErrInvalid, s.Name)
+			return b, fmt.Errorf("create accounts: %w: account %q given twice", ErrInvalid, s.Name)
 		}
 		seen[s.Name] = true
 		if s.Parent == "" {
@@ -101,72 +129,72 @@ func (c *Client) CreateAccounts(ctx context.Context, specs []AccountSpec) error 
 		if s.Organization == "" {
 			s.Organization = s.Name
 		}
-		norm = append(norm, s)
+		b.specs = append(b.specs, s)
 		looks[look{s.Description, s.Organization}] = true
-		if _, ok := byParent[s.Parent]; !ok {
-			parents = append(parents, s.Parent)
+		if _, ok := b.byParent[s.Parent]; !ok {
+			b.parents = append(b.parents, s.Parent)
 		}
-		byParent[s.Parent] = append(byParent[s.Parent], s.Name)
+		b.byParent[s.Parent] = append(b.byParent[s.Parent], s.Name)
 	}
-	parents = parentsFirst(parents, seen, norm)
-	names := make([]string, len(norm))
-	for i, s := range norm {
-		names[i] = s.Name
+	b.parents = parentsFirst(b.parents, seen, b.specs)
+	b.looks = len(looks)
+	return b, nil
+}
+
+// createMissingAccounts creates, each with its own description and
+// organization, the accounts of specs that do not exist (one read of the
+// accounts, then POST accounts/ in chunks); existing ones are left alone.
+func (c *Client) createMissingAccounts(ctx context.Context, specs []AccountSpec) error {
+	all, err := c.ListAccounts(ctx)
+	if err != nil {
+		return fmt.Errorf("create accounts: %w", err)
 	}
-	first := norm[0]
-	if len(looks) > 1 {
-		all, err := c.ListAccounts(ctx)
-		if err != nil {
-			return fmt.Errorf("create accounts: %w", err)
-		}
-		exists := map[string]bool{}
-		for _, a := range all {
-			if !a.Deleted {
-				exists[a.Name] = true
-			}
-		}
-		var missing []Account
-		for _, s := range norm {
-			if !exists[s.Name] {
-				missing = append(missing, Account{Name: s.Name, Description: s.Description, Organization: s.Organization})
-			}
-		}
-		if len(missing) > 0 {
-			if err := chunked(ctx, c, "create accounts", missing, func(ctx context.Context, part []Account) error {
-				if err := c.postAccounts(ctx, part); err != nil {
-					return bulkError("create accounts", accountNames(part), err)
-				}
-				return nil
-			}, nil); err != nil {
-				return err
-			}
+	exists := map[string]bool{}
+	for _, a := range all {
+		if !a.Deleted {
+			exists[a.Name] = true
 		}
 	}
-	for _, p := range parents {
-		// With one look, accounts_association/ creates the accounts with it;
-		// otherwise every account exists now, and accounts_association/
-		// leaves existing accounts as they are (their description and
-		// organization too) and only adds the missing cluster associations.
-		op := fmt.Sprintf("create the cluster associations of accounts under %s", p)
-		send := func(ctx context.Context, group []string) error {
-			body := map[string]any{
-				"association_condition": map[string]any{
-					"accounts":    group,
-					"clusters":    []string{c.cluster},
-					"association": map[string]any{"parent": p},
-				},
-				"account": map[string]any{"description": first.Description, "organization": first.Organization},
-			}
-			if err := c.do(ctx, http.MethodPost, c.dbPath("accounts_association/"), nil, body, nil); err != nil {
-				return bulkError(op, group, err)
-			}
-			return nil
-		}
-		if err := chunked(ctx, c, op, byParent[p], send, c.accountsUnclustered); err != nil {
-			return err
+	var missing []Account
+	for _, s := range specs {
+		if !exists[s.Name] {
+			missing = append(missing, Account{Name: s.Name, Description: s.Description, Organization: s.Organization})
 		}
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	return chunked(ctx, c, "create accounts", missing, func(ctx context.Context, part []Account) error {
+		if err := c.postAccounts(ctx, part); err != nil {
+			return bulkError("create accounts", accountNames(part), err)
+		}
+		return nil
+	}, nil)
+}
+
+// associateAccounts adds the cluster associations of the accounts under
+// parent p, in chunks. With one look, accounts_association/ creates the
+// accounts with it (first's description and organization); otherwise
+// every account exists now, and accounts_association/ leaves existing
+// accounts as they are (their description and organization too) and only
+// adds the missing cluster associations.
+func (c *Client) associateAccounts(ctx context.Context, p string, accounts []string, first AccountSpec) error {
+	op := fmt.Sprintf("create the cluster associations of accounts under %s", p)
+	send := func(ctx context.Context, group []string) error {
+		body := map[string]any{
+			"association_condition": map[string]any{
+				"accounts":    group,
+				"clusters":    []string{c.cluster},
+				"association": map[string]any{"parent": p},
+			},
+			"account": map[string]any{"description": first.Description, "organization": first.Organization},
+		}
+		if err := c.do(ctx, http.MethodPost, c.dbPath("accounts_association/"), nil, body, nil); err != nil {
+			return bulkError(op, group, err)
+		}
+		return nil
+	}
+	return chunked(ctx, c, op, accounts, send, c.accountsUnclustered)
 }
 
 // accountsUnclustered returns the names of accounts without their

@@ -12,6 +12,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/burst"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 // Ledger is what the adapter reads of the usage ledger.
@@ -61,7 +62,7 @@ func (s *Source) OnDemandRates(ctx context.Context, at time.Time) (burst.Rates, 
 		return burst.Rates{}, err
 	}
 	if !ok {
-		return burst.Rates{PerGPUHour: map[string]int64{}, Minor: 2}, nil
+		return burst.Rates{PerGPUHour: map[string]pricing.Price{}, Minor: 2}, nil
 	}
 	return RatesFrom(card, at), nil
 }
@@ -80,7 +81,7 @@ func (r CardRates) OnDemandRates(_ context.Context, at time.Time) (burst.Rates, 
 // RatesFrom lists card's on-demand rates at an instant, in billionths of
 // the currency per GPU-hour (a MIG profile at its weighted rate).
 func RatesFrom(card pricing.Card, at time.Time) burst.Rates {
-	r := burst.Rates{PerGPUHour: map[string]int64{}, Currency: card.Currency, Minor: card.Minor()}
+	r := burst.Rates{PerGPUHour: map[string]pricing.Price{}, Currency: card.Currency, Minor: card.Minor()}
 	types := map[string]bool{}
 	for _, x := range card.Rates {
 		types[x.Type] = true
@@ -93,7 +94,7 @@ func RatesFrom(card pricing.Card, at time.Time) burst.Rates {
 		if err != nil {
 			continue // no on-demand rate at this time: stays missing
 		}
-		r.PerGPUHour[t] = int64(q.UnitPrice())
+		r.PerGPUHour[t] = q.UnitPrice()
 	}
 	return r
 }
@@ -123,17 +124,37 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			return map[string]int64{}, nil
 		}
 	}
-	type key struct {
-		account, typ string
-		day          int64
+	secs, err := s.onDemandSeconds(ctx, p, accounts)
+	if err != nil {
+		return nil, err
 	}
-	secs := map[key]int64{}
+	out, err := priceSpend(card, ok, secs)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.cached, s.cachedP, s.cachedT = out, p, time.Now()
+	s.mu.Unlock()
+	return out, nil
+}
+
+// spendKey is the on-demand use of one account, GPU type and day (the
+// day a rate applies from).
+type spendKey struct {
+	account, typ string
+	day          int64
+}
+
+// onDemandSeconds sums the on-demand GPU-seconds booked in period p, of
+// the accounts named (every account when nil), by account, type and day.
+func (s *Source) onDemandSeconds(ctx context.Context, p meter.Period, accounts []string) (map[spendKey]int64, error) {
+	secs := map[spendKey]int64{}
 	collect := func(l meter.Line) error {
 		if l.Tier != meter.OnDemand {
 			return nil
 		}
 		day := pricing.DateOf(time.Unix(l.Start, 0)).Unix()
-		secs[key{l.Account, l.Type, day}] += l.GPUSeconds
+		secs[spendKey{l.Account, l.Type, day}] += l.GPUSeconds
 		return nil
 	}
 	queries := []ledger.LineQuery{{Booked: p}}
@@ -148,13 +169,20 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			return nil, fmt.Errorf("read on-demand ledger lines of %s: %w", p, err)
 		}
 	}
-	out := map[string]int64{}
+	return secs, nil
+}
+
+// priceSpend prices the GPU-seconds with the rate card (hasCard: there is
+// one) and counts each account's spend in money.Amount, returned in minor
+// units of the card's currency. Use that cannot be priced is an error.
+func priceSpend(card pricing.Card, hasCard bool, secs map[spendKey]int64) (map[string]int64, error) {
+	sums := map[string]money.Amount{}
 	var errs []error
 	for k, gs := range secs {
 		if gs == 0 {
 			continue
 		}
-		if !ok {
+		if !hasCard {
 			errs = append(errs, fmt.Errorf("%w: on-demand use of %s cannot be priced", ratecard.ErrNoCard, k.account))
 			continue
 		}
@@ -168,13 +196,19 @@ func (s *Source) OnDemandSpend(ctx context.Context, from, to time.Time) (map[str
 			errs = append(errs, err)
 			continue
 		}
-		out[k.account] += a.Units()
+		sum, err := sums[k.account].Add(a)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("on-demand spend of %s: %w", k.account, err))
+			continue
+		}
+		sums[k.account] = sum
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.cached, s.cachedP, s.cachedT = out, p, time.Now()
-	s.mu.Unlock()
+	out := make(map[string]int64, len(sums))
+	for a, sum := range sums {
+		out[a] = sum.Units()
+	}
 	return out, nil
 }

@@ -82,7 +82,7 @@ func TestSpendAndRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := burst.Rates{PerGPUHour: map[string]int64{"h100": 3_500_000_000, "1g.10gb": 500_000_000}, Currency: "EUR", Minor: 2}
+	want := burst.Rates{PerGPUHour: map[string]pricing.Price{"h100": 3_500_000_000, "1g.10gb": 500_000_000}, Currency: "EUR", Minor: 2}
 	if diff := cmp.Diff(want, rates); diff != "" {
 		t.Errorf("rates (-want +got)\n%s", diff)
 	}
@@ -119,7 +119,7 @@ func TestCardRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := burst.Rates{PerGPUHour: map[string]int64{"h100": 3_500_000_000, "1g.10gb": 500_000_000}, Currency: "EUR", Minor: 2}
+	want := burst.Rates{PerGPUHour: map[string]pricing.Price{"h100": 3_500_000_000, "1g.10gb": 500_000_000}, Currency: "EUR", Minor: 2}
 	if diff := cmp.Diff(want, file); diff != "" {
 		t.Errorf("card rates (-want +got)\n%s", diff)
 	}

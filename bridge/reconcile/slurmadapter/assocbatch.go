@@ -78,6 +78,21 @@ func byAccountRuns(ks []reconcile.AssocKey) []assocBatch {
 // to stay is split into one batch per user who loses everything (that
 // user's associations: always exact) and one per account for the rest.
 func (l *liveAssocs) batches(ks []reconcile.AssocKey, maxNames int) []assocBatch {
+	keys, del := uniqueKeys(ks)
+	sets := unionFind{}
+	var order []string // accounts in first-seen order
+	for _, k := range keys {
+		if !sets.has(k.Account) {
+			order = append(order, k.Account)
+			sets.find(k.Account)
+		}
+	}
+	losesAll := l.joinLosers(keys, del, sets)
+	return l.merge(groupKeys(keys, order, sets), del, losesAll, maxNames)
+}
+
+// uniqueKeys returns ks without repeats, in first-seen order, and as a set.
+func uniqueKeys(ks []reconcile.AssocKey) ([]reconcile.AssocKey, map[reconcile.AssocKey]bool) {
 	del := map[reconcile.AssocKey]bool{}
 	var keys []reconcile.AssocKey
 	for _, k := range ks {
@@ -86,31 +101,38 @@ func (l *liveAssocs) batches(ks []reconcile.AssocKey, maxNames int) []assocBatch
 			keys = append(keys, k)
 		}
 	}
-	// Union-find over accounts.
-	parent := map[string]string{}
-	var find func(string) string
-	find = func(a string) string {
-		if p, ok := parent[a]; ok && p != a {
-			r := find(p)
-			parent[a] = r
-			return r
-		}
-		parent[a] = a
-		return a
+	return keys, del
+}
+
+// unionFind joins accounts into sets: each account's parent, up to the
+// set's root.
+type unionFind map[string]string
+
+// has reports whether a is in one of the sets.
+func (u unionFind) has(a string) bool { _, ok := u[a]; return ok }
+
+// find returns the root of a's set, adding a alone when new.
+func (u unionFind) find(a string) string {
+	if p, ok := u[a]; ok && p != a {
+		r := u.find(p)
+		u[a] = r
+		return r
 	}
-	union := func(a, b string) {
-		ra, rb := find(a), find(b)
-		if ra != rb {
-			parent[rb] = ra
-		}
+	u[a] = a
+	return a
+}
+
+// union joins the sets of a and b.
+func (u unionFind) union(a, b string) {
+	ra, rb := u.find(a), u.find(b)
+	if ra != rb {
+		u[rb] = ra
 	}
-	var order []string // accounts in first-seen order
-	for _, k := range keys {
-		if _, ok := parent[k.Account]; !ok {
-			order = append(order, k.Account)
-			find(k.Account)
-		}
-	}
+}
+
+// joinLosers finds the users who lose every live association, and joins
+// the sets of all their accounts: their associations go in one request.
+func (l *liveAssocs) joinLosers(keys []reconcile.AssocKey, del map[reconcile.AssocKey]bool, sets unionFind) map[string]bool {
 	losesAll := map[string]bool{}
 	for _, k := range keys {
 		if losesAll[k.User] {
@@ -130,31 +152,43 @@ func (l *liveAssocs) batches(ks []reconcile.AssocKey, maxNames int) []assocBatch
 				if first == "" {
 					first = a
 				} else {
-					union(first, a)
+					sets.union(first, a)
 				}
 			}
 		}
 	}
-	// Groups in first-seen order of their accounts.
+	return losesAll
+}
+
+// groupKeys makes one group per set of accounts, in first-seen order of
+// their accounts, holding its accounts, keys and users.
+func groupKeys(keys []reconcile.AssocKey, order []string, sets unionFind) []*assocBatch {
 	groups := map[string]*assocBatch{}
-	var groupOrder []string
+	var inOrder []*assocBatch
 	for _, a := range order {
-		r := find(a)
+		r := sets.find(a)
 		g := groups[r]
 		if g == nil {
 			g = &assocBatch{}
 			groups[r] = g
-			groupOrder = append(groupOrder, r)
+			inOrder = append(inOrder, g)
 		}
 		g.accounts = append(g.accounts, a)
 	}
 	for _, k := range keys {
-		g := groups[find(k.Account)]
+		g := groups[sets.find(k.Account)]
 		g.keys = append(g.keys, k)
 		if !slices.Contains(g.users, k.User) {
 			g.users = append(g.users, k.User)
 		}
 	}
+	return inOrder
+}
+
+// merge turns the groups into batches: a group whose cross product would
+// remove an association that stays is split; the others are merged while
+// they fit in maxNames and their cross product stays exact.
+func (l *liveAssocs) merge(groups []*assocBatch, del map[reconcile.AssocKey]bool, losesAll map[string]bool, maxNames int) []assocBatch {
 	var out []assocBatch
 	var cur *assocBatch
 	flush := func() {
@@ -163,8 +197,7 @@ func (l *liveAssocs) batches(ks []reconcile.AssocKey, maxNames int) []assocBatch
 			cur = nil
 		}
 	}
-	for _, r := range groupOrder {
-		g := groups[r]
+	for _, g := range groups {
 		if !l.exact(g.accounts, g.users, del) {
 			flush()
 			out = append(out, l.split(g, losesAll)...)

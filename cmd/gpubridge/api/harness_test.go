@@ -75,7 +75,7 @@ func (p planner) Plan(ctx context.Context) (burst.Plan, error) {
 		return burst.Plan{}, err
 	}
 	return burst.Decide(burst.Input{Now: time.Now(), Config: burst.Config{PoolPartition: "pool", OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"},
-		Tenants: p.tenants, Jobs: js, Spent: map[string]int64{"acme": 1000}, Rates: burst.Rates{PerGPUHour: map[string]int64{"h100": 250}, Currency: "EUR", Minor: 2}}), nil
+		Tenants: p.tenants, Jobs: js, Spent: map[string]int64{"acme": 1000}, Rates: burst.Rates{PerGPUHour: map[string]pricing.Price{"h100": 250}, Currency: "EUR", Minor: 2}}), nil
 }
 
 func (p planner) StoredRefusals(context.Context) ([]burst.StoredRefusal, error) { return nil, nil }

@@ -19,6 +19,7 @@ import (
 
 	_ "embed"
 
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
 	"github.com/gpubridge/gpubridge/internal/money"
@@ -149,7 +150,7 @@ func (zeroSpend) OnDemandSpend(context.Context, time.Time, time.Time) (map[strin
 type rates struct{}
 
 func (rates) OnDemandRates(context.Context, time.Time) (burst.Rates, error) {
-	return burst.Rates{PerGPUHour: map[string]int64{"h100": 6_000_000_000}, Minor: 2}, nil
+	return burst.Rates{PerGPUHour: map[string]pricing.Price{"h100": 6_000_000_000}, Minor: 2}, nil
 }
 
 func keyFile() (string, error) {
@@ -186,7 +187,7 @@ func syntheticBench(ctx context.Context, pending, running, ntenants, heldPct, re
 		ts = append(ts, burst.Tenant{Name: n, QOS: n, Policy: burst.Policy{Enabled: true, MaxGPUs: 1000, Budget: &b}})
 	}
 	cfg := burst.Config{PoolPartition: "pool", OnDemandPartition: "ondemand", OnDemandQOS: "ondemand"}
-	rts := burst.Rates{PerGPUHour: map[string]int64{"h100": 6_000_000_000}, Minor: 2}
+	rts := burst.Rates{PerGPUHour: map[string]pricing.Price{"h100": 6_000_000_000}, Minor: 2}
 	body = nil
 	runtime.GC()
 	debug.FreeOSMemory()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/spend"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
@@ -93,7 +94,7 @@ func TestNewWithFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(burst.Rates{PerGPUHour: map[string]int64{"h100": 6_000_000_000}, Currency: "EUR", Minor: 2}, rates); diff != "" {
+	if diff := cmp.Diff(burst.Rates{PerGPUHour: map[string]pricing.Price{"h100": 6_000_000_000}, Currency: "EUR", Minor: 2}, rates); diff != "" {
 		t.Errorf("rates (-want +got)\n%s", diff)
 	}
 	src, ok := s.Spend.(*spend.Source)
@@ -205,7 +206,7 @@ func TestOverview(t *testing.T) {
 		},
 		Tenants: tenants{{Name: "acme", QOS: "acme", Quota: map[string]int64{"h100": 1}, Policy: burst.Policy{Enabled: false, MaxGPUs: 2}}},
 		Spend:   spent{},
-		Rates:   rates{PerGPUHour: map[string]int64{}, Minor: 2},
+		Rates:   rates{PerGPUHour: map[string]pricing.Price{}, Minor: 2},
 		Now:     func() time.Time { return now },
 	}
 	stored := &refusals{rs: []burst.StoredRefusal{{Refusal: burst.Refusal{JobID: 2, Tenant: "acme", Reason: burst.Disabled}, FirstAt: first}}}
