@@ -138,10 +138,12 @@ func splitList(v string) []string {
 	return out
 }
 
-// bookingBody reads a JSON object of strings: the CLI's key=value
-// arguments (gpus=h100:2, start=now+1h, duration=2h, purpose=...), read by
-// the CLI's own parser so that every message is the CLI's.
-func bookingBody(w http.ResponseWriter, r *http.Request, keys []string) (map[string]string, error) {
+// bookingFields reads a JSON object of strings: a booking's fields by
+// the names of the CLI's key=value arguments (gpus=h100:2, start=now+1h,
+// duration=2h, purpose=...), which the domain's parser reads
+// (reserve.ParseAdd, reserve.ParseChange) so that every message is the
+// CLI's.
+func bookingFields(w http.ResponseWriter, r *http.Request, keys []string) (map[string]string, error) {
 	var raw map[string]any
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err := dec.Decode(&raw); err != nil {
@@ -174,19 +176,32 @@ func bookingBody(w http.ResponseWriter, r *http.Request, keys []string) (map[str
 	return kv, nil
 }
 
+// addRequest reads the add route's body into the booking it asks for,
+// of the path's tenant: the request add booking makes of its key=value
+// arguments.
+func (s *Server) addRequest(q *req) (reserve.Request, error) {
+	keys := slices.DeleteFunc(slices.Clone(reserve.AddKeys), func(k string) bool { return k == "tenant" })
+	fields, err := bookingFields(q.w, q.r, keys)
+	if err != nil {
+		return reserve.Request{}, err
+	}
+	fields["tenant"] = q.tenant
+	r, ps := reserve.ParseAdd(fields, s.now(), reserve.Zone{})
+	if len(ps) > 0 {
+		return reserve.Request{}, badRequest(ps)
+	}
+	return r, nil
+}
+
+// addBooking admits the booking of the body through the booking use
+// cases (Bookings.Add, what add booking runs).
 func (s *Server) addBooking(q *req) (int, any, error) {
 	if s.o.Bookings == nil {
 		return 0, nil, errUnavailable
 	}
-	keys := slices.DeleteFunc(slices.Clone(reserve.AddKeys), func(k string) bool { return k == "tenant" })
-	kv, err := bookingBody(q.w, q.r, keys)
+	r, err := s.addRequest(q)
 	if err != nil {
 		return 0, nil, err
-	}
-	kv["tenant"] = q.tenant
-	r, ps := reserve.ParseAdd(kv, s.now(), reserve.Zone{})
-	if len(ps) > 0 {
-		return 0, nil, badRequest(ps)
 	}
 	b, err := s.o.Bookings.Add(q.r.Context(), q.tok.Actor(), r)
 	s.writes.Add(1)
@@ -229,6 +244,25 @@ func (s *Server) getBooking(q *req) (int, any, error) {
 	return http.StatusOK, s.view(b), nil
 }
 
+// changeRequest reads the modify route's body into the change it asks
+// for: the change modify booking makes of its arguments after `set`.
+func (s *Server) changeRequest(q *req) (reserve.Change, error) {
+	fields, err := bookingFields(q.w, q.r, reserve.ModifyKeys)
+	if err != nil {
+		return reserve.Change{}, err
+	}
+	if len(fields) == 0 {
+		return reserve.Change{}, badRequest(reserve.Problems{{Field: "body", Msg: "nothing to change; give one of " + strings.Join(reserve.ModifyKeys, ", ")}})
+	}
+	ch, ps := reserve.ParseChange(fields, s.now(), reserve.Zone{})
+	if len(ps) > 0 {
+		return reserve.Change{}, badRequest(ps)
+	}
+	return ch, nil
+}
+
+// modifyBooking changes the path's booking by the body through the
+// booking use cases (Bookings.Modify, what modify booking runs).
 func (s *Server) modifyBooking(q *req) (int, any, error) {
 	if s.o.Bookings == nil {
 		return 0, nil, errUnavailable
@@ -240,16 +274,9 @@ func (s *Server) modifyBooking(q *req) (int, any, error) {
 	if err := q.need(token.Book); err != nil {
 		return 0, nil, err
 	}
-	kv, err := bookingBody(q.w, q.r, reserve.ModifyKeys)
+	ch, err := s.changeRequest(q)
 	if err != nil {
 		return 0, nil, err
-	}
-	if len(kv) == 0 {
-		return 0, nil, badRequest(reserve.Problems{{Field: "body", Msg: "nothing to change; give one of " + strings.Join(reserve.ModifyKeys, ", ")}})
-	}
-	ch, ps := reserve.ParseChange(kv, s.now(), reserve.Zone{})
-	if len(ps) > 0 {
-		return 0, nil, badRequest(ps)
 	}
 	_, after, err := s.o.Bookings.Modify(q.r.Context(), q.tok.Actor(), b.ID, ch)
 	s.writes.Add(1)

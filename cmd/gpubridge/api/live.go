@@ -31,12 +31,14 @@ type BurstPlanner interface {
 	StoredRefusals(ctx context.Context) ([]burst.StoredRefusal, error)
 }
 
-// UsageReader prices a period as `show usage` does (accounting/billing.Books).
+// UsageReader prices a period: the usage use case `show usage` runs
+// (cmd/gpubridge/app.UsageCases, on accounting/billing.Books).
 type UsageReader interface {
 	Summary(ctx context.Context, p meter.Period, account string) (export.Summary, error)
 }
 
-// BookingReader reads bookings and availability (bridge/reserve.Service).
+// BookingReader reads bookings and availability: the booking use cases
+// reads (Bookings).
 type BookingReader interface {
 	List(ctx context.Context, f reserve.ListFilter) ([]reserve.Booking, error)
 	Availability(ctx context.Context, q reserve.AvailabilityQuery) (reserve.Availability, error)

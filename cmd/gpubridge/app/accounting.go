@@ -155,15 +155,7 @@ func (e *Env) Usage(ctx context.Context, r UsageRequest) ([]export.Summary, erro
 	if err != nil {
 		return nil, err
 	}
-	var sums []export.Summary
-	for _, p := range r.Periods {
-		s, err := books.Summary(ctx, p, r.Account)
-		if err != nil {
-			return nil, err
-		}
-		sums = append(sums, s)
-	}
-	return sums, nil
+	return UsageCases{Books: books}.Summaries(ctx, r)
 }
 
 // UsagePrintout is what show usage prints of sums for the output options

@@ -23,9 +23,9 @@ func (e *Env) BookingPolicy(ctx context.Context, tenant string) (BookingPolicy, 
 	if err != nil {
 		return BookingPolicy{}, err
 	}
-	p, err := bk.Service.Policy(ctx, tenant)
+	p, err := BookingCases{Service: bk.Service}.Policy(ctx, tenant)
 	if err != nil {
-		return BookingPolicy{}, bookingErr(err)
+		return BookingPolicy{}, err
 	}
 	return BookingPolicy{Rows: view.PolicyRows(p)}, nil
 }

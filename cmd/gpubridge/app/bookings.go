@@ -147,21 +147,21 @@ func (e *Env) AddBooking(ctx context.Context, r AddBookingRequest) (AddedBooking
 	if err != nil {
 		return AddedBooking{}, err
 	}
-	svc := bk.Service
+	cases := BookingCases{Service: bk.Service}
 	if r.Confirm != nil {
-		b, err := svc.Check(ctx, r.Actor, r.Booking)
+		b, err := cases.Check(ctx, r.Actor, r.Booking)
 		if err != nil {
-			return AddedBooking{}, bookingErr(err)
+			return AddedBooking{}, err
 		}
 		if err := r.Confirm(view.Describe(" Adding booking", b, r.Times)); err != nil {
 			return AddedBooking{}, err
 		}
 	}
-	b, err := svc.Add(ctx, r.Actor, r.Booking)
+	b, err := cases.Add(ctx, r.Actor, r.Booking)
 	if err != nil {
-		return AddedBooking{}, bookingErr(err)
+		return AddedBooking{}, err
 	}
-	return AddedBooking{Booking: b, Settings: svc.Settings, Times: r.Times, At: time.Now()}, nil
+	return AddedBooking{Booking: b, Settings: bk.Service.Settings, Times: r.Times, At: time.Now()}, nil
 }
 
 // ModifyBookingRequest is modify booking: Actor changes booking ID by
@@ -219,18 +219,19 @@ func (e *Env) ModifyBooking(ctx context.Context, r ModifyBookingRequest) (Modifi
 	if err != nil {
 		return ModifiedBooking{}, err
 	}
-	cur, err := bk.Service.Get(ctx, r.ID)
+	cases := BookingCases{Service: bk.Service}
+	cur, err := cases.Get(ctx, r.ID)
 	if err != nil {
-		return ModifiedBooking{}, bookingErr(err)
+		return ModifiedBooking{}, err
 	}
 	if r.Confirm != nil {
 		if err := r.Confirm(view.ModifyPrompt(cur, r.Asked)); err != nil {
 			return ModifiedBooking{}, err
 		}
 	}
-	before, after, err := bk.Service.Modify(ctx, r.Actor, r.ID, r.Change)
+	before, after, err := cases.Modify(ctx, r.Actor, r.ID, r.Change)
 	if err != nil {
-		return ModifiedBooking{}, bookingErr(err)
+		return ModifiedBooking{}, err
 	}
 	return ModifiedBooking{ID: r.ID, Before: before, After: after, Times: r.Times}, nil
 }
@@ -244,9 +245,9 @@ func (e *Env) recordPerNode(ctx context.Context, r ModifyBookingRequest) (Modifi
 	if err != nil {
 		return ModifiedBooking{}, err
 	}
-	cur, err := bk.Service.Get(ctx, r.ID)
+	cur, err := BookingCases{Service: bk.Service}.Get(ctx, r.ID)
 	if err != nil {
-		return ModifiedBooking{}, bookingErr(err)
+		return ModifiedBooking{}, err
 	}
 	if r.Confirm != nil {
 		now := "not known (the cluster could not be read)"
@@ -281,11 +282,12 @@ func (e *Env) CancelBookings(ctx context.Context, r CancelBookingsRequest) (*Can
 	if err != nil {
 		return nil, err
 	}
+	cases := BookingCases{Service: bk.Service}
 	var bs []reserve.Booking
 	for _, id := range r.IDs {
-		b, err := bk.Service.Get(ctx, id)
+		b, err := cases.Get(ctx, id)
 		if err != nil {
-			return nil, bookingErr(err)
+			return nil, err
 		}
 		bs = append(bs, b)
 	}
@@ -296,8 +298,8 @@ func (e *Env) CancelBookings(ctx context.Context, r CancelBookingsRequest) (*Can
 	}
 	c := &CancelledBookings{Settings: bk.Service.Settings}
 	for _, id := range r.IDs {
-		if _, err := bk.Service.Cancel(ctx, r.Actor, id); err != nil {
-			return c, bookingErr(err)
+		if _, err := cases.Cancel(ctx, r.Actor, id); err != nil {
+			return c, err
 		}
 		c.IDs = append(c.IDs, id)
 	}
@@ -335,7 +337,7 @@ func (e *Env) ListBookings(ctx context.Context, r ListBookingsRequest) (BookingL
 	if err != nil {
 		return BookingList{}, err
 	}
-	bs, err := bk.Service.List(ctx, r.Filter)
+	bs, err := BookingCases{Service: bk.Service}.List(ctx, r.Filter)
 	if err != nil {
 		return BookingList{}, err
 	}
@@ -378,8 +380,8 @@ func (e *Env) Availability(ctx context.Context, r AvailabilityRequest) (BookingA
 	if err != nil {
 		return BookingAvailability{}, err
 	}
-	av, err := bk.Service.Availability(ctx, r.Query)
-	return BookingAvailability{Availability: av, Times: r.Times}, bookingErr(err)
+	av, err := BookingCases{Service: bk.Service}.Availability(ctx, r.Query)
+	return BookingAvailability{Availability: av, Times: r.Times}, err
 }
 
 // FindSlotsRequest is find slot: the windows of the shape Query asks
@@ -406,8 +408,8 @@ func (e *Env) FindSlots(ctx context.Context, r FindSlotsRequest) (FoundSlots, er
 	if err != nil {
 		return FoundSlots{}, err
 	}
-	slots, err := bk.Service.FindSlots(ctx, r.Query)
-	return FoundSlots{Query: r.Query, Slots: slots, Times: r.Times}, bookingErr(err)
+	slots, err := BookingCases{Service: bk.Service}.FindSlots(ctx, r.Query)
+	return FoundSlots{Query: r.Query, Slots: slots, Times: r.Times}, err
 }
 
 // AddMaintenanceRequest is add maintenance: the window Actor records,
