@@ -254,7 +254,11 @@ func deleteMaintenanceCmd(a *App) *cobra.Command {
 		Short: "Remove a maintenance window",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return says(a, view.MaintenanceDeleted)(a.DeleteMaintenance(cmd.Context(), app.Actor(), args[0], a.confirmer()))
+			n, err := app.ParseMaintenanceID(args[0])
+			if err != nil {
+				return err
+			}
+			return says(a, view.MaintenanceDeleted)(a.DeleteMaintenance(cmd.Context(), app.Actor(), n, a.confirmer()))
 		},
 	}
 }

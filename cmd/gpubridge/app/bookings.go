@@ -452,13 +452,18 @@ func (e *Env) AddMaintenance(ctx context.Context, r AddMaintenanceRequest) (Adde
 	return AddedMaintenance{Maintenance: m, Hit: hit, Times: r.Times}, nil
 }
 
-// DeleteMaintenance removes maintenance window id after confirm (when
-// given).
-func (e *Env) DeleteMaintenance(ctx context.Context, actor, id string, confirm func(string) error) (reserve.Maintenance, error) {
-	n, err := strconv.ParseInt(id, 10, 64)
+// ParseMaintenanceID reads a maintenance window's id, a positive number.
+func ParseMaintenanceID(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
-		return reserve.Maintenance{}, Inputf("%q is not a maintenance id (see `gpubridge show maintenance`)", id)
+		return 0, Inputf("%q is not a maintenance id (see `gpubridge show maintenance`)", s)
 	}
+	return n, nil
+}
+
+// DeleteMaintenance removes maintenance window n (ParseMaintenanceID)
+// after confirm (when given).
+func (e *Env) DeleteMaintenance(ctx context.Context, actor string, n int64, confirm func(string) error) (reserve.Maintenance, error) {
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
 		return reserve.Maintenance{}, err
