@@ -55,11 +55,10 @@ func (s *Server) bookingPolicy(q *req) (int, any, error) {
 	return http.StatusOK, map[string]any{"tenant": q.tenant, "policy": p}, nil
 }
 
-func (s *Server) listBookings(q *req) (int, any, error) {
-	svc, err := s.readsOrUnavailable()
-	if err != nil {
-		return 0, nil, err
-	}
+// listRequest reads the list route's query into the filter show bookings
+// builds of its key=value arguments (of the path's tenant), and the most
+// rows to answer.
+func (s *Server) listRequest(q *req) (reserve.ListFilter, int, error) {
 	lf := reserve.ListFilter{Tenant: q.tenant}
 	var ps reserve.Problems
 	now := s.now().Truncate(time.Second)
@@ -86,10 +85,24 @@ func (s *Server) listBookings(q *req) (int, any, error) {
 		}
 	}
 	if len(ps) > 0 {
-		return 0, nil, badRequest(ps)
+		return lf, 0, badRequest(ps)
 	}
 	slices.Sort(lf.States)
 	lf.States = slices.Compact(lf.States)
+	return lf, limit, nil
+}
+
+// listBookings lists the tenant's bookings through the booking use cases
+// (Bookings.List, what show bookings runs), from the cache.
+func (s *Server) listBookings(q *req) (int, any, error) {
+	svc, err := s.readsOrUnavailable()
+	if err != nil {
+		return 0, nil, err
+	}
+	lf, limit, err := s.listRequest(q)
+	if err != nil {
+		return 0, nil, err
+	}
 	key := fmt.Sprintf("bookings|%s|%v|%d|%d|%d", q.tenant, lf.States, lf.From.Unix(), lf.To.Unix(), limit)
 	return s.cached(q, key, false, func() (any, error) {
 		bs, err := svc.List(q.r.Context(), lf)
@@ -229,6 +242,7 @@ func (s *Server) ownBooking(q *req, svc Bookings) (reserve.Booking, error) {
 	return b, nil
 }
 
+// getBooking answers the path's booking (Bookings.Get).
 func (s *Server) getBooking(q *req) (int, any, error) {
 	svc, err := s.readsOrUnavailable()
 	if err != nil {
@@ -286,6 +300,8 @@ func (s *Server) modifyBooking(q *req) (int, any, error) {
 	return http.StatusOK, s.view(after), nil
 }
 
+// cancelBooking cancels the path's booking through the booking use cases
+// (Bookings.Cancel, what delete booking runs).
 func (s *Server) cancelBooking(q *req) (int, any, error) {
 	if s.o.Bookings == nil {
 		return 0, nil, errUnavailable

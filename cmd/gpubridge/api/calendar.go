@@ -28,6 +28,9 @@ func redact(av reserve.Availability) reserve.Availability {
 	return out
 }
 
+// availability answers the free and booked capacity through the booking
+// use cases (Bookings.Availability, what show availability runs), from
+// the cache; a tenant's token sees the reductions redacted.
 func (s *Server) availability(q *req) (int, any, error) {
 	svc, err := s.readsOrUnavailable()
 	if err != nil {
@@ -106,11 +109,9 @@ func (s *Server) availabilityQuery(q *req) (reserve.AvailabilityQuery, reserve.P
 	return aq, ps
 }
 
-func (s *Server) slots(q *req) (int, any, error) {
-	svc, err := s.readsOrUnavailable()
-	if err != nil {
-		return 0, nil, err
-	}
+// slotRequest reads the slots route's query into the query find slot
+// builds of its key=value arguments (for the path's tenant).
+func (s *Server) slotRequest(q *req) (reserve.SlotQuery, error) {
 	v := q.r.URL.Query()
 	sq := reserve.SlotQuery{Type: v.Get("type"), Tenant: q.tenant, Limit: 3}
 	var ps reserve.Problems
@@ -143,7 +144,21 @@ func (s *Server) slots(q *req) (int, any, error) {
 		sq.Limit = n
 	}
 	if len(ps) > 0 {
-		return 0, nil, badRequest(ps)
+		return sq, badRequest(ps)
+	}
+	return sq, nil
+}
+
+// slots finds the tenant's earliest windows through the booking use
+// cases (Bookings.FindSlots, what find slot runs), from the cache.
+func (s *Server) slots(q *req) (int, any, error) {
+	svc, err := s.readsOrUnavailable()
+	if err != nil {
+		return 0, nil, err
+	}
+	sq, err := s.slotRequest(q)
+	if err != nil {
+		return 0, nil, err
 	}
 	key := fmt.Sprintf("slots|%s|%s|%d|%d|%d|%d", q.tenant, sq.Type, sq.Count, sq.Duration/time.Second, sq.After.Unix(), sq.Limit)
 	return s.cached(q, key, true, func() (any, error) {
