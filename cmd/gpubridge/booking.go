@@ -73,7 +73,12 @@ Example:
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.AddKeys}, names: noName, usage: "add booking takes key=value options only (got %q)"},
 			func(ctx context.Context, p kv.Args) error {
-				return says(a, app.AddedBooking.Text)(a.AddBooking(ctx, app.Actor(), p.Where, *local, a.confirmer()))
+				r, err := app.ParseAddBooking(p.Where, *local)
+				if err != nil {
+					return err
+				}
+				r.Actor, r.Confirm = app.Actor(), a.confirmer()
+				return says(a, app.AddedBooking.Text)(a.AddBooking(ctx, r))
 			}),
 	}, local)
 }
@@ -102,7 +107,12 @@ Examples:
 		Args: cobra.MinimumNArgs(2),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: append(slices.Clone(reserve.ModifyKeys), reserve.PerNodeKey)}, names: oneName, usage: "usage: gpubridge modify booking ID set key=value ... (or where id=ID set key=value ...)", whereName: "id"},
 			func(ctx context.Context, p kv.Args) error {
-				return says(a, app.ModifiedBooking.Text)(a.ModifyBooking(ctx, app.Actor(), p.Names[0], p.Set, *local, a.confirmer()))
+				r, err := app.ParseModifyBooking(p.Names[0], p.Set, *local)
+				if err != nil {
+					return err
+				}
+				r.Actor, r.Confirm = app.Actor(), a.confirmer()
+				return says(a, app.ModifiedBooking.Text)(a.ModifyBooking(ctx, r))
 			}),
 	}, local)
 }
@@ -113,7 +123,12 @@ func deleteBookingCmd(a *App) *cobra.Command {
 		Short: "Cancel bookings; their Slurm reservations go at the next projection (once no job runs inside)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return partly(tells(a, app.CancelledBookings.Text))(a.CancelBookings(cmd.Context(), app.Actor(), args, a.confirmer()))
+			ids, err := app.ParseBookingIDs(args)
+			if err != nil {
+				return err
+			}
+			r := app.CancelBookingsRequest{Actor: app.Actor(), IDs: ids, Confirm: a.confirmer()}
+			return partly(tells(a, app.CancelledBookings.Text))(a.CancelBookings(cmd.Context(), r))
 		},
 	}
 }
@@ -131,7 +146,11 @@ the rows the filters keep).`,
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.ListKeys}, views: views(view.Bookings(nil, view.Times{}))},
 			func(ctx context.Context, p kv.Args) error {
-				return showsRecordsBy(a, view.DefaultBookingColumns, app.BookingList.Table)(a.ListBookings(ctx, p.Names, p.Where, *local))
+				r, err := app.ParseListBookings(p.Names, p.Where, *local)
+				if err != nil {
+					return err
+				}
+				return showsRecordsBy(a, view.DefaultBookingColumns, app.BookingList.Table)(a.ListBookings(ctx, r))
 			}),
 	}, local)
 }
@@ -142,7 +161,7 @@ func showBookingPolicyCmd(a *App) *cobra.Command {
 		Short: "Show the booking policy that binds a tenant (its own keys over bookings.defaultPolicy; maxGPUs its quota where unset)",
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant"}}, views: views(view.Policy(nil)), names: noName, usage: "show booking-policy takes key=value options only (got %q)"},
 			func(ctx context.Context, p kv.Args) error {
-				return shows(a, app.BookingPolicy.Table)(a.BookingPolicy(ctx, p.Where))
+				return shows(a, app.BookingPolicy.Table)(a.BookingPolicy(ctx, p.Where["tenant"]))
 			}),
 	}
 }
@@ -164,7 +183,11 @@ bookings.unbookablePercent. Runs of equal steps are printed as one row;
 				if a.output.JSON && (p.Format != nil || p.Filters != nil) {
 					return usagef("show availability --json prints one object (every step of every type): format= and where filters apply to its table only")
 				}
-				return atOnce(a, prints(a, app.BookingAvailability.Printout))(a.Availability(ctx, p.Where, *local))
+				r, err := app.ParseAvailability(p.Where, *local)
+				if err != nil {
+					return err
+				}
+				return atOnce(a, prints(a, app.BookingAvailability.Printout))(a.Availability(ctx, r))
 			}),
 	}, local)
 }
@@ -189,7 +212,11 @@ applies that tenant's policy (lead time, horizon).`,
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.SlotKeys}, names: noName, usage: "find slot takes key=value options only (got %q)"},
 			func(ctx context.Context, p kv.Args) error {
-				f, err := a.FindSlots(ctx, p.Where, *local)
+				r, err := app.ParseFindSlots(p.Where, *local)
+				if err != nil {
+					return err
+				}
+				f, err := a.FindSlots(ctx, r)
 				if err == nil && len(f.Slots) == 0 && !a.output.JSON && !a.output.Parsable {
 					return says(a, app.FoundSlots.Text)(f, nil)
 				}
@@ -211,7 +238,12 @@ risk. The window lives in gpubridge only; drain the nodes in Slurm as usual.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: reserve.MaintenanceKeys}},
 			func(ctx context.Context, p kv.Args) error {
-				return tells(a, app.AddedMaintenance.Text)(a.AddMaintenance(ctx, app.Actor(), p.Where, *local, a.confirmer()))
+				r, err := app.ParseAddMaintenance(p.Where, *local)
+				if err != nil {
+					return err
+				}
+				r.Actor, r.Confirm = app.Actor(), a.confirmer()
+				return tells(a, app.AddedMaintenance.Text)(a.AddMaintenance(ctx, r))
 			}),
 	}, local)
 }
@@ -222,7 +254,11 @@ func deleteMaintenanceCmd(a *App) *cobra.Command {
 		Short: "Remove a maintenance window",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return says(a, view.MaintenanceDeleted)(a.DeleteMaintenance(cmd.Context(), app.Actor(), args[0], a.confirmer()))
+			n, err := app.ParseMaintenanceID(args[0])
+			if err != nil {
+				return err
+			}
+			return says(a, view.MaintenanceDeleted)(a.DeleteMaintenance(cmd.Context(), app.Actor(), n, a.confirmer()))
 		},
 	}
 }

@@ -76,7 +76,12 @@ the array of the table= asked for.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "table"}}, views: views(burst.Overview{}.JobsTable(), burst.Overview{}.TenantsTable()),
 			names: noName, usage: "unexpected %q; use tenant=NAME"},
 			func(ctx context.Context, p kv.Args) error {
-				v, err := a.BurstOverview(ctx, tenantsFile, rateCard, p.Where)
+				r, err := app.ParseBurst(p.Where)
+				if err != nil {
+					return err
+				}
+				r.TenantsFile, r.RateCardFile = tenantsFile, rateCard
+				v, err := a.BurstOverview(ctx, r)
 				if err != nil {
 					return err
 				}

@@ -25,7 +25,12 @@ later is booked as an adjustment in the next open period.
 Closing cannot be undone; it asks first unless -i is given.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"period", "ingest"}}, names: noName, usage: "close needs period=YYYY-MM"},
 			func(ctx context.Context, p kv.Args) error {
-				return tells(a, app.ClosedPeriod.Text)(a.ClosePeriod(ctx, p.Where, a.Confirm, a.out))
+				o, err := app.ParseClose(p.Where)
+				if err != nil {
+					return err
+				}
+				o.Confirm = a.Confirm
+				return tells(a, app.ClosedPeriod.Text)(a.ClosePeriod(ctx, o, a.out))
 			}),
 	}
 }

@@ -43,7 +43,11 @@ booking was charged (docs/health.md#credits). It prints the credits it
 wrote.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"lookback"}}, names: noName, usage: "unexpected %q: use lookback=DURATION"},
 			func(ctx context.Context, p kv.Args) error {
-				return prints(a, app.CreditPrintout)(a.RunCredits(ctx, p.Where))
+				lookback, err := app.ParseCreditLookback(p.Where)
+				if err != nil {
+					return err
+				}
+				return prints(a, app.CreditPrintout)(a.RunCredits(ctx, lookback))
 			}),
 	}
 }

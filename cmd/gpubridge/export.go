@@ -43,7 +43,11 @@ refused (exit 2): format=csv is the machine-readable export.`,
 				if err := refuseTableOptions(a.output); err != nil {
 					return err
 				}
-				return a.ExportChargeback(ctx, p.Where, a.output.JSON, file, a.out)
+				r, err := app.ParseExportChargeback(p.Where, a.output.JSON, file)
+				if err != nil {
+					return err
+				}
+				return a.ExportChargeback(ctx, r, a.out)
 			}),
 	}
 	fileFlag(cmd, &file, "write the export to this file (atomically) instead of stdout")

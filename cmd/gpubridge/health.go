@@ -47,7 +47,11 @@ Examples:
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"check", "tenant", "wait", "peer"}}, names: oneName,
 			usage: "check node takes one node name, then key=value options (got %q)"},
 			func(ctx context.Context, p kv.Args) error {
-				return shows(a, app.CheckedNode.Table)(a.CheckNode(ctx, p.Names[0], p.Where))
+				r, err := app.ParseCheckNode(p.Names[0], p.Where)
+				if err != nil {
+					return err
+				}
+				return shows(a, app.CheckedNode.Table)(a.CheckNode(ctx, r))
 			}),
 	}
 }
@@ -101,7 +105,11 @@ Example:
 			if err != nil {
 				return err
 			}
-			return shows(a, func(r check.Result) table.Table { return health.JudgeTable(p.Names[0], p.Names[1], r) })(a.JudgeOutput(p.Names[0], p.Names[1], p.Where, cmd.InOrStdin()))
+			r, err := app.ParseJudge(p.Names[0], p.Names[1], p.Where)
+			if err != nil {
+				return err
+			}
+			return shows(a, func(r check.Result) table.Table { return health.JudgeTable(p.Names[0], p.Names[1], r) })(a.JudgeOutput(r, cmd.InOrStdin()))
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -128,7 +136,11 @@ func showChecksCmd(a *App) *cobra.Command {
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"node", "tenant", "check", "run", "since", "limit"}}, views: views(health.ResultsTable(nil)),
 			names: noName, usage: "unexpected %q: use node=NAME"},
 			func(ctx context.Context, p kv.Args) error {
-				return shows(a, health.ResultsTable)(a.HealthResults(ctx, p.Where))
+				f, err := app.ParseHealthResults(p.Where)
+				if err != nil {
+					return err
+				}
+				return shows(a, health.ResultsTable)(a.HealthResults(ctx, f))
 			}),
 	}
 }
@@ -154,7 +166,11 @@ Examples:
 		Args: cobra.ArbitraryArgs,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"node", "tenant", "since"}}, views: views(health.NodesTable(nil), health.HistoryTable(nil))},
 			func(ctx context.Context, p kv.Args) error {
-				return shows(a, app.NodeHealth.Table)(a.ShowHealth(ctx, p.Names, p.Where))
+				r, err := app.ParseShowHealth(p.Names, p.Where)
+				if err != nil {
+					return err
+				}
+				return shows(a, app.NodeHealth.Table)(a.ShowHealth(ctx, r))
 			}),
 	}
 }

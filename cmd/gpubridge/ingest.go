@@ -51,7 +51,11 @@ A long ingest shows a progress bar on a terminal and plain lines otherwise.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"from", "to", "source", "pass", "accept-missing"}}, names: noName,
 			usage: "unexpected %q: use from=, to=, source=, pass=, accept-missing="},
 			func(ctx context.Context, p kv.Args) error {
-				return tells(a, ingest.Summary)(a.Ingest(ctx, p.Where, a.err))
+				r, err := app.ParseIngest(p.Where)
+				if err != nil {
+					return err
+				}
+				return tells(a, ingest.Summary)(a.Ingest(ctx, r, a.err))
 			}),
 	}
 }

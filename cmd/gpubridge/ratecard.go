@@ -63,7 +63,11 @@ Example file:
     - {type: h100, tier: reserved, perGPUHour: "2.10", from: 2026-01-01}
     - {type: h100, tier: ondemand, perGPUHour: "3.50", from: 2026-01-01}`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"file"}}}, func(ctx context.Context, p kv.Args) error {
-			return tells(a, app.LoadedCard.Text)(a.LoadRateCard(ctx, file, p.Where, a.Confirm))
+			path, err := app.ParseLoadRateCard(file, p.Where)
+			if err != nil {
+				return err
+			}
+			return tells(a, app.LoadedCard.Text)(a.LoadRateCard(ctx, path, a.Confirm))
 		}),
 	}
 	fileFlag(cmd, &file, "the rate card file (YAML or JSON)")
@@ -76,7 +80,11 @@ func addRateCmd(a *App) *cobra.Command {
 		Short: "Add (or replace) a rate per GPU-hour",
 		Long:  rateCardHelp + "\n\ncurrency= is needed only for the first rate (it creates the card).",
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"type", "tier", "price", "from", "currency"}}}, func(ctx context.Context, p kv.Args) error {
-			return tells(a, app.AddedRate.Text)(a.AddRate(ctx, p.Where))
+			r, err := app.ParseAddRate(p.Where)
+			if err != nil {
+				return err
+			}
+			return tells(a, app.AddedRate.Text)(a.AddRate(ctx, r))
 		}),
 	}
 }
@@ -86,7 +94,11 @@ func deleteRateCmd(a *App) *cobra.Command {
 		Use:   "rate type=TYPE from=YYYY-MM-DD [tier=reserved|ondemand|booked]",
 		Short: "Remove a rate from the rate card",
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"type", "tier", "from"}}}, func(ctx context.Context, p kv.Args) error {
-			return tells(a, app.RateKey.Removed)(a.DeleteRate(ctx, p.Where, a.Confirm))
+			k, err := app.ParseRateKey(p.Where)
+			if err != nil {
+				return err
+			}
+			return tells(a, app.RateKey.Removed)(a.DeleteRate(ctx, k, a.Confirm))
 		}),
 	}
 }
@@ -96,7 +108,11 @@ func addGPUTypeCmd(a *App) *cobra.Command {
 		Use:   "gputype name=PROFILE parent=GPU [slices=N] [parentslices=7]",
 		Short: "Declare a MIG profile's parent GPU, so it is priced at the parent's rate × slices/7",
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"name", "parent", "slices", "parentslices"}}}, func(ctx context.Context, p kv.Args) error {
-			return tells(a, ratecard.GPUTypeAdded)(a.AddGPUType(ctx, p.Where))
+			t, err := app.ParseGPUType(p.Where)
+			if err != nil {
+				return err
+			}
+			return tells(a, ratecard.GPUTypeAdded)(a.AddGPUType(ctx, t))
 		}),
 	}
 }

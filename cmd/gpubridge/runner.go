@@ -194,7 +194,7 @@ func onlyFilters(views ...table.Table) takes {
 func views(ts ...table.Table) []table.Table { return ts }
 
 // shows prints what a use case returned as view's table, or returns its
-// error: return shows(a, health.ResultsTable)(a.HealthResults(ctx, p.Where)).
+// error: return shows(a, health.ResultsTable)(a.HealthResults(ctx, f)).
 func shows[T any](a *App, view func(T) table.Table) func(T, error) error {
 	return func(v T, err error) error {
 		if err != nil {

@@ -50,7 +50,9 @@ Example:
 		Args: cobra.MinimumNArgs(1),
 		RunE: a.doAs(takes{Spec: kv.Spec{Keys: tenant.ArgKeys}, names: oneName, usage: "add tenant takes one name, then key=value options (got %q)"},
 			func(ctx context.Context, what string, p kv.Args) error {
-				return tells(a, tenantview.Added)(a.AddTenant(ctx, what, p.Names[0], p.Where, a.confirmer()))
+				r := app.ParseAddTenant(p.Names[0], p.Where)
+				r.What, r.Confirm = what, a.confirmer()
+				return tells(a, tenantview.Added)(a.AddTenant(ctx, r))
 			}),
 	}
 }
@@ -79,7 +81,12 @@ Examples:
 		Args: cobra.MinimumNArgs(2),
 		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{}, SetKeys: tenant.ArgKeys}, names: oneName, usage: app.ModifyTenantUsage, whereName: "name"},
 			func(ctx context.Context, what string, p kv.Args) error {
-				return tells(a, app.TenantModified.Text)(a.ModifyTenant(ctx, what, p.Names[0], p.Set, a.confirmer()))
+				r, err := app.ParseModifyTenant(p.Names[0], p.Set)
+				if err != nil {
+					return err
+				}
+				r.What, r.Confirm = what, a.confirmer()
+				return tells(a, app.TenantModified.Text)(a.ModifyTenant(ctx, r))
 			}),
 	}
 }
@@ -124,7 +131,12 @@ func addUserCmd(a *App) *cobra.Command {
 		Args:              cobra.MinimumNArgs(2),
 		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{"tenant", "account", "admin"}}, names: oneName, usage: app.UserUsage},
 			func(ctx context.Context, what string, p kv.Args) error {
-				return tells(a, app.UserChange.AddedText)(a.AddUser(ctx, what, p.Names[0], p.Where, a.confirmer()))
+				r, err := app.ParseUser(p.Names[0], p.Where)
+				if err != nil {
+					return err
+				}
+				r.What, r.Confirm = what, a.confirmer()
+				return tells(a, app.UserChange.AddedText)(a.AddUser(ctx, r))
 			}),
 	}
 }
@@ -137,7 +149,12 @@ func deleteUserCmd(a *App) *cobra.Command {
 		Args:              cobra.MinimumNArgs(2),
 		RunE: a.doAs(takes{Spec: kv.Spec{Keys: []string{"tenant", "account"}}, names: oneName, usage: app.UserUsage},
 			func(ctx context.Context, what string, p kv.Args) error {
-				return tells(a, app.UserChange.RemovedText)(a.RemoveUser(ctx, what, p.Names[0], p.Where, a.confirmer()))
+				r, err := app.ParseUser(p.Names[0], p.Where)
+				if err != nil {
+					return err
+				}
+				r.What, r.Confirm = what, a.confirmer()
+				return tells(a, app.UserChange.RemovedText)(a.RemoveUser(ctx, r))
 			}),
 	}
 }
@@ -169,7 +186,11 @@ and where COLUMN=VALUE filters the rows shown (where actor=alice).`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"kind", "name", "tenant", "limit"}}, views: views(app.AuditLog(nil).Table()),
 			names: noName, usage: "show audit takes only key=value filters", formerTenants: true},
 			func(ctx context.Context, p kv.Args) error {
-				return shows(a, app.AuditLog.Table)(a.Audit(ctx, p.Where))
+				f, err := app.ParseAudit(p.Where)
+				if err != nil {
+					return err
+				}
+				return shows(a, app.AuditLog.Table)(a.Audit(ctx, f))
 			}),
 	}
 }

@@ -42,7 +42,11 @@ Example:
 		RunE: a.do(takes{Spec: kv.Spec{Keys: token.AddKeys}, names: noName,
 			usage: "add token takes key=value options only (got %q); e.g. tenant=acme scope=read name=ci"},
 			func(ctx context.Context, p kv.Args) error {
-				return prints(a, app.IssuedPrintout)(a.AddToken(ctx, app.Actor(), p.Where))
+				t, err := app.ParseAddToken(app.Actor(), p.Where)
+				if err != nil {
+					return err
+				}
+				return prints(a, app.IssuedPrintout)(a.AddToken(ctx, app.Actor(), t))
 			}),
 	}
 }
@@ -67,7 +71,11 @@ func deleteTokenCmd(a *App) *cobra.Command {
 		ValidArgsFunction: completeTenants(a, false),
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "name"}}, names: noName, usage: token.DeleteUsage},
 			func(ctx context.Context, p kv.Args) error {
-				return tells(a, token.Deleted)(a.DeleteToken(ctx, app.Actor(), p.Where, a.confirmer()))
+				k, err := app.ParseTokenKey(p.Where)
+				if err != nil {
+					return err
+				}
+				return tells(a, token.Deleted)(a.DeleteToken(ctx, app.Actor(), k, a.confirmer()))
 			}),
 	}
 }

@@ -39,7 +39,11 @@ month), each with its totals, like sreport's start= and end=.`,
 		RunE: a.do(takes{Spec: kv.Spec{Keys: []string{"tenant", "account", "period", "start", "end"}}, views: views(export.UsageTable(nil, false)),
 			names: noName, usage: "unexpected %q: use tenant=NAME", formerTenants: true},
 			func(ctx context.Context, p kv.Args) error {
-				sums, err := a.Usage(ctx, p.Where)
+				r, err := app.ParseUsage(p.Where)
+				if err != nil {
+					return err
+				}
+				sums, err := a.Usage(ctx, r)
 				if err == nil && !slices.ContainsFunc(sums, func(s export.Summary) bool { return len(s.Rows) > 0 }) {
 					// tenant= naming neither a tenant nor an account with
 					// ledger lines in the periods exits 2 (show tenants NAME).

@@ -21,23 +21,25 @@ func TestDependencyDirection(t *testing.T) {
 
 // fakeLayout is the true layout of testdata/fakemod: an app, a pure core
 // with a pure helper, an adapter that serves HTTP, a package that runs a
-// program, one that reaches net/http through the standard library, and a
-// pure one.
+// program, one that reaches net/http through the standard library, a
+// pure one, and a front end (its entry forbids nothing it does).
 func fakeLayout() Layout {
 	return Layout{
 		Module:    "example.com/fakemod",
 		Forbidden: []string{"net/http", "os/exec"},
 		Packages: map[string]Rule{
 			"app":           {},
-			"core":          {Pure: true, Importers: []string{"app", "adapter"}},
+			"core":          {Pure: true, Importers: []string{"app", "adapter", "front"}},
 			"core/units":    {Pure: true, Importers: []string{"core/..."}},
-			"adapter":       {Importers: []string{"app"}},
+			"adapter":       {Importers: []string{"app", "front"}},
+			"front":         {Importers: []string{"app"}},
 			"pure/leaky":    {Importers: []string{"app"}},
 			"pure/indirect": {Importers: []string{"app"}},
 			"pure/shaded":   {Pure: true, Importers: []string{"app"}},
 			"cmd/config":    {Pure: true, Importers: []string{"app", "feature/..."}},
 			"feature/leaky": {Importers: []string{"app"}},
 		},
+		FrontEnds: map[string]FrontEnd{"front": {Forbidden: []string{"pure/..."}, Names: []string{"Store"}}},
 	}
 }
 
@@ -69,8 +71,8 @@ func TestDependencyDirectionCatchesViolations(t *testing.T) {
 			want: []string{"core is pure but imports core/units, which is not pure (core/units); move that code to an adapter"},
 		},
 		"an importer not listed": {
-			edit: func(l *Layout) { l.Packages["core"] = Rule{Pure: true, Importers: []string{"app"}} },
-			want: []string{"adapter imports core, which only app may import: move the code, or add adapter to the importers of core in internal/archtest/layout.go if the edge is meant"},
+			edit: func(l *Layout) { l.Packages["core"] = Rule{Pure: true, Importers: []string{"app", "front"}} },
+			want: []string{"adapter imports core, which only app, front may import: move the code, or add adapter to the importers of core in internal/archtest/layout.go if the edge is meant"},
 		},
 		"a package nobody may import": {
 			edit: func(l *Layout) { l.Packages["pure/shaded"] = Rule{Pure: true} },
@@ -113,6 +115,22 @@ func TestDependencyDirectionCatchesViolations(t *testing.T) {
 		"a package without a doc.go": {
 			edit: func(l *Layout) { l.RequireDoc = true },
 			want: []string{"pure/shaded has no doc.go: write one that says what the package owns and who may import it"},
+		},
+		"a front end importing an adapter": {
+			edit: func(l *Layout) { l.FrontEnds["front"] = FrontEnd{Forbidden: []string{"adapter"}} },
+			want: []string{"front imports adapter: a front end reaches the features through the use cases (cmd/gpubridge/app, passed to its ports), never a store, adapter or service of theirs"},
+		},
+		"a front end importing a package a pattern forbids": {
+			edit: func(l *Layout) { l.FrontEnds["front"] = FrontEnd{Forbidden: []string{"*/units", "ad*"}} },
+			want: []string{"front imports adapter: a front end reaches the features through the use cases (cmd/gpubridge/app, passed to its ports), never a store, adapter or service of theirs"},
+		},
+		"a front end naming a service of an allowed import": {
+			edit: func(l *Layout) { l.FrontEnds["front"] = FrontEnd{Names: []string{"Service"}} },
+			want: []string{"front/doc.go:11 names core.Service (core): a front end calls the use cases through its ports, never a feature's service"},
+		},
+		"a front end that does not exist": {
+			edit: func(l *Layout) { l.FrontEnds["api"] = FrontEnd{} },
+			want: []string{"api is a front end in the layout but no such package exists: update FrontEnds in internal/archtest/layout.go"},
 		},
 		"a package without an entry": {
 			edit: func(l *Layout) { delete(l.Packages, "pure/shaded") },

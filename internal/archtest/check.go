@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os/exec"
+	pathpkg "path"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -34,6 +40,27 @@ type Layout struct {
 	// one, whatever its Rule says. Test-support packages (Rule.TestOnly)
 	// stand outside the floors.
 	Floors [][]string
+	// FrontEnds are the packages that face users (the tenant API), by
+	// path relative to the module: each reaches the features only through
+	// the use cases, passed to its ports, and never calls a feature's
+	// service, store or adapter itself.
+	FrontEnds map[string]FrontEnd
+}
+
+// FrontEnd is one front end's entry.
+type FrontEnd struct {
+	// Forbidden are the packages of the module it must not import: the
+	// features' stores, adapters and services, the wiring. Each is a path
+	// relative to the module, a path ending in "/..." for that directory
+	// and everything below it, or a path.Match pattern of whole segments
+	// (bridge/*/store).
+	Forbidden []string
+	// Names are identifiers its production code must not name in any
+	// package of the module it imports (Service: a feature's service,
+	// which a domain package may hold next to its types), so that a
+	// service reached through an allowed import is caught too. An import
+	// is known by its alias, else by the last element of its path.
+	Names []string
 }
 
 // Rule is one package's entry.
@@ -60,6 +87,7 @@ type Rule struct {
 // its direct imports (production files only).
 type Package struct {
 	ImportPath string
+	Dir        string
 	Imports    []string
 	GoFiles    []string
 	Standard   bool
@@ -69,7 +97,7 @@ type Package struct {
 // Load lists the packages of the module in dir and every package they
 // depend on (go list -deps -json ./...).
 func Load(dir string) ([]Package, error) {
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,GoFiles,Standard,Module", "./...")
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Dir,Imports,GoFiles,Standard,Module", "./...")
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -104,7 +132,9 @@ func Load(dir string) ([]Package, error) {
 //     package says why;
 //   - with RequireDoc, every package has a doc.go;
 //   - no import runs up the Floors, and no production package imports a
-//     test-support one.
+//     test-support one;
+//   - a front end imports nothing its entry forbids and names none of its
+//     forbidden identifiers (frontEndViolations).
 func Check(l Layout, pkgs []Package) []string {
 	byPath := map[string]Package{}
 	for _, p := range pkgs {
@@ -176,6 +206,7 @@ func Check(l Layout, pkgs []Package) []string {
 			out = append(out, fmt.Sprintf("%s is pure but %s; move that code to an adapter", r, v))
 		}
 	}
+	out = append(out, l.frontEndViolations(byPath, rel)...)
 	slices.Sort(out)
 	return out
 }
@@ -273,4 +304,81 @@ func describeImporters(patterns []string) string {
 		return "no package"
 	}
 	return strings.Join(patterns, ", ")
+}
+
+// frontEndViolations describes each import a front end's entry forbids,
+// each use of an identifier it forbids (file and line), and each entry
+// that names no package of the module.
+func (l Layout) frontEndViolations(byPath map[string]Package, rel func(string) (string, bool)) []string {
+	var out []string
+	for fe, rule := range l.FrontEnds {
+		p, ok := byPath[l.Module+"/"+fe]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s is a front end in the layout but no such package exists: update FrontEnds in internal/archtest/layout.go", fe))
+			continue
+		}
+		for _, imp := range p.Imports {
+			if to, ok := rel(imp); ok && matchesAny(rule.Forbidden, to) {
+				out = append(out, fmt.Sprintf("%s imports %s: a front end reaches the features through the use cases (cmd/gpubridge/app, passed to its ports), never a store, adapter or service of theirs", fe, to))
+			}
+		}
+		if len(rule.Names) > 0 {
+			out = append(out, namedViolations(l.Module, fe, p, rule.Names)...)
+		}
+	}
+	return out
+}
+
+// namedViolations parses front end fe's production files and describes
+// each selector pkg.Name of a module package whose Name is in names.
+func namedViolations(module, fe string, p Package, names []string) []string {
+	var out []string
+	fset := token.NewFileSet()
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s/%s: %v", fe, name, err))
+			continue
+		}
+		imports := map[string]string{} // the name a file knows a module package by -> its path
+		for _, is := range f.Imports {
+			path, _ := strconv.Unquote(is.Path.Value)
+			if path != module && !strings.HasPrefix(path, module+"/") {
+				continue
+			}
+			local := pathpkg.Base(path)
+			if is.Name != nil {
+				local = is.Name.Name
+			}
+			imports[local] = strings.TrimPrefix(path, module+"/")
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok || imports[x.Name] == "" || !slices.Contains(names, sel.Sel.Name) {
+				return true
+			}
+			out = append(out, fmt.Sprintf("%s/%s:%d names %s.%s (%s): a front end calls the use cases through its ports, never a feature's service", fe, name, fset.Position(sel.Pos()).Line, x.Name, sel.Sel.Name, imports[x.Name]))
+			return true
+		})
+	}
+	return out
+}
+
+// matchesAny says whether package r (relative to the module) is one of
+// patterns: a path, a path ending in "/..." for that directory and
+// everything below it, or a path.Match pattern of whole segments.
+func matchesAny(patterns []string, r string) bool {
+	for _, p := range patterns {
+		if allowed([]string{p}, r) {
+			return true
+		}
+		if ok, _ := pathpkg.Match(p, r); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -24,6 +24,21 @@ var Gpubridge = Layout{
 		"github.com/go-sql-driver/mysql",
 		"github.com/NVIDIA/go-nvml",
 	},
+	// The tenant API calls the use cases of cmd/gpubridge/app (the ones the
+	// CLI runs), which the wiring passes to its ports; it never reaches a
+	// feature's service, store or adapter itself.
+	FrontEnds: map[string]FrontEnd{
+		"cmd/gpubridge/api": {
+			Forbidden: []string{
+				"cmd/gpubridge/app", "cmd/gpubridge/wire/...", "cmd/gpubridge/clients/...", "cmd/gpubridge/api/tokenstore/...",
+				"bridge/*/store", "bridge/*/store/...", "bridge/*/slurmadapter", "bridge/tenantstore/...", "bridge/tenantadmin/...",
+				"bridge/burst/slurmjobs", "bridge/burst/spend", "bridge/health/credit/ledgeradapter",
+				"accounting/ledger/...", "accounting/billing", "accounting/ratecard", "accounting/ingest", "accounting/jobs",
+				"internal/slurmrest/...", "internal/sacctmgr", "internal/sqldb",
+			},
+			Names: []string{"Service"},
+		},
+	},
 	Packages: map[string]Rule{
 		// cmd/gpubridge: the roof.
 		"cmd/gpubridge":                               {},                                                                                                      // the CLI: parses, calls one use case, prints; imported by nobody

@@ -12,10 +12,12 @@
 // booking of another tenant is 404 like a missing one; lists hold the
 // token's tenant only. The scope is checked last: a token without the
 // needed scope gets 403 on its own tenant's objects only. Every change is
-// made by the booking use cases (bridge/reserve.Service) with the token
-// as the actor, so the audit log names it; inputs are the CLI's key=value
-// fields read by the CLI's own parsers, so refusals carry the CLI's
-// messages.
+// made by the booking use cases the CLI runs (cmd/gpubridge/app's
+// BookingCases, reached through the Bookings port) with the token as the
+// actor, so the audit log names it; a handler parses its JSON at its edge
+// into the request the CLI builds of its key=value arguments (the body's
+// fields are the CLI's keys, read by the domain's parser), so refusals
+// carry the CLI's messages.
 //
 // What changes by the second (bookings) is read live; the rest comes
 // from a Snapshot that Live takes once per cycle (default 15 s) and on
@@ -29,8 +31,10 @@
 //
 // The package reaches everything through small interfaces defined here
 // (TokenStore, TenantLister, BurstPlanner, UsageReader, Bookings); only
-// cmd/gpubridge/api/setup (for cmd/gpubridge's serve) wires them to the stores and
-// services. It imports the
-// domain packages for their types (tenant, burst, reserve, meter, export)
-// and must not import a store, the slurmrest client or cmd.
+// the wiring (cmd/gpubridge/wire/apisetup, for cmd/gpubridge's serve)
+// plugs the use cases of cmd/gpubridge/app (BookingCases, UsageCases) and
+// the stores into them. It imports the domain packages for their types
+// (tenant, burst, reserve, meter, export) and never a store, an adapter,
+// a feature's service, the slurmrest client or the wiring
+// (internal/archtest's FrontEnds rule).
 package api

@@ -2,11 +2,8 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,12 +31,14 @@ type BurstPlanner interface {
 	StoredRefusals(ctx context.Context) ([]burst.StoredRefusal, error)
 }
 
-// UsageReader prices a period as `show usage` does (accounting/billing.Books).
+// UsageReader prices a period: the usage use case `show usage` runs
+// (cmd/gpubridge/app.UsageCases, on accounting/billing.Books).
 type UsageReader interface {
 	Summary(ctx context.Context, p meter.Period, account string) (export.Summary, error)
 }
 
-// BookingReader reads bookings and availability (bridge/reserve.Service).
+// BookingReader reads bookings and availability: the booking use cases
+// reads (Bookings).
 type BookingReader interface {
 	List(ctx context.Context, f reserve.ListFilter) ([]reserve.Booking, error)
 	Availability(ctx context.Context, q reserve.AvailabilityQuery) (reserve.Availability, error)
@@ -60,103 +59,6 @@ type Sources struct {
 	IngestedThrough func(ctx context.Context) (time.Time, error)
 	// Naming of the tenants' Slurm objects (config tenants.*).
 	QOSPrefix, OnDemandPartition, OnDemandQOS string
-}
-
-// Parts of a snapshot, each read on its own: a part whose read fails keeps
-// its previous value and says so (Snapshot.Errors).
-const (
-	PartTenants   = "tenants"
-	PartJobs      = "jobs"
-	PartBurst     = "burst"
-	PartInventory = "inventory"
-	PartBookings  = "bookings"
-	PartUsage     = "usage"
-	PartIngest    = "ingest"
-)
-
-// Parts lists the parts.
-var Parts = []string{PartTenants, PartJobs, PartBurst, PartInventory, PartBookings, PartUsage, PartIngest}
-
-// Untyped names GPUs asked for without a type (--gres=gpu:2).
-const Untyped = "untyped"
-
-// TypeUse is one tenant's position on one GPU type now.
-type TypeUse struct {
-	Type string `json:"type"`
-	// Quota is the tenant's limit (GrpTRES); nil when the type is not in
-	// its quota (the guard refuses jobs asking for it).
-	Quota *int64 `json:"quota"`
-	// InQuota are GPUs running under the tenant's QOS: what counts
-	// against the quota.
-	InQuota int64 `json:"inQuota"`
-	// Bursting are GPUs running in the on-demand tier.
-	Bursting int64 `json:"bursting"`
-	// Allocated are all GPUs the tenant's running jobs hold (in quota,
-	// bursting, inside bookings).
-	Allocated int64 `json:"allocated"`
-	// Pending are GPUs the tenant's pending jobs ask for.
-	Pending int64 `json:"pending"`
-	// Booked are GPUs of the tenant's bookings in force now.
-	Booked int64 `json:"booked"`
-}
-
-// PoolType is the pool's position on one GPU type now.
-type PoolType struct {
-	Type string `json:"type"`
-	// Capacity is what slurmctld reports for the pool's nodes.
-	Capacity int64 `json:"capacity"`
-	// Bookable is Capacity less drained or down nodes, maintenance,
-	// foreign reservations and the unbookable share, now.
-	Bookable int64 `json:"bookable"`
-	// Booked is committed to bookings now.
-	Booked int64 `json:"booked"`
-	// Allocated is held by running jobs (every account).
-	Allocated int64 `json:"allocated"`
-	// Free is Capacity less Allocated: idle GPUs.
-	Free int64 `json:"free"`
-}
-
-// Snapshot is one cycle's reading of everything the tenant routes and the
-// metrics show besides bookings (read live): taken at once, used by every
-// request until the next cycle.
-type Snapshot struct {
-	At      time.Time
-	Period  meter.Period
-	Tenants []tenant.Tenant // by name
-	// Use is each tenant's TypeUse per type, by type.
-	Use map[string][]TypeUse
-	// Jobs are each tenant's jobs (its account's), by id.
-	Jobs   map[string][]burst.Job
-	Plan   burst.Plan
-	Stored []burst.StoredRefusal
-	Pool   []PoolType // by type
-	// Usage is the current period priced (every account).
-	Usage           export.Summary
-	IngestedThrough time.Time
-	// Errors holds the parts whose last read failed, with the error;
-	// PartAt when each part was last read successfully.
-	Errors map[string]string
-	PartAt map[string]time.Time
-
-	byName   map[string]int
-	begun    time.Time // when its reads began (At is truncated to the second)
-	jobs     []burst.Job
-	inv      reserve.Inventory
-	upcoming []reserve.Booking              // bookings that end after At
-	now      []reserve.Booking              // of them, those in force at At
-	avail    []reserve.ResourceAvailability // each resource in [At, At+1s)
-}
-
-// Tenant returns the tenant called name.
-func (s *Snapshot) Tenant(name string) (tenant.Tenant, bool) {
-	if s == nil {
-		return tenant.Tenant{}, false
-	}
-	i, ok := s.byName[name]
-	if !ok {
-		return tenant.Tenant{}, false
-	}
-	return s.Tenants[i], true
 }
 
 // Live keeps the current snapshot and takes the next one every Interval,
@@ -255,10 +157,25 @@ func (l *Live) log() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// take reads every part; a part that fails keeps prev's value.
+// take reads every part; a part that fails keeps prev's value. Slurm
+// (jobs, then the burst plan on the same jobs; the inventory and the
+// calendar) and the database parts are read side by side.
 func (l *Live) take(ctx context.Context, prev *Snapshot) *Snapshot {
-	src := l.Sources
 	begun := l.now()
+	s := newSnapshot(begun, prev)
+	r := &partReader{s: s, prev: prev, log: l.log()}
+	var wg sync.WaitGroup
+	wg.Go(func() { l.readStore(ctx, r) })
+	wg.Go(func() { l.readJobs(ctx, r) })
+	wg.Go(func() { l.readCalendar(ctx, r) })
+	wg.Wait()
+	s.derive(l.Sources)
+	return s
+}
+
+// newSnapshot is a snapshot begun at begun, holding prev's parts (each
+// replaced as it is read again) and when they were read.
+func newSnapshot(begun time.Time, prev *Snapshot) *Snapshot {
 	at := begun.Truncate(time.Second)
 	s := &Snapshot{At: at, begun: begun, Period: meter.PeriodOf(at), Errors: map[string]string{}, PartAt: map[string]time.Time{}}
 	if prev != nil {
@@ -266,337 +183,134 @@ func (l *Live) take(ctx context.Context, prev *Snapshot) *Snapshot {
 			prev.Tenants, prev.jobs, prev.Plan, prev.Stored, prev.inv, prev.upcoming, prev.now, prev.avail, prev.Usage, prev.IngestedThrough
 		maps.Copy(s.PartAt, prev.PartAt)
 	}
-	var mu sync.Mutex // the parts are read side by side
-	part := func(name string, read func() error) bool {
-		err := read()
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			s.Errors[name] = err.Error()
-			if prev == nil || prev.Errors[name] != err.Error() {
-				l.log().Warn("snapshot part failed; keeping its previous reading", "part", name, "err", err)
-			}
-			return false
-		}
-		s.PartAt[name] = at
-		return true
-	}
-	var wg sync.WaitGroup
-	// Slurm (jobs, then the burst plan on the same jobs; the inventory)
-	// and the database parts are read side by side.
-	wg.Go(func() {
-		if src.Tenants != nil {
-			part(PartTenants, func() error {
-				ts, err := src.Tenants.List(ctx)
-				if err == nil {
-					s.Tenants = ts
-				}
-				return err
-			})
-		}
-		if src.Usage != nil {
-			part(PartUsage, func() error {
-				u, err := src.Usage.Summary(ctx, s.Period, "")
-				if err == nil {
-					s.Usage = u
-				}
-				return err
-			})
-		}
-		if src.IngestedThrough != nil {
-			part(PartIngest, func() error {
-				t, err := src.IngestedThrough(ctx)
-				if err == nil {
-					s.IngestedThrough = t
-				}
-				return err
-			})
-		}
-	})
-	wg.Go(func() {
-		jobsOK := true
-		if src.Jobs != nil {
-			jobsOK = part(PartJobs, func() error {
-				js, err := src.Jobs.Refresh(ctx)
-				if err == nil {
-					s.jobs = js
-				}
-				return err
-			})
-		}
-		if src.Burst != nil && jobsOK {
-			part(PartBurst, func() error {
-				p, err := src.Burst.Plan(ctx)
-				if err != nil {
-					return err
-				}
-				st, err := src.Burst.StoredRefusals(ctx)
-				if err != nil {
-					return err
-				}
-				s.Plan, s.Stored = p, st
-				return nil
-			})
-		}
-	})
-	wg.Go(func() {
-		if src.Inventory != nil {
-			part(PartInventory, func() error {
-				inv, err := src.Inventory.Refresh(ctx)
-				if err == nil {
-					s.inv = inv
-				}
-				return err
-			})
-		}
-		if src.Bookings != nil {
-			part(PartBookings, func() error {
-				bs, err := src.Bookings.List(ctx, reserve.ListFilter{From: at})
-				if err != nil {
-					return err
-				}
-				var in []reserve.Booking
-				for _, b := range bs {
-					if !b.Start.After(at) && b.End.After(at) {
-						in = append(in, b)
-					}
-				}
-				av, err := src.Bookings.Availability(ctx, reserve.AvailabilityQuery{From: at, To: at.Add(time.Second), Step: time.Second})
-				if err != nil {
-					return err
-				}
-				s.upcoming, s.now, s.avail = bs, in, av.Resources
-				return nil
-			})
-		}
-	})
-	wg.Wait()
-	s.derive(src)
 	return s
 }
 
-// derive computes the per-tenant and per-type figures from the parts.
-func (s *Snapshot) derive(src Sources) {
-	slices.SortFunc(s.Tenants, func(a, b tenant.Tenant) int { return strings.Compare(a.Name, b.Name) })
-	s.byName = make(map[string]int, len(s.Tenants))
-	for i, t := range s.Tenants {
-		s.byName[t.Name] = i
-	}
-	use := map[string]map[string]*TypeUse{}
-	get := func(tn, typ string) *TypeUse {
-		m := use[tn]
-		if m == nil {
-			m = map[string]*TypeUse{}
-			use[tn] = m
-		}
-		u := m[typ]
-		if u == nil {
-			u = &TypeUse{Type: typ}
-			m[typ] = u
-		}
-		return u
-	}
-	for _, t := range s.Tenants {
-		for typ, q := range t.GPUs {
-			get(t.Name, typ).Quota = &q
-		}
-	}
-	s.Jobs = map[string][]burst.Job{}
-	allocated := map[string]int64{}
-	for _, j := range s.jobs {
-		running := j.Running()
-		for typ, n := range j.TotalGPUs() {
-			if typ == "" {
-				typ = Untyped
-			}
-			if running {
-				allocated[typ] += n
-			}
-		}
-		t, ok := s.Tenant(j.Account)
-		if !ok {
-			continue
-		}
-		s.Jobs[t.Name] = append(s.Jobs[t.Name], j)
-		onDemand := j.QOS == src.OnDemandQOS || j.Partition == src.OnDemandPartition
-		for typ, n := range j.TotalGPUs() {
-			if typ == "" {
-				typ = Untyped
-			}
-			if n == 0 {
-				continue
-			}
-			u := get(t.Name, typ)
-			switch {
-			case j.Pending():
-				u.Pending += n
-			case running:
-				u.Allocated += n
-				if onDemand {
-					u.Bursting += n
-				} else if j.QOS == src.QOSPrefix+t.Name {
-					u.InQuota += n
-				}
-			}
-		}
-	}
-	for _, js := range s.Jobs {
-		slices.SortFunc(js, func(a, b burst.Job) int { return int(a.ID - b.ID) })
-	}
-	booked := map[string]int64{}
-	var buf []reserve.Commitment
-	for _, b := range s.now {
-		if b.State == reserve.StateCancelled || b.State == reserve.StateEnded {
-			continue
-		}
-		buf = src.Settings.AppendCommitments(buf[:0], b, s.inv)
-		for _, c := range buf {
-			k, typ := c.Resource.Split()
-			if k != reserve.KindGPU || c.Start > s.At.Unix() || c.End <= s.At.Unix() {
-				continue
-			}
-			booked[typ] += int64(c.Count)
-			if _, ok := s.Tenant(b.Tenant); ok {
-				get(b.Tenant, typ).Booked += int64(c.Count)
-			}
-		}
-	}
-	s.Use = make(map[string][]TypeUse, len(use))
-	for tn, m := range use {
-		out := make([]TypeUse, 0, len(m))
-		for _, typ := range slices.Sorted(maps.Keys(m)) {
-			out = append(out, *m[typ])
-		}
-		s.Use[tn] = out
-	}
-	// The pool: every type slurmctld reports (bookable and booked as
-	// admission counts them), plus any in use.
-	now := map[string]reserve.Bucket{}
-	for _, r := range s.avail {
-		if k, typ := r.Resource.Split(); k == reserve.KindGPU && len(r.Buckets) > 0 {
-			now[typ] = r.Buckets[0]
-		}
-	}
-	types := map[string]bool{}
-	for _, t := range s.inv.Types() {
-		types[t] = true
-	}
-	for t := range now {
-		types[t] = true
-	}
-	for t := range allocated {
-		types[t] = true
-	}
-	s.Pool = nil
-	for _, typ := range slices.Sorted(maps.Keys(types)) {
-		p := PoolType{Type: typ, Capacity: int64(s.inv.Total(typ)), Allocated: allocated[typ], Booked: booked[typ]}
-		if b, ok := now[typ]; ok {
-			p.Bookable, p.Booked = int64(b.Capacity), int64(b.Committed)
-		}
-		p.Free = max(p.Capacity-p.Allocated, 0)
-		s.Pool = append(s.Pool, p)
-	}
-}
-
-// JobCache is a burst.JobLister that reads through to Jobs at most once
-// per TTL: the snapshot's read (Refresh) and the burst planner's within
-// the same cycle are one bulk read.
-type JobCache struct {
-	Jobs burst.JobLister
-	TTL  time.Duration
-	Now  func() time.Time
-
+// partReader records, for the parts read side by side, which were read
+// (Snapshot.PartAt) and which failed (Snapshot.Errors, logged once per
+// new error).
+type partReader struct {
+	s    *Snapshot
+	prev *Snapshot
+	log  *slog.Logger
 	mu   sync.Mutex
-	at   time.Time
-	last []burst.Job
 }
 
-var _ burst.JobLister = (*JobCache)(nil)
-
-// ListJobs implements burst.JobLister: the last read while younger than
-// TTL, else a new one.
-func (c *JobCache) ListJobs(ctx context.Context) ([]burst.Job, error) {
-	c.mu.Lock()
-	if c.last != nil && c.clock().Sub(c.at) < c.TTL {
-		js := c.last
-		c.mu.Unlock()
-		return js, nil
-	}
-	c.mu.Unlock()
-	return c.Refresh(ctx)
-}
-
-// Refresh reads the jobs now.
-func (c *JobCache) Refresh(ctx context.Context) ([]burst.Job, error) {
-	js, err := c.Jobs.ListJobs(ctx)
+// read reads part name with read; false when it failed.
+func (r *partReader) read(name string, read func() error) bool {
+	err := read()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err != nil {
-		return nil, err
-	}
-	if js == nil {
-		js = []burst.Job{}
-	}
-	c.mu.Lock()
-	c.at, c.last = c.clock(), js
-	c.mu.Unlock()
-	return js, nil
-}
-
-func (c *JobCache) clock() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
-}
-
-// InventoryCache is a reserve.Source that reads through at most once per
-// TTL: the read-only booking routes (availability, find slot, list) share
-// one inventory read per cycle. Admission never goes through it.
-type InventoryCache struct {
-	Source reserve.Source
-	TTL    time.Duration
-	Now    func() time.Time
-
-	mu   sync.Mutex
-	at   time.Time
-	last *reserve.Inventory
-	sf   singleflight.Group
-}
-
-var _ reserve.Source = (*InventoryCache)(nil)
-
-// Inventory implements reserve.Source.
-func (c *InventoryCache) Inventory(ctx context.Context) (reserve.Inventory, error) {
-	c.mu.Lock()
-	if c.last != nil && c.clock().Sub(c.at) < c.TTL {
-		inv := *c.last
-		c.mu.Unlock()
-		return inv, nil
-	}
-	c.mu.Unlock()
-	return c.Refresh(ctx)
-}
-
-// Refresh reads the inventory now (joining a read under way).
-func (c *InventoryCache) Refresh(ctx context.Context) (reserve.Inventory, error) {
-	v, err, _ := c.sf.Do("inventory", func() (any, error) {
-		inv, err := c.Source.Inventory(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read the cluster: %w", err)
+		r.s.Errors[name] = err.Error()
+		if r.prev == nil || r.prev.Errors[name] != err.Error() {
+			r.log.Warn("snapshot part failed; keeping its previous reading", "part", name, "err", err)
 		}
-		c.mu.Lock()
-		c.at, c.last = c.clock(), &inv
-		c.mu.Unlock()
-		return inv, nil
-	})
-	if err != nil {
-		return reserve.Inventory{}, err
+		return false
 	}
-	return v.(reserve.Inventory), nil
+	r.s.PartAt[name] = r.s.At
+	return true
 }
 
-func (c *InventoryCache) clock() time.Time {
-	if c.Now != nil {
-		return c.Now()
+// readStore reads the database's parts: the tenants, the current
+// period's usage and how far the ingest has read.
+func (l *Live) readStore(ctx context.Context, r *partReader) {
+	src, s := l.Sources, r.s
+	if src.Tenants != nil {
+		r.read(PartTenants, func() error {
+			ts, err := src.Tenants.List(ctx)
+			if err == nil {
+				s.Tenants = ts
+			}
+			return err
+		})
 	}
-	return time.Now()
+	if src.Usage != nil {
+		r.read(PartUsage, func() error {
+			u, err := src.Usage.Summary(ctx, s.Period, "")
+			if err == nil {
+				s.Usage = u
+			}
+			return err
+		})
+	}
+	if src.IngestedThrough != nil {
+		r.read(PartIngest, func() error {
+			t, err := src.IngestedThrough(ctx)
+			if err == nil {
+				s.IngestedThrough = t
+			}
+			return err
+		})
+	}
+}
+
+// readJobs reads the jobs, then (when they were read) the burst plan on
+// the same jobs with the refusals stored.
+func (l *Live) readJobs(ctx context.Context, r *partReader) {
+	src, s := l.Sources, r.s
+	jobsOK := true
+	if src.Jobs != nil {
+		jobsOK = r.read(PartJobs, func() error {
+			js, err := src.Jobs.Refresh(ctx)
+			if err == nil {
+				s.jobs = js
+			}
+			return err
+		})
+	}
+	if src.Burst != nil && jobsOK {
+		r.read(PartBurst, func() error {
+			p, err := src.Burst.Plan(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := src.Burst.StoredRefusals(ctx)
+			if err != nil {
+				return err
+			}
+			s.Plan, s.Stored = p, st
+			return nil
+		})
+	}
+}
+
+// readCalendar reads the inventory, and the bookings that end after the
+// snapshot with those in force and the availability at its second.
+func (l *Live) readCalendar(ctx context.Context, r *partReader) {
+	src, s := l.Sources, r.s
+	if src.Inventory != nil {
+		r.read(PartInventory, func() error {
+			inv, err := src.Inventory.Refresh(ctx)
+			if err == nil {
+				s.inv = inv
+			}
+			return err
+		})
+	}
+	if src.Bookings != nil {
+		r.read(PartBookings, func() error { return s.readBookings(ctx, src.Bookings) })
+	}
+}
+
+// readBookings reads the bookings that end after At, those of them in
+// force at At, and each resource's availability in [At, At+1s).
+func (s *Snapshot) readBookings(ctx context.Context, src BookingReader) error {
+	at := s.At
+	bs, err := src.List(ctx, reserve.ListFilter{From: at})
+	if err != nil {
+		return err
+	}
+	var in []reserve.Booking
+	for _, b := range bs {
+		if !b.Start.After(at) && b.End.After(at) {
+			in = append(in, b)
+		}
+	}
+	av, err := src.Availability(ctx, reserve.AvailabilityQuery{From: at, To: at.Add(time.Second), Step: time.Second})
+	if err != nil {
+		return err
+	}
+	s.upcoming, s.now, s.avail = bs, in, av.Resources
+	return nil
 }

@@ -110,6 +110,8 @@ func (c snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// Collect exports the current snapshot's gauges (none before the
+// first).
 func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	l := c.m.live.Load()
 	if l == nil {
@@ -119,9 +121,9 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	if s == nil {
 		return
 	}
-	g := func(d *prometheus.Desc, v float64, labels ...string) {
+	g := gauges(func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
+	})
 	g(descSnapAge, float64(s.At.Unix()))
 	for _, p := range Parts {
 		ok := 0.0
@@ -130,6 +132,21 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		g(descPartOK, ok, p)
 	}
+	g.tenantUse(s)
+	g.usage(s)
+	g.budgets(s)
+	g.pool(s)
+	g.atRisk(s)
+	if !s.IngestedThrough.IsZero() {
+		g(descIngestLag, s.At.Sub(s.IngestedThrough).Seconds())
+	}
+}
+
+// gauges sends one gauge of a description with its value and labels.
+type gauges func(d *prometheus.Desc, v float64, labels ...string)
+
+// tenantUse exports each tenant's quota and GPUs in use per type.
+func (g gauges) tenantUse(s *Snapshot) {
 	for _, t := range s.Tenants {
 		for _, u := range s.Use[t.Name] {
 			if u.Quota != nil {
@@ -149,8 +166,11 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	// Usage and spend per tenant and type (tiers and kinds summed); credits
-	// are spend of type creditType.
+}
+
+// usage exports usage and spend per tenant and type (tiers and kinds
+// summed); credits are spend of type creditType.
+func (g gauges) usage(s *Snapshot) {
 	type k struct{ tenant, typ string }
 	secs, spend, unpriced := map[k]int64{}, map[k]int64{}, map[k]int64{}
 	cur := s.Usage.Meta.Card.Currency
@@ -185,6 +205,11 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 			g(descSpend, float64(v), key.tenant, key.typ, cur)
 		}
 	}
+}
+
+// budgets exports each tenant's on-demand budget, committed spend and
+// what is left (tenants without a budget have none).
+func (g gauges) budgets(s *Snapshot) {
 	for _, t := range s.Plan.Tenants {
 		if t.Budget == nil || t.BudgetErr != "" {
 			continue
@@ -194,6 +219,10 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 		g(descCommitted, float64(t.Committed()), t.Tenant, s.Plan.Currency)
 		g(descLeft, float64(b-t.Committed()), t.Tenant, s.Plan.Currency)
 	}
+}
+
+// pool exports the pool's position per type.
+func (g gauges) pool(s *Snapshot) {
 	for _, p := range s.Pool {
 		g(descCap, float64(p.Capacity), p.Type)
 		g(descBookable, float64(p.Bookable), p.Type)
@@ -201,6 +230,11 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 		g(descPoolAlloc, float64(p.Allocated), p.Type)
 		g(descFree, float64(p.Free), p.Type)
 	}
+}
+
+// atRisk exports each tenant's bookings at risk (0 for every tenant
+// without).
+func (g gauges) atRisk(s *Snapshot) {
 	atRisk := map[string]int{}
 	for _, t := range s.Tenants {
 		atRisk[t.Name] = 0
@@ -214,8 +248,5 @@ func (c snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for tn, n := range atRisk {
 		g(descAtRisk, float64(n), tn)
-	}
-	if !s.IngestedThrough.IsZero() {
-		g(descIngestLag, s.At.Sub(s.IngestedThrough).Seconds())
 	}
 }

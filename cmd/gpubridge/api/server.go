@@ -35,7 +35,9 @@ type TokenStore interface {
 // (errors.Is); Options.NotFound says which error that is.
 var ErrTokenNotFound = errors.New("no such token")
 
-// Bookings are the booking use cases (bridge/reserve.Service).
+// Bookings are the booking use cases that the CLI runs too
+// (cmd/gpubridge/app.BookingCases, on a bridge/reserve.Service): the
+// booking routes call nothing else.
 type Bookings interface {
 	BookingReader
 	Get(ctx context.Context, id int64) (reserve.Booking, error)

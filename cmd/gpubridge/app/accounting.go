@@ -131,28 +131,31 @@ func (e *Env) QuietIngester(ctx context.Context) (*ingest.Ingester, error) {
 	return in, err
 }
 
-// Usage is the summary of each period that show usage's keys name
-// (period=, or start= and end=), of one account when tenant= (account=)
-// names one.
-func (e *Env) Usage(ctx context.Context, where map[string]string) ([]export.Summary, error) {
+// UsageRequest is show usage: the summary of each of Periods, of one
+// account when Account names one.
+type UsageRequest struct {
+	Periods []meter.Period
+	Account string
+}
+
+// ParseUsage reads show usage's keys: period=, or start= and end=
+// (ParsePeriods), and tenant= (its alias account=).
+func ParseUsage(where map[string]string) (UsageRequest, error) {
 	periods, err := ParsePeriods(where)
 	if err != nil {
-		return nil, err
+		return UsageRequest{}, err
 	}
-	account := AccountArg(where)
+	return UsageRequest{Periods: periods, Account: ParseAccount(where)}, nil
+}
+
+// Usage is the summary of each period r names, of r.Account's rows when
+// it names one (every account's otherwise).
+func (e *Env) Usage(ctx context.Context, r UsageRequest) ([]export.Summary, error) {
 	books, err := e.Books(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var sums []export.Summary
-	for _, p := range periods {
-		s, err := books.Summary(ctx, p, account)
-		if err != nil {
-			return nil, err
-		}
-		sums = append(sums, s)
-	}
-	return sums, nil
+	return UsageCases{Books: books}.Summaries(ctx, r)
 }
 
 // UsagePrintout is what show usage prints of sums for the output options
@@ -168,19 +171,21 @@ func UsagePrintout(sums []export.Summary, o table.Options) Printout {
 	return p.Text(heading).Table(util)
 }
 
-// ExportChargeback writes the chargeback export that export chargeback's
-// keys ask for (ParseExport) to w, or to the file of file= or the -f flag
-// (FileArg), naming the configuration's chargeback parties in a FOCUS
-// export.
-func (e *Env) ExportChargeback(ctx context.Context, where map[string]string, asJSON bool, flag string, w io.Writer) error {
-	path, err := FileArg(flag, where)
+// ParseExportChargeback reads export chargeback's keys (ParseExport),
+// its file from -f (flag) or file= (ParseFileArg): two files are refused
+// before period= is read.
+func ParseExportChargeback(where map[string]string, asJSON bool, flag string) (billing.ExportRequest, error) {
+	path, err := ParseFileArg(flag, where)
 	if err != nil {
-		return err
+		return billing.ExportRequest{}, err
 	}
-	r, err := ParseExport(where, asJSON, path)
-	if err != nil {
-		return err
-	}
+	return ParseExport(where, asJSON, path)
+}
+
+// ExportChargeback writes the chargeback export r asks for to w, or to
+// r.Path when it names a file, naming the configuration's chargeback
+// parties in a FOCUS export.
+func (e *Env) ExportChargeback(ctx context.Context, r billing.ExportRequest, w io.Writer) error {
 	c, err := e.Config()
 	if err != nil {
 		return err
@@ -194,9 +199,9 @@ func (e *Env) ExportChargeback(ctx context.Context, where map[string]string, asJ
 	return books.Export(ctx, r, w)
 }
 
-// FileArg is a command's -f FILE (flag) or its alias file=PATH; both,
+// ParseFileArg is a command's -f FILE (flag) or its alias file=PATH; both,
 // naming different files, are refused.
-func FileArg(flag string, where map[string]string) (string, error) {
+func ParseFileArg(flag string, where map[string]string) (string, error) {
 	v, ok := where["file"]
 	switch {
 	case !ok:
@@ -285,8 +290,8 @@ func parseMonth(key, v string) (meter.Period, error) {
 	return p, nil
 }
 
-// AccountArg is tenant= or its alias account=.
-func AccountArg(where map[string]string) string {
+// ParseAccount is tenant= or its alias account=.
+func ParseAccount(where map[string]string) string {
 	if v := where["account"]; v != "" {
 		return v
 	}
@@ -336,7 +341,7 @@ func ParseExport(where map[string]string, asJSON bool, path string) (billing.Exp
 	if where["metadata"] != "" && f != export.FOCUS {
 		return billing.ExportRequest{}, Inputf("metadata=%s: %v", where["metadata"], billing.ErrMetadataFormat)
 	}
-	return billing.ExportRequest{Period: p, Account: AccountArg(where), Options: opts, Path: path, MetadataPath: where["metadata"]}, nil
+	return billing.ExportRequest{Period: p, Account: ParseAccount(where), Options: opts, Path: path, MetadataPath: where["metadata"]}, nil
 }
 
 // ParseClose reads close's keys: period=YYYY-MM (required) and
@@ -370,18 +375,13 @@ type ClosedPeriod struct {
 // Text is what close says once the period is closed.
 func (c ClosedPeriod) Text() string { return billing.ClosedLine(c.Period, c.Record) }
 
-// ClosePeriod closes the period that close's keys name (ParseClose;
-// gpubridge close), asking confirm and saying on reread (when given) what
-// the re-read wrote (billing.RereadLine): the booking charges are brought up to date
-// first (BookingCharger), and unless ingest=no the period and everything
+// ClosePeriod closes the period o names (ParseClose; gpubridge close),
+// asking o.Confirm and saying on reread (when given) what the re-read
+// wrote (billing.RereadLine): the booking charges are brought up to date
+// first (BookingCharger), and with o.Reread the period and everything
 // since are re-read from the default source. A period that has not ended
 // is an input error.
-func (e *Env) ClosePeriod(ctx context.Context, where map[string]string, confirm func(string) error, reread io.Writer) (ClosedPeriod, error) {
-	o, err := ParseClose(where)
-	if err != nil {
-		return ClosedPeriod{}, err
-	}
-	o.Confirm = confirm
+func (e *Env) ClosePeriod(ctx context.Context, o billing.CloseOptions, reread io.Writer) (ClosedPeriod, error) {
 	if reread != nil {
 		o.OnReread = func(res ingest.Result) { fmt.Fprint(reread, billing.RereadLine(res)) }
 	}

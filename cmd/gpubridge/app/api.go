@@ -37,8 +37,13 @@ func (w *API) App(c config.Config, set *clients.Set) (http.Handler, func(context
 			bk, err := e.Bookings(ctx)
 			return bk.Service, err
 		},
+		// The API runs the use cases the CLI runs.
+		Cases: func(s *reserve.Service) api.Bookings { return BookingCases{Service: s} },
 		Burst: func(ctx context.Context) (*burstsetup.Service, error) { return e.Burst(ctx, "", "") },
-		Usage: func(ctx context.Context) (api.UsageReader, error) { return e.Books(ctx) },
+		Usage: func(ctx context.Context) (api.UsageReader, error) {
+			books, err := e.Books(ctx)
+			return UsageCases{Books: books}, err
+		},
 	})
 	return srv, loop, nil
 }

@@ -17,15 +17,15 @@ type BookingPolicy struct {
 // Table is show booking-policy's table (its --json: the rows).
 func (r BookingPolicy) Table() table.Table { return view.Policy(r.Rows) }
 
-// BookingPolicy returns the policy that binds tenant (where["tenant"]).
-func (e *Env) BookingPolicy(ctx context.Context, where map[string]string) (BookingPolicy, error) {
+// BookingPolicy returns the policy that binds tenant.
+func (e *Env) BookingPolicy(ctx context.Context, tenant string) (BookingPolicy, error) {
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
 		return BookingPolicy{}, err
 	}
-	p, err := bk.Service.Policy(ctx, where["tenant"])
+	p, err := BookingCases{Service: bk.Service}.Policy(ctx, tenant)
 	if err != nil {
-		return BookingPolicy{}, bookingErr(err)
+		return BookingPolicy{}, err
 	}
 	return BookingPolicy{Rows: view.PolicyRows(p)}, nil
 }

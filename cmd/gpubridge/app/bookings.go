@@ -118,270 +118,352 @@ func ParseBookingIDs(ss []string) ([]int64, error) {
 	return ids, nil
 }
 
-// AddBooking admits the booking that where asks for (reserve.ParseAdd,
-// times without an offset read in $TZ; local: printed in $TZ) for actor.
-// With confirm, it first checks the booking without storing it and asks
-// confirm with what it would add; the booking is admitted afresh after the
-// answer. It returns the booking with the settings it was admitted under.
-func (e *Env) AddBooking(ctx context.Context, actor string, where map[string]string, local bool, confirm func(string) error) (AddedBooking, error) {
+// AddBookingRequest is add booking: the booking Actor asks for, shown in
+// Times; Confirm (nil: no question) is asked first.
+type AddBookingRequest struct {
+	Actor   string
+	Booking reserve.Request
+	Times   view.Times
+	Confirm func(string) error
+}
+
+// ParseAddBooking reads add booking's key=value options (reserve.ParseAdd,
+// times without an offset read in $TZ; local: printed in $TZ).
+func ParseAddBooking(where map[string]string, local bool) (AddBookingRequest, error) {
 	z, err := BookingTimes(local)
 	if err != nil {
-		return AddedBooking{}, err
+		return AddBookingRequest{}, err
 	}
 	req, ps := reserve.ParseAdd(where, time.Now(), z.Zone)
-	if err := bookingProblems(ps); err != nil {
-		return AddedBooking{}, err
-	}
+	return AddBookingRequest{Booking: req, Times: z}, bookingProblems(ps)
+}
+
+// AddBooking admits the booking r asks for. With a Confirm, it first
+// checks the booking without storing it and asks with what it would add;
+// the booking is admitted afresh after the answer. It returns the booking
+// with the settings it was admitted under.
+func (e *Env) AddBooking(ctx context.Context, r AddBookingRequest) (AddedBooking, error) {
 	bk, err := e.Bookings(ctx)
 	if err != nil {
 		return AddedBooking{}, err
 	}
-	svc := bk.Service
-	if confirm != nil {
-		b, err := svc.Check(ctx, actor, req)
+	cases := BookingCases{Service: bk.Service}
+	if r.Confirm != nil {
+		b, err := cases.Check(ctx, r.Actor, r.Booking)
 		if err != nil {
-			return AddedBooking{}, bookingErr(err)
+			return AddedBooking{}, err
 		}
-		if err := confirm(view.Describe(" Adding booking", b, z)); err != nil {
+		if err := r.Confirm(view.Describe(" Adding booking", b, r.Times)); err != nil {
 			return AddedBooking{}, err
 		}
 	}
-	b, err := svc.Add(ctx, actor, req)
+	b, err := cases.Add(ctx, r.Actor, r.Booking)
 	if err != nil {
-		return AddedBooking{}, bookingErr(err)
+		return AddedBooking{}, err
 	}
-	return AddedBooking{Booking: b, Settings: svc.Settings, Times: z, At: time.Now()}, nil
+	return AddedBooking{Booking: b, Settings: bk.Service.Settings, Times: r.Times, At: time.Now()}, nil
 }
 
-// ModifyBooking changes booking id by set (the key=value options after
-// `set`, reserve.ParseChange; none is a usage error), asking confirm first
-// when given. It returns the booking before and after.
-func (e *Env) ModifyBooking(ctx context.Context, actor, id string, set map[string]string, local bool, confirm func(string) error) (ModifiedBooking, error) {
+// ModifyBookingRequest is modify booking: Actor changes booking ID by
+// Change, or, when PerNode is set, records its GPUs per node alone
+// (recordPerNode). Asked are the options as typed, which the
+// confirmation (Confirm, nil: none) shows.
+type ModifyBookingRequest struct {
+	Actor   string
+	ID      int64
+	Change  reserve.Change
+	PerNode map[string]int
+	Asked   map[string]string
+	Times   view.Times
+	Confirm func(string) error
+}
+
+// ParseModifyBooking reads modify booking ID set key=value ...
+// (reserve.ParseChange, or pernode= given alone; none is a usage error).
+func ParseModifyBooking(id string, set map[string]string, local bool) (ModifyBookingRequest, error) {
 	if len(set) == 0 {
-		return ModifiedBooking{}, Inputf("usage: gpubridge modify booking ID set key=value ...")
+		return ModifyBookingRequest{}, Inputf("usage: gpubridge modify booking ID set key=value ...")
 	}
 	n, err := ParseBookingID(id)
 	if err != nil {
-		return ModifiedBooking{}, err
+		return ModifyBookingRequest{}, err
 	}
+	r := ModifyBookingRequest{ID: n, Asked: set}
 	if v, ok := set[reserve.PerNodeKey]; ok {
 		if len(set) > 1 {
-			return ModifiedBooking{}, Inputf("pernode=: give it alone (it records a figure an old booking lacks, and changes nothing else); make other changes in a second command")
+			return ModifyBookingRequest{}, Inputf("pernode=: give it alone (it records a figure an old booking lacks, and changes nothing else); make other changes in a second command")
 		}
-		return e.recordPerNode(ctx, actor, n, v, local, confirm)
+		per, ps := reserve.ParsePerNode(v)
+		if err := bookingProblems(ps); err != nil {
+			return ModifyBookingRequest{}, err
+		}
+		r.PerNode = per
+		r.Times, err = BookingTimes(local)
+		return r, err
 	}
-	z, err := BookingTimes(local)
-	if err != nil {
-		return ModifiedBooking{}, err
+	if r.Times, err = BookingTimes(local); err != nil {
+		return ModifyBookingRequest{}, err
 	}
-	ch, ps := reserve.ParseChange(set, time.Now(), z.Zone)
-	if err := bookingProblems(ps); err != nil {
-		return ModifiedBooking{}, err
+	ch, ps := reserve.ParseChange(set, time.Now(), r.Times.Zone)
+	r.Change = ch
+	return r, bookingProblems(ps)
+}
+
+// ModifyBooking changes booking r.ID as r asks, asking r.Confirm first
+// when given. It returns the booking before and after.
+func (e *Env) ModifyBooking(ctx context.Context, r ModifyBookingRequest) (ModifiedBooking, error) {
+	if r.PerNode != nil {
+		return e.recordPerNode(ctx, r)
 	}
 	bk, err := e.Bookings(ctx)
 	if err != nil {
 		return ModifiedBooking{}, err
 	}
-	cur, err := bk.Service.Get(ctx, n)
+	cases := BookingCases{Service: bk.Service}
+	cur, err := cases.Get(ctx, r.ID)
 	if err != nil {
-		return ModifiedBooking{}, bookingErr(err)
+		return ModifiedBooking{}, err
 	}
-	if confirm != nil {
-		if err := confirm(view.ModifyPrompt(cur, set)); err != nil {
+	if r.Confirm != nil {
+		if err := r.Confirm(view.ModifyPrompt(cur, r.Asked)); err != nil {
 			return ModifiedBooking{}, err
 		}
 	}
-	before, after, err := bk.Service.Modify(ctx, actor, n, ch)
+	before, after, err := cases.Modify(ctx, r.Actor, r.ID, r.Change)
 	if err != nil {
-		return ModifiedBooking{}, bookingErr(err)
+		return ModifiedBooking{}, err
 	}
-	return ModifiedBooking{ID: n, Before: before, After: after, Times: z}, nil
+	return ModifiedBooking{ID: r.ID, Before: before, After: after, Times: r.Times}, nil
 }
 
 // recordPerNode is modify booking ID set pernode=...: the GPUs per node of
 // a whole-node booking stored before admission recorded them
 // (reserve.Service.RecordPerNode). The confirmation shows the class's
 // GPUs per node in the pool now, for the admin to compare.
-func (e *Env) recordPerNode(ctx context.Context, actor string, id int64, v string, local bool, confirm func(string) error) (ModifiedBooking, error) {
-	per, ps := reserve.ParsePerNode(v)
-	if err := bookingProblems(ps); err != nil {
-		return ModifiedBooking{}, err
-	}
-	z, err := BookingTimes(local)
-	if err != nil {
-		return ModifiedBooking{}, err
-	}
+func (e *Env) recordPerNode(ctx context.Context, r ModifyBookingRequest) (ModifiedBooking, error) {
 	bk, err := e.Bookings(ctx)
 	if err != nil {
 		return ModifiedBooking{}, err
 	}
-	cur, err := bk.Service.Get(ctx, id)
+	cur, err := BookingCases{Service: bk.Service}.Get(ctx, r.ID)
 	if err != nil {
-		return ModifiedBooking{}, bookingErr(err)
+		return ModifiedBooking{}, err
 	}
-	if confirm != nil {
+	if r.Confirm != nil {
 		now := "not known (the cluster could not be read)"
 		if inv, err := bk.Service.Source.Inventory(ctx); err == nil && cur.Kind == reserve.KindNode {
 			now = reserve.FormatPerNode(bk.Service.Settings.PerNode(inv, cur.NodeClass))
 		}
-		if err := confirm(view.PerNodePrompt(cur, per, now)); err != nil {
+		if err := r.Confirm(view.PerNodePrompt(cur, r.PerNode, now)); err != nil {
 			return ModifiedBooking{}, err
 		}
 	}
-	before, after, err := bk.Service.RecordPerNode(ctx, actor, id, per)
+	before, after, err := bk.Service.RecordPerNode(ctx, r.Actor, r.ID, r.PerNode)
 	if err != nil {
 		return ModifiedBooking{}, bookingErr(err)
 	}
-	return ModifiedBooking{ID: id, Before: before, After: after, Times: z}, nil
+	return ModifiedBooking{ID: r.ID, Before: before, After: after, Times: r.Times}, nil
 }
 
-// CancelBookings cancels the bookings of ids, all of which must exist,
-// after confirm (when given) with what it cancels. It returns the ids
+// CancelBookingsRequest is delete booking: Actor cancels the bookings IDs
+// after Confirm (nil: no question).
+type CancelBookingsRequest struct {
+	Actor   string
+	IDs     []int64
+	Confirm func(string) error
+}
+
+// CancelBookings cancels the bookings of r.IDs, all of which must exist,
+// after r.Confirm (when given) with what it cancels. It returns the ids
 // cancelled (up to a failure, with the failure; nil before it cancels)
 // and the settings (their reservations' names).
-func (e *Env) CancelBookings(ctx context.Context, actor string, ids []string, confirm func(string) error) (*CancelledBookings, error) {
-	ns, err := ParseBookingIDs(ids)
-	if err != nil {
-		return nil, err
-	}
+func (e *Env) CancelBookings(ctx context.Context, r CancelBookingsRequest) (*CancelledBookings, error) {
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
 		return nil, err
 	}
+	cases := BookingCases{Service: bk.Service}
 	var bs []reserve.Booking
-	for _, id := range ns {
-		b, err := bk.Service.Get(ctx, id)
+	for _, id := range r.IDs {
+		b, err := cases.Get(ctx, id)
 		if err != nil {
-			return nil, bookingErr(err)
+			return nil, err
 		}
 		bs = append(bs, b)
 	}
-	if confirm != nil {
-		if err := confirm(view.CancelPrompt(bs)); err != nil {
+	if r.Confirm != nil {
+		if err := r.Confirm(view.CancelPrompt(bs)); err != nil {
 			return nil, err
 		}
 	}
 	c := &CancelledBookings{Settings: bk.Service.Settings}
-	for _, id := range ns {
-		if _, err := bk.Service.Cancel(ctx, actor, id); err != nil {
-			return c, bookingErr(err)
+	for _, id := range r.IDs {
+		if _, err := cases.Cancel(ctx, r.Actor, id); err != nil {
+			return c, err
 		}
 		c.IDs = append(c.IDs, id)
 	}
 	return c, nil
 }
 
-// ListBookings lists the bookings that where keeps (reserve.ParseList),
-// only those of ids when any are given.
-func (e *Env) ListBookings(ctx context.Context, ids []string, where map[string]string, local bool) (BookingList, error) {
+// ListBookingsRequest is show bookings: the bookings Filter keeps, only
+// those of IDs when any are given; an id that names no booking is an
+// error when Filtered is false (no filter was given).
+type ListBookingsRequest struct {
+	Filter   reserve.ListFilter
+	IDs      []int64
+	Filtered bool
+	Times    view.Times
+}
+
+// ParseListBookings reads show bookings' ids and key=value filters
+// (reserve.ParseList).
+func ParseListBookings(ids []string, where map[string]string, local bool) (ListBookingsRequest, error) {
 	z, err := BookingTimes(local)
 	if err != nil {
-		return BookingList{}, err
+		return ListBookingsRequest{}, err
 	}
 	lf, ps := reserve.ParseList(where, time.Now(), z.Zone)
 	ns, err := ParseBookingIDs(ids)
 	if err != nil {
-		return BookingList{}, err
+		return ListBookingsRequest{}, err
 	}
-	if err := bookingProblems(ps); err != nil {
-		return BookingList{}, err
-	}
+	return ListBookingsRequest{Filter: lf, IDs: ns, Filtered: len(where) > 0, Times: z}, bookingProblems(ps)
+}
+
+// ListBookings lists the bookings that r asks for.
+func (e *Env) ListBookings(ctx context.Context, r ListBookingsRequest) (BookingList, error) {
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
 		return BookingList{}, err
 	}
-	bs, err := bk.Service.List(ctx, lf)
+	bs, err := BookingCases{Service: bk.Service}.List(ctx, r.Filter)
 	if err != nil {
 		return BookingList{}, err
 	}
-	if len(ns) > 0 {
-		bs = slices.DeleteFunc(bs, func(b reserve.Booking) bool { return !slices.Contains(ns, b.ID) })
+	if len(r.IDs) > 0 {
+		bs = slices.DeleteFunc(bs, func(b reserve.Booking) bool { return !slices.Contains(r.IDs, b.ID) })
 	}
-	if len(where) == 0 {
+	if !r.Filtered {
 		// An id that names no booking exits 2, as show tenants NAME does
 		// (with filters, an id they leave out is no error).
-		for _, n := range ns {
+		for _, n := range r.IDs {
 			if !slices.ContainsFunc(bs, func(b reserve.Booking) bool { return b.ID == n }) {
 				return BookingList{}, bookingErr(fmt.Errorf("booking %d: %w", n, reserve.ErrNotFound))
 			}
 		}
 	}
-	return BookingList{Bookings: bs, Times: z}, nil
+	return BookingList{Bookings: bs, Times: r.Times}, nil
 }
 
-// Availability is the free and booked capacity that where asks for
+// AvailabilityRequest is show availability: the capacity Query asks for,
+// shown in Times.
+type AvailabilityRequest struct {
+	Query reserve.AvailabilityQuery
+	Times view.Times
+}
+
+// ParseAvailability reads show availability's keys
 // (reserve.ParseAvailability).
-func (e *Env) Availability(ctx context.Context, where map[string]string, local bool) (BookingAvailability, error) {
+func ParseAvailability(where map[string]string, local bool) (AvailabilityRequest, error) {
 	z, err := BookingTimes(local)
 	if err != nil {
-		return BookingAvailability{}, err
+		return AvailabilityRequest{}, err
 	}
 	q, ps := reserve.ParseAvailability(where, time.Now(), z.Zone)
-	if err := bookingProblems(ps); err != nil {
-		return BookingAvailability{}, err
-	}
+	return AvailabilityRequest{Query: q, Times: z}, bookingProblems(ps)
+}
+
+// Availability is the free and booked capacity that r asks for.
+func (e *Env) Availability(ctx context.Context, r AvailabilityRequest) (BookingAvailability, error) {
 	bk, err := e.Bookings(ctx)
 	if err != nil {
 		return BookingAvailability{}, err
 	}
-	av, err := bk.Service.Availability(ctx, q)
-	return BookingAvailability{Availability: av, Times: z}, bookingErr(err)
+	av, err := BookingCases{Service: bk.Service}.Availability(ctx, r.Query)
+	return BookingAvailability{Availability: av, Times: r.Times}, err
 }
 
-// FindSlots finds the earliest windows of the shape where asks for
-// (reserve.ParseSlotQuery), with the query (what a miss names).
-func (e *Env) FindSlots(ctx context.Context, where map[string]string, local bool) (FoundSlots, error) {
+// FindSlotsRequest is find slot: the windows of the shape Query asks
+// for, shown in Times.
+type FindSlotsRequest struct {
+	Query reserve.SlotQuery
+	Times view.Times
+}
+
+// ParseFindSlots reads find slot's keys (reserve.ParseSlotQuery).
+func ParseFindSlots(where map[string]string, local bool) (FindSlotsRequest, error) {
 	z, err := BookingTimes(local)
 	if err != nil {
-		return FoundSlots{}, err
+		return FindSlotsRequest{}, err
 	}
 	q, ps := reserve.ParseSlotQuery(where, time.Now(), z.Zone)
-	if err := bookingProblems(ps); err != nil {
-		return FoundSlots{}, err
-	}
-	bk, err := e.Bookings(ctx)
-	if err != nil {
-		return FoundSlots{}, err
-	}
-	slots, err := bk.Service.FindSlots(ctx, q)
-	return FoundSlots{Query: q, Slots: slots, Times: z}, bookingErr(err)
+	return FindSlotsRequest{Query: q, Times: z}, bookingProblems(ps)
 }
 
-// AddMaintenance records the maintenance window where describes
-// (reserve.ParseMaintenance) after confirm (when given); it returns the
-// window with the bookings that no longer fit.
-func (e *Env) AddMaintenance(ctx context.Context, actor string, where map[string]string, local bool, confirm func(string) error) (AddedMaintenance, error) {
+// FindSlots finds the earliest windows of the shape r asks for, with the
+// query (what a miss names).
+func (e *Env) FindSlots(ctx context.Context, r FindSlotsRequest) (FoundSlots, error) {
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return FoundSlots{}, err
+	}
+	slots, err := BookingCases{Service: bk.Service}.FindSlots(ctx, r.Query)
+	return FoundSlots{Query: r.Query, Slots: slots, Times: r.Times}, err
+}
+
+// AddMaintenanceRequest is add maintenance: the window Actor records,
+// shown in Times, after Confirm (nil: no question).
+type AddMaintenanceRequest struct {
+	Actor       string
+	Maintenance reserve.Maintenance
+	Times       view.Times
+	Confirm     func(string) error
+}
+
+// ParseAddMaintenance reads add maintenance's keys
+// (reserve.ParseMaintenance).
+func ParseAddMaintenance(where map[string]string, local bool) (AddMaintenanceRequest, error) {
 	z, err := BookingTimes(local)
 	if err != nil {
-		return AddedMaintenance{}, err
+		return AddMaintenanceRequest{}, err
 	}
 	m, ps := reserve.ParseMaintenance(where, time.Now(), z.Zone)
-	if err := bookingProblems(ps); err != nil {
-		return AddedMaintenance{}, err
-	}
+	return AddMaintenanceRequest{Maintenance: m, Times: z}, bookingProblems(ps)
+}
+
+// AddMaintenance records the maintenance window r describes after
+// r.Confirm (when given); it returns the window with the bookings that no
+// longer fit.
+func (e *Env) AddMaintenance(ctx context.Context, r AddMaintenanceRequest) (AddedMaintenance, error) {
 	bk, err := e.Bookings(ctx)
 	if err != nil {
 		return AddedMaintenance{}, err
 	}
-	if confirm != nil {
-		if err := confirm(view.MaintenancePrompt(m, z)); err != nil {
+	if r.Confirm != nil {
+		if err := r.Confirm(view.MaintenancePrompt(r.Maintenance, r.Times)); err != nil {
 			return AddedMaintenance{}, err
 		}
 	}
-	m, hit, err := bk.Service.AddMaintenance(ctx, actor, m)
+	m, hit, err := bk.Service.AddMaintenance(ctx, r.Actor, r.Maintenance)
 	if err != nil {
 		return AddedMaintenance{}, bookingErr(err)
 	}
-	return AddedMaintenance{Maintenance: m, Hit: hit, Times: z}, nil
+	return AddedMaintenance{Maintenance: m, Hit: hit, Times: r.Times}, nil
 }
 
-// DeleteMaintenance removes maintenance window id after confirm (when
-// given).
-func (e *Env) DeleteMaintenance(ctx context.Context, actor, id string, confirm func(string) error) (reserve.Maintenance, error) {
-	n, err := strconv.ParseInt(id, 10, 64)
+// ParseMaintenanceID reads a maintenance window's id, a positive number.
+func ParseMaintenanceID(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
-		return reserve.Maintenance{}, Inputf("%q is not a maintenance id (see `gpubridge show maintenance`)", id)
+		return 0, Inputf("%q is not a maintenance id (see `gpubridge show maintenance`)", s)
 	}
+	return n, nil
+}
+
+// DeleteMaintenance removes maintenance window n (ParseMaintenanceID)
+// after confirm (when given).
+func (e *Env) DeleteMaintenance(ctx context.Context, actor string, n int64, confirm func(string) error) (reserve.Maintenance, error) {
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
 		return reserve.Maintenance{}, err

@@ -84,18 +84,30 @@ type BurstView struct {
 	Which    string
 }
 
-// BurstOverview is what is bursting now, what is refused and why, and
-// each tenant's on-demand GPUs and spend (show burst): of one tenant when
-// tenant= names one, with the table= asked for.
-func (e *Env) BurstOverview(ctx context.Context, tenantsFile, rateCardFile string, where map[string]string) (BurstView, error) {
+// BurstViewRequest is show burst: of one tenant when Tenant names one, with
+// the table Which asks for (jobs, tenants, or "" for both); TenantsFile
+// and RateCardFile, when given, replace the stored tenants and rate card.
+type BurstViewRequest struct {
+	TenantsFile, RateCardFile string
+	Tenant, Which             string
+}
+
+// ParseBurst reads show burst's keys: tenant= and table=.
+func ParseBurst(where map[string]string) (BurstViewRequest, error) {
 	which := where["table"]
 	if which != "" && which != "jobs" && which != "tenants" {
-		return BurstView{}, Inputf("table=%s: want jobs or tenants", which)
+		return BurstViewRequest{}, Inputf("table=%s: want jobs or tenants", which)
 	}
-	ctrl, err := e.Burst(ctx, tenantsFile, rateCardFile)
+	return BurstViewRequest{Tenant: where["tenant"], Which: which}, nil
+}
+
+// BurstOverview is what is bursting now, what is refused and why, and
+// each tenant's on-demand GPUs and spend (show burst), as r asks.
+func (e *Env) BurstOverview(ctx context.Context, r BurstViewRequest) (BurstView, error) {
+	ctrl, err := e.Burst(ctx, r.TenantsFile, r.RateCardFile)
 	if err != nil {
 		return BurstView{}, err
 	}
-	ov, err := ctrl.Overview(ctx, where["tenant"])
-	return BurstView{Overview: ov, Which: which}, err
+	ov, err := ctrl.Overview(ctx, r.Tenant)
+	return BurstView{Overview: ov, Which: r.Which}, err
 }

@@ -34,20 +34,16 @@ func (e *Env) CreditJob(ctx context.Context, c config.Config, obs credit.Observe
 }
 
 // RunCredits writes the node health credits owed now, once, as the
-// daemon's credit job does; where's lookback=, when given (7d, 36h),
+// daemon's credit job does; lookback, when set (ParseCreditLookback),
 // replaces health.credits.lookback. It refuses while health.credits is
 // off.
-func (e *Env) RunCredits(ctx context.Context, where map[string]string) (credit.Report, error) {
+func (e *Env) RunCredits(ctx context.Context, lookback config.Span) (credit.Report, error) {
 	c, err := e.Config()
 	if err != nil {
 		return credit.Report{}, err
 	}
-	if lookback, ok := where["lookback"]; ok {
-		var s config.Span
-		if err := s.UnmarshalJSON([]byte(lookback)); err != nil || s.Duration <= 0 {
-			return credit.Report{}, Inputf("lookback=%s: want a duration such as 7d or 36h", lookback)
-		}
-		c.Health.Credits.Lookback = s
+	if lookback.Duration > 0 {
+		c.Health.Credits.Lookback = lookback
 	}
 	if !c.Health.Credits.Enabled {
 		return credit.Report{}, Inputf("health.credits.enabled is false in the configuration: no credits are written")

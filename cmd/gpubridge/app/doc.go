@@ -6,10 +6,14 @@
 // the cluster's writer lock; the files beside env.go build each feature's
 // services from it (tenants, bookings, health, accounting, burst).
 //
-// cmd/gpubridge parses a command's arguments, calls one function of this
-// package (or of the service it returns) and prints the result; the
-// daemon's jobs are built here too, so a command and the job that does the
-// same work run the same code.
+// A use case (a method of Env) takes a typed request and returns a typed
+// result; never the CLI's key=value map. cmd/gpubridge parses a command's
+// arguments into the request with this package's Parse functions (which
+// hold the texts of the input errors), calls the use case and prints the
+// result. The booking and usage use cases on a service (BookingCases,
+// UsageCases) are what the tenant API's ports are wired to as well, so a
+// command and the route that does the same run the same code; the
+// daemon's jobs are built here too, for the same reason.
 //
 // It imports the feature packages and their adapters; only cmd/gpubridge
 // imports it.

@@ -124,9 +124,9 @@ func healthErr(err error) error {
 	return err
 }
 
-// healthDuration reads where[key], a positive duration, when given
+// parseHealthDuration reads where[key], a positive duration, when given
 // (example names one in the error).
-func healthDuration(where map[string]string, key, example string, d *time.Duration) error {
+func parseHealthDuration(where map[string]string, key, example string, d *time.Duration) error {
 	v, ok := where[key]
 	if !ok {
 		return nil
@@ -136,6 +136,18 @@ func healthDuration(where map[string]string, key, example string, d *time.Durati
 		return Inputf("%s=%q: want a duration such as %s", key, v, example)
 	}
 	return nil
+}
+
+// ParseCreditLookback reads credit run-once's lookback= (7d, 36h); zero
+// when it is not given.
+func ParseCreditLookback(where map[string]string) (config.Span, error) {
+	var s config.Span
+	if lookback, ok := where["lookback"]; ok {
+		if err := s.UnmarshalJSON([]byte(lookback)); err != nil || s.Duration <= 0 {
+			return config.Span{}, Inputf("lookback=%s: want a duration such as 7d or 36h", lookback)
+		}
+	}
+	return s, nil
 }
 
 // CheckedNode is what `check node` did: the run it submitted and, when it
@@ -155,16 +167,28 @@ func (c CheckedNode) Table() table.Table {
 	return health.ResultsTable(c.Results)
 }
 
-// CheckNode runs health checks on node now, for where's check=, peer=,
-// tenant= (the invoking user must speak for it) and wait= (wait for the
-// results that long).
-func (e *Env) CheckNode(ctx context.Context, node string, where map[string]string) (CheckedNode, error) {
+// CheckNodeRequest is check node: the run to submit now, and how long to
+// wait for its results (0: do not wait).
+type CheckNodeRequest struct {
+	Run  health.Request
+	Wait time.Duration
+}
+
+// ParseCheckNode reads check node NODE's options: check=, peer=, tenant=
+// and wait=.
+func ParseCheckNode(node string, where map[string]string) (CheckNodeRequest, error) {
 	var wait time.Duration
-	if err := healthDuration(where, "wait", "90s or 30m", &wait); err != nil {
-		return CheckedNode{}, err
+	if err := parseHealthDuration(where, "wait", "90s or 30m", &wait); err != nil {
+		return CheckNodeRequest{}, err
 	}
-	tenantName := where["tenant"]
-	if tenantName != "" {
+	return CheckNodeRequest{Run: health.Request{Node: node, Checks: kv.List(where["check"]), Tenant: where["tenant"], Actor: Actor(), Peer: where["peer"]}, Wait: wait}, nil
+}
+
+// CheckNode runs the health checks r asks for now (the invoking user must
+// speak for its tenant, when it names one), waiting r.Wait for their
+// results.
+func (e *Env) CheckNode(ctx context.Context, r CheckNodeRequest) (CheckedNode, error) {
+	if tenantName := r.Run.Tenant; tenantName != "" {
 		if err := e.SpeakFor(ctx, tenantName); err != nil {
 			return CheckedNode{}, err
 		}
@@ -173,8 +197,8 @@ func (e *Env) CheckNode(ctx context.Context, node string, where map[string]strin
 	if err != nil {
 		return CheckedNode{}, err
 	}
-	r, res, err := svc.CheckNow(ctx, health.Request{Node: node, Checks: kv.List(where["check"]), Tenant: tenantName, Actor: Actor(), Peer: where["peer"]}, wait)
-	return CheckedNode{Run: r, Results: res, Waited: wait > 0}, healthErr(err)
+	run, res, err := svc.CheckNow(ctx, r.Run, r.Wait)
+	return CheckedNode{Run: run, Results: res, Waited: r.Wait > 0}, healthErr(err)
 }
 
 // ResumeNode returns a node that gpubridge holds to service at once, for
@@ -193,20 +217,31 @@ func (e *Env) ResumeNode(ctx context.Context, node, reason string, confirm func(
 	return n, healthErr(err)
 }
 
-// JudgeOutput judges a saved output of check name (file, "-" for stdin)
-// as a run would (health.checks' parsers and thresholds), on a node of
-// where's model= with gpus= GPUs, the command exiting exit=. It connects
-// to nothing.
-func (e *Env) JudgeOutput(name, file string, where map[string]string, stdin io.Reader) (check.Result, error) {
+// JudgeRequest is judge: a saved output of check Check (File, "-" for
+// stdin) on the node Input describes (its Output is read from File).
+type JudgeRequest struct {
+	Check, File string
+	Input       check.Input
+}
+
+// ParseJudge reads judge CHECK FILE's options: model=, gpus= and exit=.
+func ParseJudge(name, file string, where map[string]string) (JudgeRequest, error) {
 	in := check.Input{Model: where["model"]}
 	for key, dst := range map[string]*int{"gpus": &in.GPUs, "exit": &in.ExitCode} {
 		if v, ok := where[key]; ok {
 			var err error
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 0 {
-				return check.Result{}, Inputf("%s=%q: want a number, 0 or more", key, v)
+				return JudgeRequest{}, Inputf("%s=%q: want a number, 0 or more", key, v)
 			}
 		}
 	}
+	return JudgeRequest{Check: name, File: file, Input: in}, nil
+}
+
+// JudgeOutput judges the saved output r names as a run would
+// (health.checks' parsers and thresholds). It connects to nothing.
+func (e *Env) JudgeOutput(r JudgeRequest, stdin io.Reader) (check.Result, error) {
+	in, name, file := r.Input, r.Check, r.File
 	c, err := e.Config()
 	if err != nil {
 		return check.Result{}, err
@@ -218,11 +253,11 @@ func (e *Env) JudgeOutput(name, file string, where map[string]string, stdin io.R
 	if in.Output, err = readInput(stdin, file); err != nil {
 		return check.Result{}, err
 	}
-	r, err := cat.Judge(name, in)
+	res, err := cat.Judge(name, in)
 	if err != nil {
 		return check.Result{}, Input(err)
 	}
-	return r, nil
+	return res, nil
 }
 
 // readInput reads a file, or stdin for "-".
@@ -252,29 +287,34 @@ func (e *Env) HealthCycle(ctx context.Context, schedule string) (*health.Report,
 	return &rep, healthErr(err)
 }
 
-// HealthResults are the check results that where's node=, tenant= (the
-// invoking user must speak for it), check=, run=, since= and limit= keep,
-// newest first.
-func (e *Env) HealthResults(ctx context.Context, where map[string]string) ([]health.StoredResult, error) {
+// ParseHealthResults reads show checks' keys: node=, tenant=, check=,
+// run=, since= and limit=.
+func ParseHealthResults(where map[string]string) (health.ResultFilter, error) {
 	f := health.ResultFilter{Node: where["node"], Tenant: where["tenant"], Check: where["check"]}
 	var err error
 	if v, ok := where["run"]; ok {
 		if f.RunID, err = strconv.ParseInt(v, 10, 64); err != nil || f.RunID <= 0 {
-			return nil, Inputf("run=%q: want a run id", v)
+			return f, Inputf("run=%q: want a run id", v)
 		}
 	}
 	var since time.Duration
-	if err := healthDuration(where, "since", "24h", &since); err != nil {
-		return nil, err
+	if err := parseHealthDuration(where, "since", "24h", &since); err != nil {
+		return f, err
 	}
 	if since > 0 {
 		f.Since = time.Now().Add(-since)
 	}
 	if v, ok := where["limit"]; ok {
 		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit <= 0 {
-			return nil, Inputf("limit=%q: want a positive number", v)
+			return f, Inputf("limit=%q: want a positive number", v)
 		}
 	}
+	return f, nil
+}
+
+// HealthResults are the check results that f keeps (the invoking user
+// must speak for its tenant, when it names one), newest first.
+func (e *Env) HealthResults(ctx context.Context, f health.ResultFilter) ([]health.StoredResult, error) {
 	if f.Tenant != "" {
 		if err := e.SpeakFor(ctx, f.Tenant); err != nil {
 			return nil, err
@@ -303,25 +343,39 @@ func (h NodeHealth) Table() table.Table {
 	return health.NodesTable(h.Nodes)
 }
 
-// ShowHealth lists the managed nodes (names empty; where's node= and
-// tenant= filter), or with names "history" a tenant's history of the
-// nodes it used since where's since= (default 168h). The invoking user
-// must speak for a tenant= it names.
-func (e *Env) ShowHealth(ctx context.Context, names []string, where map[string]string) (NodeHealth, error) {
+// ShowHealthRequest is show health: the managed nodes (Node and Tenant
+// filter), or with History a tenant's history of the nodes it used (of
+// Node, when given) over the last Since.
+type ShowHealthRequest struct {
+	History      bool
+	Node, Tenant string
+	Since        time.Duration
+}
+
+// ParseShowHealth reads show health's words (none, or "history") and
+// keys: node=, tenant= and since= (history's, default 168h).
+func ParseShowHealth(names []string, where map[string]string) (ShowHealthRequest, error) {
 	history := len(names) == 1 && names[0] == "history"
 	switch {
 	case len(names) > 0 && !history:
-		return NodeHealth{}, Inputf("unexpected %q: use node=NAME (or history tenant=NAME)", names[0])
+		return ShowHealthRequest{}, Inputf("unexpected %q: use node=NAME (or history tenant=NAME)", names[0])
 	case history && where["tenant"] == "":
-		return NodeHealth{}, Inputf("history is a tenant's view: add tenant=NAME (an admin sees every check with show checks)")
+		return ShowHealthRequest{}, Inputf("history is a tenant's view: add tenant=NAME (an admin sees every check with show checks)")
 	case !history && where["since"] != "":
-		return NodeHealth{}, Inputf("since= goes with history tenant=NAME")
+		return ShowHealthRequest{}, Inputf("since= goes with history tenant=NAME")
 	}
-	since := 168 * time.Hour
-	if err := healthDuration(where, "since", "168h", &since); err != nil {
-		return NodeHealth{}, err
+	r := ShowHealthRequest{History: history, Node: where["node"], Tenant: where["tenant"], Since: 168 * time.Hour}
+	if err := parseHealthDuration(where, "since", "168h", &r.Since); err != nil {
+		return ShowHealthRequest{}, err
 	}
-	if t := where["tenant"]; t != "" {
+	return r, nil
+}
+
+// ShowHealth lists the nodes or the history r asks for. The invoking user
+// must speak for the tenant it names.
+func (e *Env) ShowHealth(ctx context.Context, r ShowHealthRequest) (NodeHealth, error) {
+	history, since := r.History, r.Since
+	if t := r.Tenant; t != "" {
 		if err := e.SpeakFor(ctx, t); err != nil {
 			return NodeHealth{}, err
 		}
@@ -332,9 +386,9 @@ func (e *Env) ShowHealth(ctx context.Context, names []string, where map[string]s
 	}
 	out := NodeHealth{History: history}
 	if history {
-		out.Entries, err = svc.TenantHistory(ctx, where["tenant"], where["node"], time.Now().Add(-since))
+		out.Entries, err = svc.TenantHistory(ctx, r.Tenant, r.Node, time.Now().Add(-since))
 	} else {
-		out.Nodes, err = svc.Health(ctx, health.HealthFilter{Node: where["node"], Tenant: where["tenant"]})
+		out.Nodes, err = svc.Health(ctx, health.HealthFilter{Node: r.Node, Tenant: r.Tenant})
 	}
 	return out, healthErr(err)
 }

@@ -80,15 +80,11 @@ func ParseAccept(v string) (*ingest.Accept, error) {
 	return &ingest.Accept{From: from, To: to, Actor: Actor()}, nil
 }
 
-// Ingest runs the ingest that ingest's keys ask for (ParseIngest),
+// Ingest runs the ingest r asks for (ParseIngest reads ingest's keys),
 // showing its progress on progress when given (a bar on a terminal, a line
 // every few seconds otherwise; cleared before it returns). It logs only
 // when Verbose (the command prints the summary line).
-func (e *Env) Ingest(ctx context.Context, where map[string]string, progress io.Writer) (ingest.Result, error) {
-	r, err := ParseIngest(where)
-	if err != nil {
-		return ingest.Result{}, err
-	}
+func (e *Env) Ingest(ctx context.Context, r IngestRequest, progress io.Writer) (ingest.Result, error) {
 	in, err := e.Ingester(ctx, r.Source)
 	if err != nil {
 		return ingest.Result{}, err

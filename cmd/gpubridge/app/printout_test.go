@@ -2,10 +2,8 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -156,21 +154,20 @@ func TestResultTexts(t *testing.T) {
 	}
 }
 
-// TestRefusedBeforeAnythingOpens: what a use case refuses of its keys is
-// an input error before it reads the configuration (an empty Env would
-// fail on it).
+// TestRefusedBeforeAnythingOpens: what a command's parser refuses of its
+// keys is an input error, found before the use case reads the
+// configuration.
 func TestRefusedBeforeAnythingOpens(t *testing.T) {
-	ctx := context.Background()
-	e := &Env{}
-	_, delErr := e.DeleteToken(ctx, "root", map[string]string{"tenant": "acme"}, nil)
-	_, loadErr := e.LoadRateCard(ctx, "", map[string]string{}, nil)
-	_, twoErr := e.LoadRateCard(ctx, "a.yaml", map[string]string{"file": "b.yaml"}, nil)
+	_, delErr := ParseTokenKey(map[string]string{"tenant": "acme"})
+	_, loadErr := ParseLoadRateCard("", map[string]string{})
+	_, twoErr := ParseLoadRateCard("a.yaml", map[string]string{"file": "b.yaml"})
+	// The two files are refused before period= is read.
+	_, exportErr := ParseExportChargeback(map[string]string{"file": "b.csv"}, false, "a.csv")
 	for msg, err := range map[string]error{
 		token.DeleteUsage:                                    delErr,
 		"load ratecard needs -f FILE":                        loadErr,
 		"-f a.yaml and file=b.yaml name two files; give one": twoErr,
-		// The two files are refused before period= is read.
-		"-f a.csv and file=b.csv name two files": e.ExportChargeback(ctx, map[string]string{"file": "b.csv"}, false, "a.csv", io.Discard),
+		"-f a.csv and file=b.csv name two files":             exportErr,
 	} {
 		if err == nil || !strings.Contains(err.Error(), msg) || !errors.Is(err, ErrInput) {
 			t.Errorf("err = %v, want an input error saying %q", err, msg)
@@ -193,9 +190,9 @@ func TestFileArg(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := FileArg(tc.flag, tc.where)
+			got, err := ParseFileArg(tc.flag, tc.where)
 			if got != tc.want || (err != nil) != tc.err || (err != nil && !errors.Is(err, ErrInput)) {
-				t.Errorf("FileArg = %q, %v; want %q, error %v", got, err, tc.want, tc.err)
+				t.Errorf("ParseFileArg = %q, %v; want %q, error %v", got, err, tc.want, tc.err)
 			}
 		})
 	}

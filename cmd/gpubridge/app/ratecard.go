@@ -67,15 +67,20 @@ type LoadedCard struct {
 // Text is what load ratecard says (ratecard.Loaded).
 func (l LoadedCard) Text() string { return ratecard.Loaded(l.Card, l.Changed) }
 
-// LoadRateCard replaces the rate card with the file (YAML or JSON) of
-// load ratecard's -f (flag) or file= (FileArg), after confirm (nil: no
-// question) of ratecard.LoadPrompt; Changed is false when the file holds
-// the current card.
-func (e *Env) LoadRateCard(ctx context.Context, flag string, where map[string]string, confirm func(string) error) (LoadedCard, error) {
-	path, err := FileArg(flag, where)
+// ParseLoadRateCard reads load ratecard's file: -f (flag) or file=
+// (ParseFileArg); one is required.
+func ParseLoadRateCard(flag string, where map[string]string) (string, error) {
+	path, err := ParseFileArg(flag, where)
 	if err != nil || path == "" {
-		return LoadedCard{}, cmp.Or(err, Inputf("load ratecard needs -f FILE"))
+		return "", cmp.Or(err, Inputf("load ratecard needs -f FILE"))
 	}
+	return path, nil
+}
+
+// LoadRateCard replaces the rate card with the file (YAML or JSON) at
+// path, after confirm (nil: no question) of ratecard.LoadPrompt; Changed
+// is false when the file holds the current card.
+func (e *Env) LoadRateCard(ctx context.Context, path string, confirm func(string) error) (LoadedCard, error) {
 	b, err := ratecard.ReadFile(path)
 	if err != nil {
 		return LoadedCard{}, cardInput(err)
@@ -118,20 +123,28 @@ type AddedRate struct {
 // Text is what add rate says (ratecard.RateAdded).
 func (r AddedRate) Text() string { return ratecard.RateAdded(r.Rate, r.Card.Currency) }
 
-// AddRate adds (or replaces) the rate that add rate's keys describe
-// (ParseRate); the first rate creates the card in currency=. It returns
-// the rate and the card as saved.
-func (e *Env) AddRate(ctx context.Context, where map[string]string) (AddedRate, error) {
+// AddRateRequest is add rate: the rate, and the currency of the card the
+// first rate creates.
+type AddRateRequest struct {
+	Rate     pricing.Rate
+	Currency string
+}
+
+// ParseAddRate reads add rate's keys (ParseRate, and currency=).
+func ParseAddRate(where map[string]string) (AddRateRequest, error) {
 	r, err := ParseRate(where)
-	if err != nil {
-		return AddedRate{Rate: r}, err
-	}
+	return AddRateRequest{Rate: r, Currency: where["currency"]}, err
+}
+
+// AddRate adds (or replaces) the rate r describes; the first rate creates
+// the card in r.Currency. It returns the rate and the card as saved.
+func (e *Env) AddRate(ctx context.Context, r AddRateRequest) (AddedRate, error) {
 	st, err := e.RateCards(ctx)
 	if err != nil {
-		return AddedRate{Rate: r}, err
+		return AddedRate{Rate: r.Rate}, err
 	}
-	next, err := ratecard.AddRate(ctx, st, r, where["currency"], Actor(), time.Now())
-	return AddedRate{Rate: r, Card: next}, cardInput(err)
+	next, err := ratecard.AddRate(ctx, st, r.Rate, r.Currency, Actor(), time.Now())
+	return AddedRate{Rate: r.Rate, Card: next}, cardInput(err)
 }
 
 // RateKey names one rate of the card: its type, tier and first day.
@@ -153,14 +166,10 @@ func ParseRateKey(w map[string]string) (RateKey, error) {
 // Removed is what delete rate says once k is removed.
 func (k RateKey) Removed() string { return ratecard.Removed }
 
-// DeleteRate removes the rate that delete rate's keys name
-// (ParseRateKey), after confirm (nil: no question) of
-// ratecard.DeletePrompt, and returns its key.
-func (e *Env) DeleteRate(ctx context.Context, where map[string]string, confirm func(string) error) (RateKey, error) {
-	k, err := ParseRateKey(where)
-	if err != nil {
-		return k, err
-	}
+// DeleteRate removes the rate k names (ParseRateKey reads delete rate's
+// keys), after confirm (nil: no question) of ratecard.DeletePrompt, and
+// returns its key.
+func (e *Env) DeleteRate(ctx context.Context, k RateKey, confirm func(string) error) (RateKey, error) {
 	st, err := e.RateCards(ctx)
 	if err != nil {
 		return k, err
@@ -190,13 +199,9 @@ func ParseGPUType(w map[string]string) (pricing.GPUType, error) {
 	return t, nil
 }
 
-// AddGPUType declares the MIG profile and parent that add gputype's keys
-// name (ParseGPUType) on the card, and returns it.
-func (e *Env) AddGPUType(ctx context.Context, where map[string]string) (pricing.GPUType, error) {
-	t, err := ParseGPUType(where)
-	if err != nil {
-		return t, err
-	}
+// AddGPUType declares the MIG profile and parent t (ParseGPUType reads
+// add gputype's keys) on the card, and returns it.
+func (e *Env) AddGPUType(ctx context.Context, t pricing.GPUType) (pricing.GPUType, error) {
 	st, err := e.RateCards(ctx)
 	if err != nil {
 		return t, err

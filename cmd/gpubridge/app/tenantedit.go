@@ -54,16 +54,30 @@ func confirmChanges(confirm func(string) error) func(string, []tenant.FieldChang
 	}
 }
 
-// AddTenant declares tenant name with add tenant's options (where,
-// tenant.FromArgs); confirm sees it as it will be stored. It returns the
-// name.
-func (e *Env) AddTenant(ctx context.Context, what, name string, where map[string]string, confirm func(string) error) (string, error) {
+// AddTenantRequest is add tenant for the command What: the tenant, with
+// the problems its options had (reported with the service's own checks);
+// Confirm (nil: no question) sees it as it will be stored.
+type AddTenantRequest struct {
+	What     string
+	Tenant   tenant.Tenant
+	Problems tenant.Problems
+	Confirm  func(string) error
+}
+
+// ParseAddTenant reads add tenant NAME's options (tenant.FromArgs).
+func ParseAddTenant(name string, where map[string]string) AddTenantRequest {
 	t, early := tenant.FromArgs(name, where)
-	svc, err := e.Tenants(what, "")
+	return AddTenantRequest{Tenant: t, Problems: early}
+}
+
+// AddTenant declares the tenant r describes. It returns the name.
+func (e *Env) AddTenant(ctx context.Context, r AddTenantRequest) (string, error) {
+	t, confirm := r.Tenant, r.Confirm
+	svc, err := e.Tenants(r.What, "")
 	if err != nil {
 		return "", err
 	}
-	if err := svc.Add(ctx, t, early, func(t tenant.Tenant) error { return asks(confirm, tenantview.Tenant(" Adding tenant", t)) }); err != nil {
+	if err := svc.Add(ctx, t, r.Problems, func(t tenant.Tenant) error { return asks(confirm, tenantview.Tenant(" Adding tenant", t)) }); err != nil {
 		return "", tenantErr(err)
 	}
 	return t.Name, nil
@@ -79,19 +93,35 @@ type TenantModified struct {
 // Text is what modify tenant prints.
 func (m TenantModified) Text() string { return tenantview.Modified(m.Name, m.Changed, m.Changes) }
 
-// ModifyTenant changes tenant name by set (the key=value options after
-// `set`, tenant.Update); confirm sees the field changes.
-func (e *Env) ModifyTenant(ctx context.Context, what, name string, set map[string]string, confirm func(string) error) (TenantModified, error) {
+// ModifyTenantRequest is modify tenant for the command What: tenant Name
+// changed by Set. Set is the options after `set` as given: the tenant
+// service applies them onto the stored tenant (tenant.Update), whose
+// values some of them edit. Confirm (nil: no question) sees the field
+// changes.
+type ModifyTenantRequest struct {
+	What, Name string
+	Set        map[string]string
+	Confirm    func(string) error
+}
+
+// ParseModifyTenant reads modify tenant NAME set key=value ...; no change
+// is a usage error.
+func ParseModifyTenant(name string, set map[string]string) (ModifyTenantRequest, error) {
 	if len(set) == 0 {
-		return TenantModified{}, Inputf("%s", ModifyTenantUsage)
+		return ModifyTenantRequest{}, Inputf("%s", ModifyTenantUsage)
 	}
-	svc, err := e.Tenants(what, "")
+	return ModifyTenantRequest{Name: name, Set: set}, nil
+}
+
+// ModifyTenant changes tenant r.Name by r.Set.
+func (e *Env) ModifyTenant(ctx context.Context, r ModifyTenantRequest) (TenantModified, error) {
+	svc, err := e.Tenants(r.What, "")
 	if err != nil {
 		return TenantModified{}, err
 	}
-	m := TenantModified{Name: name}
-	ask := confirmChanges(confirm)
-	m.Changed, err = svc.Modify(ctx, name, set, func(name string, cs []tenant.FieldChange) error {
+	m := TenantModified{Name: r.Name}
+	ask := confirmChanges(r.Confirm)
+	m.Changed, err = svc.Modify(ctx, r.Name, r.Set, func(name string, cs []tenant.FieldChange) error {
 		m.Changes = cs
 		return ask(name, cs)
 	})
@@ -132,17 +162,32 @@ func (e *Env) DeleteTenants(ctx context.Context, what string, names []string, pu
 	return d, nil
 }
 
-// userTenant is the tenant of add/delete user's options: tenant=, else
-// account=.
-func userTenant(where map[string]string) (string, error) {
-	t := where["tenant"]
-	if t == "" {
-		t = where["account"]
+// UserRequest is add user or delete user for the command What: User in
+// Tenant (Admin: add user also makes them a coordinator of its account);
+// Confirm (nil: no question) sees the change.
+type UserRequest struct {
+	What, User, Tenant string
+	Admin              bool
+	Confirm            func(string) error
+}
+
+// ParseUser reads add/delete user NAME's options: tenant=, else account=
+// (one is required), and admin=yes|no (add user's).
+func ParseUser(user string, where map[string]string) (UserRequest, error) {
+	r := UserRequest{User: user, Tenant: where["tenant"]}
+	if r.Tenant == "" {
+		r.Tenant = where["account"]
 	}
-	if t == "" {
-		return "", Inputf("%s", UserUsage)
+	if r.Tenant == "" {
+		return UserRequest{}, Inputf("%s", UserUsage)
 	}
-	return t, nil
+	if v, ok := where["admin"]; ok {
+		var msg string
+		if r.Admin, msg = tenant.ParseBool(v); msg != "" {
+			return UserRequest{}, Inputf("admin: %s", msg)
+		}
+	}
+	return r, nil
 }
 
 // UserChange is the user add user or delete user changed in a tenant.
@@ -157,46 +202,30 @@ func (u UserChange) AddedText() string { return tenantview.UserAdded(u.User, u.T
 // RemovedText is what delete user prints.
 func (u UserChange) RemovedText() string { return tenantview.UserRemoved(u.User, u.Tenant) }
 
-// AddUser adds user to the tenant of where (tenant= or account=; admin=yes
-// also makes them a coordinator of its account); confirm sees the change.
-func (e *Env) AddUser(ctx context.Context, what, user string, where map[string]string, confirm func(string) error) (UserChange, error) {
-	tn, err := userTenant(where)
+// AddUser adds r.User to r.Tenant (r.Admin: as a coordinator of its
+// account).
+func (e *Env) AddUser(ctx context.Context, r UserRequest) (UserChange, error) {
+	svc, err := e.Tenants(r.What, "")
 	if err != nil {
 		return UserChange{}, err
 	}
-	admin := false
-	if v, ok := where["admin"]; ok {
-		var msg string
-		if admin, msg = tenant.ParseBool(v); msg != "" {
-			return UserChange{}, Inputf("admin: %s", msg)
-		}
-	}
-	svc, err := e.Tenants(what, "")
-	if err != nil {
-		return UserChange{}, err
-	}
-	changed, err := svc.AddUser(ctx, tn, user, admin, confirmChanges(confirm))
+	changed, err := svc.AddUser(ctx, r.Tenant, r.User, r.Admin, confirmChanges(r.Confirm))
 	if err != nil {
 		return UserChange{}, tenantErr(err)
 	}
-	return UserChange{User: user, Tenant: tn, Changed: changed}, nil
+	return UserChange{User: r.User, Tenant: r.Tenant, Changed: changed}, nil
 }
 
-// RemoveUser removes user from the tenant of where (tenant= or account=);
-// confirm sees the change.
-func (e *Env) RemoveUser(ctx context.Context, what, user string, where map[string]string, confirm func(string) error) (UserChange, error) {
-	tn, err := userTenant(where)
+// RemoveUser removes r.User from r.Tenant.
+func (e *Env) RemoveUser(ctx context.Context, r UserRequest) (UserChange, error) {
+	svc, err := e.Tenants(r.What, "")
 	if err != nil {
 		return UserChange{}, err
 	}
-	svc, err := e.Tenants(what, "")
-	if err != nil {
-		return UserChange{}, err
-	}
-	if err := svc.RemoveUser(ctx, tn, user, confirmChanges(confirm)); err != nil {
+	if err := svc.RemoveUser(ctx, r.Tenant, r.User, confirmChanges(r.Confirm)); err != nil {
 		return UserChange{}, tenantErr(err)
 	}
-	return UserChange{User: user, Tenant: tn, Changed: true}, nil
+	return UserChange{User: r.User, Tenant: r.Tenant, Changed: true}, nil
 }
 
 // ImportTenants adopts the Slurm accounts named (with marked, also every

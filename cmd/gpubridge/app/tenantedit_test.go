@@ -60,15 +60,16 @@ func TestBookingAuditSummary(t *testing.T) {
 	}
 }
 
-// TestTenantInputRefusedOffline: the tenant commands' own refusals come
-// before anything is opened (an Env without configuration), exit 2.
+// TestTenantInputRefusedOffline: the tenant commands' own refusals (their
+// parsers', and import's) come before anything is opened (an Env without
+// configuration), exit 2.
 func TestTenantInputRefusedOffline(t *testing.T) {
 	ctx := context.Background()
 	e := &Env{ConfigPath: "/nonexistent/gpubridge.yaml"}
-	_, modify := e.ModifyTenant(ctx, "gpubridge modify tenant", "acme", map[string]string{}, nil)
-	_, noTenant := e.AddUser(ctx, "gpubridge add user", "bob", map[string]string{"admin": "yes"}, nil)
-	_, badAdmin := e.AddUser(ctx, "gpubridge add user", "bob", map[string]string{"account": "acme", "admin": "maybe"}, nil)
-	_, removeNoTenant := e.RemoveUser(ctx, "gpubridge delete user", "bob", map[string]string{}, nil)
+	_, modify := ParseModifyTenant("acme", map[string]string{})
+	_, noTenant := ParseUser("bob", map[string]string{"admin": "yes"})
+	_, badAdmin := ParseUser("bob", map[string]string{"account": "acme", "admin": "maybe"})
+	_, removeNoTenant := ParseUser("bob", map[string]string{})
 	_, noImport := e.ImportTenants(ctx, "gpubridge import", nil, false, nil)
 	cases := map[string]struct {
 		err  error
@@ -87,7 +88,12 @@ func TestTenantInputRefusedOffline(t *testing.T) {
 	}
 	// account= names the tenant when tenant= is not given; past the
 	// refusals the configuration is read (and missing here).
-	if _, err := e.AddUser(ctx, "gpubridge add user", "bob", map[string]string{"account": "acme", "admin": "yes"}, nil); err == nil || errors.Is(err, ErrInput) && strings.Contains(err.Error(), UserUsage) {
+	r, err := ParseUser("bob", map[string]string{"account": "acme", "admin": "yes"})
+	if err != nil || r.Tenant != "acme" || !r.Admin {
+		t.Fatalf("account=acme admin=yes: %+v, %v", r, err)
+	}
+	r.What = "gpubridge add user"
+	if _, err := e.AddUser(ctx, r); err == nil || errors.Is(err, ErrInput) && strings.Contains(err.Error(), UserUsage) {
 		t.Errorf("account=acme: %v; want the configuration's error", err)
 	}
 }
@@ -99,7 +105,8 @@ func TestUserTenant(t *testing.T) {
 			k, v, _ := strings.Cut(kv, "=")
 			m[k] = v
 		}
-		if got, err := userTenant(m); got != want || err != nil {
+		if r, err := ParseUser("bob", m); r.Tenant != want || err != nil {
+			got := r.Tenant
 			t.Errorf("%s: %q, %v; want %q", where, got, err, want)
 		}
 	}

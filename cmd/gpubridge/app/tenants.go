@@ -185,10 +185,9 @@ func (e *Env) TenantNames(ctx context.Context) ([]string, error) {
 	return tenantstore.New(db).Names(ctx)
 }
 
-// Audit reads the audit log as show audit's options say: kind=, name=
-// (or tenant=NAME for the tenant kind), limit= (default 50, at most
-// 100000), newest first.
-func (e *Env) Audit(ctx context.Context, where map[string]string) (AuditLog, error) {
+// ParseAudit reads show audit's options: kind=, name= (or tenant=NAME
+// for the tenant kind), limit= (default 50, at most 100000).
+func ParseAudit(where map[string]string) (tenantstore.AuditFilter, error) {
 	f := tenantstore.AuditFilter{Kind: where["kind"], Name: where["name"], Limit: 50}
 	if n := where["tenant"]; n != "" {
 		f.Kind, f.Name = tenantstore.AuditKind, n
@@ -196,10 +195,15 @@ func (e *Env) Audit(ctx context.Context, where map[string]string) (AuditLog, err
 	if l, ok := where["limit"]; ok {
 		n, err := strconv.Atoi(l)
 		if err != nil || n <= 0 || n > 100000 {
-			return nil, Inputf("limit: %q is not a number from 1 to 100000", l)
+			return f, Inputf("limit: %q is not a number from 1 to 100000", l)
 		}
 		f.Limit = n
 	}
+	return f, nil
+}
+
+// Audit reads the audit log rows f keeps, newest first.
+func (e *Env) Audit(ctx context.Context, f tenantstore.AuditFilter) (AuditLog, error) {
 	st, err := e.TenantStore(ctx)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,14 +34,11 @@ func TestReadTenantsFile(t *testing.T) {
 	}
 }
 
-// TestAuditLimit: a bad limit= is refused as input before the store is
-// opened (there is none here).
+// TestAuditLimit: a bad limit= is refused as input by show audit's
+// parser, before the use case opens the store.
 func TestAuditLimit(t *testing.T) {
-	t.Setenv("GPUBRIDGE_CONFIG", "")
-	t.Setenv("GPUBRIDGE_DB_DSN", "")
-	e := &Env{}
 	for _, l := range []string{"0", "x", "100001"} {
-		_, err := e.Audit(context.Background(), map[string]string{"limit": l})
+		_, err := ParseAudit(map[string]string{"limit": l})
 		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "is not a number from 1 to 100000") {
 			t.Errorf("limit=%s: %v", l, err)
 		}

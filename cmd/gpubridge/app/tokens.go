@@ -31,14 +31,19 @@ func (e *Env) Tokens(ctx context.Context) (*tokenstore.DB, error) {
 	return tokenstore.New(db), nil
 }
 
-// AddToken makes the token that where describes (token.Parse: tenant=,
-// scope=, name=, expires=) for actor. It returns the token with its
-// secret, which only its hash is kept of.
-func (e *Env) AddToken(ctx context.Context, actor string, where map[string]string) (token.Issued, error) {
+// ParseAddToken reads add token's keys for actor (token.Parse: tenant=,
+// scope=, name=, expires=).
+func ParseAddToken(actor string, where map[string]string) (token.Token, error) {
 	t, ps := token.Parse(where, time.Now(), actor)
 	if len(ps) > 0 {
-		return token.Issued{}, Input(ps)
+		return token.Token{}, Input(ps)
 	}
+	return t, nil
+}
+
+// AddToken makes token t (ParseAddToken) for actor. It returns the token
+// with its secret, which only its hash is kept of.
+func (e *Env) AddToken(ctx context.Context, actor string, t token.Token) (token.Issued, error) {
 	st, err := e.Tokens(ctx)
 	if err != nil {
 		return token.Issued{}, err
@@ -97,14 +102,20 @@ func (e *Env) ListTokens(ctx context.Context, tenantName string) (TokenList, err
 	return TokenList{Tokens: ts, At: time.Now()}, err
 }
 
-// DeleteToken revokes the token that delete token's keys name (name=, and
-// tenant= for a tenant's token; none: an admin token) for actor, after
-// confirm (when given). Without name= it refuses with token.DeleteUsage.
-func (e *Env) DeleteToken(ctx context.Context, actor string, where map[string]string, confirm func(string) error) (token.Token, error) {
+// ParseTokenKey reads delete token's keys: name=, and tenant= for a
+// tenant's token (none: an admin token). Without name= it refuses with
+// token.DeleteUsage.
+func ParseTokenKey(where map[string]string) (token.Token, error) {
 	k := token.Token{Tenant: where["tenant"], Name: where["name"]}
 	if k.Name == "" {
 		return token.Token{}, Inputf("%s", token.DeleteUsage)
 	}
+	return k, nil
+}
+
+// DeleteToken revokes the token k names (its Tenant and Name;
+// ParseTokenKey) for actor, after confirm (when given).
+func (e *Env) DeleteToken(ctx context.Context, actor string, k token.Token, confirm func(string) error) (token.Token, error) {
 	st, err := e.Tokens(ctx)
 	if err != nil {
 		return token.Token{}, err

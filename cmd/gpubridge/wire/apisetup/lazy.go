@@ -115,9 +115,10 @@ func (t lazyTokens) Touch(ctx context.Context, id int64, at time.Time) error {
 	return tokenstore.New(db).Touch(ctx, id, at)
 }
 
-// lazyBookings is api.Bookings over a booking service built at first use.
+// lazyBookings is api.Bookings over the booking use cases built at first
+// use.
 type lazyBookings struct {
-	l *clients.Lazy[*reserve.Service]
+	l *clients.Lazy[api.Bookings]
 }
 
 var _ api.Bookings = lazyBookings{}

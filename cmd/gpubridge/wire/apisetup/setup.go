@@ -33,6 +33,10 @@ type Params struct {
 	// Bookings builds the booking service with its Source (a fresh read of
 	// the cluster): changes admit against it, reads share the cycle's.
 	Bookings func(ctx context.Context) (*reserve.Service, error)
+	// Cases are the booking use cases on a service (app.BookingCases):
+	// what the API's booking routes and snapshot call (nil: the service
+	// itself).
+	Cases func(*reserve.Service) api.Bookings
 	// Burst builds the burst service on the stored tenants and rate card.
 	Burst func(ctx context.Context) (*burstsetup.Service, error)
 	// Usage builds the period view of the billing books.
@@ -61,16 +65,7 @@ func New(p Params) (http.Handler, func(context.Context)) {
 		}
 		return slurmadapter.New(cl, c.Tenants.PoolPartition), nil
 	})}}
-	writes := clients.NewLazy(p.Bookings)
-	reads := clients.NewLazy(func(ctx context.Context) (*reserve.Service, error) {
-		svc, err := p.Bookings(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r := *svc
-		r.Source = inventory
-		return &r, nil
-	})
+	writes, reads := bookingCases(p, inventory)
 	usage := lazyUsage{clients.NewLazy(p.Usage)}
 	live := &api.Live{Interval: every, Logger: log, Sources: api.Sources{
 		Tenants: lazyTenants{p.DB},
@@ -121,4 +116,32 @@ func New(p Params) (http.Handler, func(context.Context)) {
 		SecureCookies:   c.Server.TLSCertFile != "",
 	})
 	return srv, live.Run
+}
+
+// bookingCases are the booking use cases (p.Cases, nil: the service
+// itself) built at their first use: writes on the service with its own
+// Source (admission reads the cluster afresh), reads on a copy that reads
+// it through inventory.
+func bookingCases(p Params, inventory reserve.Source) (writes, reads *clients.Lazy[api.Bookings]) {
+	cases := p.Cases
+	if cases == nil {
+		cases = func(s *reserve.Service) api.Bookings { return s }
+	}
+	writes = clients.NewLazy(func(ctx context.Context) (api.Bookings, error) {
+		svc, err := p.Bookings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return cases(svc), nil
+	})
+	reads = clients.NewLazy(func(ctx context.Context) (api.Bookings, error) {
+		svc, err := p.Bookings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r := *svc
+		r.Source = inventory
+		return cases(&r), nil
+	})
+	return writes, reads
 }

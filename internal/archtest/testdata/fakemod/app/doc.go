@@ -6,6 +6,7 @@ import (
 	"example.com/fakemod/cmd/config"
 	"example.com/fakemod/core"
 	feature "example.com/fakemod/feature/leaky"
+	"example.com/fakemod/front"
 	"example.com/fakemod/pure/indirect"
 	"example.com/fakemod/pure/leaky"
 	"example.com/fakemod/pure/shaded"
@@ -17,4 +18,5 @@ func main() {
 	indirect.Publish()
 	shaded.Nothing()
 	feature.Cluster(config.Config{})
+	front.Start()
 }
