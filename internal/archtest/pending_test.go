@@ -13,11 +13,7 @@ var pendingLong = []string{
 	"bridge/reserve/capacity.go:Settings.Capacities",
 	"bridge/reserve/project.go:Settings.PlanProjection",
 	"bridge/reserve/projector.go:Projector.Project",
-	"cmd/gpubridge/api/live.go:Live.take",
-	"cmd/gpubridge/api/live.go:Snapshot.derive",
-	"cmd/gpubridge/api/metrics.go:snapshotCollector.Collect",
 	"cmd/gpubridge/config/config.go:Config.Validate",
-	"cmd/gpubridge/wire/apisetup/setup.go:New",
 	"gres/conf/render.go:Render",
 	"gres/inventory/inventory.go:Inventory.Validate",
 }
