@@ -21,5 +21,5 @@
 //
 // It depends on the ledger, ingest, export, pricing and ratecard packages
 // and on small interfaces of its own for the stores; it opens nothing
-// itself (connections come in as functions), and must not import cmd.
+// itself (connections come in as functions).
 package billing

@@ -57,6 +57,5 @@
 // previous file intact.
 //
 // Lines come in through [Lines], so this package does not depend on how
-// the ledger is stored; it must not import database or HTTP packages.
-// Its callers are accounting/billing (the period view) and cmd/.
+// the ledger is stored.
 package export

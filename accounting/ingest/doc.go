@@ -78,10 +78,7 @@
 // the same ledger and cannot mark a period covered before it ended where
 // the records come from ([Clocked], [Ingester.UseHostClock]).
 //
-// This package must not import cmd; it may import the ledger's small
-// interfaces only through [Ledger]. It imports the slurmrest client (the
-// REST source), the one edge from accounting/ into bridge/ besides
-// bridge/burst/spend's; only cmd/gpubridge, cmd/gpubridge/app (which builds
-// the ingester) and accounting/jobs import it. view.go holds what the
-// ingest command prints: the summary of a result and its progress bar.
+// It reaches the ledger only through [Ledger], and slurmrestd through the
+// slurmrest client (the REST source). view.go holds what the ingest
+// command prints: the summary of a result and its progress bar.
 package ingest

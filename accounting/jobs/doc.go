@@ -6,5 +6,5 @@
 // robfig/cron/v3 with SkipIfStillRunning in `gpubridge serve`, and tested
 // by calling Run with an injected clock.
 //
-// It wires ingest and the ledger; only cmd/gpubridge imports it.
+// It wires ingest and the ledger.
 package jobs

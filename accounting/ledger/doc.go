@@ -79,11 +79,6 @@
 // if that connection breaks, the server has dropped the lock, and the
 // write fails with ErrLockLost instead of going on without it.
 //
-// Importers: the accounting application layer (accounting/billing), the
-// daemon's jobs (accounting/jobs), the ingest (through its own Ledger
-// interface), the burst controller's spend adapter (bridge/burst/spend),
-// and the application layer (cmd/gpubridge/app) and cmd/ for wiring. view.go
-// lays out the ledger's state as `show ingest` prints it (StateTable,
-// StateText). It imports meter and pricing (pure) and sqldb; it must not
-// import slurmrest, ingest or cmd.
+// view.go lays out the ledger's state as `show ingest` prints it
+// (StateTable, StateText).
 package ledger

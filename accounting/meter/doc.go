@@ -35,7 +35,5 @@
 // The ledger stores [Line]s: a [Usage] plus the booking information
 // (revision, booked period). Money is not computed here (see pricing).
 //
-// This package must not import database, HTTP or adapter packages
-// (internal/archtest enforces it). Importers: the accounting packages,
-// bridge/burst/spend, cmd/gpubridge and test/bench.
+// It is pure: no database, HTTP or adapter.
 package meter

@@ -64,8 +64,5 @@
 // significant digits, exponents, .inf) are refused with the field and the
 // fix.
 //
-// This package must not import database, HTTP or adapter packages
-// (internal/archtest enforces it). Importers: the accounting packages, the
-// burst controller's bridge/burst/spend and bridge/burst/service, and
-// cmd/gpubridge.
+// It is pure: no database, HTTP or adapter.
 package pricing

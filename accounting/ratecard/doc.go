@@ -13,7 +13,4 @@
 // Input errors (a file too large, a currency mismatch, a missing first
 // currency) are [InputError]s or pricing.ValidationErrors, so a front end
 // can tell the user's mistake from a failure.
-//
-// It imports pricing (pure) and sqlx; it must not import slurmrest, the
-// ledger or cmd.
 package ratecard

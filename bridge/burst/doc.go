@@ -35,13 +35,9 @@
 // on-demand spend and rates from the ledger and rate card), store (the
 // burst_moves and burst_refusals tables in MariaDB) and metrics
 // (Prometheus); tenants come from bridge/tenantstore or a tenants file.
-// service assembles the controller from them for the CLI and the daemon.
+// cmd/gpubridge/wire assembles the controller from them for the CLI and the daemon.
 //
-// This package itself is pure: among gpubridge's packages it imports
-// bridge/tenant, the pure accounting/pricing (its rates are the rate
-// card's prices) and internal helpers, and must not import net/http,
-// database/sql, sqlx, os/exec, the slurmrest client, the ledger or any
-// other adapter
-// (internal/archtest checks it). Its adapters, service, cmd/, test/bench
-// and tests import it.
+// This package is pure: its rates are the rate card's prices
+// (accounting/pricing); Slurm, the ledger and the store are reached through
+// the ports above.
 package burst

@@ -47,7 +47,5 @@
 // implements it over the slurmrest client and reconciletest holds an
 // in-memory fake. The use cases that plan and apply for the CLI and the
 // daemon are in bridge/tenantadmin; metrics exports the refusal counter.
-// This package must not import net/http, database/sql or the slurmrest
-// client (internal/archtest enforces it); cmd/gpubridge, bridge/tenantadmin,
-// its subpackages and test/bench import it.
+// This package is pure: no HTTP, database or Slurm client.
 package reconcile

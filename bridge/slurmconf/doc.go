@@ -29,7 +29,5 @@
 // here (NodeLister, Scontrol, PartitionLister), which slurmadapter
 // implements with slurmrestd and by running scontrol. config check's
 // findings table and verdict (FindingsTable, Verdict) are here too, so the
-// command only parses, calls and prints. Only cmd/, the application layer
-// (cmd/gpubridge/app, which builds the spec and the live reader), its adapter
-// and tests import it.
+// command only parses, calls and prints.
 package slurmconf

@@ -26,7 +26,5 @@
 // database/sql, sqlx, the slurmrest client or any other adapter
 // (internal/archtest enforces this). The store lives in bridge/tenantstore,
 // the diff against the live cluster in bridge/reconcile, the use cases in
-// bridge/tenantadmin. Importers: cmd/gpubridge, bridge/tenantadmin,
-// bridge/reconcile and its adapter, bridge/tenantstore, bridge/burst and
-// test/bench.
+// bridge/tenantadmin.
 package tenant

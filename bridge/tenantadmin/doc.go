@@ -27,7 +27,5 @@
 //
 // This package does no I/O of its own: it imports the tenant model and
 // bridge/reconcile, never net/http, database/sql, sqlx, the slurmrest
-// client or the store. Importers: cmd/gpubridge/app (the wiring of the CLI and
-// the daemon), cmd/gpubridge, its view, the tenant API when it comes, and
-// tests.
+// client or the store: they come in through its ports.
 package tenantadmin

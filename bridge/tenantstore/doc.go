@@ -17,7 +17,6 @@
 //
 // The store keeps the desired state only; what Slurm holds is
 // bridge/reconcile's business. This package imports the tenant model and
-// internal/sqldb, never the slurmrest client; only cmd/gpubridge (the
-// wiring), test/bench and tests import it: the use cases reach it through
-// their own small interfaces.
+// internal/sqldb, never the slurmrest client: the use cases reach it
+// through their own small interfaces.
 package tenantstore

@@ -1,3 +1,3 @@
 // Package acctest helps the accounting integration tests: scratch copies of
-// gpubridge's database on the testbed's MariaDB. Only tests import it.
+// gpubridge's database on the testbed's MariaDB.
 package acctest

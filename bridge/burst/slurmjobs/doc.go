@@ -13,6 +13,5 @@
 // It converts slurmrest's job view into burst.Job (Convert): the GPU
 // request from tres_req_str / tres_per_job / tres_per_node, the GPUs a
 // running job holds from tres_alloc_str, the pending tasks of an array
-// record, time limits and priorities. It may import slurmrest and burst;
-// only burst/service, test/bench and tests import it.
+// record, time limits and priorities.
 package slurmjobs

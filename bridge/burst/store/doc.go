@@ -6,6 +6,5 @@
 //
 // DB implements burst.Store and the reads `gpubridge show burst` and the
 // tests need (Refusals, Moves); Memory is the in-memory store that passes
-// the same conformance tests. It may import sqlx, internal/sqldb and burst;
-// only burst/service and tests import it.
+// the same conformance tests.
 package store

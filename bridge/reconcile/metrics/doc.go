@@ -4,6 +4,5 @@
 // bridge/tenantadmin (the daemon's periodic reconcile and the CLI's apply)
 // through the Recorder. The daemon registers it on its registry.
 //
-// This package is an adapter of the Prometheus client; the pure
-// bridge/reconcile must not import it.
+// This package is an adapter of the Prometheus client.
 package metrics

@@ -5,7 +5,5 @@
 // data file.
 //
 // It is also the Cluster of bridge/tenantadmin (reconcile.Cluster plus
-// GPUTypes). This is an adapter: it may import the slurmrest client and the
-// domain packages; nothing in the domain imports it: only cmd/gpubridge and
-// test/bench do.
+// GPUTypes), over the slurmrest client.
 package slurmadapter

@@ -5,7 +5,5 @@
 // or a command that runs it (Scontrol, with os/exec).
 //
 // It implements slurmconf.NodeLister, slurmconf.PartitionLister and
-// slurmconf.Scontrol, and converts slurmrest's views to slurmconf's. It
-// may import os/exec, slurmrest and slurmconf; only cmd/ and tests import
-// it.
+// slurmconf.Scontrol, and converts slurmrest's views to slurmconf's.
 package slurmadapter

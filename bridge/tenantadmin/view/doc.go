@@ -10,6 +10,4 @@
 // It is pure: it formats bridge/tenant's, bridge/reconcile's and
 // bridge/tenantadmin's values into internal/table tables and strings, and
 // does no I/O beyond the io.Writer it is given.
-//
-// Importers: cmd/gpubridge, cmd/gpubridge/app.
 package view

@@ -17,7 +17,5 @@
 // add token's arguments (Parse) and the show tokens table (Table), so
 // that the CLI only parses, calls and prints.
 //
-// This package is pure: it imports no net/http, database or adapter.
-// cmd/gpubridge/api (the HTTP API), cmd/gpubridge/api/tokenstore (the MariaDB store) and
-// cmd/gpubridge/app and cmd/gpubridge import it.
+// This package is pure: no HTTP, database or adapter.
 package token

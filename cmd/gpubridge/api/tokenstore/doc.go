@@ -5,6 +5,5 @@
 // Only a token's hash is stored (cmd/gpubridge/api/token). Adding and deleting a
 // token write an audit_log row (object kind "api-token", named
 // tenant/name) in the same transaction; a token's last use is recorded
-// without one. It imports the token model and internal/sqldb; cmd/gpubridge
-// and tests import it, never a pure package.
+// without one.
 package tokenstore
