@@ -73,7 +73,7 @@ var Gpubridge = Layout{
 		"bridge/burst/store":                 {Importers: []string{"cmd/..."}},
 		"bridge/slurmconf":                   {Pure: true, Importers: []string{"cmd/...", "bridge/slurmconf/..."}},
 		"bridge/slurmconf/slurmadapter":      {Importers: []string{"cmd/..."}},
-		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/reserve/...", "bridge/tenant", "bridge/tenantstore/..."}},
+		"bridge/reserve":                     {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/reserve/...", "bridge/tenant", "bridge/tenantstore/...", "bridge/health/credit/ledgeradapter"}},
 		"bridge/reserve/reservetest":         {Pure: true, TestOnly: true},
 		"bridge/reserve/slurmadapter":        {Importers: []string{"cmd/..."}},
 		"bridge/reserve/metrics":             {Importers: []string{"cmd/..."}},
@@ -91,8 +91,8 @@ var Gpubridge = Layout{
 		"bridge/health/store":                {Importers: []string{"cmd/..."}},
 
 		// accounting/: usage, ledger and money.
-		"accounting/meter": {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},
-			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger; the health credits' ledger adapter reads charged runs"},
+		"accounting/meter": {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter", "bridge/reserve"},
+			Why: "bridge/burst/spend prices a tenant's on-demand spend from the ledger; the health credits' ledger adapter reads charged runs; bridge/reserve reduces bookings to the booked windows their charge needs"},
 		"accounting/pricing": {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "accounting/...", "bridge/burst/...", "bridge/health/credit/ledgeradapter"},
 			Why: "the burst controller prices a tenant's on-demand spend and its estimates with the rate card's prices; the health credits price a lost run or booking as it was charged"},
 		"accounting/ledger": {Importers: []string{"cmd/...", "test/bench/cmd/ingestprof", "accounting/...", "bridge/burst/spend", "bridge/health/credit/ledgeradapter"},

@@ -1,4 +1,4 @@
-package app
+package ledgeradapter
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gpubridge/gpubridge/bridge/health/credit/ledgeradapter"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 )
 
@@ -35,7 +34,7 @@ func TestBookedPlacementsOf(t *testing.T) {
 		{ID: 9, Tenant: "acme", Kind: reserve.KindGPU, GPUType: "h100", Count: 1, Start: h(0), End: h(4), State: reserve.StateCancelled,
 			Held: on("gpu-a")}, // cancelled without a time
 	}
-	want := []ledgeradapter.BookedPlacement{
+	want := []BookedPlacement{
 		{ID: 1, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: h(0), End: h(4), RateFrom: h(0)},
 		{ID: 2, Account: "acme", Node: "gpu-b", Type: "1g.10gb", GPUs: 7, Start: h(1), End: h(5), RateFrom: h(1)},
 		{ID: 2, Account: "acme", Node: "gpu-b", Type: "3g.40gb", GPUs: 2, Start: h(1), End: h(5), RateFrom: h(1)},
@@ -69,7 +68,7 @@ func TestBookedPlacementsFollowTheHistory(t *testing.T) {
 		1: {{Since: h(-3), Nodes: []string{"gpu-a"}}, {Since: h(2)}, {Since: h(2.5), Nodes: []string{"gpu-b"}}, {Since: h(3), Nodes: []string{"gpu-a"}}},
 		2: {{Since: h(1.5), Nodes: []string{"gpu-b"}}, {Since: h(3), Nodes: []string{"gpu-b"}}, {Since: h(4), Nodes: []string{"gpu-c"}}, {Since: h(9), Nodes: []string{"gpu-d"}}},
 	}
-	want := []ledgeradapter.BookedPlacement{
+	want := []BookedPlacement{
 		{ID: 1, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: h(0), End: h(2.5), RateFrom: h(0)},
 		{ID: 1, Account: "acme", Node: "gpu-b", Type: "h100", GPUs: 2, Start: h(2.5), End: h(3), RateFrom: h(0)},
 		{ID: 1, Account: "acme", Node: "gpu-a", Type: "h100", GPUs: 2, Start: h(3), End: h(4), RateFrom: h(0), Part: 1},
