@@ -16,17 +16,20 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store/storetest"
+	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 	"github.com/gpubridge/gpubridge/test/bench/synth"
 )
 
 // TestClusterUnset runs the jobs of the daemon once (ingest, booking
-// charges, node health credits) and the exports with `cluster:` unset in
-// the configuration, on the testbed with a scratch database: every row
-// gpubridge writes (ledger lines, watermark, passes, coverage, booking
-// charges, credit lines) and every exported FOCUS line carries the name
-// slurmrestd reports, the testbed's cluster, never "".
+// charges, node health credits, the period close) and the FOCUS export
+// with `cluster:` unset in the configuration, on the testbed with a
+// scratch database: every row gpubridge writes (ledger lines, watermark,
+// passes, coverage, booking charges, credit lines, the closed period) and
+// every exported FOCUS line (billing account, invoice, resource) carries
+// the name slurmrestd reports, the testbed's cluster, never "".
 func TestClusterUnset(t *testing.T) {
 	env := testbed.Require(t)
 	ctx := context.Background()
@@ -53,13 +56,18 @@ func TestClusterUnset(t *testing.T) {
 		return out
 	}
 
-	// Two synthetic runs of yesterday, one ended NODE_FAIL (credited).
+	// Two synthetic runs of a tenant's account, three days before this
+	// month (a period that can be closed), one ended NODE_FAIL (credited).
 	acct, lo := "m4syncun", uint32(synth.TestIDs+230000)
-	day := time.Now().UTC().Truncate(24*time.Hour).Add(-24 * time.Hour)
+	now := time.Now().UTC()
+	day := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, -3)
 	period := day.Format("2006-01")
 	clusterUnsetRuns(t, ctx, env, acct, lo, day)
+	if _, err := tenantstore.New(sc.DB).Put(ctx, "cluster-unset-test", []tenant.Tenant{{Name: acct, Users: []string{"alice"}, State: tenant.Active}}); err != nil {
+		t.Fatal(err)
+	}
 
-	// A GPU booking of yesterday, in the booking store of the cluster.
+	// A GPU booking of that day, in the booking store of the cluster.
 	bookings := store.New(sc.DB, env.Cluster)
 	if err := bookings.Atomic(ctx, nil, func(tx reserve.Tx) error {
 		_, err := tx.Insert(ctx, "cluster-unset-test", reserve.Booking{Tenant: acct, Kind: reserve.KindGPU, GPUType: "h100", Count: 1,
@@ -70,17 +78,22 @@ func TestClusterUnset(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ok("add", "rate", "type=gpu", "price=1.00", "from=2020-01-01", "currency=EUR")
+	for _, tier := range []string{"reserved", "ondemand", "booked"} {
+		ok("add", "rate", "type=h100", "tier="+tier, "price=1.00", "from=2020-01-01", "currency=EUR")
+	}
+	ok("add", "gputype", "name=1g.10gb", "parent=h100")
+	ok("add", "gputype", "name=3g.40gb", "parent=h100")
 	ok("ingest", "to="+time.Now().UTC().Add(-time.Minute).Format("2006-01-02T15:04:05"))
 	if out := ok("show", "ingest"); !strings.Contains(out, env.Cluster) {
 		t.Errorf("show ingest does not name the cluster %q:\n%s", env.Cluster, out)
 	}
 	ok("charge", "bookings")
-	ok("credit", "run-once")
+	ok("credit", "run-once", "lookback=40d")
+	ok("-i", "close", "period="+period, "ingest=no")
 	focus := filepath.Join(t.TempDir(), "focus.csv")
 	ok("export", "chargeback", "period="+period, "format=focus", "file="+focus)
 	clusterUnsetFocus(t, focus, env.Cluster, env.Cluster+"-"+period)
-	clusterUnsetRows(t, sc.DB.DB, env.Cluster, "usage_ledger", "ingest_watermark", "booking_charge", "ledger_credit")
+	clusterUnsetRows(t, sc.DB.DB, env.Cluster, "usage_ledger", "ingest_watermark", "booking_charge", "ledger_credit", "ledger_period")
 }
 
 // clusterUnsetRuns writes two runs of acct (alice's association) into

@@ -32,7 +32,7 @@ func (w *API) App(c config.Config, set *clients.Set) (http.Handler, func(context
 	e := w.Env.WithClients(c, set)
 	srv, loop := apisetup.New(apisetup.Params{
 		Config: c, Logger: e.Logger().With("component", "api"), Metrics: w.Metrics,
-		Slurm: e.Slurm, DB: e.DB,
+		Slurm: e.Slurm, DB: e.DB, Cluster: e.ClusterName,
 		Bookings: func(ctx context.Context) (*reserve.Service, error) {
 			bk, err := e.Bookings(ctx)
 			return bk.Service, err

@@ -43,7 +43,7 @@ func (e *Env) bookingsWith(ctx context.Context, needSlurm bool) (bookingsetup.Bo
 	if _, err := e.Clients(); err != nil {
 		return bookingsetup.Bookings{}, err
 	}
-	bk, err := bookingsetup.Open(ctx, c, bookingsetup.Connections{DB: e.DB, Slurm: e.Slurm}, needSlurm)
+	bk, err := bookingsetup.Open(ctx, c, bookingsetup.Connections{DB: e.DB, Slurm: e.Slurm, Cluster: e.ClusterName}, needSlurm)
 	if err == nil {
 		// Bookings' costs (a tenant's monthly spend limit) at the rate
 		// card's booked tier (charges.go).

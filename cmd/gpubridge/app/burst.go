@@ -24,8 +24,12 @@ func (e *Env) Burst(ctx context.Context, tenantsFile, rateCardFile string) (*bur
 	if err != nil {
 		return nil, err
 	}
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return burstsetup.New(burstsetup.Options{
-		Config: c, Slurm: cl, DB: db, Logger: e.Logger().With("component", "burst"),
+		Config: c, Cluster: cluster, Slurm: cl, DB: db, Logger: e.Logger().With("component", "burst"),
 		TenantsFile: tenantsFile, RateCardFile: rateCardFile,
 	})
 }

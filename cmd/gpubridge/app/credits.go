@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 
-	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
 	hstore "github.com/gpubridge/gpubridge/bridge/health/store"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
@@ -29,8 +28,16 @@ func (e *Env) CreditJob(ctx context.Context, c config.Config, obs credit.Observe
 	if err != nil {
 		return nil, err
 	}
-	return CreditSetup{Config: c, Ledger: st, Cards: cards, Labels: e.TenantLabels, Observer: obs, Health: hstore.New(db, c.Cluster),
-		SlurmDB: e.SlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return e.Slurm(ctx) }, Booked: e.BookedPlacements}.Job(ctx)
+	h, err := e.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := h.Name(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return CreditSetup{Config: c, Cluster: h, Ledger: st, Cards: cards, Labels: e.TenantLabels, Observer: obs, Health: hstore.New(db, cluster),
+		Booked: e.BookedPlacements}.Job(ctx)
 }
 
 // RunCredits writes the node health credits owed now, once, as the

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/gpubridge/gpubridge/accounting/billing"
-	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
 	"github.com/gpubridge/gpubridge/bridge/health/credit/ledgeradapter"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 )
 
@@ -23,10 +21,10 @@ type CreditSetup struct {
 	Labels   billing.LabelSource
 	Health   ledgeradapter.HealthEvents
 	Observer credit.Observer
-	// SlurmDB and Slurm open where the end states are read: slurm_acct_db
-	// when slurmdb.dsn is set (as the ingest), else slurmrestd.
-	SlurmDB func(ctx context.Context) (*sqlx.DB, error)
-	Slurm   func(ctx context.Context) (ingest.DBJobLister, error)
+	// Cluster names the cluster and opens where the end states are read:
+	// slurm_acct_db when slurmdb.dsn is set (as the ingest), else
+	// slurmrestd.
+	Cluster *clients.Cluster
 	// Booked lists the bookings' placements (the booked GPU-hours lost on
 	// a held node are credited); nil credits no booking.
 	Booked ledgeradapter.BookedPlacements
@@ -53,23 +51,27 @@ func (s CreditSetup) Job(ctx context.Context) (*credit.Job, error) {
 		}
 		units = m.Units()
 	}
+	cluster, err := s.Cluster.Name(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var ends billing.RunEnds
 	if src, _ := (IngestSetup{Config: s.Config}).Source(""); src == SourceSlurmDB {
-		db, err := s.SlurmDB(ctx)
+		db, err := s.Cluster.SlurmDB(ctx)
 		if err != nil {
 			return nil, err
 		}
-		ends = billing.SlurmDBEnds{DB: db, Cluster: s.Config.Cluster}
+		ends = billing.SlurmDBEnds{DB: db, Cluster: cluster}
 	} else {
-		cl, err := s.Slurm(ctx)
+		cl, err := s.Cluster.Slurm(ctx)
 		if err != nil {
 			return nil, err
 		}
-		ends = billing.RESTEnds{Slurm: cl, Cluster: s.Config.Cluster}
+		ends = billing.RESTEnds{Slurm: cl, Cluster: cluster}
 	}
 	return &credit.Job{
-		Source: ledgeradapter.CreditSource{Cluster: s.Config.Cluster, Ledger: s.Ledger, Cards: s.Cards, Labels: s.Labels, Ends: ends, Health: s.Health, Booked: s.Booked},
-		Ledger: ledgeradapter.CreditWriter{Cluster: s.Config.Cluster, Ledger: s.Ledger},
+		Source: ledgeradapter.CreditSource{Cluster: cluster, Ledger: s.Ledger, Cards: s.Cards, Labels: s.Labels, Ends: ends, Health: s.Health, Booked: s.Booked},
+		Ledger: ledgeradapter.CreditWriter{Cluster: cluster, Ledger: s.Ledger},
 		Policy: credit.Policy{Enabled: h.Enabled, MinUnits: units, KillWindow: h.KillWindow.Duration},
 		// Lookback as configured; Observer may be nil.
 		Lookback: h.Lookback.Duration, Observer: s.Observer,

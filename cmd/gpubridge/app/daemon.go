@@ -43,7 +43,7 @@ func ReadinessChecks(c config.Config, set *clients.Set) []daemon.Check {
 	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
 	source, _ := IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || len(c.Health.Nodes) > 0 || c.Cluster == "" || ((acct || CreditsSpec(c) != "") && source == SourceSlurmrestd) {
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || len(c.Health.Nodes) > 0 || !clients.NamesCluster(c) || ((acct || CreditsSpec(c) != "") && source == SourceSlurmrestd) {
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
 	}
 	if (acct || CreditsSpec(c) != "") && source == SourceSlurmDB { // the credit job reads how runs ended there too

@@ -57,7 +57,11 @@ func (e *Env) HealthWith(ctx context.Context, obs *hmetrics.Recorder, bookings *
 	if err != nil {
 		return nil, err
 	}
-	p := healthsetup.Params{Config: c, Slurm: cl, DB: db, Logger: e.Logger().With("component", "health")}
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := healthsetup.Params{Config: c, Cluster: cluster, Slurm: cl, DB: db, Logger: e.Logger().With("component", "health")}
 	if obs != nil {
 		p.Observer = obs
 	}

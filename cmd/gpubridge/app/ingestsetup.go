@@ -7,10 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 )
 
@@ -23,16 +22,14 @@ const (
 // ErrUnknownSource is returned for a source name that is neither.
 var ErrUnknownSource = errors.New("unknown ingest source")
 
-// IngestSetup builds ingesters from the configuration. The connections
-// are opened by the functions, only for the source in use.
+// IngestSetup builds ingesters from the configuration. The cluster's
+// handle names the cluster and opens the connections, only for the
+// source in use.
 type IngestSetup struct {
-	Config config.Config
-	// SlurmDB opens slurmdbd's database (the read-only DSN).
-	SlurmDB func(ctx context.Context) (*sqlx.DB, error)
-	// Slurm returns the slurmrestd client.
-	Slurm  func(ctx context.Context) (ingest.DBJobLister, error)
-	Ledger ingest.Ledger
-	Log    *slog.Logger
+	Config  config.Config
+	Cluster *clients.Cluster
+	Ledger  ingest.Ledger
+	Log     *slog.Logger
 }
 
 // Source names the source to read: source when given ("rest" is
@@ -60,30 +57,36 @@ func (s IngestSetup) Ingester(ctx context.Context, source string) (*ingest.Inges
 		return nil, err
 	}
 	c := s.Config
-	var src ingest.Source
-	switch name {
-	case SourceSlurmDB:
+	if name == SourceSlurmDB {
 		if err := c.RequireSlurmDB(); err != nil {
 			return nil, err
 		}
-		db, err := s.SlurmDB(ctx)
+	}
+	cluster, err := s.Cluster.Name(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var src ingest.Source
+	switch name {
+	case SourceSlurmDB:
+		db, err := s.Cluster.SlurmDB(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if src, err = ingest.NewSlurmDB(db, c.Cluster); err != nil {
+		if src, err = ingest.NewSlurmDB(db, cluster); err != nil {
 			return nil, err
 		}
 	case SourceSlurmrestd:
-		cl, err := s.Slurm(ctx)
+		cl, err := s.Cluster.Slurm(ctx)
 		if err != nil {
 			return nil, err
 		}
-		r := ingest.NewREST(cl, c.Cluster)
+		r := ingest.NewREST(cl, cluster)
 		r.Log = s.Log
 		src = r
 	}
 	return &ingest.Ingester{
-		Cluster: c.Cluster, Source: src, Ledger: s.Ledger,
+		Cluster: cluster, Source: src, Ledger: s.Ledger,
 		Rules:        meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS, BookingPrefix: c.Bookings.ReservationPrefix},
 		ChangesEvery: every(c.Ingest.ChangesEvery.Duration), VerifyEvery: every(c.Ingest.VerifyEvery.Duration),
 		Log: s.Log,

@@ -52,9 +52,9 @@ type Set struct {
 	slurm   *lazy[slurmConn]
 	db      *lazy[*sqlx.DB]
 	slurmdb *lazy[*sqlx.DB]
-	// sacctmgr runs reconcile.sacctmgr (nil when unset); it connects to
-	// nothing until it runs, so it is made with the Set.
-	sacctmgr *sacctmgr.Runner
+	// cluster is the handle of the Set's cluster (its name, resolved once
+	// per Set, and the sacctmgr runner made with it).
+	cluster *Cluster
 }
 
 // New returns a Set for c that has built nothing yet.
@@ -76,7 +76,7 @@ func New(c config.Config, o Options) *Set {
 	s.slurm = s.newSlurm(fp[NameSlurmRest])
 	s.db = s.newDB(fp[NameDatabase])
 	s.slurmdb = s.newSlurmDB(fp[NameSlurmDB])
-	s.sacctmgr = sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)
+	s.cluster = newCluster(s, c)
 	return s
 }
 
@@ -111,9 +111,14 @@ func (s *Set) DB(ctx context.Context) (*sqlx.DB, error) { return s.db.get(ctx) }
 // SlurmDB returns slurmdbd's database (read-only user).
 func (s *Set) SlurmDB(ctx context.Context) (*sqlx.DB, error) { return s.slurmdb.get(ctx) }
 
-// Sacctmgr returns the runner of reconcile.sacctmgr, nil when it is unset.
-// Its command counter counts for every use of the Set.
-func (s *Set) Sacctmgr() *sacctmgr.Runner { return s.sacctmgr }
+// Cluster is the handle of the Set's cluster: its name is resolved once
+// per Set, that is once per configuration generation.
+func (s *Set) Cluster() *Cluster { return s.cluster }
+
+// Sacctmgr returns the runner of reconcile.sacctmgr once the cluster's
+// name is known, nil when it is unset or the name is not resolved yet; it
+// never connects. Its command counter counts for every use of the Set.
+func (s *Set) Sacctmgr() *sacctmgr.Runner { return s.cluster.builtSacctmgr() }
 
 // Built lists the clients built so far, by name.
 func (s *Set) Built() []string {
@@ -143,7 +148,8 @@ func (s *Set) Derive(c config.Config) (*Set, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n := &Set{cfg: c, opts: s.opts, log: s.log, sacctmgr: sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)}
+	n := &Set{cfg: c, opts: s.opts, log: s.log}
+	n.cluster = newCluster(n, c)
 	var changed []string
 	n.slurm, n.db, n.slurmdb = s.slurm, s.db, s.slurmdb
 	if s.slurm.fp != fp[NameSlurmRest] {

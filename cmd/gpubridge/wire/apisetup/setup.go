@@ -30,6 +30,9 @@ type Params struct {
 
 	Slurm func(ctx context.Context) (*slurmrest.Client, error)
 	DB    func(ctx context.Context) (*sqlx.DB, error)
+	// Cluster is the cluster's name (cmd/gpubridge/clients.Cluster.Name):
+	// the ledger's watermark is read under it.
+	Cluster func(ctx context.Context) (string, error)
 	// Bookings builds the booking service with its Source (a fresh read of
 	// the cluster): changes admit against it, reads share the cycle's.
 	Bookings func(ctx context.Context) (*reserve.Service, error)
@@ -92,7 +95,11 @@ func New(p Params) (http.Handler, func(context.Context)) {
 			if err != nil {
 				return time.Time{}, err
 			}
-			s, err := ledger.NewDB(db, log).State(ctx, c.Cluster)
+			cluster, err := p.Cluster(ctx)
+			if err != nil {
+				return time.Time{}, err
+			}
+			s, err := ledger.NewDB(db, log).State(ctx, cluster)
 			if err != nil || s.IngestedThrough() == 0 {
 				return time.Time{}, err
 			}

@@ -64,8 +64,8 @@ func (t Tenants) BookingTenant(ctx context.Context, name string) (reserve.Tenant
 type Params struct {
 	Config config.Config
 	DB     *sqlx.DB
-	// Cluster names the cluster of the booking store (the configuration's,
-	// else the one slurmrestd serves).
+	// Cluster names the cluster of the booking store (the cluster
+	// handle's name: cmd/gpubridge/clients.Cluster).
 	Cluster string
 	// Slurm, when set, is the Service's Source and the projector's Slurm;
 	// without it the Service reads and writes the store only (show and
@@ -126,10 +126,11 @@ func (j Job) Run(ctx context.Context) error {
 
 // Connections are the connections the booking use cases are built on,
 // each made at its first use (the CLI's and the daemon's lazily built
-// clients).
+// clients), and the cluster's name (clients.Cluster.Name).
 type Connections struct {
-	DB    func(ctx context.Context) (*sqlx.DB, error)
-	Slurm func(ctx context.Context) (*slurmrest.Client, error)
+	DB      func(ctx context.Context) (*sqlx.DB, error)
+	Slurm   func(ctx context.Context) (*slurmrest.Client, error)
+	Cluster func(ctx context.Context) (string, error)
 }
 
 // Open checks c's booking settings, then builds the booking use cases on
@@ -153,12 +154,12 @@ func Open(ctx context.Context, c config.Config, conn Connections, needSlurm bool
 	}()
 	var cl *slurmrest.Client
 	var err error
-	cluster := c.Cluster
-	if needSlurm || cluster == "" {
+	if needSlurm {
 		cl, err = conn.Slurm(ctx)
-		if err == nil {
-			cluster = cl.Cluster()
-		}
+	}
+	var cluster string
+	if err == nil {
+		cluster, err = conn.Cluster(ctx)
 	}
 	o := <-dbc
 	if err != nil {

@@ -23,9 +23,12 @@ import (
 
 // Options is what New assembles the controller from.
 type Options struct {
-	// Config gives the cluster name and the tenants.* naming (QOS prefix,
-	// pool and on-demand partitions, on-demand QOS).
+	// Config gives the tenants.* naming (QOS prefix, pool and on-demand
+	// partitions, on-demand QOS).
 	Config config.Config
+	// Cluster is the cluster's name (cmd/gpubridge/clients.Cluster): the
+	// ledger's and the burst tables' rows are keyed by it.
+	Cluster string
 	// Slurm reads and moves jobs (a *slurmrest.Client).
 	Slurm slurmjobs.Client
 	// DB is gpubridge's database, migrated (sqldb.OpenMigrated): tenant
@@ -66,7 +69,7 @@ func New(o Options) (*Service, error) {
 	}
 	tenants := burst.SourceTenants{Source: src, QOSPrefix: c.Tenants.QOSPrefix}
 	jobs := &slurmjobs.Jobs{Client: o.Slurm, Logger: log}
-	var rates burst.RateReader = &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: c.Cluster}
+	var rates burst.RateReader = &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: o.Cluster}
 	if rateCardFile := o.RateCardFile; rateCardFile != "" {
 		b, err := os.ReadFile(rateCardFile)
 		if err != nil {
@@ -78,7 +81,7 @@ func New(o Options) (*Service, error) {
 		}
 		rates = spend.CardRates{Card: card}
 	}
-	st := store.New(db, c.Cluster)
+	st := store.New(db, o.Cluster)
 	return &Service{
 		Controller: &burst.Controller{
 			Config: burst.Config{
@@ -86,7 +89,7 @@ func New(o Options) (*Service, error) {
 				OnDemandQOS: c.Tenants.OnDemandQOS,
 			},
 			Jobs: jobs, Mover: jobs, Tenants: tenants,
-			Spend: &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: c.Cluster, TTL: 30 * time.Second,
+			Spend: &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: o.Cluster, TTL: 30 * time.Second,
 				Accounts: burst.BudgetAccounts(tenants)},
 			Rates:  rates,
 			Store:  st,

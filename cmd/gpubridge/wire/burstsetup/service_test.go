@@ -57,7 +57,6 @@ func write(t *testing.T, name, text string) string {
 
 func testConfig() config.Config {
 	c := config.Default()
-	c.Cluster = "c1"
 	c.Tenants.QOSPrefix = "t_"
 	c.Tenants.OnDemandPartition, c.Tenants.OnDemandQOS = "od", "odq"
 	return c
@@ -69,7 +68,7 @@ func testConfig() config.Config {
 // Slurm call).
 func TestNewWithFiles(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(Options{Config: testConfig(), Slurm: noSlurm{t}, TenantsFile: write(t, "tenants.yaml", tenantsFile),
+	s, err := New(Options{Config: testConfig(), Cluster: "c1", Slurm: noSlurm{t}, TenantsFile: write(t, "tenants.yaml", tenantsFile),
 		RateCardFile: write(t, "rates.yaml", rateCard)})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +128,7 @@ func TestNewErrors(t *testing.T) {
 			if tc.rateCard != "" {
 				p = write(t, "rates.yaml", tc.rateCard)
 			}
-			_, err := New(Options{Config: testConfig(), Slurm: noSlurm{t}, RateCardFile: p})
+			_, err := New(Options{Config: testConfig(), Cluster: "c1", Slurm: noSlurm{t}, RateCardFile: p})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}

@@ -24,9 +24,12 @@ import (
 // Params are what the service is built on.
 type Params struct {
 	Config config.Config
-	Slurm  *slurmrest.Client
-	DB     *sqlx.DB
-	Logger *slog.Logger
+	// Cluster is the cluster's name (cmd/gpubridge/clients.Cluster): the
+	// health store's rows are keyed by it.
+	Cluster string
+	Slurm   *slurmrest.Client
+	DB      *sqlx.DB
+	Logger  *slog.Logger
 	// Observer receives the measurements (bridge/health/metrics; nil: none).
 	Observer health.Observer
 	// Mover re-projects bookings on nodes held or released (nil: none).
@@ -99,15 +102,11 @@ func Settings(c config.Config, nodes []string) health.Settings {
 	return s
 }
 
-// New builds the service of p.Config for the cluster (config cluster, else
-// the one slurmrestd serves), over the given managed nodes and catalog
-// (from Check).
+// New builds the service of p.Config for the cluster p.Cluster names,
+// over the given managed nodes and catalog (from Check).
 func New(p Params, nodes []string, cat check.Catalog) (*health.Service, error) {
 	c := p.Config
-	cluster := c.Cluster
-	if cluster == "" {
-		cluster = p.Slurm.Cluster()
-	}
+	cluster := p.Cluster
 	ad := slurmadapter.New(p.Slurm, c.Health.User)
 	ad.BookingPrefix = c.Bookings.ReservationPrefix
 	return health.New(health.Params{
