@@ -46,66 +46,21 @@ type Params struct {
 // here.
 func New(p Params) (http.Handler, func(context.Context)) {
 	c := p.Config
-	log := p.Logger
 	every := c.API.RefreshInterval.Duration
 	settings := bookingsetup.Settings(c)
-
-	jobs := &api.JobCache{TTL: every, Jobs: lazyJobs{clients.NewLazy(func(ctx context.Context) (*slurmjobs.Jobs, error) {
-		cl, err := p.Slurm(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return &slurmjobs.Jobs{Client: cl, Logger: log}, nil
-	})}}
-	inventory := &api.InventoryCache{TTL: every, Source: lazySource{clients.NewLazy(func(ctx context.Context) (*slurmadapter.Adapter, error) {
-		cl, err := p.Slurm(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return slurmadapter.New(cl, c.Tenants.PoolPartition), nil
-	})}}
-	writes := clients.NewLazy(p.Bookings)
-	reads := clients.NewLazy(func(ctx context.Context) (*reserve.Service, error) {
-		svc, err := p.Bookings(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r := *svc
-		r.Source = inventory
-		return &r, nil
-	})
+	jobs, inventory := slurmReads(p)
+	writes, reads := bookingServices(p, inventory)
 	usage := lazyUsage{clients.NewLazy(p.Usage)}
-	live := &api.Live{Interval: every, Logger: log, Sources: api.Sources{
-		Tenants: lazyTenants{p.DB},
-		Jobs:    jobs,
-		Burst: lazyPlanner{clients.NewLazy(func(ctx context.Context) (*burstsetup.Service, error) {
-			svc, err := p.Burst(ctx)
-			if err != nil {
-				return nil, err
-			}
-			svc.Jobs = jobs // the cycle's one bulk read
-			return svc, nil
-		})},
-		Inventory: inventory,
-		Bookings:  lazyBookings{reads},
-		Settings:  settings,
-		Usage:     usage,
-		IngestedThrough: func(ctx context.Context) (time.Time, error) {
-			db, err := p.DB(ctx)
-			if err != nil {
-				return time.Time{}, err
-			}
-			cluster, err := p.Cluster(ctx)
-			if err != nil {
-				return time.Time{}, err
-			}
-			s, err := ledger.NewDB(db, log).State(ctx, cluster)
-			if err != nil || s.IngestedThrough() == 0 {
-				return time.Time{}, err
-			}
-			return time.Unix(s.IngestedThrough(), 0).UTC(), nil
-		},
-		QOSPrefix: c.Tenants.QOSPrefix, OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS,
+	live := &api.Live{Interval: every, Logger: p.Logger, Sources: api.Sources{
+		Tenants:         lazyTenants{p.DB},
+		Jobs:            jobs,
+		Burst:           burstPlanner(p, jobs),
+		Inventory:       inventory,
+		Bookings:        lazyBookings{reads},
+		Settings:        settings,
+		Usage:           usage,
+		IngestedThrough: ingestedThrough(p),
+		QOSPrefix:       c.Tenants.QOSPrefix, OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS,
 	}}
 	p.Metrics.SetLive(live)
 	srv := api.New(api.Options{
@@ -117,7 +72,7 @@ func New(p Params) (http.Handler, func(context.Context)) {
 		BookingReads:    lazyBookings{reads},
 		ReservationName: settings.ReservationName,
 		Metrics:         p.Metrics,
-		Logger:          log,
+		Logger:          p.Logger,
 		AuthFailures:    float64(c.API.AuthFailuresPerMinute),
 		AuthBurst:       c.API.AuthFailureBurst,
 		TokenRate:       float64(c.API.TokenRequestsPerSecond),
@@ -128,4 +83,76 @@ func New(p Params) (http.Handler, func(context.Context)) {
 		SecureCookies:   c.Server.TLSCertFile != "",
 	})
 	return srv, live.Run
+}
+
+// slurmReads are the snapshot's reads of slurmrestd, each cached for one
+// refresh interval: the jobs (one bulk read per cycle) and the pool's
+// inventory.
+func slurmReads(p Params) (*api.JobCache, *api.InventoryCache) {
+	every := p.Config.API.RefreshInterval.Duration
+	jobs := &api.JobCache{TTL: every, Jobs: lazyJobs{clients.NewLazy(func(ctx context.Context) (*slurmjobs.Jobs, error) {
+		cl, err := p.Slurm(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &slurmjobs.Jobs{Client: cl, Logger: p.Logger}, nil
+	})}}
+	inventory := &api.InventoryCache{TTL: every, Source: lazySource{clients.NewLazy(func(ctx context.Context) (*slurmadapter.Adapter, error) {
+		cl, err := p.Slurm(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return slurmadapter.New(cl, p.Config.Tenants.PoolPartition), nil
+	})}}
+	return jobs, inventory
+}
+
+// bookingServices are the booking service for changes (admitted against
+// a fresh read of the cluster) and the one for reads (sharing the cycle's
+// inventory).
+func bookingServices(p Params, inventory *api.InventoryCache) (writes, reads *clients.Lazy[*reserve.Service]) {
+	writes = clients.NewLazy(p.Bookings)
+	reads = clients.NewLazy(func(ctx context.Context) (*reserve.Service, error) {
+		svc, err := p.Bookings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r := *svc
+		r.Source = inventory
+		return &r, nil
+	})
+	return writes, reads
+}
+
+// burstPlanner is the burst service of the snapshot, reading the cycle's
+// one bulk jobs read.
+func burstPlanner(p Params, jobs *api.JobCache) lazyPlanner {
+	return lazyPlanner{clients.NewLazy(func(ctx context.Context) (*burstsetup.Service, error) {
+		svc, err := p.Burst(ctx)
+		if err != nil {
+			return nil, err
+		}
+		svc.Jobs = jobs // the cycle's one bulk read
+		return svc, nil
+	})}
+}
+
+// ingestedThrough reads the ledger's watermark of the cluster: the end
+// time through which usage is ingested (zero before any ingest).
+func ingestedThrough(p Params) func(ctx context.Context) (time.Time, error) {
+	return func(ctx context.Context) (time.Time, error) {
+		db, err := p.DB(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		cluster, err := p.Cluster(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		s, err := ledger.NewDB(db, p.Logger).State(ctx, cluster)
+		if err != nil || s.IngestedThrough() == 0 {
+			return time.Time{}, err
+		}
+		return time.Unix(s.IngestedThrough(), 0).UTC(), nil
+	}
 }
