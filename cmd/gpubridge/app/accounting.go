@@ -14,6 +14,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -108,7 +109,7 @@ func (e *Env) Closer(ctx context.Context) (billing.Closer, error) {
 }
 
 // Ingester builds an ingester over the named source (see
-// IngestSetup.Source); an unknown source is an input error.
+// wire.IngestSource); an unknown source is an input error.
 func (e *Env) Ingester(ctx context.Context, source string) (*ingest.Ingester, error) {
 	c, err := e.Config()
 	if err != nil {
@@ -122,8 +123,8 @@ func (e *Env) Ingester(ctx context.Context, source string) (*ingest.Ingester, er
 	if err != nil {
 		return nil, err
 	}
-	in, err := IngestSetup{Config: c, Cluster: h, Ledger: st, Log: e.Logger()}.Ingester(ctx, source)
-	if errors.Is(err, ErrUnknownSource) {
+	in, err := wire.Ingester(ctx, c, h, st, e.Logger(), source)
+	if errors.Is(err, wire.ErrUnknownSource) {
 		return nil, Input(err)
 	}
 	return in, err

@@ -1,4 +1,4 @@
-package app
+package wire
 
 import (
 	"context"
@@ -22,22 +22,12 @@ const (
 // ErrUnknownSource is returned for a source name that is neither.
 var ErrUnknownSource = errors.New("unknown ingest source")
 
-// IngestSetup builds ingesters from the configuration. The cluster's
-// handle names the cluster and opens the connections, only for the
-// source in use.
-type IngestSetup struct {
-	Config  config.Config
-	Cluster *clients.Cluster
-	Ledger  ingest.Ledger
-	Log     *slog.Logger
-}
-
-// Source names the source to read: source when given ("rest" is
+// IngestSource names the source to read: source when given ("rest" is
 // slurmrestd), else slurmdb when slurmdb.dsn is set, else slurmrestd.
-func (s IngestSetup) Source(source string) (string, error) {
+func IngestSource(c config.Config, source string) (string, error) {
 	switch source {
 	case "":
-		if s.Config.SlurmDB.DSN == "" {
+		if c.SlurmDB.DSN == "" {
 			return SourceSlurmrestd, nil
 		}
 		return SourceSlurmDB, nil
@@ -49,27 +39,27 @@ func (s IngestSetup) Source(source string) (string, error) {
 	return "", fmt.Errorf("%w: source=%s: want slurmdb or slurmrestd", ErrUnknownSource, source)
 }
 
-// Ingester returns an ingester of the configured cluster from the named
-// source (see Source) into the ledger, with the configured tier rules.
-func (s IngestSetup) Ingester(ctx context.Context, source string) (*ingest.Ingester, error) {
-	name, err := s.Source(source)
+// Ingester returns the ingester of the cluster h from the named source
+// (see IngestSource) into the ledger, with c's tier rules. The handle
+// names the cluster and opens the connection, only for the source in use.
+func Ingester(ctx context.Context, c config.Config, h *clients.Cluster, l ingest.Ledger, log *slog.Logger, source string) (*ingest.Ingester, error) {
+	name, err := IngestSource(c, source)
 	if err != nil {
 		return nil, err
 	}
-	c := s.Config
 	if name == SourceSlurmDB {
 		if err := c.RequireSlurmDB(); err != nil {
 			return nil, err
 		}
 	}
-	cluster, err := s.Cluster.Name(ctx)
+	cluster, err := h.Name(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var src ingest.Source
 	switch name {
 	case SourceSlurmDB:
-		db, err := s.Cluster.SlurmDB(ctx)
+		db, err := h.SlurmDB(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -77,19 +67,19 @@ func (s IngestSetup) Ingester(ctx context.Context, source string) (*ingest.Inges
 			return nil, err
 		}
 	case SourceSlurmrestd:
-		cl, err := s.Cluster.Slurm(ctx)
+		cl, err := h.Slurm(ctx)
 		if err != nil {
 			return nil, err
 		}
 		r := ingest.NewREST(cl, cluster)
-		r.Log = s.Log
+		r.Log = log
 		src = r
 	}
 	return &ingest.Ingester{
-		Cluster: cluster, Source: src, Ledger: s.Ledger,
+		Cluster: cluster, Source: src, Ledger: l,
 		Rules:        meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS, BookingPrefix: c.Bookings.ReservationPrefix},
 		ChangesEvery: every(c.Ingest.ChangesEvery.Duration), VerifyEvery: every(c.Ingest.VerifyEvery.Duration),
-		Log: s.Log,
+		Log: log,
 	}, nil
 }
 
