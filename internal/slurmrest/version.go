@@ -37,6 +37,14 @@ func (c *Client) Negotiate(ctx context.Context) error {
 	return c.negotiate(ctx)
 }
 
+// Negotiated reports whether a request (or Negotiate) negotiated the API
+// version with the server; it never connects.
+func (c *Client) Negotiated() bool {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	return c.negotiated
+}
+
 // forget makes the next request negotiate again.
 func (c *Client) forget() {
 	c.stateMu.Lock()
