@@ -1,4 +1,4 @@
-package apisetup
+package wire
 
 import (
 	"context"

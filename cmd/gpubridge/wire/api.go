@@ -1,4 +1,4 @@
-package apisetup
+package wire
 
 import (
 	"context"
@@ -21,9 +21,9 @@ import (
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
-// Params are what the API of one configuration is built on: the
+// APIParams are what the API of one configuration is built on: the
 // connections and the use cases, each a builder called at its first use.
-type Params struct {
+type APIParams struct {
 	Config  config.Config
 	Logger  *slog.Logger
 	Metrics *api.Metrics // registered once per process
@@ -42,9 +42,13 @@ type Params struct {
 	Usage func(ctx context.Context) (api.UsageReader, error)
 }
 
-// New returns the API's handler and its snapshot loop. Nothing connects
-// here.
-func New(p Params) (http.Handler, func(context.Context)) {
+// API returns the tenant API's handler (cmd/gpubridge/api) and its
+// snapshot loop for `serve`: its ports on the stores and use cases the CLI
+// uses (the tenant store, the burst service, the booking service, the
+// billing books, the token store, the ledger's ingest watermark), each
+// built at its first use, so that nothing connects before a request or
+// the snapshot loop needs it. Nothing connects here.
+func API(p APIParams) (http.Handler, func(context.Context)) {
 	c := p.Config
 	every := c.API.RefreshInterval.Duration
 	settings := bookingsetup.Settings(c)
@@ -88,7 +92,7 @@ func New(p Params) (http.Handler, func(context.Context)) {
 // slurmReads are the snapshot's reads of slurmrestd, each cached for one
 // refresh interval: the jobs (one bulk read per cycle) and the pool's
 // inventory.
-func slurmReads(p Params) (*api.JobCache, *api.InventoryCache) {
+func slurmReads(p APIParams) (*api.JobCache, *api.InventoryCache) {
 	every := p.Config.API.RefreshInterval.Duration
 	jobs := &api.JobCache{TTL: every, Jobs: lazyJobs{clients.NewLazy(func(ctx context.Context) (*slurmjobs.Jobs, error) {
 		cl, err := p.Slurm(ctx)
@@ -110,7 +114,7 @@ func slurmReads(p Params) (*api.JobCache, *api.InventoryCache) {
 // bookingServices are the booking service for changes (admitted against
 // a fresh read of the cluster) and the one for reads (sharing the cycle's
 // inventory).
-func bookingServices(p Params, inventory *api.InventoryCache) (writes, reads *clients.Lazy[*reserve.Service]) {
+func bookingServices(p APIParams, inventory *api.InventoryCache) (writes, reads *clients.Lazy[*reserve.Service]) {
 	writes = clients.NewLazy(p.Bookings)
 	reads = clients.NewLazy(func(ctx context.Context) (*reserve.Service, error) {
 		svc, err := p.Bookings(ctx)
@@ -126,7 +130,7 @@ func bookingServices(p Params, inventory *api.InventoryCache) (writes, reads *cl
 
 // burstPlanner is the burst service of the snapshot, reading the cycle's
 // one bulk jobs read.
-func burstPlanner(p Params, jobs *api.JobCache) lazyPlanner {
+func burstPlanner(p APIParams, jobs *api.JobCache) lazyPlanner {
 	return lazyPlanner{clients.NewLazy(func(ctx context.Context) (*burstsetup.Service, error) {
 		svc, err := p.Burst(ctx)
 		if err != nil {
@@ -139,7 +143,7 @@ func burstPlanner(p Params, jobs *api.JobCache) lazyPlanner {
 
 // ingestedThrough reads the ledger's watermark of the cluster: the end
 // time through which usage is ingested (zero before any ingest).
-func ingestedThrough(p Params) func(ctx context.Context) (time.Time, error) {
+func ingestedThrough(p APIParams) func(ctx context.Context) (time.Time, error) {
 	return func(ctx context.Context) (time.Time, error) {
 		db, err := p.DB(ctx)
 		if err != nil {

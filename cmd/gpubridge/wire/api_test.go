@@ -1,4 +1,4 @@
-package apisetup
+package wire
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 func TestNewConnectsNothingUntilUsed(t *testing.T) {
 	var db, other atomic.Int32
 	down := errors.New("database down")
-	p := Params{
+	p := APIParams{
 		Config:  config.Default(),
 		Metrics: api.NewMetrics(nil),
 		DB:      func(context.Context) (*sqlx.DB, error) { db.Add(1); return nil, down },
@@ -36,9 +36,9 @@ func TestNewConnectsNothingUntilUsed(t *testing.T) {
 		Burst: func(context.Context) (*burstsetup.Service, error) { other.Add(1); return nil, down },
 		Usage: func(context.Context) (api.UsageReader, error) { other.Add(1); return nil, down },
 	}
-	h, loop := New(p)
+	h, loop := API(p)
 	if h == nil || loop == nil {
-		t.Fatal("New returned no handler or loop")
+		t.Fatal("API returned no handler or loop")
 	}
 	if db.Load() != 0 || other.Load() != 0 {
 		t.Fatalf("New connected: database %d, others %d", db.Load(), other.Load())
