@@ -37,9 +37,6 @@ var Gpubridge = Layout{
 		"cmd/gpubridge/api/tokenstore":                {Importers: []string{"cmd/...", "test/bench/..."}},
 		"cmd/gpubridge/api/tokenstore/tokenstoretest": {TestOnly: true},                                            // the token stores' conformance suite
 		"cmd/gpubridge/wire":                          {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app"}}, // one wiring function per feature, from the configuration and the cluster handle
-		"cmd/gpubridge/wire/bookingsetup":             {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
-		"cmd/gpubridge/wire/burstsetup":               {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
-		"cmd/gpubridge/wire/healthsetup":              {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
 
 		// bridge/: the features between tenants and Slurm.
 		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/reconcile/...", "bridge/tenantadmin/...", "bridge/tenantstore/...", "bridge/burst/..."}},

@@ -9,7 +9,6 @@ import (
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
 )
 
 // API is the wiring of the tenant API (cmd/gpubridge/wire.API) for `serve`, on
@@ -37,7 +36,7 @@ func (w *API) App(c config.Config, set *clients.Set) (http.Handler, func(context
 			bk, err := e.Bookings(ctx)
 			return bk.Service, err
 		},
-		Burst: func(ctx context.Context) (*burstsetup.Service, error) { return e.Burst(ctx, "", "") },
+		Burst: func(ctx context.Context) (*wire.BurstService, error) { return e.Burst(ctx, "", "") },
 		Usage: func(ctx context.Context) (api.UsageReader, error) { return e.Books(ctx) },
 	})
 	return srv, loop, nil

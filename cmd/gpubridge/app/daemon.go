@@ -15,7 +15,6 @@ import (
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/daemon"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/bookingsetup"
 )
 
 // ServeConfig is serve's configuration loader (daemon.Options.Load): the
@@ -126,7 +125,7 @@ func (d *DaemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 				return nil, err
 			}
 			p.Logger = e.Logger().With("component", "bookings")
-			return LockedJob{Env: e, What: "gpubridge serve (bookings)", Job: bookingsetup.Job{Projector: p, Recorder: d.bookings}}, nil
+			return LockedJob{Env: e, What: "gpubridge serve (bookings)", Job: wire.BookingJob{Projector: p, Recorder: d.bookings}}, nil
 		})},
 		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
 			in, err := e.Ingester(ctx, "")

@@ -16,8 +16,6 @@ import (
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/tokenstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/bookingsetup"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
@@ -37,7 +35,7 @@ type APIParams struct {
 	// the cluster): changes admit against it, reads share the cycle's.
 	Bookings func(ctx context.Context) (*reserve.Service, error)
 	// Burst builds the burst service on the stored tenants and rate card.
-	Burst func(ctx context.Context) (*burstsetup.Service, error)
+	Burst func(ctx context.Context) (*BurstService, error)
 	// Usage builds the period view of the billing books.
 	Usage func(ctx context.Context) (api.UsageReader, error)
 }
@@ -51,7 +49,7 @@ type APIParams struct {
 func API(p APIParams) (http.Handler, func(context.Context)) {
 	c := p.Config
 	every := c.API.RefreshInterval.Duration
-	settings := bookingsetup.Settings(c)
+	settings := BookingSettings(c)
 	jobs, inventory := slurmReads(p)
 	writes, reads := bookingServices(p, inventory)
 	usage := lazyUsage{clients.NewLazy(p.Usage)}
@@ -131,7 +129,7 @@ func bookingServices(p APIParams, inventory *api.InventoryCache) (writes, reads 
 // burstPlanner is the burst service of the snapshot, reading the cycle's
 // one bulk jobs read.
 func burstPlanner(p APIParams, jobs *api.JobCache) lazyPlanner {
-	return lazyPlanner{clients.NewLazy(func(ctx context.Context) (*burstsetup.Service, error) {
+	return lazyPlanner{clients.NewLazy(func(ctx context.Context) (*BurstService, error) {
 		svc, err := p.Burst(ctx)
 		if err != nil {
 			return nil, err

@@ -14,7 +14,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
@@ -33,7 +32,7 @@ func TestNewConnectsNothingUntilUsed(t *testing.T) {
 			other.Add(1)
 			return nil, down
 		},
-		Burst: func(context.Context) (*burstsetup.Service, error) { other.Add(1); return nil, down },
+		Burst: func(context.Context) (*BurstService, error) { other.Add(1); return nil, down },
 		Usage: func(context.Context) (api.UsageReader, error) { other.Add(1); return nil, down },
 	}
 	h, loop := API(p)

@@ -18,7 +18,6 @@ import (
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/tokenstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
 )
 
 // The API's ports over values built at their first use.
@@ -60,7 +59,7 @@ func (u lazyUsage) Summary(ctx context.Context, p meter.Period, account string) 
 }
 
 type lazyPlanner struct {
-	l *clients.Lazy[*burstsetup.Service]
+	l *clients.Lazy[*BurstService]
 }
 
 func (p lazyPlanner) Plan(ctx context.Context) (burst.Plan, error) {
