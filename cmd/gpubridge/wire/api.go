@@ -99,14 +99,24 @@ func slurmReads(p APIParams) (*api.JobCache, *api.InventoryCache) {
 		}
 		return &slurmjobs.Jobs{Client: cl, Logger: p.Logger}, nil
 	})}}
-	inventory := &api.InventoryCache{TTL: every, Source: lazySource{clients.NewLazy(func(ctx context.Context) (*slurmadapter.Adapter, error) {
-		cl, err := p.Slurm(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return slurmadapter.New(cl, p.Config.Tenants.PoolPartition), nil
-	})}}
+	inventory := &api.InventoryCache{TTL: every, Source: poolInventory{slurm: p.Slurm, pool: p.Config.Tenants.PoolPartition}}
 	return jobs, inventory
+}
+
+// poolInventory reads the pool's inventory through the booking adapter
+// over the Set's slurmrestd client (made once, negotiated by its first
+// request): a plain adapter, built at each read for nothing.
+type poolInventory struct {
+	slurm func(ctx context.Context) (*slurmrest.Client, error)
+	pool  string
+}
+
+func (s poolInventory) Inventory(ctx context.Context) (reserve.Inventory, error) {
+	cl, err := s.slurm(ctx)
+	if err != nil {
+		return reserve.Inventory{}, err
+	}
+	return slurmadapter.New(cl, s.pool).Inventory(ctx)
 }
 
 // bookingServices are the booking service for changes (admitted against

@@ -11,7 +11,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
-	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
@@ -32,18 +31,6 @@ func (j lazyJobs) ListJobs(ctx context.Context) ([]burst.Job, error) {
 		return nil, err
 	}
 	return v.ListJobs(ctx)
-}
-
-type lazySource struct {
-	l *clients.Lazy[*slurmadapter.Adapter]
-}
-
-func (s lazySource) Inventory(ctx context.Context) (reserve.Inventory, error) {
-	v, err := s.l.Get(ctx)
-	if err != nil {
-		return reserve.Inventory{}, err
-	}
-	return v.Inventory(ctx)
 }
 
 type lazyUsage struct {
