@@ -92,15 +92,32 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 // inventory.
 func slurmReads(p APIParams) (*api.JobCache, *api.InventoryCache) {
 	every := p.Config.API.RefreshInterval.Duration
-	jobs := &api.JobCache{TTL: every, Jobs: lazyJobs{clients.NewLazy(func(ctx context.Context) (*slurmjobs.Jobs, error) {
-		cl, err := p.Slurm(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return &slurmjobs.Jobs{Client: cl, Logger: p.Logger}, nil
-	})}}
+	jobs := &api.JobCache{TTL: every, Jobs: &slurmjobs.Jobs{Client: setSlurm{p.Slurm}, Logger: p.Logger}}
 	inventory := &api.InventoryCache{TTL: every, Source: poolInventory{slurm: p.Slurm, pool: p.Config.Tenants.PoolPartition}}
 	return jobs, inventory
+}
+
+// setSlurm is slurmjobs.Client over the Set's slurmrestd client (made
+// once, negotiated by its first request): each call fails while
+// slurmrestd cannot be used, and the next tries again.
+type setSlurm struct {
+	get func(ctx context.Context) (*slurmrest.Client, error)
+}
+
+func (s setSlurm) ListJobsSince(ctx context.Context, f slurmrest.JobFilter, since time.Time) (slurmrest.JobsPage, error) {
+	cl, err := s.get(ctx)
+	if err != nil {
+		return slurmrest.JobsPage{}, err
+	}
+	return cl.ListJobsSince(ctx, f, since)
+}
+
+func (s setSlurm) UpdateJob(ctx context.Context, id int64, u slurmrest.JobUpdate) error {
+	cl, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return cl.UpdateJob(ctx, id, u)
 }
 
 // poolInventory reads the pool's inventory through the booking adapter

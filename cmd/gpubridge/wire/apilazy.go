@@ -9,7 +9,6 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/bridge/burst"
-	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
@@ -20,18 +19,6 @@ import (
 )
 
 // The API's ports over values built at their first use.
-
-type lazyJobs struct {
-	l *clients.Lazy[*slurmjobs.Jobs]
-}
-
-func (j lazyJobs) ListJobs(ctx context.Context) ([]burst.Job, error) {
-	v, err := j.l.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return v.ListJobs(ctx)
-}
 
 type lazyUsage struct {
 	l *clients.Lazy[api.UsageReader]
