@@ -26,7 +26,6 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/app"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
@@ -126,7 +125,7 @@ func TestBookingBilledOnTestbed(t *testing.T) {
 	}
 	charger := billing.BookingCharger{Cluster: h.env.Cluster, Ledger: store, Policy: meter.Cancellation{FreeBefore: 24 * time.Hour},
 		Bookings: func(context.Context) ([]meter.BookedWindow, []string, error) {
-			ws, un := app.BookedWindows([]reserve.Booking{b})
+			ws, un := reserve.BookedWindows([]reserve.Booking{b})
 			return ws, un, nil
 		}}
 	res, err := charger.Charge(ctx)

@@ -50,11 +50,8 @@ var Gpubridge = Layout{
 		"cmd/gpubridge/api":                           {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/...", "test/bench/..."}}, // the tenant API's HTTP front end
 		"cmd/gpubridge/api/token":                     {Pure: true, Importers: []string{"cmd/...", "test/bench/..."}},
 		"cmd/gpubridge/api/tokenstore":                {Importers: []string{"cmd/...", "test/bench/..."}},
-		"cmd/gpubridge/api/tokenstore/tokenstoretest": {TestOnly: true}, // the token stores' conformance suite
-		"cmd/gpubridge/wire/apisetup":                 {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app"}},
-		"cmd/gpubridge/wire/bookingsetup":             {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
-		"cmd/gpubridge/wire/burstsetup":               {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
-		"cmd/gpubridge/wire/healthsetup":              {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app", "cmd/gpubridge/wire/..."}},
+		"cmd/gpubridge/api/tokenstore/tokenstoretest": {TestOnly: true},                                            // the token stores' conformance suite
+		"cmd/gpubridge/wire":                          {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app"}}, // one wiring function per feature, from the configuration and the cluster handle
 
 		// bridge/: the features between tenants and Slurm.
 		"bridge/tenant":                      {Pure: true, Importers: []string{"cmd/...", "test/bench/...", "bridge/reconcile/...", "bridge/tenantadmin/...", "bridge/tenantstore/...", "bridge/burst/..."}},

@@ -13,7 +13,6 @@ var pendingLong = []string{
 	"bridge/reserve/capacity.go:Settings.Capacities",
 	"bridge/reserve/project.go:Settings.PlanProjection",
 	"bridge/reserve/projector.go:Projector.Project",
-	"cmd/gpubridge/config/config.go:Config.Validate",
 	"gres/conf/render.go:Render",
 	"gres/inventory/inventory.go:Inventory.Validate",
 }

@@ -1,13 +1,12 @@
 package archtest
 
 import (
-	"flag"
 	"os"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite docs/architecture.md's layout section from layout.go")
+	"github.com/gpubridge/gpubridge/internal/golden"
+)
 
 const (
 	docPath    = "../../docs/architecture.md"
@@ -35,7 +34,7 @@ func TestArchitectureDocShowsTheLayout(t *testing.T) {
 	if shown == want {
 		return
 	}
-	if *update {
+	if golden.Updating() { // go test ./internal/archtest -update
 		if err := os.WriteFile(docPath, []byte(before+beginMark+want+endMark+after), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -184,7 +184,7 @@ func (c *Client) associateAccounts(ctx context.Context, p string, accounts []str
 		body := map[string]any{
 			"association_condition": map[string]any{
 				"accounts":    group,
-				"clusters":    []string{c.cluster},
+				"clusters":    []string{c.clusterFor(ctx)},
 				"association": map[string]any{"parent": p},
 			},
 			"account": map[string]any{"description": first.Description, "organization": first.Organization},
@@ -200,7 +200,7 @@ func (c *Client) associateAccounts(ctx context.Context, p string, accounts []str
 // accountsUnclustered returns the names of accounts without their
 // association on the client's cluster.
 func (c *Client) accountsUnclustered(ctx context.Context, names []string) ([]string, error) {
-	have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: names, Own: true})
+	have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.clusterFor(ctx)}, Accounts: names, Own: true})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (c *Client) DeleteAccounts(ctx context.Context, names []string) error {
 	}
 	for i := 0; i < len(names); i += deleteAssocChunk {
 		chunk := names[i:min(len(names), i+deleteAssocChunk)]
-		_, err := c.DeleteAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: chunk})
+		_, err := c.DeleteAssociations(ctx, AssociationFilter{Clusters: []string{c.clusterFor(ctx)}, Accounts: chunk})
 		var se *SlurmError
 		if err != nil && !errors.As(err, &se) {
 			return fmt.Errorf("delete accounts: the associations of %s: %w", listNames(chunk, bulkShownNames), err)

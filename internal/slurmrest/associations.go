@@ -164,13 +164,13 @@ func (c *Client) SetAssociationsKnown(ctx context.Context, specs []AssociationSp
 		}
 	}
 	if len(userAccounts) > 0 {
-		have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: userAccounts, Own: true})
+		have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.clusterFor(ctx)}, Accounts: userAccounts, Own: true})
 		if err != nil {
 			return fmt.Errorf("set associations: check accounts: %w", err)
 		}
 		ok := map[string]bool{}
 		for _, h := range have {
-			if h.User == "" && h.Cluster == c.cluster {
+			if h.User == "" && h.Cluster == c.clusterFor(ctx) {
 				ok[h.Account] = true
 			}
 		}
@@ -182,7 +182,7 @@ func (c *Client) SetAssociationsKnown(ctx context.Context, specs []AssociationSp
 		}
 		if len(missing) > 0 {
 			return fmt.Errorf("set associations: account(s) %s on cluster %s: %w (create the account with CreateAccounts first); nothing was written",
-				listNames(missing, bulkShownNames), c.cluster, ErrNoClusterAssociation)
+				listNames(missing, bulkShownNames), c.clusterFor(ctx), ErrNoClusterAssociation)
 		}
 	}
 	return chunked(ctx, c, "set associations", specs, c.postAssociations, c.associationsLeft)
@@ -195,7 +195,7 @@ func (c *Client) postAssociations(ctx context.Context, specs []AssociationSpec) 
 	}
 	names := make([]string, 0, len(specs))
 	for _, s := range specs {
-		w := wAssoc{Cluster: c.cluster, Account: s.Account, User: s.User, Partition: s.Partition, QOS: s.QOS}
+		w := wAssoc{Cluster: c.clusterFor(ctx), Account: s.Account, User: s.User, Partition: s.Partition, QOS: s.QOS}
 		if s.DefaultQOS != "" {
 			w.Default = &struct {
 				QOS string `json:"qos,omitempty"`
@@ -219,7 +219,7 @@ func (c *Client) associationsLeft(ctx context.Context, specs []AssociationSpec) 
 			accts = append(accts, s.Account)
 		}
 	}
-	have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.cluster}, Accounts: accts, Own: true})
+	have, err := c.ListAssociations(ctx, AssociationFilter{Clusters: []string{c.clusterFor(ctx)}, Accounts: accts, Own: true})
 	if err != nil {
 		return nil, err
 	}

@@ -101,13 +101,20 @@ type Client struct {
 }
 
 type shared struct {
-	opts    Options
-	base    *url.URL
-	version string
-	cluster string
-	http    *http.Client
-	log     *slog.Logger
-	auth    *authenticator
+	opts Options
+	base *url.URL
+	http *http.Client
+	log  *slog.Logger
+	auth *authenticator
+
+	// negotiating is held while the API version is negotiated, so that
+	// concurrent first requests negotiate once; a caller waiting behind a
+	// slow negotiation gives up with its context.
+	negotiating chan struct{}
+	stateMu     sync.Mutex
+	negotiated  bool   // version (and cluster) come from the server
+	version     string // the negotiated (or pinned, or being tried) version
+	cluster     string // the configured cluster, then the one served
 
 	reads, writes atomic.Int64
 	rngMu         sync.Mutex
@@ -121,8 +128,25 @@ type shared struct {
 const DefaultMaxBodyBytes = 256 << 20
 
 // New builds a client and negotiates the API version with the server
-// (one or two GET pings; more only when neither version is offered).
+// (one or two GET pings; more only when neither version is offered): Open
+// and Negotiate, for the callers that want to know at once.
 func New(ctx context.Context, o Options) (*Client, error) {
+	c, err := Open(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Open builds a client without connecting: it checks the options and
+// reads the JWT key. The API version is negotiated by the first request
+// (Negotiate), and again by the next one after a request found no server
+// (slurmrestd restarted, maybe upgraded), so that a client made while
+// slurmrestd is down works once it is back.
+func Open(o Options) (*Client, error) {
 	if o.URL == "" {
 		return nil, fmt.Errorf("slurmrest: %w: no slurmrestd URL", ErrInvalid)
 	}
@@ -174,19 +198,17 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	s := &shared{
-		opts:    o,
-		base:    u,
-		http:    hc,
-		log:     o.Logger.With("component", "slurmrest"),
-		auth:    auth,
-		cluster: o.Cluster,
-		rng:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
+		opts:        o,
+		base:        u,
+		http:        hc,
+		log:         o.Logger.With("component", "slurmrest"),
+		auth:        auth,
+		negotiating: make(chan struct{}, 1),
+		version:     o.APIVersion,
+		cluster:     o.Cluster,
+		rng:         rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
 	}
-	c := &Client{shared: s}
-	if err := c.negotiate(ctx); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return &Client{shared: s}, nil
 }
 
 // As returns a view of the client whose calls are made on behalf of user
@@ -203,24 +225,48 @@ func (c *Client) User() string {
 	return c.opts.User
 }
 
-// APIVersion is the negotiated (or pinned) data_parser version.
-func (c *Client) APIVersion() string { return c.version }
+// APIVersion is the negotiated (or pinned) data_parser version; "" while
+// none is negotiated.
+func (c *Client) APIVersion() string {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	return c.version
+}
 
 // URL is slurmrestd's base URL.
 func (c *Client) URL() string { return c.base.String() }
 
-// Cluster is the cluster name used for slurmdb writes.
-func (c *Client) Cluster() string { return c.cluster }
+// Cluster is the cluster name used for slurmdb writes: the configured
+// one, else the one slurmrestd serves once a request negotiated (see
+// ClusterName).
+func (c *Client) Cluster() string {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	return c.cluster
+}
+
+// ClusterName is the cluster name used for slurmdb writes, negotiating
+// first when no request did yet.
+func (c *Client) ClusterName(ctx context.Context) (string, error) {
+	if err := c.Negotiate(ctx); err != nil {
+		return "", err
+	}
+	return c.Cluster(), nil
+}
 
 // Stats returns the requests sent so far by this client and its As views.
 func (c *Client) Stats() Stats { return Stats{Reads: c.reads.Load(), Writes: c.writes.Load()} }
 
-// slurmPath and dbPath build /slurm/{v}/... and /slurmdb/{v}/... paths.
+// versionSlot stands for the API version in a path until do sends it.
+const versionSlot = "{v}"
+
+// slurmPath and dbPath build /slurm/{v}/... and /slurmdb/{v}/... paths;
+// do puts the negotiated version in (negotiating first if need be).
 func (c *Client) slurmPath(p string, a ...any) string {
-	return "/slurm/" + c.version + "/" + fmt.Sprintf(p, a...)
+	return "/slurm/" + versionSlot + "/" + fmt.Sprintf(p, a...)
 }
 func (c *Client) dbPath(p string, a ...any) string {
-	return "/slurmdb/" + c.version + "/" + fmt.Sprintf(p, a...)
+	return "/slurmdb/" + versionSlot + "/" + fmt.Sprintf(p, a...)
 }
 
 // envelope is what every slurmrestd response carries besides its payload.
@@ -272,6 +318,35 @@ const maxErrBody = 256
 // into out (nil to discard it). path is escaped (segments built with
 // url.PathEscape); query may be nil; body, when not nil, is JSON-encoded.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	path, err := c.versioned(ctx, path)
+	if err != nil {
+		return err
+	}
+	err = c.send(ctx, method, path, query, body, out)
+	if err != nil && noServer(ctx, err) {
+		c.forget() // the next request negotiates again
+	}
+	return err
+}
+
+// versioned puts the negotiated API version in a path built by slurmPath
+// or dbPath, negotiating first when no request did yet; other paths are
+// returned as they are.
+func (c *Client) versioned(ctx context.Context, path string) (string, error) {
+	for _, root := range []string{"/slurm/", "/slurmdb/"} {
+		if p, ok := strings.CutPrefix(path, root+versionSlot+"/"); ok {
+			if err := c.Negotiate(ctx); err != nil {
+				return "", err
+			}
+			return root + c.APIVersion() + "/" + p, nil
+		}
+	}
+	return path, nil
+}
+
+// send is do for a path with its version: the request, its retries (reads
+// only) and the one retry after a clock correction.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)

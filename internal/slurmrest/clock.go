@@ -69,7 +69,7 @@ func (c *Client) resyncClock(ctx context.Context) bool {
 func (c *Client) serverTime(ctx context.Context) (server, local time.Time, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	path := c.slurmPath("diag/")
+	path := "/slurm/" + c.APIVersion() + "/diag/" // negotiated, or being tried by Negotiate
 	u := *c.base
 	u.Path = c.base.Path + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)

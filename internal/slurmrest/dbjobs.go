@@ -121,8 +121,8 @@ func (c *Client) ListDBJobs(ctx context.Context, f DBJobFilter) ([]DBJob, error)
 		"start_time": {strconv.FormatInt(f.Start.Unix(), 10)},
 		"end_time":   {strconv.FormatInt(f.End.Unix(), 10)},
 	}
-	if c.cluster != "" {
-		q.Set("cluster", c.cluster)
+	if cluster := c.clusterFor(ctx); cluster != "" {
+		q.Set("cluster", cluster)
 	}
 	add := func(k string, v []string) {
 		if len(v) > 0 {

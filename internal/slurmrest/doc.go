@@ -3,8 +3,10 @@
 //
 // It owns:
 //   - version negotiation: data_parser v0.0.44 (preferred) or v0.0.43,
-//     chosen at New from what the server offers, or pinned by
-//     Options.APIVersion; ErrUnsupportedVersion lists what the server offers;
+//     chosen by the first request from what the server offers (again after
+//     a request found no server; Open connects to nothing, New negotiates at
+//     once), or pinned by Options.APIVersion; ErrUnsupportedVersion lists
+//     what the server offers;
 //   - authentication: HS256 JWTs minted from Slurm's jwt key (claims sun, iat,
 //     exp; refreshed well before exp), or a given token; Client.As makes calls
 //     on behalf of a named user. Tokens are never logged;

@@ -324,7 +324,10 @@ func (c *Client) UpdateJob(ctx context.Context, id int64, u JobUpdate) error {
 		return fmt.Errorf("update job %d: %w: nothing to change", id, ErrInvalid)
 	}
 	var resp jobPostResp
-	path := c.slurmPath("job/%d", id)
+	path, err := c.versioned(ctx, c.slurmPath("job/%d", id))
+	if err != nil {
+		return fmt.Errorf("update job %d: %w", id, err)
+	}
 	if err := c.do(ctx, http.MethodPost, path, nil, d, &resp); err != nil {
 		return fmt.Errorf("update job %d: %w", id, err)
 	}
@@ -353,7 +356,10 @@ type killResp struct {
 // CancelJob cancels a job (DELETE /slurm/{v}/job/{id}, SIGKILL).
 func (c *Client) CancelJob(ctx context.Context, id int64) error {
 	var resp killResp
-	path := c.slurmPath("job/%d", id)
+	path, err := c.versioned(ctx, c.slurmPath("job/%d", id))
+	if err != nil {
+		return fmt.Errorf("cancel job %d: %w", id, err)
+	}
 	if err := c.do(ctx, http.MethodDelete, path, nil, nil, &resp); err != nil {
 		return fmt.Errorf("cancel job %d: %w", id, err)
 	}

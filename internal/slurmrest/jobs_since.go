@@ -49,13 +49,15 @@ type JobsPage struct {
 // errors[], an HTTP error status or a body that is not slurmrestd JSON,
 // retries for reads.
 func (c *Client) ListJobsSince(ctx context.Context, f JobFilter, since time.Time) (JobsPage, error) {
-	path := c.slurmPath("jobs/")
+	path, err := c.versioned(ctx, c.slurmPath("jobs/"))
+	if err != nil {
+		return JobsPage{}, fmt.Errorf("list jobs: %w", err)
+	}
 	var query url.Values
 	if !since.IsZero() {
 		query = url.Values{"update_time": {strconv.FormatInt(since.Unix(), 10)}}
 	}
 	attempts := 1 + c.opts.Retries
-	var err error
 	resynced := false
 	for i := 0; i < attempts; i++ {
 		if i > 0 {

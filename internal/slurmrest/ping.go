@@ -55,7 +55,7 @@ func (c *Client) Ping(ctx context.Context) (PingResult, error) {
 	if err := c.do(ctx, http.MethodGet, c.slurmPath("ping/"), nil, nil, &resp); err != nil {
 		return PingResult{}, err
 	}
-	r := PingResult{URL: c.URL(), APIVersion: c.version}
+	r := PingResult{URL: c.URL(), APIVersion: c.APIVersion()}
 	if m := resp.Meta; m != nil {
 		v := m.Slurm.Version
 		if v.Major != "" {

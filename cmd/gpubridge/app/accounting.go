@@ -14,6 +14,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
@@ -66,7 +67,7 @@ func (s tenantProfiles) Profiles(ctx context.Context) (map[string]export.Profile
 
 // Books is the period view on gpubridge's database.
 func (e *Env) Books(ctx context.Context) (billing.Books, error) {
-	c, err := e.Config()
+	_, err := e.Config()
 	if err != nil {
 		return billing.Books{}, err
 	}
@@ -78,13 +79,17 @@ func (e *Env) Books(ctx context.Context) (billing.Books, error) {
 	if err != nil {
 		return billing.Books{}, err
 	}
-	return billing.Books{Cluster: c.Cluster, Ledger: st, Cards: cards, Labels: e.TenantLabels}, nil
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return billing.Books{}, err
+	}
+	return billing.Books{Cluster: cluster, Ledger: st, Cards: cards, Labels: e.TenantLabels}, nil
 }
 
 // Closer closes periods on gpubridge's database; callers that re-read set
 // its Reader (Ingester).
 func (e *Env) Closer(ctx context.Context) (billing.Closer, error) {
-	c, err := e.Config()
+	_, err := e.Config()
 	if err != nil {
 		return billing.Closer{}, err
 	}
@@ -96,11 +101,15 @@ func (e *Env) Closer(ctx context.Context) (billing.Closer, error) {
 	if err != nil {
 		return billing.Closer{}, err
 	}
-	return billing.Closer{Cluster: c.Cluster, Ledger: st, Cards: cards, Labels: e.TenantLabels}, nil
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return billing.Closer{}, err
+	}
+	return billing.Closer{Cluster: cluster, Ledger: st, Cards: cards, Labels: e.TenantLabels}, nil
 }
 
 // Ingester builds an ingester over the named source (see
-// IngestSetup.Source); an unknown source is an input error.
+// wire.IngestSource); an unknown source is an input error.
 func (e *Env) Ingester(ctx context.Context, source string) (*ingest.Ingester, error) {
 	c, err := e.Config()
 	if err != nil {
@@ -110,12 +119,12 @@ func (e *Env) Ingester(ctx context.Context, source string) (*ingest.Ingester, er
 	if err != nil {
 		return nil, err
 	}
-	in, err := IngestSetup{
-		Config: c, Ledger: st, Log: e.Logger(),
-		SlurmDB: e.SlurmDB,
-		Slurm:   func(ctx context.Context) (ingest.DBJobLister, error) { return e.Slurm(ctx) },
-	}.Ingester(ctx, source)
-	if errors.Is(err, ErrUnknownSource) {
+	h, err := e.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	in, err := wire.Ingester(ctx, c, h, st, e.Logger(), source)
+	if errors.Is(err, wire.ErrUnknownSource) {
 		return nil, Input(err)
 	}
 	return in, err

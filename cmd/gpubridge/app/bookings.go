@@ -12,7 +12,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/bookingsetup"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
 )
 
 // The booking use cases (bridge/reserve) as the CLI runs them: each parses
@@ -23,7 +23,7 @@ import (
 // Bookings wires the booking use cases (bridge/reserve/setup) on the
 // Env's clients: the store on gpubridge's database (for the cluster
 // slurmrestd serves), slurmrestd, the tenant store.
-func (e *Env) Bookings(ctx context.Context) (bookingsetup.Bookings, error) {
+func (e *Env) Bookings(ctx context.Context) (wire.Bookings, error) {
 	return e.bookingsWith(ctx, true)
 }
 
@@ -31,19 +31,19 @@ func (e *Env) Bookings(ctx context.Context) (bookingsetup.Bookings, error) {
 // only (show and cancel bookings, maintenance windows): slurmrestd is not
 // contacted when the configuration names the cluster, so the command
 // skips its negotiation. Its Service has no Source.
-func (e *Env) BookingStore(ctx context.Context) (bookingsetup.Bookings, error) {
+func (e *Env) BookingStore(ctx context.Context) (wire.Bookings, error) {
 	return e.bookingsWith(ctx, false)
 }
 
-func (e *Env) bookingsWith(ctx context.Context, needSlurm bool) (bookingsetup.Bookings, error) {
+func (e *Env) bookingsWith(ctx context.Context, needSlurm bool) (wire.Bookings, error) {
 	c, err := e.Config()
 	if err != nil {
-		return bookingsetup.Bookings{}, err
+		return wire.Bookings{}, err
 	}
 	if _, err := e.Clients(); err != nil {
-		return bookingsetup.Bookings{}, err
+		return wire.Bookings{}, err
 	}
-	bk, err := bookingsetup.Open(ctx, c, bookingsetup.Connections{DB: e.DB, Slurm: e.Slurm}, needSlurm)
+	bk, err := wire.OpenBookings(ctx, c, wire.BookingConnections{DB: e.DB, Slurm: e.Slurm, Cluster: e.ClusterName}, needSlurm)
 	if err == nil {
 		// Bookings' costs (a tenant's monthly spend limit) at the rate
 		// card's booked tier (charges.go).

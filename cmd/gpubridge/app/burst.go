@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"github.com/gpubridge/gpubridge/bridge/burst"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // Burst wires the burst use cases (bridge/burst/service) to slurmrestd
 // and the database: the tenant store (or a tenants file), the ledger (or
 // a rate card file) and the burst tables.
-func (e *Env) Burst(ctx context.Context, tenantsFile, rateCardFile string) (*burstsetup.Service, error) {
+func (e *Env) Burst(ctx context.Context, tenantsFile, rateCardFile string) (*wire.BurstService, error) {
 	c, err := e.Config()
 	if err != nil {
 		return nil, err
@@ -24,8 +24,12 @@ func (e *Env) Burst(ctx context.Context, tenantsFile, rateCardFile string) (*bur
 	if err != nil {
 		return nil, err
 	}
-	return burstsetup.New(burstsetup.Options{
-		Config: c, Slurm: cl, DB: db, Logger: e.Logger().With("component", "burst"),
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Burst(wire.BurstOptions{
+		Config: c, Cluster: cluster, Slurm: cl, DB: db, Logger: e.Logger().With("component", "burst"),
 		TenantsFile: tenantsFile, RateCardFile: rateCardFile,
 	})
 }

@@ -33,8 +33,12 @@ func (e *Env) BookingCharger(ctx context.Context) (*billing.BookingCharger, erro
 		return nil, err
 	}
 	bs := bk.Store
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return &billing.BookingCharger{
-		Cluster: c.Cluster, Ledger: st, Policy: meter.Cancellation{FreeBefore: c.Bookings.Cancellation.FreeBefore.Duration},
+		Cluster: cluster, Ledger: st, Policy: meter.Cancellation{FreeBefore: c.Bookings.Cancellation.FreeBefore.Duration},
 		Bookings: func(ctx context.Context) ([]meter.BookedWindow, []string, error) {
 			all, err := bs.List(ctx, reserve.Filter{})
 			if err != nil {

@@ -3,18 +3,18 @@ package app
 import (
 	"context"
 
-	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
 	hstore "github.com/gpubridge/gpubridge/bridge/health/store"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
 
 // The node health credits (bridge/health/credit) over the ledger
-// (accounting/CreditSetup).
+// (cmd/gpubridge/wire.CreditJob).
 
 // CreditJob builds the credit job of configuration c on the Env's
-// connections (CreditSetup); obs is the daemon's recorder (nil in
+// connections (wire.CreditJob); obs is the daemon's recorder (nil in
 // a command).
 func (e *Env) CreditJob(ctx context.Context, c config.Config, obs credit.Observer) (*credit.Job, error) {
 	st, err := e.Ledger(ctx)
@@ -29,8 +29,16 @@ func (e *Env) CreditJob(ctx context.Context, c config.Config, obs credit.Observe
 	if err != nil {
 		return nil, err
 	}
-	return CreditSetup{Config: c, Ledger: st, Cards: cards, Labels: e.TenantLabels, Observer: obs, Health: hstore.New(db, c.Cluster),
-		SlurmDB: e.SlurmDB, Slurm: func(ctx context.Context) (ingest.DBJobLister, error) { return e.Slurm(ctx) }, Booked: e.BookedPlacements}.Job(ctx)
+	h, err := e.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := h.Name(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return wire.CreditJob(ctx, c, h, wire.CreditPorts{Ledger: st, Cards: cards, Labels: e.TenantLabels, Observer: obs, Health: hstore.New(db, cluster),
+		Booked: e.BookedPlacements})
 }
 
 // RunCredits writes the node health credits owed now, once, as the

@@ -14,7 +14,7 @@ import (
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/daemon"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/bookingsetup"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
 )
 
 // ServeConfig is serve's configuration loader (daemon.Options.Load): the
@@ -42,11 +42,11 @@ func (e *Env) ServeConfig(listen string, initDB bool) func() (config.Config, err
 func ReadinessChecks(c config.Config, set *clients.Set) []daemon.Check {
 	checks := []daemon.Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	acct := c.Schedules.Ingest != "" || c.Schedules.ClosePeriod != ""
-	source, _ := IngestSetup{Config: c}.Source("")
-	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || len(c.Health.Nodes) > 0 || c.Cluster == "" || ((acct || CreditsSpec(c) != "") && source == SourceSlurmrestd) {
+	source, _ := wire.IngestSource(c, "")
+	if c.Schedules.Reconcile != "" || c.Schedules.Burst != "" || c.Schedules.Bookings != "" || len(c.Health.Nodes) > 0 || !clients.NamesCluster(c) || ((acct || CreditsSpec(c) != "") && source == wire.SourceSlurmrestd) {
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmRest, Run: set.CheckSlurm})
 	}
-	if (acct || CreditsSpec(c) != "") && source == SourceSlurmDB { // the credit job reads how runs ended there too
+	if (acct || CreditsSpec(c) != "") && source == wire.SourceSlurmDB { // the credit job reads how runs ended there too
 		checks = append(checks, daemon.Check{Name: clients.NameSlurmDB, Run: set.CheckSlurmDB})
 	}
 	return checks
@@ -125,7 +125,7 @@ func (d *DaemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 				return nil, err
 			}
 			p.Logger = e.Logger().With("component", "bookings")
-			return LockedJob{Env: e, What: "gpubridge serve (bookings)", Job: bookingsetup.Job{Projector: p, Recorder: d.bookings}}, nil
+			return LockedJob{Env: e, What: "gpubridge serve (bookings)", Job: wire.BookingJob{Projector: p, Recorder: d.bookings}}, nil
 		})},
 		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
 			in, err := e.Ingester(ctx, "")

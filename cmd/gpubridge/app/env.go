@@ -144,6 +144,27 @@ func (e *Env) SlurmDB(ctx context.Context) (*sqlx.DB, error) {
 	return set.SlurmDB(ctx)
 }
 
+// Cluster is the handle of the cluster the process (or the daemon's
+// configuration generation) serves: every use case and job takes the
+// cluster's name from it, never from the configuration.
+func (e *Env) Cluster() (*clients.Cluster, error) {
+	set, err := e.Clients()
+	if err != nil {
+		return nil, err
+	}
+	return set.Cluster(), nil
+}
+
+// ClusterName is the name of the cluster the process serves: cluster:
+// when configured, else the one slurmrestd reports (clients.Cluster).
+func (e *Env) ClusterName(ctx context.Context) (string, error) {
+	h, err := e.Cluster()
+	if err != nil {
+		return "", err
+	}
+	return h.Name(ctx)
+}
+
 // Requests returns slurmrestd's request counters so far.
 func (e *Env) Requests() (reads, writes int64) {
 	if e.conns == nil {

@@ -15,7 +15,7 @@ import (
 	bmetrics "github.com/gpubridge/gpubridge/bridge/reserve/metrics"
 	"github.com/gpubridge/gpubridge/bridge/reserve/view"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/healthsetup"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
 	"github.com/gpubridge/gpubridge/internal/kv"
 	"github.com/gpubridge/gpubridge/internal/table"
 )
@@ -41,7 +41,7 @@ func (e *Env) HealthWith(ctx context.Context, obs *hmetrics.Recorder, bookings *
 	if err != nil {
 		return nil, err
 	}
-	nodes, cat, err := healthsetup.Check(c)
+	nodes, cat, err := wire.HealthCheck(c)
 	var ve config.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return nil, Input(err)
@@ -57,14 +57,18 @@ func (e *Env) HealthWith(ctx context.Context, obs *hmetrics.Recorder, bookings *
 	if err != nil {
 		return nil, err
 	}
-	p := healthsetup.Params{Config: c, Slurm: cl, DB: db, Logger: e.Logger().With("component", "health")}
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := wire.HealthParams{Config: c, Cluster: cluster, Slurm: cl, DB: db, Logger: e.Logger().With("component", "health")}
 	if obs != nil {
 		p.Observer = obs
 	}
 	if c.Schedules.Bookings != "" {
 		p.Mover = bookingMover{e: e, rec: bookings}
 	}
-	svc, err := healthsetup.New(p, nodes, cat)
+	svc, err := wire.Health(p, nodes, cat)
 	if err != nil {
 		return nil, Input(err)
 	}
@@ -108,8 +112,8 @@ func (e *Env) SpeakFor(ctx context.Context, tenantName string) error {
 	if err != nil {
 		return err
 	}
-	err = healthsetup.SpeakFor(ctx, ts, tenantName, Actor())
-	if errors.Is(err, healthsetup.ErrNoTenant) {
+	err = wire.SpeakFor(ctx, ts, tenantName, Actor())
+	if errors.Is(err, wire.ErrNoTenant) {
 		return Input(err)
 	}
 	return err
@@ -246,7 +250,7 @@ func (e *Env) JudgeOutput(r JudgeRequest, stdin io.Reader) (check.Result, error)
 	if err != nil {
 		return check.Result{}, err
 	}
-	cat, err := healthsetup.Catalog(c)
+	cat, err := wire.HealthCatalog(c)
 	if err != nil {
 		return check.Result{}, err
 	}

@@ -126,7 +126,7 @@ func (s IngestStatus) Printout(o table.Options) Printout {
 // IngestState is the ledger's state for the configured cluster (show
 // ingest).
 func (e *Env) IngestState(ctx context.Context) (IngestStatus, error) {
-	c, err := e.Config()
+	_, err := e.Config()
 	if err != nil {
 		return IngestStatus{}, err
 	}
@@ -134,6 +134,10 @@ func (e *Env) IngestState(ctx context.Context) (IngestStatus, error) {
 	if err != nil {
 		return IngestStatus{}, err
 	}
-	s, err := st.State(ctx, c.Cluster)
-	return IngestStatus{Cluster: c.Cluster, State: s}, err
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return IngestStatus{}, err
+	}
+	s, err := st.State(ctx, cluster)
+	return IngestStatus{Cluster: cluster, State: s}, err
 }

@@ -13,20 +13,16 @@ import (
 
 // WriterLock takes the cluster's one-writer lock (internal/writerlock) on
 // gpubridge's database for holder, waiting reconcile.writerLockTimeout.
-// The cluster is config cluster, else the one slurmrestd serves. While it
+// The cluster is the process's handle's (Env.Cluster). While it
 // waits, it says so in the log, naming the holder.
 func (e *Env) WriterLock(ctx context.Context, holder string) (func(), error) {
 	c, err := e.Config()
 	if err != nil {
 		return nil, err
 	}
-	cluster := c.Cluster
-	if cluster == "" {
-		cl, err := e.Slurm(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("writer lock: the cluster name (set cluster: or GPUBRIDGE_CLUSTER, or reach slurmrestd): %w", err)
-		}
-		cluster = cl.Cluster()
+	cluster, err := e.ClusterName(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("writer lock: the cluster name (set cluster: or GPUBRIDGE_CLUSTER, or reach slurmrestd): %w", err)
 	}
 	db, err := e.DB(ctx)
 	if err != nil {

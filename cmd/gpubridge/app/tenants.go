@@ -128,11 +128,15 @@ func (e *Env) TenantCluster(ctx context.Context) (tenantadmin.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := e.Clients()
+	h, err := e.Cluster()
 	if err != nil {
 		return nil, err
 	}
-	if r := set.Sacctmgr(); r != nil {
+	r, err := h.Sacctmgr(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
 		return ad.WithSacctmgr(r, c.Reconcile.SacctmgrFrom, e.Logger()), nil
 	}
 	return ad, nil

@@ -40,7 +40,7 @@ type Options struct {
 	// Test seams; nil uses the real constructors.
 	OpenDB    func(ctx context.Context, dsn string) (*sqlx.DB, error)
 	PrepareDB func(ctx context.Context, db *sqlx.DB, p sqldb.Policy) (sqldb.Schema, error)
-	NewSlurm  func(ctx context.Context, o slurmrest.Options) (*slurmrest.Client, error)
+	OpenSlurm func(o slurmrest.Options) (*slurmrest.Client, error)
 }
 
 // Set holds the clients of one configuration, each built on first use.
@@ -49,12 +49,12 @@ type Set struct {
 	cfg     config.Config
 	opts    Options
 	log     *slog.Logger
-	slurm   *lazy[slurmConn]
+	slurm   *slurmConn
 	db      *lazy[*sqlx.DB]
 	slurmdb *lazy[*sqlx.DB]
-	// sacctmgr runs reconcile.sacctmgr (nil when unset); it connects to
-	// nothing until it runs, so it is made with the Set.
-	sacctmgr *sacctmgr.Runner
+	// cluster is the handle of the Set's cluster (its name, resolved once
+	// per Set, and the sacctmgr runner made with it).
+	cluster *Cluster
 }
 
 // New returns a Set for c that has built nothing yet.
@@ -69,39 +69,33 @@ func New(c config.Config, o Options) *Set {
 	if s.opts.PrepareDB == nil {
 		s.opts.PrepareDB = sqldb.Prepare
 	}
-	if s.opts.NewSlurm == nil {
-		s.opts.NewSlurm = slurmrest.New
+	if s.opts.OpenSlurm == nil {
+		s.opts.OpenSlurm = slurmrest.Open
 	}
 	fp, _ := fingerprints(c, o)
 	s.slurm = s.newSlurm(fp[NameSlurmRest])
 	s.db = s.newDB(fp[NameDatabase])
 	s.slurmdb = s.newSlurmDB(fp[NameSlurmDB])
-	s.sacctmgr = sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)
+	s.cluster = newCluster(s, c)
 	return s
 }
 
 // Config is the configuration the Set was made for.
 func (s *Set) Config() config.Config { return s.cfg }
 
-// Slurm returns the slurmrestd client, negotiating the API version on its
-// first use.
-func (s *Set) Slurm(ctx context.Context) (*slurmrest.Client, error) {
-	c, err := s.slurm.get(ctx)
-	return c.cl, err
-}
+// Slurm returns the slurmrestd client, made with the Set (it connects to
+// nothing until a request), once it negotiated the API version: an error
+// while slurmrestd cannot be used (the next call tries again), or when the
+// configuration cannot make a client.
+func (s *Set) Slurm(ctx context.Context) (*slurmrest.Client, error) { return s.slurm.get(ctx, s.log) }
 
-// BuiltSlurm returns the slurmrestd client if a use built it, nil
-// otherwise; it never connects (request counters read it).
+// BuiltSlurm returns the slurmrestd client if a use negotiated with
+// slurmrestd, nil otherwise; it never connects (request counters read it).
 func (s *Set) BuiltSlurm() *slurmrest.Client {
-	c, _ := s.slurm.peek()
-	return c.cl
-}
-
-// slurmConn is a slurmrestd client and its transport, whose keep-alive
-// connections are all there is to close.
-type slurmConn struct {
-	cl *slurmrest.Client
-	tr *http.Transport
+	if !s.slurm.isBuilt() {
+		return nil
+	}
+	return s.slurm.cl
 }
 
 // DB returns gpubridge's own database, checked (and migrated) by the
@@ -111,9 +105,14 @@ func (s *Set) DB(ctx context.Context) (*sqlx.DB, error) { return s.db.get(ctx) }
 // SlurmDB returns slurmdbd's database (read-only user).
 func (s *Set) SlurmDB(ctx context.Context) (*sqlx.DB, error) { return s.slurmdb.get(ctx) }
 
-// Sacctmgr returns the runner of reconcile.sacctmgr, nil when it is unset.
-// Its command counter counts for every use of the Set.
-func (s *Set) Sacctmgr() *sacctmgr.Runner { return s.sacctmgr }
+// Cluster is the handle of the Set's cluster: its name is resolved once
+// per Set, that is once per configuration generation.
+func (s *Set) Cluster() *Cluster { return s.cluster }
+
+// Sacctmgr returns the runner of reconcile.sacctmgr once the cluster's
+// name is known, nil when it is unset or the name is not resolved yet; it
+// never connects. Its command counter counts for every use of the Set.
+func (s *Set) Sacctmgr() *sacctmgr.Runner { return s.cluster.builtSacctmgr() }
 
 // Built lists the clients built so far, by name.
 func (s *Set) Built() []string {
@@ -143,7 +142,8 @@ func (s *Set) Derive(c config.Config) (*Set, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n := &Set{cfg: c, opts: s.opts, log: s.log, sacctmgr: sacctmgr.New(c.Reconcile.Sacctmgr, c.Cluster)}
+	n := &Set{cfg: c, opts: s.opts, log: s.log}
+	n.cluster = newCluster(n, c)
 	var changed []string
 	n.slurm, n.db, n.slurmdb = s.slurm, s.db, s.slurmdb
 	if s.slurm.fp != fp[NameSlurmRest] {
@@ -172,43 +172,45 @@ func (s *Set) CloseReplaced(next *Set) {
 	}
 }
 
-func (s *Set) newSlurm(fp string) *lazy[slurmConn] {
+// newSlurm makes the slurmrestd client of the Set's configuration; it
+// connects to nothing. A configuration that cannot make one (no
+// credential, an unreadable token file) is the error of every use.
+func (s *Set) newSlurm(fp string) *slurmConn {
 	c := s.cfg
-	return newLazy(NameSlurmRest, fp, func(ctx context.Context) (slurmConn, error) {
-		if err := c.RequireSlurmRest(); err != nil {
-			return slurmConn{}, err
-		}
-		sc := c.SlurmRest
-		token := sc.Token
-		if sc.TokenFile != "" {
-			b, err := readSecret(sc.TokenFile, s.log)
-			if err != nil {
-				return slurmConn{}, fmt.Errorf("slurmrest.tokenFile: %w", err)
-			}
-			token = b
-		}
-		if w := PlainJWTWarning(sc.URL); w != "" {
-			s.log.Warn(w, "url", sc.URL)
-		}
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		cl, err := s.opts.NewSlurm(ctx, slurmrest.Options{
-			URL:          sc.URL,
-			APIVersion:   sc.APIVersion,
-			JWTKeyFile:   sc.JWTKeyFile,
-			Token:        token,
-			User:         sc.User,
-			Cluster:      c.Cluster,
-			Timeout:      sc.Timeout.Duration,
-			MaxBodyBytes: sc.MaxBodyBytes,
-			Logger:       s.log,
-			HTTPClient:   &http.Client{Transport: tr},
-		})
+	conn := &slurmConn{fp: fp}
+	if conn.err = c.RequireSlurmRest(); conn.err != nil {
+		return conn
+	}
+	sc := c.SlurmRest
+	token := sc.Token
+	if sc.TokenFile != "" {
+		b, readable, err := readSecret(sc.TokenFile)
 		if err != nil {
-			tr.CloseIdleConnections()
-			return slurmConn{}, err
+			conn.err = fmt.Errorf("slurmrest.tokenFile: %w", err)
+			return conn
 		}
-		return slurmConn{cl, tr}, nil
-	}, func(c slurmConn) { c.tr.CloseIdleConnections() })
+		token = b
+		if readable {
+			conn.warnings = append(conn.warnings, warning{"the slurmrestd token file is readable by every user; it is a Slurm credential (chmod o-r)", "file", sc.TokenFile})
+		}
+	}
+	if w := PlainJWTWarning(sc.URL); w != "" {
+		conn.warnings = append(conn.warnings, warning{w, "url", sc.URL})
+	}
+	conn.tr = http.DefaultTransport.(*http.Transport).Clone()
+	conn.cl, conn.err = s.opts.OpenSlurm(slurmrest.Options{
+		URL:          sc.URL,
+		APIVersion:   sc.APIVersion,
+		JWTKeyFile:   sc.JWTKeyFile,
+		Token:        token,
+		User:         sc.User,
+		Cluster:      c.Cluster,
+		Timeout:      sc.Timeout.Duration,
+		MaxBodyBytes: sc.MaxBodyBytes,
+		Logger:       s.log,
+		HTTPClient:   &http.Client{Transport: conn.tr},
+	})
+	return conn
 }
 
 func (s *Set) newDB(fp string) *lazy[*sqlx.DB] {
@@ -294,20 +296,20 @@ func hash(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// readSecret reads a token file, warning when anyone may read it.
-func readSecret(path string, log *slog.Logger) (string, error) {
+// readSecret reads a token file; readable says anyone may read it.
+func readSecret(path string) (tok string, readable bool, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o004 != 0 {
-		log.Warn("the slurmrestd token file is readable by every user; it is a Slurm credential (chmod o-r)", "file", path)
+		readable = true
 	}
-	tok := strings.TrimSpace(string(b))
+	tok = strings.TrimSpace(string(b))
 	if tok == "" {
-		return "", fmt.Errorf("%s is empty", path)
+		return "", false, fmt.Errorf("%s is empty", path)
 	}
-	return tok, nil
+	return tok, readable, nil
 }
 
 // PlainJWTWarning returns a warning when a JWT would travel over plain

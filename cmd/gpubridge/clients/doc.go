@@ -3,12 +3,22 @@
 // database (slurm_acct_db, read-only). The CLI and the daemon build them
 // here, the same way.
 //
-// A Set builds each client lazily, on its first use, so that a command or
-// the daemon starts while slurmrestd or MariaDB is down, and a failed
-// build is tried again at the next use. Derive makes the Set of a reloaded
-// configuration: it keeps every built client whose settings (including the
-// contents of the JWT key, token and their files) are unchanged and builds
-// the others anew; the caller closes what the old Set no longer shares.
+// A Set makes the slurmrestd client at once (it connects to nothing: the
+// client negotiates its API version on its first request, and again after
+// a request found no server) and opens each database pool on its first
+// use, so that a command or the daemon starts while slurmrestd or MariaDB
+// is down, and a failed use is tried again at the next. Derive makes the
+// Set of a reloaded configuration: it keeps every client whose settings
+// (including the contents of the JWT key, token and their files) are
+// unchanged and makes the others anew; the caller closes what the old Set
+// no longer shares.
+//
+// A Set's Cluster is the handle of the cluster its configuration serves:
+// the name (cluster:, else the one slurmrestd reports, resolved once per
+// Set, that is per configuration generation), the slurmrestd client, the
+// slurmdbd pool, the pool partition and the sacctmgr runner. Every
+// service and job takes the cluster's name from it; nothing else reads
+// config.Cluster. Serving several clusters is a map of handles.
 //
 // gpubridge's database is checked before use (sqldb.Prepare): a database
 // with no gpubridge schema is initialised only when the Set's policy says

@@ -553,31 +553,56 @@ func (c Config) Validate() error {
 	if c.Cluster != "" && !validName(c.Cluster) {
 		add("cluster", "%q is not a Slurm cluster name (letters, digits, '-' and '_'; set GPUBRIDGE_CLUSTER)", c.Cluster)
 	}
-	if u, err := url.Parse(c.SlurmRest.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		add("slurmrest.url", "%q is not an http(s) URL such as http://127.0.0.1:6820", c.SlurmRest.URL)
+	c.SlurmRest.validate(add)
+	c.Server.validate(add)
+	c.Schedules.validate(add)
+	c.Tenants.validate(add)
+	c.validateReconcile(add)
+	c.Ingest.validate(add)
+	c.Bookings.validate(add)
+	c.API.validate(add)
+	c.Chargeback.validate(add)
+	c.validateHealth(add)
+	c.validateHealthCredits(add)
+	if len(errs) == 0 {
+		return nil
 	}
-	if c.SlurmRest.APIVersion != "" && c.SlurmRest.APIVersion != "v0.0.44" && c.SlurmRest.APIVersion != "v0.0.43" {
-		add("slurmrest.apiVersion", "%q is not supported; use v0.0.44, v0.0.43 or leave empty to negotiate", c.SlurmRest.APIVersion)
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return errs
+}
+
+// validate checks how slurmrestd is reached: its URL, API version,
+// timeout, answer size, user and the one credential.
+func (s SlurmRest) validate(add func(field, format string, a ...any)) {
+	if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add("slurmrest.url", "%q is not an http(s) URL such as http://127.0.0.1:6820", s.URL)
 	}
-	if c.SlurmRest.Timeout.Duration <= 0 {
+	if s.APIVersion != "" && s.APIVersion != "v0.0.44" && s.APIVersion != "v0.0.43" {
+		add("slurmrest.apiVersion", "%q is not supported; use v0.0.44, v0.0.43 or leave empty to negotiate", s.APIVersion)
+	}
+	if s.Timeout.Duration <= 0 {
 		add("slurmrest.timeout", "must be a positive duration such as 10s")
 	}
-	if c.SlurmRest.MaxBodyBytes < 64<<10 {
-		add("slurmrest.maxBodyBytes", "is %d; must be at least 65536 (64 KiB; the default is 268435456, 256 MiB)", c.SlurmRest.MaxBodyBytes)
+	if s.MaxBodyBytes < 64<<10 {
+		add("slurmrest.maxBodyBytes", "is %d; must be at least 65536 (64 KiB; the default is 268435456, 256 MiB)", s.MaxBodyBytes)
 	}
-	if c.SlurmRest.User == "" {
+	if s.User == "" {
 		add("slurmrest.user", "must name the Slurm user tokens are minted for (usually root or slurm)")
 	}
-	if c.SlurmRest.TokenFile != "" && (c.SlurmRest.JWTKeyFile != "" || c.SlurmRest.Token != "") {
+	if s.TokenFile != "" && (s.JWTKeyFile != "" || s.Token != "") {
 		add("slurmrest.tokenFile", "is set together with jwtKeyFile or token; set only one of the three (GPUBRIDGE_SLURMREST_JWT_KEY, GPUBRIDGE_SLURMREST_TOKEN, GPUBRIDGE_SLURMREST_TOKEN_FILE)")
 	}
-	c.Server.validate(add)
+}
+
+// validate checks that every schedule set is a cron spec (empty is
+// disabled).
+func (s Schedules) validate(add func(field, format string, a ...any)) {
 	for field, spec := range map[string]string{
-		"schedules.reconcile": c.Schedules.Reconcile, "schedules.burst": c.Schedules.Burst,
-		"schedules.ingest": c.Schedules.Ingest, "schedules.closePeriod": c.Schedules.ClosePeriod,
-		"schedules.bookings": c.Schedules.Bookings, "schedules.healthCredits": c.Schedules.HealthCredits,
-		"schedules.bookingCharges": c.Schedules.BookingCharges,
-		"schedules.health":         c.Schedules.Health,
+		"schedules.reconcile": s.Reconcile, "schedules.burst": s.Burst,
+		"schedules.ingest": s.Ingest, "schedules.closePeriod": s.ClosePeriod,
+		"schedules.bookings": s.Bookings, "schedules.healthCredits": s.HealthCredits,
+		"schedules.bookingCharges": s.BookingCharges,
+		"schedules.health":         s.Health,
 	} {
 		if spec == "" {
 			continue // disabled
@@ -586,63 +611,75 @@ func (c Config) Validate() error {
 			add(field, "%q is not a cron spec (%v); use e.g. \"@every 5m\" or \"0 3 2 * *\"", spec, err)
 		}
 	}
+}
+
+// validate checks the Slurm names the tenants are made with and the guard
+// file's path.
+func (t Tenants) validate(add func(field, format string, a ...any)) {
 	for field, v := range map[string]string{
-		"tenants.poolPartition": c.Tenants.PoolPartition, "tenants.onDemandPartition": c.Tenants.OnDemandPartition,
-		"tenants.onDemandQOS": c.Tenants.OnDemandQOS,
+		"tenants.poolPartition": t.PoolPartition, "tenants.onDemandPartition": t.OnDemandPartition,
+		"tenants.onDemandQOS": t.OnDemandQOS,
 	} {
 		if !validName(v) {
 			add(field, "%q is not a valid Slurm name (letters, digits, '-' and '_')", v)
 		}
 	}
-	if r := c.Reconcile.MaxDeleteShare; !(r >= 0 && r <= 1) {
-		add("reconcile.maxDeleteShare", "%v is not a share from 0 to 1 (0.10 means at most 10 %% of the tenants per run)", r)
+	if t.QOSPrefix != "" && !validName(t.QOSPrefix) {
+		add("tenants.qosPrefix", "%q may hold only letters, digits, '-' and '_'", t.QOSPrefix)
 	}
-	if c.Reconcile.WriterLockTimeout.Duration <= 0 {
+	if g := t.GuardFile; g != "" && (!filepath.IsAbs(g) || filepath.Clean(g) != g) {
+		add("tenants.guardFile", "%q is not a clean absolute file path; use e.g. %s (the path contrib/job_submit.lua reads by default)", g, DefaultGuardFile)
+	}
+}
+
+// validateReconcile checks the bounds of one writer: the delete share,
+// the writer lock's wait, sacctmgr, and where associations are read
+// (database needs slurmdb.dsn).
+func (c Config) validateReconcile(add func(field, format string, a ...any)) {
+	r := c.Reconcile
+	if s := r.MaxDeleteShare; !(s >= 0 && s <= 1) {
+		add("reconcile.maxDeleteShare", "%v is not a share from 0 to 1 (0.10 means at most 10 %% of the tenants per run)", s)
+	}
+	if r.WriterLockTimeout.Duration <= 0 {
 		add("reconcile.writerLockTimeout", "must be a positive duration such as 30s")
 	}
-	for field, d := range map[string]time.Duration{"ingest.changesEvery": c.Ingest.ChangesEvery.Duration, "ingest.verifyEvery": c.Ingest.VerifyEvery.Duration} {
+	if r.SacctmgrFrom < 0 {
+		add("reconcile.sacctmgrFrom", "is %d; it is the smallest batch sent to sacctmgr: 1 or more, or 0 for the default 20", r.SacctmgrFrom)
+	}
+	if strings.IndexFunc(r.Sacctmgr, unicode.IsControl) >= 0 {
+		add("reconcile.sacctmgr", "has a control character; give the command line that runs sacctmgr, e.g. \"sacctmgr\"")
+	}
+	switch r.ReadAssociations {
+	case ReadAssociationsAuto, ReadAssociationsREST:
+	case ReadAssociationsDatabase:
+		if c.SlurmDB.DSN == "" {
+			add("reconcile.readAssociations", "%q needs slurmdb.dsn (GPUBRIDGE_SLURMDB_DSN), a read-only DSN for slurmdbd's database; or use \"auto\" or \"rest\"", r.ReadAssociations)
+		}
+	default:
+		add("reconcile.readAssociations", "%q is not one of auto, database, rest", r.ReadAssociations)
+	}
+}
+
+// validate checks the ingest job's pass intervals: 0 (off) or at least a
+// minute.
+func (i Ingest) validate(add func(field, format string, a ...any)) {
+	for field, d := range map[string]time.Duration{"ingest.changesEvery": i.ChangesEvery.Duration, "ingest.verifyEvery": i.VerifyEvery.Duration} {
 		if d != 0 && d < time.Minute {
 			add(field, "is %s; must be 0 (off) or at least 1m, such as 1h", d)
 		}
 	}
-	if c.Reconcile.SacctmgrFrom < 0 {
-		add("reconcile.sacctmgrFrom", "is %d; it is the smallest batch sent to sacctmgr: 1 or more, or 0 for the default 20", c.Reconcile.SacctmgrFrom)
-	}
-	if strings.IndexFunc(c.Reconcile.Sacctmgr, unicode.IsControl) >= 0 {
-		add("reconcile.sacctmgr", "has a control character; give the command line that runs sacctmgr, e.g. \"sacctmgr\"")
-	}
-	switch c.Reconcile.ReadAssociations {
-	case ReadAssociationsAuto, ReadAssociationsREST:
-	case ReadAssociationsDatabase:
-		if c.SlurmDB.DSN == "" {
-			add("reconcile.readAssociations", "%q needs slurmdb.dsn (GPUBRIDGE_SLURMDB_DSN), a read-only DSN for slurmdbd's database; or use \"auto\" or \"rest\"", c.Reconcile.ReadAssociations)
-		}
-	default:
-		add("reconcile.readAssociations", "%q is not one of auto, database, rest", c.Reconcile.ReadAssociations)
-	}
-	if c.Tenants.QOSPrefix != "" && !validName(c.Tenants.QOSPrefix) {
-		add("tenants.qosPrefix", "%q may hold only letters, digits, '-' and '_'", c.Tenants.QOSPrefix)
-	}
-	if g := c.Tenants.GuardFile; g != "" && (!filepath.IsAbs(g) || filepath.Clean(g) != g) {
-		add("tenants.guardFile", "%q is not a clean absolute file path; use e.g. %s (the path contrib/job_submit.lua reads by default)", g, DefaultGuardFile)
-	}
-	c.Bookings.validate(add)
-	c.API.validate(add)
+}
+
+// validate checks the names the FOCUS export prints.
+func (ch Chargeback) validate(add func(field, format string, a ...any)) {
 	for field, v := range map[string]string{
-		"chargeback.providerName": c.Chargeback.ProviderName, "chargeback.publisherName": c.Chargeback.PublisherName,
-		"chargeback.invoiceIssuerName": c.Chargeback.InvoiceIssuerName,
+		"chargeback.providerName": ch.ProviderName, "chargeback.publisherName": ch.PublisherName,
+		"chargeback.invoiceIssuerName": ch.InvoiceIssuerName,
 	} {
 		if msg := checkDisplayName(v); msg != "" {
 			add(field, "%q %s", v, msg)
 		}
 	}
-	c.validateHealth(add)
-	c.validateHealthCredits(add)
-	if len(errs) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
-	return errs
 }
 
 // RequireSlurmRest checks what a command that talks to slurmrestd needs beyond Validate.

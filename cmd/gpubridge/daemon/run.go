@@ -187,13 +187,9 @@ func (d *daemon) run(ctx context.Context, g *generation) {
 	gctx, cancel := context.WithCancel(ctx)
 	g.cancel = cancel
 	leader := NewLazyLeader(func(ctx context.Context) (*sql.DB, string, error) {
-		cluster := g.cfg.Cluster
-		if cluster == "" {
-			cl, err := g.set.Slurm(ctx)
-			if err != nil {
-				return nil, "", fmt.Errorf("cluster: is not configured and slurmrestd, which names it, is not reachable: %w", err)
-			}
-			cluster = cl.Cluster()
+		cluster, err := g.set.Cluster().Name(ctx)
+		if err != nil {
+			return nil, "", err
 		}
 		db, err := g.set.DB(ctx)
 		if err != nil {

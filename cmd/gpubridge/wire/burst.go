@@ -1,4 +1,4 @@
-package burstsetup
+package wire
 
 import (
 	"context"
@@ -21,11 +21,14 @@ import (
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 )
 
-// Options is what New assembles the controller from.
-type Options struct {
-	// Config gives the cluster name and the tenants.* naming (QOS prefix,
-	// pool and on-demand partitions, on-demand QOS).
+// BurstOptions is what Burst assembles the controller from.
+type BurstOptions struct {
+	// Config gives the tenants.* naming (QOS prefix, pool and on-demand
+	// partitions, on-demand QOS).
 	Config config.Config
+	// Cluster is the cluster's name (cmd/gpubridge/clients.Cluster): the
+	// ledger's and the burst tables' rows are keyed by it.
+	Cluster string
 	// Slurm reads and moves jobs (a *slurmrest.Client).
 	Slurm slurmjobs.Client
 	// DB is gpubridge's database, migrated (sqldb.OpenMigrated): tenant
@@ -40,33 +43,33 @@ type Options struct {
 	RateCardFile string
 }
 
-// RefusalReader reads the refusals the last cycle stored (store.DB).
-type RefusalReader interface {
+// BurstRefusalReader reads the refusals the last cycle stored (store.DB).
+type BurstRefusalReader interface {
 	Refusals(ctx context.Context, tenant string) ([]burst.StoredRefusal, error)
 }
 
-var _ RefusalReader = (*store.DB)(nil)
+var _ BurstRefusalReader = (*store.DB)(nil)
 
-// Service is the burst controller (its Run is the daemon job, its Cycle
+// BurstService is the burst controller (its Run is the daemon job, its Cycle
 // `burst run-once`, its Plan `--dry-run`) with the reads `show burst`
 // needs.
-type Service struct {
+type BurstService struct {
 	*burst.Controller
-	Stored RefusalReader
+	Stored BurstRefusalReader
 }
 
-// New wires the controller to slurmrestd, the tenant store (or a tenants
+// Burst wires the controller to slurmrestd, the tenant store (or a tenants
 // file), the ledger (or a rate card file) and the burst tables. It reads
 // the rate card file, if any; it opens no connection.
-func New(o Options) (*Service, error) {
+func Burst(o BurstOptions) (*BurstService, error) {
 	c, db, log := o.Config, o.DB, o.Logger
 	var src burst.TenantSource = tenantstore.New(db)
 	if o.TenantsFile != "" {
-		src = FileTenants{o.TenantsFile}
+		src = BurstFileTenants{o.TenantsFile}
 	}
 	tenants := burst.SourceTenants{Source: src, QOSPrefix: c.Tenants.QOSPrefix}
 	jobs := &slurmjobs.Jobs{Client: o.Slurm, Logger: log}
-	var rates burst.RateReader = &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: c.Cluster}
+	var rates burst.RateReader = &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: o.Cluster}
 	if rateCardFile := o.RateCardFile; rateCardFile != "" {
 		b, err := os.ReadFile(rateCardFile)
 		if err != nil {
@@ -78,15 +81,15 @@ func New(o Options) (*Service, error) {
 		}
 		rates = spend.CardRates{Card: card}
 	}
-	st := store.New(db, c.Cluster)
-	return &Service{
+	st := store.New(db, o.Cluster)
+	return &BurstService{
 		Controller: &burst.Controller{
 			Config: burst.Config{
 				PoolPartition: c.Tenants.PoolPartition, OnDemandPartition: c.Tenants.OnDemandPartition,
 				OnDemandQOS: c.Tenants.OnDemandQOS,
 			},
 			Jobs: jobs, Mover: jobs, Tenants: tenants,
-			Spend: &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: c.Cluster, TTL: 30 * time.Second,
+			Spend: &spend.Source{Ledger: ledger.NewDB(db, log), Cards: ratecard.NewDB(db), Cluster: o.Cluster, TTL: 30 * time.Second,
 				Accounts: burst.BudgetAccounts(tenants)},
 			Rates:  rates,
 			Store:  st,
@@ -99,7 +102,7 @@ func New(o Options) (*Service, error) {
 // Overview is `show burst` of tenant (all tenants when empty): it reads the
 // live state, decides without moving anything, and merges the refusals the
 // last cycle stored. It writes nothing.
-func (s *Service) Overview(ctx context.Context, tenant string) (burst.Overview, error) {
+func (s *BurstService) Overview(ctx context.Context, tenant string) (burst.Overview, error) {
 	p, err := s.Plan(ctx)
 	if err != nil {
 		return burst.Overview{}, err
@@ -111,14 +114,14 @@ func (s *Service) Overview(ctx context.Context, tenant string) (burst.Overview, 
 	return burst.Summarize(p, stored, tenant)
 }
 
-// FileTenants reads the tenants from a tenants file (gpubridge apply -f
+// BurstFileTenants reads the tenants from a tenants file (gpubridge apply -f
 // format), on every List: an edit takes effect at the next cycle.
-type FileTenants struct{ Path string }
+type BurstFileTenants struct{ Path string }
 
-var _ burst.TenantSource = FileTenants{}
+var _ burst.TenantSource = BurstFileTenants{}
 
 // List implements burst.TenantSource.
-func (f FileTenants) List(context.Context) ([]tenant.Tenant, error) {
+func (f BurstFileTenants) List(context.Context) ([]tenant.Tenant, error) {
 	b, err := os.ReadFile(f.Path)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package healthsetup
+package wire
 
 import (
 	"context"
@@ -21,23 +21,26 @@ import (
 	"github.com/gpubridge/gpubridge/internal/slurmstr"
 )
 
-// Params are what the service is built on.
-type Params struct {
+// HealthParams are what the service is built on.
+type HealthParams struct {
 	Config config.Config
-	Slurm  *slurmrest.Client
-	DB     *sqlx.DB
-	Logger *slog.Logger
+	// Cluster is the cluster's name (cmd/gpubridge/clients.Cluster): the
+	// health store's rows are keyed by it.
+	Cluster string
+	Slurm   *slurmrest.Client
+	DB      *sqlx.DB
+	Logger  *slog.Logger
 	// Observer receives the measurements (bridge/health/metrics; nil: none).
 	Observer health.Observer
 	// Mover re-projects bookings on nodes held or released (nil: none).
 	Mover health.BookingMover
 }
 
-// Check reads the parts of the configuration the service needs before it
+// HealthCheck reads the parts of the configuration the service needs before it
 // connects: the managed nodes (config.ValidationError when none, or a
 // hostlist does not parse) and the check catalog of health.checks (its
 // error is about the admin's definitions).
-func Check(c config.Config) ([]string, check.Catalog, error) {
+func HealthCheck(c config.Config) ([]string, check.Catalog, error) {
 	h := c.Health
 	if len(h.Nodes) == 0 {
 		return nil, nil, config.ValidationError{{Field: "health.nodes", Msg: "lists no node: gpubridge manages no node's health (see docs/health.md)"}}
@@ -54,16 +57,16 @@ func Check(c config.Config) ([]string, check.Catalog, error) {
 			}
 		}
 	}
-	cat, err := Catalog(c)
+	cat, err := HealthCatalog(c)
 	if err != nil {
 		return nil, nil, err
 	}
 	return nodes, cat, nil
 }
 
-// Catalog is the check catalog of health.checks: the built-ins, overridden
+// HealthCatalog is the check catalog of health.checks: the built-ins, overridden
 // and extended by the site's definitions (its error names the fields).
-func Catalog(c config.Config) (check.Catalog, error) {
+func HealthCatalog(c config.Config) (check.Catalog, error) {
 	defs := make([]check.Def, 0, len(c.Health.Checks))
 	for _, d := range c.Health.Checks {
 		def := check.Def{Name: d.Name, Command: d.Command, Timeout: d.Timeout.Duration, Fatal: d.Fatal, Exclusive: d.Exclusive, FailXIDs: d.FailXIDs, Nodes: d.Nodes}
@@ -81,8 +84,8 @@ func Catalog(c config.Config) (check.Catalog, error) {
 	return check.NewCatalog(defs, "health.checks")
 }
 
-// Settings are the service's settings of configuration c for nodes.
-func Settings(c config.Config, nodes []string) health.Settings {
+// HealthSettings are the service's settings of configuration c for nodes.
+func HealthSettings(c config.Config, nodes []string) health.Settings {
 	h := c.Health
 	sched := func(s config.HealthSchedule) health.Schedule {
 		return health.Schedule{Name: s.Name, Spec: s.Spec, Checks: s.Checks, WhenIdle: s.WhenIdle}
@@ -99,20 +102,16 @@ func Settings(c config.Config, nodes []string) health.Settings {
 	return s
 }
 
-// New builds the service of p.Config for the cluster (config cluster, else
-// the one slurmrestd serves), over the given managed nodes and catalog
-// (from Check).
-func New(p Params, nodes []string, cat check.Catalog) (*health.Service, error) {
+// Health builds the service of p.Config for the cluster p.Cluster names,
+// over the given managed nodes and catalog (from HealthCheck).
+func Health(p HealthParams, nodes []string, cat check.Catalog) (*health.Service, error) {
 	c := p.Config
-	cluster := c.Cluster
-	if cluster == "" {
-		cluster = p.Slurm.Cluster()
-	}
+	cluster := p.Cluster
 	ad := slurmadapter.New(p.Slurm, c.Health.User)
 	ad.BookingPrefix = c.Bookings.ReservationPrefix
 	return health.New(health.Params{
 		Nodes: ad, Jobs: ad, Outputs: slurmadapter.Files{NodeDir: c.Health.OutputDir, LocalDir: c.Health.LocalOutputDir},
-		Store: store.New(p.DB, cluster), Usage: ad, History: ad, Bookings: ad, Catalog: cat, Settings: Settings(c, nodes), Logger: p.Logger,
+		Store: store.New(p.DB, cluster), Usage: ad, History: ad, Bookings: ad, Catalog: cat, Settings: HealthSettings(c, nodes), Logger: p.Logger,
 		Observer: p.Observer, Mover: p.Mover,
 	})
 }
@@ -120,15 +119,15 @@ func New(p Params, nodes []string, cat check.Catalog) (*health.Service, error) {
 // ErrNoTenant is a tenant= that names no tenant.
 var ErrNoTenant = errors.New("no such tenant (see `gpubridge show tenants`)")
 
-// TenantReader reads a tenant (the tenant store).
-type TenantReader interface {
+// HealthTenantReader reads a tenant (the tenant store).
+type HealthTenantReader interface {
 	Get(ctx context.Context, name string) (tenant.Tenant, error)
 }
 
 // SpeakFor checks that user may act for the tenant in the health commands
 // (check node tenant=, show checks tenant=, show health tenant=): root, or
 // one of the tenant's admins.
-func SpeakFor(ctx context.Context, st TenantReader, tenantName, user string) error {
+func SpeakFor(ctx context.Context, st HealthTenantReader, tenantName, user string) error {
 	t, err := st.Get(ctx, tenantName)
 	if errors.Is(err, tenantstore.ErrNotFound) {
 		return fmt.Errorf("tenant=%s: %w", tenantName, ErrNoTenant)

@@ -1,4 +1,4 @@
-package bookingsetup
+package wire
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func (pool) Inventory(context.Context) (reserve.Inventory, error) {
 func TestDefaultPolicyIsBounded(t *testing.T) {
 	now := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	svc := &reserve.Service{Store: store.NewMemory(), Source: pool{}, Tenants: quotaTenant{"h100": 2},
-		Settings: Settings(config.Default()), Now: func() time.Time { return now }}
+		Settings: BookingSettings(config.Default()), Now: func() time.Time { return now }}
 	ctx := context.Background()
 	p, err := svc.Policy(ctx, "acme")
 	if err != nil {

@@ -1,4 +1,4 @@
-package bookingsetup
+package wire
 
 import (
 	"context"
@@ -17,9 +17,9 @@ func TestSettings(t *testing.T) {
 	c.Bookings.ReservationPrefix = "gb-"
 	c.Bookings.LeadTime.Duration = 10 * time.Minute
 	c.Bookings.DefaultPolicy.MaxGPUs = map[string]int{"h100": 8}
-	s := Settings(c)
+	s := BookingSettings(c)
 	if s.Prefix != "gb-" || s.LeadTime != 10*time.Minute || s.DefaultPolicy.MaxGPUs["h100"] != 8 || s.ReservationName(3) != "gb-3" {
-		t.Errorf("Settings = %+v", s)
+		t.Errorf("BookingSettings = %+v", s)
 	}
 }
 
@@ -27,14 +27,14 @@ func TestSettings(t *testing.T) {
 func TestOpenRefusesBadSettingsFirst(t *testing.T) {
 	c := config.Default()
 	c.Bookings.UnbookablePercent = 150
-	conn := Connections{
+	conn := BookingConnections{
 		DB: func(context.Context) (*sqlx.DB, error) { t.Error("connected to the database"); return nil, nil },
 		Slurm: func(context.Context) (*slurmrest.Client, error) {
 			t.Error("connected to slurmrestd")
 			return nil, nil
 		},
 	}
-	if _, err := Open(context.Background(), c, conn, true); err == nil {
+	if _, err := OpenBookings(context.Background(), c, conn, true); err == nil {
 		t.Error("unbookablePercent 150: no error")
 	}
 }

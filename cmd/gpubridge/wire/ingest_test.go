@@ -1,4 +1,4 @@
-package app
+package wire
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 )
 
 func TestIngestSource(t *testing.T) {
-	withDB := IngestSetup{Config: config.Config{SlurmDB: config.SlurmDB{DSN: "x"}}}
-	without := IngestSetup{}
+	withDB := config.Config{SlurmDB: config.SlurmDB{DSN: "x"}}
+	without := config.Config{}
 	for _, tc := range []struct {
-		s     IngestSetup
+		c     config.Config
 		in    string
 		want  string
 		isErr bool
@@ -24,14 +24,14 @@ func TestIngestSource(t *testing.T) {
 		{without, "slurmdb", SourceSlurmDB, false},
 		{withDB, "sacct", "", true},
 	} {
-		got, err := tc.s.Source(tc.in)
+		got, err := IngestSource(tc.c, tc.in)
 		if got != tc.want || (err != nil) != tc.isErr || (err != nil && !errors.Is(err, ErrUnknownSource)) {
-			t.Errorf("Source(%q) = %q, %v", tc.in, got, err)
+			t.Errorf("IngestSource(%q) = %q, %v", tc.in, got, err)
 		}
 	}
-	// slurmdb without a DSN: the configuration's error (SlurmDB is nil:
-	// opening would panic).
-	if _, err := (IngestSetup{}).Ingester(context.Background(), "slurmdb"); err == nil || !strings.Contains(err.Error(), "slurmdb.dsn") {
+	// slurmdb without a DSN: the configuration's error (the cluster
+	// handle is nil: opening would panic).
+	if _, err := Ingester(context.Background(), config.Config{}, nil, nil, nil, "slurmdb"); err == nil || !strings.Contains(err.Error(), "slurmdb.dsn") {
 		t.Errorf("slurmdb without a DSN: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package wire
 
 import (
 	"context"
@@ -7,10 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/gpubridge/gpubridge/accounting/ingest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 )
 
@@ -23,24 +22,12 @@ const (
 // ErrUnknownSource is returned for a source name that is neither.
 var ErrUnknownSource = errors.New("unknown ingest source")
 
-// IngestSetup builds ingesters from the configuration. The connections
-// are opened by the functions, only for the source in use.
-type IngestSetup struct {
-	Config config.Config
-	// SlurmDB opens slurmdbd's database (the read-only DSN).
-	SlurmDB func(ctx context.Context) (*sqlx.DB, error)
-	// Slurm returns the slurmrestd client.
-	Slurm  func(ctx context.Context) (ingest.DBJobLister, error)
-	Ledger ingest.Ledger
-	Log    *slog.Logger
-}
-
-// Source names the source to read: source when given ("rest" is
+// IngestSource names the source to read: source when given ("rest" is
 // slurmrestd), else slurmdb when slurmdb.dsn is set, else slurmrestd.
-func (s IngestSetup) Source(source string) (string, error) {
+func IngestSource(c config.Config, source string) (string, error) {
 	switch source {
 	case "":
-		if s.Config.SlurmDB.DSN == "" {
+		if c.SlurmDB.DSN == "" {
 			return SourceSlurmrestd, nil
 		}
 		return SourceSlurmDB, nil
@@ -52,41 +39,47 @@ func (s IngestSetup) Source(source string) (string, error) {
 	return "", fmt.Errorf("%w: source=%s: want slurmdb or slurmrestd", ErrUnknownSource, source)
 }
 
-// Ingester returns an ingester of the configured cluster from the named
-// source (see Source) into the ledger, with the configured tier rules.
-func (s IngestSetup) Ingester(ctx context.Context, source string) (*ingest.Ingester, error) {
-	name, err := s.Source(source)
+// Ingester returns the ingester of the cluster h from the named source
+// (see IngestSource) into the ledger, with c's tier rules. The handle
+// names the cluster and opens the connection, only for the source in use.
+func Ingester(ctx context.Context, c config.Config, h *clients.Cluster, l ingest.Ledger, log *slog.Logger, source string) (*ingest.Ingester, error) {
+	name, err := IngestSource(c, source)
 	if err != nil {
 		return nil, err
 	}
-	c := s.Config
-	var src ingest.Source
-	switch name {
-	case SourceSlurmDB:
+	if name == SourceSlurmDB {
 		if err := c.RequireSlurmDB(); err != nil {
 			return nil, err
 		}
-		db, err := s.SlurmDB(ctx)
+	}
+	cluster, err := h.Name(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var src ingest.Source
+	switch name {
+	case SourceSlurmDB:
+		db, err := h.SlurmDB(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if src, err = ingest.NewSlurmDB(db, c.Cluster); err != nil {
+		if src, err = ingest.NewSlurmDB(db, cluster); err != nil {
 			return nil, err
 		}
 	case SourceSlurmrestd:
-		cl, err := s.Slurm(ctx)
+		cl, err := h.Slurm(ctx)
 		if err != nil {
 			return nil, err
 		}
-		r := ingest.NewREST(cl, c.Cluster)
-		r.Log = s.Log
+		r := ingest.NewREST(cl, cluster)
+		r.Log = log
 		src = r
 	}
 	return &ingest.Ingester{
-		Cluster: c.Cluster, Source: src, Ledger: s.Ledger,
+		Cluster: cluster, Source: src, Ledger: l,
 		Rules:        meter.TierRules{OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS, BookingPrefix: c.Bookings.ReservationPrefix},
 		ChangesEvery: every(c.Ingest.ChangesEvery.Duration), VerifyEvery: every(c.Ingest.VerifyEvery.Duration),
-		Log: s.Log,
+		Log: log,
 	}, nil
 }
 

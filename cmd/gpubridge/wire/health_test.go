@@ -1,4 +1,4 @@
-package healthsetup
+package wire
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 
 func TestCheck(t *testing.T) {
 	c := config.Default()
-	_, _, err := Check(c)
+	_, _, err := HealthCheck(c)
 	var ve config.ValidationError
 	if !errors.As(err, &ve) || ve[0].Field != "health.nodes" {
 		t.Fatalf("no nodes: %v", err)
 	}
 	c.Health.Nodes = []string{"gpu[1-2]", "gpu1", "cpu-a"}
-	nodes, cat, err := Check(c)
+	nodes, cat, err := HealthCheck(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,19 +31,19 @@ func TestCheck(t *testing.T) {
 	if len(cat) == 0 {
 		t.Error("no built-in checks in the catalog")
 	}
-	s := Settings(c, nodes)
+	s := HealthSettings(c, nodes)
 	if s.Account != c.Health.Account || s.Acceptance.Name != c.Health.Acceptance.Name || len(s.Nodes) != 3 {
 		t.Errorf("settings %+v", s)
 	}
 	c.Health.Nodes = []string{"gpu-[a"}
-	if _, _, err := Check(c); !errors.As(err, &ve) || !strings.Contains(err.Error(), `"gpu-[a"`) {
+	if _, _, err := HealthCheck(c); !errors.As(err, &ve) || !strings.Contains(err.Error(), `"gpu-[a"`) {
 		t.Errorf("bad hostlist: %v", err)
 	}
 }
 
-type tenants map[string]tenant.Tenant
+type healthTenants map[string]tenant.Tenant
 
-func (m tenants) Get(_ context.Context, name string) (tenant.Tenant, error) {
+func (m healthTenants) Get(_ context.Context, name string) (tenant.Tenant, error) {
 	t, ok := m[name]
 	if !ok {
 		return t, tenantstore.ErrNotFound
@@ -52,7 +52,7 @@ func (m tenants) Get(_ context.Context, name string) (tenant.Tenant, error) {
 }
 
 func TestSpeakFor(t *testing.T) {
-	st := tenants{"acme": {Name: "acme", Admins: []string{"alice"}}}
+	st := healthTenants{"acme": {Name: "acme", Admins: []string{"alice"}}}
 	ctx := context.Background()
 	for who, want := range map[string]string{"root": "", "alice": "", "bob": "bob is not an admin of tenant acme (its admins: alice)"} {
 		err := SpeakFor(ctx, st, "acme", who)

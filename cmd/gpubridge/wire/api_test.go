@@ -1,4 +1,4 @@
-package apisetup
+package wire
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
@@ -24,7 +23,7 @@ import (
 func TestNewConnectsNothingUntilUsed(t *testing.T) {
 	var db, other atomic.Int32
 	down := errors.New("database down")
-	p := Params{
+	p := APIParams{
 		Config:  config.Default(),
 		Metrics: api.NewMetrics(nil),
 		DB:      func(context.Context) (*sqlx.DB, error) { db.Add(1); return nil, down },
@@ -33,12 +32,12 @@ func TestNewConnectsNothingUntilUsed(t *testing.T) {
 			other.Add(1)
 			return nil, down
 		},
-		Burst: func(context.Context) (*burstsetup.Service, error) { other.Add(1); return nil, down },
+		Burst: func(context.Context) (*BurstService, error) { other.Add(1); return nil, down },
 		Usage: func(context.Context) (api.UsageReader, error) { other.Add(1); return nil, down },
 	}
-	h, loop := New(p)
+	h, loop := API(p)
 	if h == nil || loop == nil {
-		t.Fatal("New returned no handler or loop")
+		t.Fatal("API returned no handler or loop")
 	}
 	if db.Load() != 0 || other.Load() != 0 {
 		t.Fatalf("New connected: database %d, others %d", db.Load(), other.Load())

@@ -1,4 +1,4 @@
-package burstsetup
+package wire
 
 import (
 	"context"
@@ -58,7 +58,6 @@ func write(t *testing.T, name, text string) string {
 
 func testConfig() config.Config {
 	c := config.Default()
-	c.Cluster = "c1"
 	c.Tenants.QOSPrefix = "t_"
 	c.Tenants.OnDemandPartition, c.Tenants.OnDemandQOS = "od", "odq"
 	return c
@@ -66,11 +65,11 @@ func testConfig() config.Config {
 
 // TestNewWithFiles: the tenants and rate card files replace the stores,
 // the naming comes from the configuration, spend is read only for the
-// tenants with a budget, and New opens no connection (no database, no
+// tenants with a budget, and Burst opens no connection (no database, no
 // Slurm call).
 func TestNewWithFiles(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(Options{Config: testConfig(), Slurm: noSlurm{t}, TenantsFile: write(t, "tenants.yaml", tenantsFile),
+	s, err := Burst(BurstOptions{Config: testConfig(), Cluster: "c1", Slurm: noSlurm{t}, TenantsFile: write(t, "tenants.yaml", tenantsFile),
 		RateCardFile: write(t, "rates.yaml", rateCard)})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +129,7 @@ func TestNewErrors(t *testing.T) {
 			if tc.rateCard != "" {
 				p = write(t, "rates.yaml", tc.rateCard)
 			}
-			_, err := New(Options{Config: testConfig(), Slurm: noSlurm{t}, RateCardFile: p})
+			_, err := Burst(BurstOptions{Config: testConfig(), Cluster: "c1", Slurm: noSlurm{t}, RateCardFile: p})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
@@ -143,14 +142,14 @@ func TestNewErrors(t *testing.T) {
 
 func TestFileTenants(t *testing.T) {
 	ctx := context.Background()
-	if _, err := (FileTenants{Path: filepath.Join(t.TempDir(), "none.yaml")}).List(ctx); !errors.Is(err, os.ErrNotExist) {
+	if _, err := (BurstFileTenants{Path: filepath.Join(t.TempDir(), "none.yaml")}).List(ctx); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v", err)
 	}
 	bad := write(t, "tenants.yaml", "version: 1\ntenants:\n  - {name: Bad Name, gpus: {h100: -1}}\n")
-	if _, err := (FileTenants{Path: bad}).List(ctx); err == nil || !strings.Contains(err.Error(), "tenants file "+bad) {
+	if _, err := (BurstFileTenants{Path: bad}).List(ctx); err == nil || !strings.Contains(err.Error(), "tenants file "+bad) {
 		t.Errorf("invalid file: err = %v, want one naming the file", err)
 	}
-	ts, err := FileTenants{Path: write(t, "tenants.yaml", tenantsFile)}.List(ctx)
+	ts, err := BurstFileTenants{Path: write(t, "tenants.yaml", tenantsFile)}.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +209,7 @@ func TestOverview(t *testing.T) {
 		Now:     func() time.Time { return now },
 	}
 	stored := &refusals{rs: []burst.StoredRefusal{{Refusal: burst.Refusal{JobID: 2, Tenant: "acme", Reason: burst.Disabled}, FirstAt: first}}}
-	s := &Service{Controller: ctrl, Stored: stored}
+	s := &BurstService{Controller: ctrl, Stored: stored}
 	ov, err := s.Overview(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)

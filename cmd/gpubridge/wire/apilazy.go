@@ -1,4 +1,4 @@
-package apisetup
+package wire
 
 import (
 	"context"
@@ -9,43 +9,16 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/export"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/bridge/burst"
-	"github.com/gpubridge/gpubridge/bridge/burst/slurmjobs"
 	"github.com/gpubridge/gpubridge/bridge/reserve"
-	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/tokenstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
-	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire/burstsetup"
 )
 
 // The API's ports over values built at their first use.
-
-type lazyJobs struct {
-	l *clients.Lazy[*slurmjobs.Jobs]
-}
-
-func (j lazyJobs) ListJobs(ctx context.Context) ([]burst.Job, error) {
-	v, err := j.l.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return v.ListJobs(ctx)
-}
-
-type lazySource struct {
-	l *clients.Lazy[*slurmadapter.Adapter]
-}
-
-func (s lazySource) Inventory(ctx context.Context) (reserve.Inventory, error) {
-	v, err := s.l.Get(ctx)
-	if err != nil {
-		return reserve.Inventory{}, err
-	}
-	return v.Inventory(ctx)
-}
 
 type lazyUsage struct {
 	l *clients.Lazy[api.UsageReader]
@@ -60,7 +33,7 @@ func (u lazyUsage) Summary(ctx context.Context, p meter.Period, account string) 
 }
 
 type lazyPlanner struct {
-	l *clients.Lazy[*burstsetup.Service]
+	l *clients.Lazy[*BurstService]
 }
 
 func (p lazyPlanner) Plan(ctx context.Context) (burst.Plan, error) {

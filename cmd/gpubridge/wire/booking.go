@@ -1,4 +1,4 @@
-package bookingsetup
+package wire
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
-// Settings turns the configuration into reserve.Settings.
-func Settings(c config.Config) reserve.Settings {
+// BookingSettings turns the configuration into reserve.Settings.
+func BookingSettings(c config.Config) reserve.Settings {
 	b := c.Bookings
 	p := b.DefaultPolicy
 	return reserve.Settings{
@@ -28,18 +28,18 @@ func Settings(c config.Config) reserve.Settings {
 	}
 }
 
-// Tenants is reserve.Tenants over the tenant store: a tenant's booking
+// BookingTenants is reserve.Tenants over the tenant store: a tenant's booking
 // policy (its spec's keys over the default) and its quota's GPU types.
-type Tenants struct {
+type BookingTenants struct {
 	Store   *tenantstore.Store
 	Default reserve.Policy
 }
 
-var _ reserve.Tenants = Tenants{}
+var _ reserve.Tenants = BookingTenants{}
 
 // BookingTenant is the booking view of tenant name; an unknown tenant, or
 // one being deleted, is reserve.ErrUnknownTenant.
-func (t Tenants) BookingTenant(ctx context.Context, name string) (reserve.TenantInfo, error) {
+func (t BookingTenants) BookingTenant(ctx context.Context, name string) (reserve.TenantInfo, error) {
 	tn, err := t.Store.Get(ctx, name)
 	switch {
 	case errors.Is(err, tenantstore.ErrNotFound):
@@ -60,12 +60,12 @@ func (t Tenants) BookingTenant(ctx context.Context, name string) (reserve.Tenant
 	return reserve.TenantInfo{Policy: tn.Bookings.Over(t.Default), Own: !tn.Bookings.IsZero(), GPUTypes: types, Quota: quota}, nil
 }
 
-// Params are what the booking use cases are built on.
-type Params struct {
+// BookingParams are what the booking use cases are built on.
+type BookingParams struct {
 	Config config.Config
 	DB     *sqlx.DB
-	// Cluster names the cluster of the booking store (the configuration's,
-	// else the one slurmrestd serves).
+	// Cluster names the cluster of the booking store (the cluster
+	// handle's name: cmd/gpubridge/clients.Cluster).
 	Cluster string
 	// Slurm, when set, is the Service's Source and the projector's Slurm;
 	// without it the Service reads and writes the store only (show and
@@ -77,14 +77,14 @@ type Params struct {
 type Bookings struct {
 	Service *reserve.Service
 	Store   *store.DB
-	Slurm   *slurmadapter.Adapter // nil without Params.Slurm
+	Slurm   *slurmadapter.Adapter // nil without BookingParams.Slurm
 }
 
-// New builds the booking use cases of p.
-func New(p Params) Bookings {
+// NewBookings builds the booking use cases of p.
+func NewBookings(p BookingParams) Bookings {
 	st := store.New(p.DB, p.Cluster)
-	set := Settings(p.Config)
-	b := Bookings{Store: st, Service: &reserve.Service{Store: st, Tenants: Tenants{Store: tenantstore.New(p.DB), Default: set.DefaultPolicy}, Settings: set}}
+	set := BookingSettings(p.Config)
+	b := Bookings{Store: st, Service: &reserve.Service{Store: st, Tenants: BookingTenants{Store: tenantstore.New(p.DB), Default: set.DefaultPolicy}, Settings: set}}
 	if p.Slurm != nil {
 		b.Slurm = slurmadapter.New(p.Slurm, p.Config.Tenants.PoolPartition)
 		b.Service.Source = b.Slurm
@@ -98,18 +98,18 @@ func (b Bookings) Projector(actor string) *reserve.Projector {
 	return &reserve.Projector{Store: b.Store, Slurm: b.Slurm, Settings: b.Service.Settings, Actor: actor}
 }
 
-// Job is the daemon's projection of bookings onto Slurm reservations,
+// BookingJob is the daemon's projection of bookings onto Slurm reservations,
 // recording each run's report as metrics and logging the bookings at risk.
-type Job struct {
+type BookingJob struct {
 	Projector *reserve.Projector
 	Recorder  *metrics.Recorder // optional
 }
 
 // Name is the job's name in the daemon's schedule and metrics.
-func (j Job) Name() string { return "bookings" }
+func (j BookingJob) Name() string { return "bookings" }
 
 // Run projects once.
-func (j Job) Run(ctx context.Context) error {
+func (j BookingJob) Run(ctx context.Context) error {
 	rep, err := j.Projector.Project(ctx)
 	if j.Recorder != nil {
 		j.Recorder.Observe(rep, err)
@@ -124,22 +124,23 @@ func (j Job) Run(ctx context.Context) error {
 	return err
 }
 
-// Connections are the connections the booking use cases are built on,
+// BookingConnections are the connections the booking use cases are built on,
 // each made at its first use (the CLI's and the daemon's lazily built
-// clients).
-type Connections struct {
-	DB    func(ctx context.Context) (*sqlx.DB, error)
-	Slurm func(ctx context.Context) (*slurmrest.Client, error)
+// clients), and the cluster's name (clients.Cluster.Name).
+type BookingConnections struct {
+	DB      func(ctx context.Context) (*sqlx.DB, error)
+	Slurm   func(ctx context.Context) (*slurmrest.Client, error)
+	Cluster func(ctx context.Context) (string, error)
 }
 
-// Open checks c's booking settings, then builds the booking use cases on
+// OpenBookings checks c's booking settings, then builds the booking use cases on
 // conn: with slurmrestd when needSlurm (admission, availability, the
 // projection), else on the store only, contacting slurmrestd then only
 // when the configuration does not name the cluster. slurmrestd's
 // negotiation and the database's connection and schema check are both
 // waits: they run at once (a command's wall time).
-func Open(ctx context.Context, c config.Config, conn Connections, needSlurm bool) (Bookings, error) {
-	if err := Settings(c).Validate().Err(); err != nil {
+func OpenBookings(ctx context.Context, c config.Config, conn BookingConnections, needSlurm bool) (Bookings, error) {
+	if err := BookingSettings(c).Validate().Err(); err != nil {
 		return Bookings{}, err
 	}
 	type opened struct {
@@ -153,12 +154,12 @@ func Open(ctx context.Context, c config.Config, conn Connections, needSlurm bool
 	}()
 	var cl *slurmrest.Client
 	var err error
-	cluster := c.Cluster
-	if needSlurm || cluster == "" {
+	if needSlurm {
 		cl, err = conn.Slurm(ctx)
-		if err == nil {
-			cluster = cl.Cluster()
-		}
+	}
+	var cluster string
+	if err == nil {
+		cluster, err = conn.Cluster(ctx)
 	}
 	o := <-dbc
 	if err != nil {
@@ -167,9 +168,9 @@ func Open(ctx context.Context, c config.Config, conn Connections, needSlurm bool
 	if o.err != nil {
 		return Bookings{}, o.err
 	}
-	p := Params{Config: c, DB: o.db, Cluster: cluster}
+	p := BookingParams{Config: c, DB: o.db, Cluster: cluster}
 	if needSlurm {
 		p.Slurm = cl
 	}
-	return New(p), nil
+	return NewBookings(p), nil
 }
