@@ -1,0 +1,118 @@
+package docs
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Step is one command of an example and the output the text shows for it.
+type Step struct {
+	Line int      // the line of the command in the file, from 1
+	Cmd  string   // the command, without its "$ " (continuation lines joined by newlines)
+	Want []string // the lines shown after it, up to the next command or the end of the block
+}
+
+// Example is one fenced block that shows at least one command.
+type Example struct {
+	File  string
+	Line  int    // the line of the opening fence, from 1
+	Skip  string // the reason of a `<!-- doc-test: skip REASON -->` mark, empty when it runs
+	Steps []Step
+}
+
+// Name is FILE:LINE, how a report names the example.
+func (e Example) Name() string { return fmt.Sprintf("%s:%d", e.File, e.Line) }
+
+var skipMark = regexp.MustCompile(`^<!--\s*doc-test:\s*skip\s+(.+?)\s*-->\s*$`)
+
+// Extract returns the examples of a Markdown document: the fenced blocks
+// (```) with a line starting with "$ ". The lines of a block before its
+// first command are an error (an example shows what it runs); a command
+// line ending in a backslash continues on the next line. A skip mark
+// applies to the block that follows it, with at most blank lines between.
+func Extract(file string, src string) ([]Example, error) {
+	lines := strings.Split(src, "\n")
+	var out []Example
+	skip := ""
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if m := skipMark.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			skip = m[1]
+			continue
+		}
+		if !strings.HasPrefix(l, "```") {
+			if strings.TrimSpace(l) != "" {
+				skip = ""
+			}
+			continue
+		}
+		start := i
+		var body []string
+		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+			body = append(body, lines[i])
+		}
+		if i == len(lines) {
+			return nil, fmt.Errorf("%s:%d: fenced block not closed", file, start+1)
+		}
+		ex, err := parseBlock(file, start+1, body)
+		if err != nil {
+			return nil, err
+		}
+		if ex != nil {
+			ex.Skip = skip
+			out = append(out, *ex)
+		}
+		skip = ""
+	}
+	return out, nil
+}
+
+// parseBlock makes the example of one block's lines (nil when it shows no
+// command); fence is the line of the opening fence.
+func parseBlock(file string, fence int, body []string) (*Example, error) {
+	has := false
+	for _, l := range body {
+		if strings.HasPrefix(l, "$ ") {
+			has = true
+		}
+	}
+	if !has {
+		return nil, nil
+	}
+	ex := &Example{File: file, Line: fence}
+	for j := 0; j < len(body); j++ {
+		l := body[j]
+		line := fence + 1 + j
+		if !strings.HasPrefix(l, "$ ") {
+			if len(ex.Steps) == 0 {
+				if strings.TrimSpace(l) == "" {
+					continue
+				}
+				return nil, fmt.Errorf("%s:%d: an example's block starts with output, not a command: %q", file, line, l)
+			}
+			st := &ex.Steps[len(ex.Steps)-1]
+			st.Want = append(st.Want, l)
+			continue
+		}
+		cmd := strings.TrimPrefix(l, "$ ")
+		for strings.HasSuffix(cmd, `\`) && j+1 < len(body) {
+			j++
+			cmd += "\n" + body[j]
+		}
+		ex.Steps = append(ex.Steps, Step{Line: line, Cmd: cmd})
+	}
+	for k := range ex.Steps {
+		ex.Steps[k].Want = trimBlank(ex.Steps[k].Want)
+	}
+	return ex, nil
+}
+
+// trimBlank drops the blank lines at the end (the text separates one
+// command's output from the next command with them).
+func trimBlank(ls []string) []string {
+	for len(ls) > 0 && strings.TrimSpace(ls[len(ls)-1]) == "" {
+		ls = ls[:len(ls)-1]
+	}
+	return ls
+}

@@ -1,0 +1,104 @@
+package docs
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// runFile extracts a testdata document's examples and runs them in one
+// session; it returns the drifts and the skipped examples.
+func runFile(t *testing.T, path string) (drifts []Drift, ran, skipped int) {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs, err := Extract(path, string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(t.TempDir(), os.Environ(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, ex := range exs {
+		if ex.Skip != "" {
+			skipped++
+			continue
+		}
+		ran++
+		drifts = append(drifts, Run(s, ex)...)
+	}
+	return drifts, ran, skipped
+}
+
+// TestTrueDocumentPasses: every example of a true document matches, with
+// its variable part (a time) normalised, its state (a variable, the
+// directory, $?) carried from step to step, an elision, and one skip.
+func TestTrueDocumentPasses(t *testing.T) {
+	drifts, ran, skipped := runFile(t, "testdata/true.md")
+	for _, d := range drifts {
+		t.Error(d)
+	}
+	if ran != 2 || skipped != 1 {
+		t.Errorf("ran %d and skipped %d examples, want 2 and 1", ran, skipped)
+	}
+}
+
+// TestPlantedDriftFails: the one line planted wrong is reported, with the
+// command's true output, and nothing else.
+func TestPlantedDriftFails(t *testing.T) {
+	drifts, _, _ := runFile(t, "testdata/drift.md")
+	if len(drifts) != 1 {
+		t.Fatalf("got %d drifts, want 1: %v", len(drifts), drifts)
+	}
+	d := drifts[0]
+	if d.Step.Line != 4 || !reflect.DeepEqual(d.Got, []string{"Name   GPUs", "acme   h100:2"}) {
+		t.Errorf("drift at line %d, got %q", d.Step.Line, d.Got)
+	}
+	if !strings.Contains(d.String(), "acme   h100:3") {
+		t.Errorf("the report does not show the text's line:\n%s", d)
+	}
+}
+
+func TestExtract(t *testing.T) {
+	src := "intro\n```\n$ a \\\n  b\nout1\n\n$ c\n```\n\n```yaml\nkey: v\n```\n<!-- doc-test: skip needs a GPU -->\n\n```\n$ d\n```\n"
+	exs, err := Extract("x.md", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exs) != 2 {
+		t.Fatalf("got %d examples, want 2", len(exs))
+	}
+	want := []Step{{Line: 3, Cmd: "a \\\n  b", Want: []string{"out1"}}, {Line: 7, Cmd: "c"}}
+	if !reflect.DeepEqual(exs[0].Steps, want) || exs[0].Line != 2 || exs[0].Skip != "" {
+		t.Errorf("first example: %+v", exs[0])
+	}
+	if exs[1].Skip != "needs a GPU" || exs[1].Steps[0].Cmd != "d" {
+		t.Errorf("second example: %+v", exs[1])
+	}
+	if _, err := Extract("y.md", "```\noutput first\n$ cmd\n```\n"); err == nil {
+		t.Error("a block that starts with output is accepted")
+	}
+}
+
+func TestMatch(t *testing.T) {
+	for _, c := range []struct {
+		want, got []string
+		ok        bool
+	}{
+		{[]string{"a", "...", "z"}, []string{"a", "b", "c", "z"}, true},
+		{[]string{"a", "...", "z"}, []string{"a", "z"}, true},
+		{[]string{"a", "...", "z"}, []string{"a", "b"}, false},
+		{[]string{"at 2026-12-02T08:00:00Z in 1.2s"}, []string{"at 2027-01-01T09:10:11Z in 35ms  "}, true},
+		{[]string{"token gpb_abc123"}, []string{"token gpb_XYZ"}, true},
+		{[]string{"h100=2"}, []string{"h100=3"}, false},
+	} {
+		if got := Match(c.want, c.got); got != c.ok {
+			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)
+		}
+	}
+}
