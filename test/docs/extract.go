@@ -28,8 +28,8 @@ var skipMark = regexp.MustCompile(`^<!--\s*doc-test:\s*skip\s+(.+?)\s*-->\s*$`)
 
 // Extract returns the examples of a Markdown document: the fenced blocks
 // (```) with a line starting with "$ ". The lines of a block before its
-// first command are an error (an example shows what it runs); a command
-// line ending in a backslash continues on the next line. A skip mark
+// first command are context (a root prompt's "# ...", a file's text), not
+// compared; a command line ending in a backslash continues on the next line. A skip mark
 // applies to the block that follows it, with at most blank lines between.
 func Extract(file string, src string) ([]Example, error) {
 	lines := strings.Split(src, "\n")
@@ -55,11 +55,7 @@ func Extract(file string, src string) ([]Example, error) {
 		if i == len(lines) {
 			return nil, fmt.Errorf("%s:%d: fenced block not closed", file, start+1)
 		}
-		ex, err := parseBlock(file, start+1, body)
-		if err != nil {
-			return nil, err
-		}
-		if ex != nil {
+		if ex := parseBlock(file, start+1, body); ex != nil {
 			ex.Skip = skip
 			out = append(out, *ex)
 		}
@@ -70,7 +66,7 @@ func Extract(file string, src string) ([]Example, error) {
 
 // parseBlock makes the example of one block's lines (nil when it shows no
 // command); fence is the line of the opening fence.
-func parseBlock(file string, fence int, body []string) (*Example, error) {
+func parseBlock(file string, fence int, body []string) *Example {
 	has := false
 	for _, l := range body {
 		if strings.HasPrefix(l, "$ ") {
@@ -78,7 +74,7 @@ func parseBlock(file string, fence int, body []string) (*Example, error) {
 		}
 	}
 	if !has {
-		return nil, nil
+		return nil
 	}
 	ex := &Example{File: file, Line: fence}
 	for j := 0; j < len(body); j++ {
@@ -86,10 +82,7 @@ func parseBlock(file string, fence int, body []string) (*Example, error) {
 		line := fence + 1 + j
 		if !strings.HasPrefix(l, "$ ") {
 			if len(ex.Steps) == 0 {
-				if strings.TrimSpace(l) == "" {
-					continue
-				}
-				return nil, fmt.Errorf("%s:%d: an example's block starts with output, not a command: %q", file, line, l)
+				continue // lines before the first command: context the text gives, not output
 			}
 			st := &ex.Steps[len(ex.Steps)-1]
 			st.Want = append(st.Want, l)
@@ -105,7 +98,7 @@ func parseBlock(file string, fence int, body []string) (*Example, error) {
 	for k := range ex.Steps {
 		ex.Steps[k].Want = trimBlank(ex.Steps[k].Want)
 	}
-	return ex, nil
+	return ex
 }
 
 // trimBlank drops the blank lines at the end (the text separates one

@@ -80,8 +80,11 @@ func TestExtract(t *testing.T) {
 	if exs[1].Skip != "needs a GPU" || exs[1].Steps[0].Cmd != "d" {
 		t.Errorf("second example: %+v", exs[1])
 	}
-	if _, err := Extract("y.md", "```\noutput first\n$ cmd\n```\n"); err == nil {
-		t.Error("a block that starts with output is accepted")
+	if exs, err := Extract("y.md", "```\n# context\n$ cmd\nout\n```\n"); err != nil || len(exs) != 1 || !reflect.DeepEqual(exs[0].Steps, []Step{{Line: 3, Cmd: "cmd", Want: []string{"out"}}}) {
+		t.Errorf("a block with context before its command: %+v, %v", exs, err)
+	}
+	if _, err := Extract("z.md", "```\n$ cmd\n"); err == nil {
+		t.Error("a block not closed is accepted")
 	}
 }
 

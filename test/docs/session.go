@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -36,8 +37,13 @@ func NewSession(dir string, env []string, tmp string) (*Session, error) {
 	if err := os.WriteFile(filepath.Join(st, "cwd"), []byte(dir+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	return &Session{Dir: dir, Env: env, Timeout: 2 * time.Minute, state: st}, nil
+	return &Session{Dir: dir, Env: env, Timeout: timeout(), state: st}, nil
 }
+
+// asUser is a document's comment that a command runs as another user
+// ("$ sbatch ... # as frank"): the command sees DOCTEST_USER=frank, which the
+// harness's wrappers of the cluster's commands honour.
+var asUser = regexp.MustCompile(`#\s*as ([a-z][a-z0-9_-]*)\b`)
 
 // wrapper runs the command between restoring and saving the shell's state.
 const wrapper = `cd "$(cat "$S/cwd")" || exit 97
@@ -47,6 +53,7 @@ __doctest_rc=$(cat "$S/rc" 2>/dev/null || echo 0)
 (exit $__doctest_rc)
 %s
 __doctest_rc=$?
+unset DOCTEST_USER
 export -p >"$S/vars.new" 2>/dev/null && mv "$S/vars.new" "$S/vars"
 pwd >"$S/cwd"
 echo $__doctest_rc >"$S/rc"
@@ -65,6 +72,9 @@ func (s *Session) Run(cmd string) ([]string, int, error) {
 	c := exec.CommandContext(ctx, "bash", "-c", fmt.Sprintf(wrapper, cmd))
 	c.Dir = s.Dir
 	c.Env = append(append([]string{}, s.Env...), "S="+s.state)
+	if m := asUser.FindStringSubmatch(cmd); m != nil {
+		c.Env = append(c.Env, "DOCTEST_USER="+m[1])
+	}
 	c.Stdout, c.Stderr = out, out
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
@@ -99,4 +109,13 @@ func (s *Session) Close() {
 		_ = syscall.Kill(-g, syscall.SIGTERM)
 	}
 	os.RemoveAll(s.state)
+}
+
+// timeout is the longest one command may run: DOCTEST_TIMEOUT (a Go
+// duration) or a minute.
+func timeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("DOCTEST_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return time.Minute
 }
