@@ -16,29 +16,48 @@ type Step struct {
 // Example is one fenced block that shows at least one command.
 type Example struct {
 	File  string
-	Line  int    // the line of the opening fence, from 1
-	Skip  string // the reason of a `<!-- doc-test: skip REASON -->` mark, empty when it runs
+	Line  int      // the line of the opening fence, from 1
+	Skip  string   // the reason of a `<!-- doc-test: skip REASON -->` mark, empty when it runs
+	Setup []string // the commands of the `<!-- doc-test: setup COMMAND -->` marks since the block before
 	Steps []Step
 }
 
 // Name is FILE:LINE, how a report names the example.
 func (e Example) Name() string { return fmt.Sprintf("%s:%d", e.File, e.Line) }
 
-var skipMark = regexp.MustCompile(`^<!--\s*doc-test:\s*skip\s+(.+?)\s*-->\s*$`)
+// Key is FILE and the example's first command, how the pending list names
+// it (line numbers move with every edit).
+func (e Example) Key() string {
+	cmd, _, _ := strings.Cut(e.Steps[0].Cmd, "\n")
+	return e.File + ": $ " + cmd
+}
+
+var (
+	skipMark  = regexp.MustCompile(`^<!--\s*doc-test:\s*skip\s+(.+?)\s*-->\s*$`)
+	setupMark = regexp.MustCompile(`^<!--\s*doc-test:\s*setup\s+(.+?)\s*-->\s*$`)
+)
 
 // Extract returns the examples of a Markdown document: the fenced blocks
 // (```) with a line starting with "$ ". The lines of a block before its
 // first command are context (a root prompt's "# ...", a file's text), not
 // compared; a command line ending in a backslash continues on the next line. A skip mark
 // applies to the block that follows it, with at most blank lines between.
+// A setup mark's command runs before the next block's, unseen by a reader
+// of the rendered page: it makes the state the text assumes (a file, a
+// tenant) where the text does not show how.
 func Extract(file string, src string) ([]Example, error) {
 	lines := strings.Split(src, "\n")
 	var out []Example
+	var setup []string
 	skip := ""
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
 		if m := skipMark.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 			skip = m[1]
+			continue
+		}
+		if m := setupMark.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			setup = append(setup, m[1])
 			continue
 		}
 		if !strings.HasPrefix(l, "```") {
@@ -56,8 +75,9 @@ func Extract(file string, src string) ([]Example, error) {
 			return nil, fmt.Errorf("%s:%d: fenced block not closed", file, start+1)
 		}
 		if ex := parseBlock(file, start+1, body); ex != nil {
-			ex.Skip = skip
+			ex.Skip, ex.Setup = skip, setup
 			out = append(out, *ex)
+			setup = nil
 		}
 		skip = ""
 	}

@@ -37,14 +37,15 @@ func runFile(t *testing.T, path string) (drifts []Drift, ran, skipped int) {
 
 // TestTrueDocumentPasses: every example of a true document matches, with
 // its variable part (a time) normalised, its state (a variable, the
-// directory, $?) carried from step to step, an elision, and one skip.
+// directory, $?) carried from step to step, an elision, a setup mark and
+// one skip.
 func TestTrueDocumentPasses(t *testing.T) {
 	drifts, ran, skipped := runFile(t, "testdata/true.md")
 	for _, d := range drifts {
 		t.Error(d)
 	}
-	if ran != 2 || skipped != 1 {
-		t.Errorf("ran %d and skipped %d examples, want 2 and 1", ran, skipped)
+	if ran != 3 || skipped != 1 {
+		t.Errorf("ran %d and skipped %d examples, want 3 and 1", ran, skipped)
 	}
 }
 
