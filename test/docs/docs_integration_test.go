@@ -68,11 +68,19 @@ func TestDocExamples(t *testing.T) {
 		if len(exs) == 0 {
 			continue
 		}
-		if only := os.Getenv("DOCTEST_ONLY"); only != "" && !strings.Contains(","+only+",", ","+doc+",") {
+		if only := os.Getenv("DOCTEST_ONLY"); only != "" && !listed(only, doc) {
 			c.ran += len(exs) // DOCTEST_ONLY=docs/a.md,docs/b.md: the others are not run this time
 			continue
 		}
-		t.Run(doc, func(t *testing.T) { runDocument(t, env, work, bin, exs, c) })
+		t.Run(doc, func(t *testing.T) {
+			drifts := runDocument(t, env, work, bin, exs, c)
+			if listed(os.Getenv("DOCTEST_UPDATE"), doc) && len(drifts) > 0 {
+				// DOCTEST_UPDATE=docs/a.md,...: the text takes what the commands print now (review with git diff)
+				if err := os.WriteFile(filepath.Join(root, doc), []byte(Rewrite(string(src), drifts)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 	c.report(t)
 }
@@ -100,9 +108,15 @@ func (c *counts) report(t *testing.T) {
 	}
 }
 
+// listed reports whether doc is in the comma-separated list.
+func listed(list, doc string) bool {
+	return strings.Contains(","+list+",", ","+doc+",")
+}
+
 // runDocument runs one document's examples in order in one session, on a
-// scratch database, and removes the tenants it made from Slurm at the end.
-func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example, c *counts) {
+// scratch database, and removes the tenants it made from Slurm at the end;
+// it returns the drifts.
+func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example, c *counts) (all []Drift) {
 	dsn := scratchDB(t, env)
 	environ := append(os.Environ(),
 		"PATH="+bin+":"+os.Getenv("PATH"),
@@ -124,6 +138,7 @@ func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example,
 		c.ran++
 		start := time.Now()
 		drifts := Run(s, ex)
+		all = append(all, drifts...)
 		why, isPending := pending[ex.Key()]
 		for _, d := range drifts {
 			if isPending {
@@ -140,6 +155,7 @@ func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example,
 		}
 		t.Logf("%s: %d command(s) in %s", ex.Name(), len(ex.Steps), time.Since(start).Round(10*time.Millisecond))
 	}
+	return all
 }
 
 // removeTenants cancels the jobs of the tenants a document made, deletes

@@ -11,6 +11,7 @@ type Step struct {
 	Line int      // the line of the command in the file, from 1
 	Cmd  string   // the command, without its "$ " (continuation lines joined by newlines)
 	Want []string // the lines shown after it, up to the next command or the end of the block
+	Next int      // the line after the command's last (continuation) line: Want starts there
 }
 
 // Example is one fenced block that shows at least one command.
@@ -35,6 +36,7 @@ func (e Example) Key() string {
 var (
 	skipMark  = regexp.MustCompile(`^<!--\s*doc-test:\s*skip\s+(.+?)\s*-->\s*$`)
 	setupMark = regexp.MustCompile(`^<!--\s*doc-test:\s*setup\s+(.+?)\s*-->\s*$`)
+	fileMark  = regexp.MustCompile(`^<!--\s*doc-test:\s*file\s+(\S+)\s*-->\s*$`)
 )
 
 // Extract returns the examples of a Markdown document: the fenced blocks
@@ -44,12 +46,15 @@ var (
 // applies to the block that follows it, with at most blank lines between.
 // A setup mark's command runs before the next block's, unseen by a reader
 // of the rendered page: it makes the state the text assumes (a file, a
-// tenant) where the text does not show how.
+// tenant) where the text does not show how. A `<!-- doc-test: file NAME -->`
+// mark before a block (a configuration, a tenants file the text shows)
+// makes its content the file NAME, written there, before the next
+// example's commands.
 func Extract(file string, src string) ([]Example, error) {
 	lines := strings.Split(src, "\n")
 	var out []Example
 	var setup []string
-	skip := ""
+	skip, fileName := "", ""
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
 		if m := skipMark.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
@@ -60,9 +65,13 @@ func Extract(file string, src string) ([]Example, error) {
 			setup = append(setup, m[1])
 			continue
 		}
+		if m := fileMark.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			fileName = m[1]
+			continue
+		}
 		if !strings.HasPrefix(l, "```") {
 			if strings.TrimSpace(l) != "" {
-				skip = ""
+				skip, fileName = "", ""
 			}
 			continue
 		}
@@ -73,6 +82,11 @@ func Extract(file string, src string) ([]Example, error) {
 		}
 		if i == len(lines) {
 			return nil, fmt.Errorf("%s:%d: fenced block not closed", file, start+1)
+		}
+		if fileName != "" {
+			setup = append(setup, "cat >"+fileName+" <<'DOCTEST_EOF'\n"+strings.Join(body, "\n")+"\nDOCTEST_EOF")
+			fileName = ""
+			continue
 		}
 		if ex := parseBlock(file, start+1, body); ex != nil {
 			ex.Skip, ex.Setup = skip, setup
@@ -113,7 +127,7 @@ func parseBlock(file string, fence int, body []string) *Example {
 			j++
 			cmd += "\n" + body[j]
 		}
-		ex.Steps = append(ex.Steps, Step{Line: line, Cmd: cmd})
+		ex.Steps = append(ex.Steps, Step{Line: line, Cmd: cmd, Next: fence + 2 + j})
 	}
 	for k := range ex.Steps {
 		ex.Steps[k].Want = trimBlank(ex.Steps[k].Want)

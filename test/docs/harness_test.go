@@ -37,15 +37,16 @@ func runFile(t *testing.T, path string) (drifts []Drift, ran, skipped int) {
 
 // TestTrueDocumentPasses: every example of a true document matches, with
 // its variable part (a time) normalised, its state (a variable, the
-// directory, $?) carried from step to step, an elision, a setup mark and
+// directory, $?) carried from step to step, an elision, a setup mark, a
+// file mark and
 // one skip.
 func TestTrueDocumentPasses(t *testing.T) {
 	drifts, ran, skipped := runFile(t, "testdata/true.md")
 	for _, d := range drifts {
 		t.Error(d)
 	}
-	if ran != 3 || skipped != 1 {
-		t.Errorf("ran %d and skipped %d examples, want 3 and 1", ran, skipped)
+	if ran != 4 || skipped != 1 {
+		t.Errorf("ran %d and skipped %d examples, want 4 and 1", ran, skipped)
 	}
 }
 
@@ -74,14 +75,14 @@ func TestExtract(t *testing.T) {
 	if len(exs) != 2 {
 		t.Fatalf("got %d examples, want 2", len(exs))
 	}
-	want := []Step{{Line: 3, Cmd: "a \\\n  b", Want: []string{"out1"}}, {Line: 7, Cmd: "c"}}
+	want := []Step{{Line: 3, Cmd: "a \\\n  b", Want: []string{"out1"}, Next: 5}, {Line: 7, Cmd: "c", Next: 8}}
 	if !reflect.DeepEqual(exs[0].Steps, want) || exs[0].Line != 2 || exs[0].Skip != "" {
 		t.Errorf("first example: %+v", exs[0])
 	}
 	if exs[1].Skip != "needs a GPU" || exs[1].Steps[0].Cmd != "d" {
 		t.Errorf("second example: %+v", exs[1])
 	}
-	if exs, err := Extract("y.md", "```\n# context\n$ cmd\nout\n```\n"); err != nil || len(exs) != 1 || !reflect.DeepEqual(exs[0].Steps, []Step{{Line: 3, Cmd: "cmd", Want: []string{"out"}}}) {
+	if exs, err := Extract("y.md", "```\n# context\n$ cmd\nout\n```\n"); err != nil || len(exs) != 1 || !reflect.DeepEqual(exs[0].Steps, []Step{{Line: 3, Cmd: "cmd", Want: []string{"out"}, Next: 4}}) {
 		t.Errorf("a block with context before its command: %+v, %v", exs, err)
 	}
 	if _, err := Extract("z.md", "```\n$ cmd\n"); err == nil {
@@ -104,5 +105,19 @@ func TestMatch(t *testing.T) {
 		if got := Match(c.want, c.got); got != c.ok {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)
 		}
+	}
+}
+
+// TestRewrite: the planted drift, rewritten with what the command printed,
+// is the true document's text again.
+func TestRewrite(t *testing.T) {
+	src, err := os.ReadFile("testdata/drift.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drifts, _, _ := runFile(t, "testdata/drift.md")
+	got := Rewrite(string(src), drifts)
+	if want := strings.Replace(string(src), "acme   h100:3", "acme   h100:2", 1); got != want {
+		t.Errorf("rewritten:\n%s\nwant:\n%s", got, want)
 	}
 }
