@@ -24,6 +24,7 @@
 // many examples it found, ran and skipped; pending_integration_test.go
 // lists the examples not yet made to run in order, whose drifts are logged
 // rather than failed. DOCTEST_ONLY=docs/a.md,... runs only those
-// documents; DOCTEST_UPDATE=docs/a.md,... writes what the commands printed
-// into the text, for review with git diff. Imported by nobody.
+// documents; DOCTEST_UPDATE=DIR writes each document that drifted to
+// DIR/<document> with what the commands printed in place of the text's
+// output, for a person to review with diff. Imported by nobody.
 package docs

@@ -74,9 +74,13 @@ func TestDocExamples(t *testing.T) {
 		}
 		t.Run(doc, func(t *testing.T) {
 			drifts := runDocument(t, env, work, bin, exs, c)
-			if listed(os.Getenv("DOCTEST_UPDATE"), doc) && len(drifts) > 0 {
-				// DOCTEST_UPDATE=docs/a.md,...: the text takes what the commands print now (review with git diff)
-				if err := os.WriteFile(filepath.Join(root, doc), []byte(Rewrite(string(src), drifts)), 0o644); err != nil {
+			if dir := os.Getenv("DOCTEST_UPDATE"); dir != "" && len(drifts) > 0 {
+				// DOCTEST_UPDATE=DIR: DIR/<doc> is the text with what the commands print now (to review with diff)
+				out := filepath.Join(dir, doc)
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(out, []byte(Rewrite(string(src), drifts)), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
