@@ -64,6 +64,9 @@ func TestDocExamples(t *testing.T) {
 			t.Error(err)
 			continue
 		}
+		for _, ex := range exs {
+			c.keys = append(c.keys, ex.Key())
+		}
 		c.found += len(exs)
 		if len(exs) == 0 {
 			continue
@@ -93,6 +96,7 @@ func TestDocExamples(t *testing.T) {
 type counts struct {
 	found, ran, pending int
 	skipped             map[string]string // example name -> reason
+	keys                []string          // every example's Key
 }
 
 // report prints the counts and checks that they add up.
@@ -107,6 +111,15 @@ func (c *counts) report(t *testing.T) {
 	}
 	fmt.Printf("doc examples: %d found in README.md and docs/*.md, %d run (%d of them pending: drifts logged), %d skipped\n",
 		c.found, c.ran, c.pending, len(c.skipped))
+	known := map[string]bool{}
+	for _, k := range c.keys {
+		known[k] = true
+	}
+	for k := range pending {
+		if !known[k] {
+			t.Errorf("pending lists %q, which is no example of the documents", k)
+		}
+	}
 	if c.ran+len(c.skipped) != c.found {
 		t.Errorf("%d examples run and %d skipped, but %d found", c.ran, len(c.skipped), c.found)
 	}

@@ -26,11 +26,16 @@ type Example struct {
 // Name is FILE:LINE, how a report names the example.
 func (e Example) Name() string { return fmt.Sprintf("%s:%d", e.File, e.Line) }
 
-// Key is FILE and the example's first command, how the pending list names
-// it (line numbers move with every edit).
+// Key is FILE, the example's first command and the first line it shows,
+// how the pending list names the example (line numbers move with every
+// edit).
 func (e Example) Key() string {
 	cmd, _, _ := strings.Cut(e.Steps[0].Cmd, "\n")
-	return e.File + ": $ " + cmd
+	k := e.File + ": $ " + cmd
+	if len(e.Steps[0].Want) > 0 {
+		k += " | " + e.Steps[0].Want[0]
+	}
+	return k
 }
 
 var (

@@ -79,6 +79,9 @@ func TestExtract(t *testing.T) {
 	if !reflect.DeepEqual(exs[0].Steps, want) || exs[0].Line != 2 || exs[0].Skip != "" {
 		t.Errorf("first example: %+v", exs[0])
 	}
+	if k := exs[0].Key(); k != "x.md: $ a \\ | out1" {
+		t.Errorf("key %q", k)
+	}
 	if exs[1].Skip != "needs a GPU" || exs[1].Steps[0].Cmd != "d" {
 		t.Errorf("second example: %+v", exs[1])
 	}
