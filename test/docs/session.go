@@ -112,10 +112,11 @@ func (s *Session) Close() {
 }
 
 // timeout is the longest one command may run: DOCTEST_TIMEOUT (a Go
-// duration) or a minute.
+// duration) or 20 seconds (a document's command that waits longer, such as
+// a daemon started in the foreground, fails rather than slow the suite).
 func timeout() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("DOCTEST_TIMEOUT")); err == nil && d > 0 {
 		return d
 	}
-	return time.Minute
+	return 20 * time.Second
 }
