@@ -104,6 +104,8 @@ func TestMatch(t *testing.T) {
 		{[]string{"at 2026-12-02T08:00:00Z in 1.2s"}, []string{"at 2027-01-01T09:10:11Z in 35ms  "}, true},
 		{[]string{"token gpb_abc123"}, []string{"token gpb_XYZ"}, true},
 		{[]string{"h100=2"}, []string{"h100=3"}, false},
+		{[]string{"Name   State  GPUs", "-----  -----  ----", "gpu-b  IDLE   7"}, []string{"Name   State          GPUs", "-----  -------------  ----", "gpu-b  IDLE+RESERVED  7"}, true},
+		{[]string{"gpu-b  IDLE   7"}, []string{"gpu-b  DOWN   7"}, false},
 	} {
 		if got := Match(c.want, c.got); got != c.ok {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)

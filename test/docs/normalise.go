@@ -28,6 +28,12 @@ var Rules = []Rule{
 	{"jobid", regexp.MustCompile(`\b(batch job|[Jj]ob[Ii]d=|[Jj]ob) \d+`), "$1 <JOBID>"},
 	// process ids of background commands ("[1] 12345").
 	{"pid", regexp.MustCompile(`^\[\d+\] \d+$`), "[<N>] <PID>"},
+	// a node's state flag from a reservation that another run on the shared testbed holds now.
+	{"reserved", regexp.MustCompile(`\b([A-Z]+)\+RESERVED\b`), "$1"},
+	// column alignment, which the variable parts above (and a table's other rows) move:
+	// runs of spaces inside a line, and a table's rule of dashes.
+	{"align", regexp.MustCompile(`(\S)  +`), "$1  "},
+	{"rule", regexp.MustCompile(`^-[- ]*-$`), "<RULE>"},
 }
 
 // Normalise applies Rules to one line and drops its trailing spaces.
