@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -220,8 +219,6 @@ func setupWorkdir(t *testing.T, root, work string, env testbed.Env) string {
 	}
 	return bin
 }
-
-var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
 
 // scratchDB creates an empty, migrated gpubridge database for the
 // documents (the testbed's gpubridge user may create gpubridge_*
