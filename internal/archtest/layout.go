@@ -134,6 +134,7 @@ var Gpubridge = Layout{
 		// test/: benchmarks, fault injection and install checks.
 		"test/install":              {}, // the package's install test
 		"test/contrib":              {}, // the checks of contrib/grafana and contrib/prometheus
+		"test/docs":                 {}, // the documentation's examples, run
 		"test/bench/burstbench":     {},
 		"test/bench/tenantbench":    {},
 		"test/bench/bookingbench":   {},

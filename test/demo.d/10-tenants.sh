@@ -56,7 +56,7 @@ $IN sacctmgr -P show qos acme,globex,initech format=name,grptres,description
 $IN sacctmgr -P show assoc account=acme,globex,initech format=account,user,qos,defaultqos
 $IN sacctmgr -P show account acme,globex,initech withcoord format=account,descr,org,coord
 
-step "tenants: a second apply finds nothing to do (3 reads, 0 writes)"
+step "tenants: a second apply finds nothing to do (1 read, 0 writes)"
 gpubridge -i apply
 
 step "tenants: alice submits three 1-GPU jobs against acme's h100=2 quota"

@@ -1,0 +1,30 @@
+// Package docs runs the documentation's examples: every fenced block of
+// README.md and docs/*.md that shows a command and its output (a line
+// `$ COMMAND` followed by the lines it prints) is extracted, run in order
+// per document in one shell session, and its output compared with the
+// text, after a short, explicit list of rules (Rules) has replaced the
+// parts that vary from run to run (times, durations, tokens, ports, job
+// and process ids); a line "..." in the text stands for any lines.
+//
+// Marks in the Markdown, HTML comments a reader of the rendered page does
+// not see:
+//   - `<!-- doc-test: skip REASON -->` before a block: not run, counted
+//     and reported with its reason; only for a block that cannot run here
+//     (a real GPU, a package build or install);
+//   - `<!-- doc-test: setup COMMAND -->`: COMMAND runs before the next
+//     block's commands (the state the text assumes without showing it);
+//   - `<!-- doc-test: file NAME -->` before a block: its content is
+//     written to NAME before the next block's commands (a file the text
+//     shows, then uses).
+//
+// The harness (Extract, Match, Session, Run, Rewrite) is tested without
+// the testbed (harness_test.go: a planted drift fails, the true text
+// passes). docs_integration_test.go runs the repository's documents on the
+// testbed, each on a scratch gpubridge database of its own, and prints how
+// many examples it found, ran and skipped; pending_integration_test.go
+// lists the examples not yet made to run in order, whose drifts are logged
+// rather than failed. DOCTEST_ONLY=docs/a.md,... runs only those
+// documents; DOCTEST_UPDATE=DIR writes each document that drifted to
+// DIR/<document> with what the commands printed in place of the text's
+// output, for a person to review with diff. Imported by nobody.
+package docs
