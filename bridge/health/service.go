@@ -508,68 +508,130 @@ func (s *Service) harvest(ctx context.Context, st *snapshot, rep *Report) {
 // for its job (another process may be submitting it right now).
 const submitGrace = time.Minute
 
-func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Report) (bool, error) {
+// harvestRun finishes run r when its job has ended: its output is judged,
+// the results stored and the records of its nodes moved on. done is false
+// while the run stays in flight (its job not found yet within the grace,
+// or still active).
+func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Report) (done bool, err error) {
 	now := s.now()
 	if r.JobID == 0 {
 		if now.Sub(r.RequestedAt) < submitGrace {
 			return false, nil
 		}
-		id, ok, err := s.Jobs.Find(ctx, r.Key)
+		found, err := s.findJob(ctx, st, &r)
 		if err != nil {
 			return false, err
 		}
-		if ok {
-			if err := s.Store.SetRunJob(ctx, r.ID, id); err != nil {
-				return false, err
-			}
-			r.JobID, r.State = id, RunSubmitted
-			js, err := s.Jobs.States(ctx, []int64{id})
-			if err != nil {
-				return false, err
-			}
-			maps(st.jobs, js)
-		} else {
+		if !found {
 			return s.abort(ctx, r, "its job was never submitted", rep)
 		}
 	}
 	js, known := st.jobs[r.JobID]
 	if known && js.Active() {
-		if js.Pending() && now.Sub(r.RequestedAt) > s.Settings.MaxPending {
-			if err := s.Jobs.Cancel(ctx, r.JobID); err != nil {
-				return false, fmt.Errorf("cancel job %d pending since %s: %w", r.JobID, r.RequestedAt.Format(time.RFC3339), err)
-			}
-			return s.abort(ctx, r, fmt.Sprintf("its job %d did not start within %s", r.JobID, s.Settings.MaxPending), rep)
-		}
-		return false, nil
+		return s.awaitJob(ctx, r, js, now, rep)
 	}
 	checks, err := s.Catalog.Resolve(r.Checks)
 	if err != nil {
 		return s.abort(ctx, r, "its checks are no longer defined: "+err.Error(), rep)
 	}
-	out, err := s.Outputs.Read(ctx, r.Key, s.Settings.MaxOutput)
+	out, why, err := s.readOutput(ctx, r, js, known, rep)
+	if err != nil {
+		return false, err
+	}
+	if why != "" {
+		return s.abort(ctx, r, why, rep)
+	}
+	fin, nexts := s.judgeRun(st, r, checks, out, known && js.State == "CANCELLED", now)
+	return s.finish(ctx, fin, nexts, rep)
+}
+
+// awaitJob keeps run r in flight while its job (state js) is active, but
+// cancels a job pending past health.maxPending and aborts the run.
+func (s *Service) awaitJob(ctx context.Context, r Run, js JobState, now time.Time, rep *Report) (bool, error) {
+	if !js.Pending() || now.Sub(r.RequestedAt) <= s.Settings.MaxPending {
+		return false, nil
+	}
+	if err := s.Jobs.Cancel(ctx, r.JobID); err != nil {
+		return false, fmt.Errorf("cancel job %d pending since %s: %w", r.JobID, r.RequestedAt.Format(time.RFC3339), err)
+	}
+	return s.abort(ctx, r, fmt.Sprintf("its job %d did not start within %s", r.JobID, s.Settings.MaxPending), rep)
+}
+
+// finish stores the judged run fin (unless another process finished it
+// first), removes its output file, reports it, and stops the nodes a
+// fatal check drained (nexts are the nodes' next records).
+func (s *Service) finish(ctx context.Context, fin Finish, nexts map[string]Node, rep *Report) (bool, error) {
+	won, err := s.Store.FinishRun(ctx, fin)
+	if err != nil {
+		return false, err
+	}
+	if !won {
+		return true, nil // another process finished it
+	}
+	r := fin.Run
+	if err := s.Outputs.Remove(ctx, r.Key); err != nil {
+		s.Logger.Warn("health: output file not removed", "run", r.ID, "key", r.Key, "error", err)
+	}
+	s.reportFinished(fin, rep)
+	return true, s.stopFatal(ctx, fin, nexts, rep)
+}
+
+// findJob looks for the job of run r, still "submitting" past the grace
+// (its submitter may have died after sbatch): found, the job is recorded
+// on r and in the store, and its state read into st.
+func (s *Service) findJob(ctx context.Context, st *snapshot, r *Run) (bool, error) {
+	id, ok, err := s.Jobs.Find(ctx, r.Key)
+	if err != nil || !ok {
+		return false, err
+	}
+	if err := s.Store.SetRunJob(ctx, r.ID, id); err != nil {
+		return false, err
+	}
+	r.JobID, r.State = id, RunSubmitted
+	js, err := s.Jobs.States(ctx, []int64{id})
+	if err != nil {
+		return false, err
+	}
+	maps(st.jobs, js)
+	return true, nil
+}
+
+// readOutput reads the output file of run r, whose job (state js, when
+// known) has ended. Without a file fit to judge, why is the reason to
+// abort the run (and what the admin must know goes to rep).
+func (s *Service) readOutput(ctx context.Context, r Run, js JobState, known bool, rep *Report) (out []byte, why string, err error) {
+	out, err = s.Outputs.Read(ctx, r.Key, s.Settings.MaxOutput)
 	if errors.Is(err, ErrNoOutput) {
 		// Without the file there is no verdict: a job cancelled before it
 		// started, or an output directory gpubridge cannot see (which would
 		// otherwise drain every node).
 		if known && js.State == "CANCELLED" {
-			return s.abort(ctx, r, fmt.Sprintf("its job %d was cancelled before it started", r.JobID), rep)
+			return nil, fmt.Sprintf("its job %d was cancelled before it started", r.JobID), nil
 		}
 		state := "forgotten by slurmctld"
 		if known {
 			state = js.State
 		}
 		rep.Errors = append(rep.Errors, fmt.Sprintf("run %d on %s: no output file %s (job %d %s)", r.ID, r.Node, s.Outputs.Path(r.Key), r.JobID, state))
-		return s.abort(ctx, r, fmt.Sprintf("no output file %s (job %s): is health.outputDir shared with gpubridge?", s.Outputs.Path(r.Key), state), rep)
+		return nil, fmt.Sprintf("no output file %s (job %s): is health.outputDir shared with gpubridge?", s.Outputs.Path(r.Key), state), nil
 	}
 	if errors.Is(err, ErrBadOutput) {
 		// Someone put another file in its place: no verdict, and the
 		// admin is told (never read through a link, never drained on it).
 		rep.Errors = append(rep.Errors, fmt.Sprintf("run %d on %s: %v", r.ID, r.Node, err))
-		return s.abort(ctx, r, err.Error(), rep)
+		return nil, err.Error(), nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read output: %w", err)
+		return nil, "", fmt.Errorf("read output: %w", err)
 	}
+	return out, "", nil
+}
+
+// judgeRun is the finish of run r from its output: each check's result
+// for each of its nodes, and the next record of each node (nexts, by
+// name). A job cancelled (jobCancelled) before its checks finished aborts
+// the run, and its unfinished checks say so.
+func (s *Service) judgeRun(st *snapshot, r Run, checks []check.Check, out []byte, jobCancelled bool, now time.Time) (Finish, map[string]Node) {
 	script := check.Script{Key: r.Key, Checks: checks, Model: r.Model, GPUs: r.GPUs}
 	outcomes := script.Evaluate(out)
 	complete := true
@@ -578,7 +640,7 @@ func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Repo
 	}
 	fin := Finish{Run: r, Evidence: capEvidence(out, s.Settings.MaxEvidence)}
 	fin.Run.State, fin.Run.FinishedAt = RunDone, now
-	cancelled := known && js.State == "CANCELLED" && !complete
+	cancelled := jobCancelled && !complete
 	if cancelled {
 		fin.Run.State, fin.Run.Note = RunAborted, "its job was cancelled before the checks finished"
 	}
@@ -595,13 +657,21 @@ func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Repo
 		}
 		crs = append(crs, CheckResult{Check: o.Check, Result: res, Fatal: checks[i].Fatal})
 	}
+	nexts := s.applyRun(st, r, Outcome{RunID: r.ID, Held: r.Held, Aborted: cancelled, Results: crs}, &fin, now)
+	return fin, nexts
+}
+
+// applyRun moves the record of each node of run r on by its outcome oc:
+// the records that changed and their state changes go into fin; nexts are
+// the next records, by node.
+func (s *Service) applyRun(st *snapshot, r Run, oc Outcome, fin *Finish, now time.Time) map[string]Node {
 	nexts := map[string]Node{}
 	for _, node := range r.AllNodes() {
 		rec, ok := st.recs[node]
 		if !ok {
 			continue
 		}
-		next, ev := Apply(rec, Outcome{RunID: r.ID, Held: r.Held, Aborted: cancelled, Results: crs}, now, s.Settings.Policy)
+		next, ev := Apply(rec, oc, now, s.Settings.Policy)
 		if ev != nil || !sameRecord(next, rec) {
 			fin.Nodes = append(fin.Nodes, next)
 		}
@@ -611,40 +681,41 @@ func (s *Service) harvestRun(ctx context.Context, st *snapshot, r Run, rep *Repo
 		}
 		nexts[node] = next
 	}
-	won, err := s.Store.FinishRun(ctx, fin)
-	if err != nil {
-		return false, err
-	}
-	if !won {
-		return true, nil // another process finished it
-	}
-	if err := s.Outputs.Remove(ctx, r.Key); err != nil {
-		s.Logger.Warn("health: output file not removed", "run", r.ID, "key", r.Key, "error", err)
-	}
+	return nexts
+}
+
+// reportFinished tells rep, the log and the observer about a finished
+// run: its state changes, and each check's verdict once.
+func (s *Service) reportFinished(fin Finish, rep *Report) {
 	rep.Finished = append(rep.Finished, fin.Run)
 	for _, ev := range fin.Events {
 		rep.Events = append(rep.Events, ev)
-		s.Logger.Info("health: node state", "node", ev.Node, "from", ev.From, "to", ev.To, "reason", ev.Reason, "run", r.ID)
+		s.Logger.Info("health: node state", "node", ev.Node, "from", ev.From, "to", ev.To, "reason", ev.Reason, "run", fin.Run.ID)
 	}
 	if s.Observer != nil {
 		for _, res := range fin.Results {
-			if res.Node == r.Node { // once per check, not per node
+			if res.Node == fin.Run.Node { // once per check, not per node
 				s.Observer.CheckResult(res.Check, res.Verdict, res.Duration())
 			}
 		}
 	}
+}
+
+// stopFatal stops (DOWN) each node a fatal check just drained out of
+// service, with the reason of its next record (nexts).
+func (s *Service) stopFatal(ctx context.Context, fin Finish, nexts map[string]Node, rep *Report) error {
 	for _, ev := range fin.Events {
 		if ev.Fatal && ev.To == Drained && ev.From.InService() {
 			// A fatal failure stops the node now: its jobs are killed.
 			// Later cycles hold it with DRAIN like any other.
 			reason := DrainReason(nexts[ev.Node])
 			if err := s.Nodes.Down(ctx, ev.Node, reason); err != nil {
-				return true, fmt.Errorf("stop %s after a fatal check: %w", ev.Node, err)
+				return fmt.Errorf("stop %s after a fatal check: %w", ev.Node, err)
 			}
 			rep.Actions = append(rep.Actions, Action{Kind: ActDown, Node: ev.Node, Reason: reason})
 		}
 	}
-	return true, nil
+	return nil
 }
 
 func maps(dst, src map[int64]JobState) {
