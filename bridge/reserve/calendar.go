@@ -70,11 +70,10 @@ func (s Settings) AppendCommitments(dst []Commitment, b Booking, inv Inventory) 
 	return append(dst, s.commitments(b, inv)...)
 }
 
+// commitments are booking b's commitments in general: per resource, the
+// larger of what the ledger admitted and what Slurm holds, at every
+// instant.
 func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
-	type piece struct {
-		start, end int64
-		count      int
-	}
 	var ledger, held []piece
 	if !b.Cancelled() && b.End.After(b.Start) && b.Count > 0 {
 		ledger = append(ledger, piece{b.Start.Unix(), b.End.Unix(), b.Count})
@@ -82,33 +81,7 @@ func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
 	if !b.Held.IsZero() && b.Held.End.After(b.Held.Start) && b.Held.Count > 0 {
 		held = append(held, piece{b.Held.Start.Unix(), b.Held.End.Unix(), b.Held.Count})
 	}
-	// perUnit[resource] = how much of the resource one unit takes, for the
-	// ledger and for the held part.
-	own := b.Resource()
-	ledgerPer := map[Resource]int{own: 1}
-	heldPer := map[Resource]int{own: 1}
-	if b.Kind == KindNode {
-		for t, c := range s.classPerNode(inv, b.NodeClass) {
-			ledgerPer[GPU(t)] = c
-			heldPer[GPU(t)] = c
-		}
-		if len(b.Held.Nodes) > 0 {
-			// Slurm placed it: the GPUs of those nodes, per node on average
-			// rounded up, never less than the class's per-node count.
-			sum := map[string]int{}
-			for _, nn := range b.Held.Nodes {
-				if n, ok := inv.node(nn); ok {
-					for t, c := range n.GPUs {
-						sum[t] += c
-					}
-				}
-			}
-			for t, c := range sum {
-				per := (c + len(b.Held.Nodes) - 1) / len(b.Held.Nodes)
-				heldPer[GPU(t)] = max(heldPer[GPU(t)], per)
-			}
-		}
-	}
+	ledgerPer, heldPer := s.perUnit(b, inv)
 	var out []Commitment
 	for _, r := range slices.Sorted(mapsKeys(ledgerPer, heldPer)) {
 		var ps []piece
@@ -129,27 +102,74 @@ func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
 			out = append(out, Commitment{Resource: r, Start: ps[0].start, End: ps[0].end, Count: ps[0].count, Booking: b.ID, Tenant: b.Tenant})
 			continue
 		}
-		// Two pieces: the larger count at every instant.
-		cuts := []int64{ps[0].start, ps[0].end, ps[1].start, ps[1].end}
-		slices.Sort(cuts)
-		cuts = slices.Compact(cuts)
-		for i := 0; i+1 < len(cuts); i++ {
-			a, z := cuts[i], cuts[i+1]
-			n := 0
-			for _, p := range ps {
-				if p.start <= a && z <= p.end {
-					n = max(n, p.count)
-				}
+		out = appendLarger(out, r, ps, b)
+	}
+	return out
+}
+
+// piece is a count of a resource over Unix seconds [start, end).
+type piece struct {
+	start, end int64
+	count      int
+}
+
+// perUnit is how much of each resource one unit of booking b takes, for
+// the ledger's part and for the part Slurm holds: one of its own resource,
+// and for a node booking the GPUs per node of its class (where Slurm
+// placed it, those nodes' GPUs per node on average, rounded up, never less
+// than the class's).
+func (s Settings) perUnit(b Booking, inv Inventory) (ledgerPer, heldPer map[Resource]int) {
+	own := b.Resource()
+	ledgerPer = map[Resource]int{own: 1}
+	heldPer = map[Resource]int{own: 1}
+	if b.Kind != KindNode {
+		return ledgerPer, heldPer
+	}
+	for t, c := range s.classPerNode(inv, b.NodeClass) {
+		ledgerPer[GPU(t)] = c
+		heldPer[GPU(t)] = c
+	}
+	if len(b.Held.Nodes) == 0 {
+		return ledgerPer, heldPer
+	}
+	sum := map[string]int{}
+	for _, nn := range b.Held.Nodes {
+		if n, ok := inv.node(nn); ok {
+			for t, c := range n.GPUs {
+				sum[t] += c
 			}
-			if n == 0 {
-				continue
-			}
-			if k := len(out) - 1; k >= 0 && out[k].Resource == r && out[k].End == a && out[k].Count == n {
-				out[k].End = z
-				continue
-			}
-			out = append(out, Commitment{Resource: r, Start: a, End: z, Count: n, Booking: b.ID, Tenant: b.Tenant})
 		}
+	}
+	for t, c := range sum {
+		per := (c + len(b.Held.Nodes) - 1) / len(b.Held.Nodes)
+		heldPer[GPU(t)] = max(heldPer[GPU(t)], per)
+	}
+	return ledgerPer, heldPer
+}
+
+// appendLarger appends to out booking b's commitments of resource r from
+// two pieces ps: the larger count at every instant, adjacent spans of one
+// count joined.
+func appendLarger(out []Commitment, r Resource, ps []piece, b Booking) []Commitment {
+	cuts := []int64{ps[0].start, ps[0].end, ps[1].start, ps[1].end}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	for i := 0; i+1 < len(cuts); i++ {
+		a, z := cuts[i], cuts[i+1]
+		n := 0
+		for _, p := range ps {
+			if p.start <= a && z <= p.end {
+				n = max(n, p.count)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if k := len(out) - 1; k >= 0 && out[k].Resource == r && out[k].End == a && out[k].Count == n {
+			out[k].End = z
+			continue
+		}
+		out = append(out, Commitment{Resource: r, Start: a, End: z, Count: n, Booking: b.ID, Tenant: b.Tenant})
 	}
 	return out
 }
