@@ -107,6 +107,7 @@ var Gpubridge = Layout{
 		"internal/slurmrest/slurmresttest": {TestOnly: true},                                                                                                         // testbed clients for integration tests
 		"internal/slurmstr":                {Pure: true, Importers: []string{"*"}},
 		"internal/money":                   {Pure: true, Importers: []string{"*"}},
+		"internal/interval":                {Pure: true, Importers: []string{"*"}}, // the one half-open interval of seconds and its set
 		"internal/problem":                 {Pure: true, Importers: []string{"*"}}, // the one list of input problems
 		"internal/kv":                      {Pure: true, Importers: []string{"*"}},
 		"internal/table":                   {Pure: true, Importers: []string{"*"}},       // the CLI's tables: the feature packages lay out their views
