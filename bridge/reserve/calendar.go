@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Instants are Unix seconds; these stand for the beginning and the end of
@@ -76,10 +78,10 @@ func (s Settings) AppendCommitments(dst []Commitment, b Booking, inv Inventory) 
 func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
 	var ledger, held []piece
 	if !b.Cancelled() && b.End.After(b.Start) && b.Count > 0 {
-		ledger = append(ledger, piece{b.Start.Unix(), b.End.Unix(), b.Count})
+		ledger = append(ledger, piece{interval.Interval{Start: b.Start.Unix(), End: b.End.Unix()}, b.Count})
 	}
 	if !b.Held.IsZero() && b.Held.End.After(b.Held.Start) && b.Held.Count > 0 {
-		held = append(held, piece{b.Held.Start.Unix(), b.Held.End.Unix(), b.Held.Count})
+		held = append(held, piece{interval.Interval{Start: b.Held.Start.Unix(), End: b.Held.End.Unix()}, b.Held.Count})
 	}
 	ledgerPer, heldPer := s.perUnit(b, inv)
 	var out []Commitment
@@ -87,19 +89,19 @@ func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
 		var ps []piece
 		for _, p := range ledger {
 			if ledgerPer[r] > 0 {
-				ps = append(ps, piece{p.start, p.end, p.count * ledgerPer[r]})
+				ps = append(ps, piece{p.Interval, p.count * ledgerPer[r]})
 			}
 		}
 		for _, p := range held {
 			if heldPer[r] > 0 {
-				ps = append(ps, piece{p.start, p.end, p.count * heldPer[r]})
+				ps = append(ps, piece{p.Interval, p.count * heldPer[r]})
 			}
 		}
 		switch len(ps) {
 		case 0:
 			continue
 		case 1:
-			out = append(out, Commitment{Resource: r, Start: ps[0].start, End: ps[0].end, Count: ps[0].count, Booking: b.ID, Tenant: b.Tenant})
+			out = append(out, Commitment{Resource: r, Start: ps[0].Start, End: ps[0].End, Count: ps[0].count, Booking: b.ID, Tenant: b.Tenant})
 			continue
 		}
 		out = appendLarger(out, r, ps, b)
@@ -107,10 +109,10 @@ func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
 	return out
 }
 
-// piece is a count of a resource over Unix seconds [start, end).
+// piece is a count of a resource over an interval.
 type piece struct {
-	start, end int64
-	count      int
+	interval.Interval
+	count int
 }
 
 // perUnit is how much of each resource one unit of booking b takes, for
@@ -151,14 +153,14 @@ func (s Settings) perUnit(b Booking, inv Inventory) (ledgerPer, heldPer map[Reso
 // two pieces ps: the larger count at every instant, adjacent spans of one
 // count joined.
 func appendLarger(out []Commitment, r Resource, ps []piece, b Booking) []Commitment {
-	cuts := []int64{ps[0].start, ps[0].end, ps[1].start, ps[1].end}
+	cuts := []int64{ps[0].Start, ps[0].End, ps[1].Start, ps[1].End}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
 	for i := 0; i+1 < len(cuts); i++ {
 		a, z := cuts[i], cuts[i+1]
 		n := 0
 		for _, p := range ps {
-			if p.start <= a && z <= p.end {
+			if p.Covers(interval.Interval{Start: a, End: z}) {
 				n = max(n, p.count)
 			}
 		}
@@ -343,10 +345,11 @@ func (c *Calendar) Overlapping(f, t int64) []Commitment {
 }
 
 // goodRuns returns the maximal runs within [from, until) where at least
-// need is free; a run reaching until is open-ended (z == forever) when the
-// calendar is free from there on.
-func (c *Calendar) goodRuns(from, until int64, need int) [][2]int64 {
-	var out [][2]int64
+// need is free; a run reaching until is open-ended (End == forever) when
+// the calendar is free from there on. The steps come in order and a run
+// grows while they are free, so the runs are a Set as it stands.
+func (c *Calendar) goodRuns(from, until int64, need int) interval.Set {
+	var out interval.Set
 	c.each(from, forever, func(a, z int64, i int) bool {
 		if a >= until {
 			return false
@@ -354,10 +357,10 @@ func (c *Calendar) goodRuns(from, until int64, need int) [][2]int64 {
 		if c.capOf(i)-c.used[i] < need {
 			return true
 		}
-		if k := len(out) - 1; k >= 0 && out[k][1] == a {
-			out[k][1] = z
+		if k := len(out) - 1; k >= 0 && out[k].End == a {
+			out[k].End = z
 		} else {
-			out = append(out, [2]int64{a, z})
+			out = append(out, interval.Interval{Start: a, End: z})
 		}
 		return true
 	})
@@ -393,28 +396,28 @@ func FindSlots(needs []Need, after time.Time, d time.Duration, lastStart time.Ti
 		until = lastStart.Unix() + length
 	}
 	// Intersect the runs where each need fits.
-	var runs [][2]int64
+	var runs interval.Set
 	for i, n := range needs {
 		r := n.Calendar.goodRuns(from, until, n.Count)
 		if i == 0 {
 			runs = r
 			continue
 		}
-		runs = intersect(runs, r)
+		runs = intersectSets(runs, r)
 	}
 	var out []Slot
 	for _, r := range runs {
-		if r[1] != forever && r[1]-r[0] < length {
+		if r.End != forever && r.Len() < length {
 			continue
 		}
-		s := Slot{Start: fromUnix(r[0]), End: fromUnix(r[0] + length)}
-		if until != forever && r[0] > until-length {
+		s := Slot{Start: fromUnix(r.Start), End: fromUnix(r.Start + length)}
+		if until != forever && r.Start > until-length {
 			break
 		}
 		// A run that reaches the end of the search stays open: any later
 		// start within the search fits.
-		if r[1] != forever && (until == forever || r[1] < until) {
-			s.Latest = fromUnix(r[1] - length)
+		if r.End != forever && (until == forever || r.End < until) {
+			s.Latest = fromUnix(r.End - length)
 		}
 		out = append(out, s)
 		if len(out) == limit {
@@ -424,15 +427,16 @@ func FindSlots(needs []Need, after time.Time, d time.Duration, lastStart time.Ti
 	return out
 }
 
-func intersect(a, b [][2]int64) [][2]int64 {
-	var out [][2]int64
+// intersectSets is the seconds in both a and b, in one pass over both
+// (interval.Set intersects with one window at a time).
+func intersectSets(a, b interval.Set) interval.Set {
+	var out interval.Set
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		s, e := max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-		if s < e {
-			out = append(out, [2]int64{s, e})
+		if r := a[i].Intersect(b[j]); !r.Empty() {
+			out = append(out, r)
 		}
-		if a[i][1] < b[j][1] {
+		if a[i].End < b[j].End {
 			i++
 		} else {
 			j++

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Node is one node of the pool as slurmctld reports it.
@@ -313,11 +315,11 @@ func (s Settings) Capacities(inv Inventory, maint []Maintenance, now time.Time, 
 	return out
 }
 
-// goneSpan is a span of Unix seconds [s, e) in which a node is gone
-// entirely (down from now on, in maintenance, or held whole by a
-// reservation not accounted for by a booking), and why.
+// goneSpan is an interval in which a node is gone entirely (down from now
+// on, in maintenance, or held whole by a reservation not accounted for by
+// a booking), and why.
 type goneSpan struct {
-	s, e   int64
+	interval.Interval
 	reason string
 }
 
@@ -328,7 +330,7 @@ func (s Settings) unavailable(inv Inventory, maint []Maintenance, now time.Time,
 	gone = map[string][]goneSpan{}
 	for _, n := range inv.Nodes {
 		if n.Down != "" {
-			gone[n.Name] = append(gone[n.Name], goneSpan{now.Unix(), math.MaxInt64, n.Name + " is " + n.Down})
+			gone[n.Name] = append(gone[n.Name], goneSpan{interval.Interval{Start: now.Unix(), End: math.MaxInt64}, n.Name + " is " + n.Down})
 		}
 	}
 	for _, m := range maint {
@@ -337,7 +339,7 @@ func (s Settings) unavailable(inv Inventory, maint []Maintenance, now time.Time,
 			if m.Reason != "" {
 				r += " (" + m.Reason + ")"
 			}
-			gone[nn] = append(gone[nn], goneSpan{m.Start.Unix(), m.End.Unix(), r})
+			gone[nn] = append(gone[nn], goneSpan{interval.Interval{Start: m.Start.Unix(), End: m.End.Unix()}, r})
 		}
 	}
 	for _, r := range inv.Reservations {
@@ -349,7 +351,7 @@ func (s Settings) unavailable(inv Inventory, maint []Maintenance, now time.Time,
 		}
 		if r.WholeNodes {
 			for _, nn := range r.Nodes {
-				gone[nn] = append(gone[nn], goneSpan{r.Start.Unix(), r.End.Unix(), "reservation " + r.Name + " holds " + nn})
+				gone[nn] = append(gone[nn], goneSpan{interval.Interval{Start: r.Start.Unix(), End: r.End.Unix()}, "reservation " + r.Name + " holds " + nn})
 			}
 			continue
 		}
@@ -361,14 +363,12 @@ func (s Settings) unavailable(inv Inventory, maint []Maintenance, now time.Time,
 // mergeGone is the union of one node's spans (sorted in place by start),
 // each merged span giving every reason once.
 func mergeGone(ss []goneSpan) []goneSpan {
-	sort.Slice(ss, func(i, j int) bool { return ss[i].s < ss[j].s })
+	sort.Slice(ss, func(i, j int) bool { return ss[i].Start < ss[j].Start })
 	var m []goneSpan
 	for _, x := range ss {
-		if len(m) > 0 && x.s <= m[len(m)-1].e {
+		if len(m) > 0 && x.Start <= m[len(m)-1].End {
 			last := &m[len(m)-1]
-			if x.e > last.e {
-				last.e = x.e
-			}
+			last.End = max(last.End, x.End)
 			if !strings.Contains(last.reason, x.reason) {
 				last.reason += "; " + x.reason
 			}
@@ -401,7 +401,7 @@ func (s Settings) gpuCapacity(inv Inventory, typ string, merged map[string][]gon
 			continue
 		}
 		for _, sp := range merged[n.Name] {
-			c.Reductions = append(c.Reductions, Reduction{Start: unixTime(sp.s), End: unixTime(sp.e), Count: n.GPUs[typ], Reason: sp.reason})
+			c.Reductions = append(c.Reductions, Reduction{Start: unixTime(sp.Start), End: unixTime(sp.End), Count: n.GPUs[typ], Reason: sp.reason})
 		}
 	}
 	for _, r := range foreign {
@@ -423,7 +423,7 @@ func (s Settings) classCapacity(inv Inventory, class string, merged map[string][
 	c := Capacity{Resource: NodeClass(class), Total: len(nodes)}
 	for _, n := range nodes {
 		for _, sp := range merged[n.Name] {
-			c.Reductions = append(c.Reductions, Reduction{Start: unixTime(sp.s), End: unixTime(sp.e), Count: 1, Reason: sp.reason})
+			c.Reductions = append(c.Reductions, Reduction{Start: unixTime(sp.Start), End: unixTime(sp.End), Count: 1, Reason: sp.reason})
 		}
 		for _, r := range foreign {
 			if slices.Contains(r.Nodes, n.Name) {
