@@ -31,6 +31,14 @@
 //     its own check results then, never another tenant's), laid out in
 //     view.go.
 //
+// The service's files go by concern: service.go (settings, construction),
+// schedule.go (the daemon's jobs, a schedule's submissions), cycle.go (a
+// cycle and a harvest, re-projecting bookings), snapshot.go (one cycle's
+// reading of Slurm and the store), harvest.go (finishing a run whose job
+// ended), reconcile.go (records from and to Slurm, settling acceptance
+// runs), submit.go (one run's job), trigger.go (tenants' and admins'
+// checks).
+//
 // Check definitions and parsers live in check, credits in credit, the
 // MariaDB store in store, the Slurm adapter in slurmadapter, Prometheus
 // collectors in metrics, a fake Slurm for tests in healthtest.

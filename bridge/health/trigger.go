@@ -35,38 +35,9 @@ type Request struct {
 func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.managed(q.Node) {
-		return Run{}, fmt.Errorf("%w: %s is not under gpubridge's health management (health.nodes: %s)", ErrUnknownNode, q.Node, strings.Join(s.Settings.Nodes, ","))
-	}
-	names := q.Checks
-	if len(names) == 0 {
-		names = s.Settings.TriggerChecks
-	}
-	checks, err := s.Catalog.Resolve(names)
+	names, checks, err := s.triggerChecks(q)
 	if err != nil {
-		return Run{}, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	span := 1
-	for _, c := range checks {
-		span = max(span, c.Nodes)
-	}
-	for _, c := range checks {
-		switch {
-		case c.Nodes > 2:
-			return Run{}, fmt.Errorf("%w: %s spans %d nodes; gpubridge runs checks on one or two nodes", ErrInvalid, c.Name, c.Nodes)
-		case span == 2 && c.Nodes != 2:
-			return Run{}, fmt.Errorf("%w: %s is a single-node check; a two-node run holds only two-node checks (run %s on its own)", ErrInvalid, c.Name, c.Name)
-		}
-	}
-	switch {
-	case span == 2 && q.Peer == "":
-		return Run{}, fmt.Errorf("%w: %s spans 2 nodes: name the second with peer=NODE", ErrInvalid, strings.Join(names, ","))
-	case span == 1 && q.Peer != "":
-		return Run{}, fmt.Errorf("%w: peer=%s is for two-node checks (nccl-2node); %s runs on one node", ErrInvalid, q.Peer, strings.Join(names, ","))
-	case q.Peer == q.Node:
-		return Run{}, fmt.Errorf("%w: peer=%s is the node itself; a two-node check needs another node", ErrInvalid, q.Peer)
-	case q.Peer != "" && !s.managed(q.Peer):
-		return Run{}, fmt.Errorf("%w: peer %s is not under gpubridge's health management (health.nodes: %s)", ErrUnknownNode, q.Peer, strings.Join(s.Settings.Nodes, ","))
+		return Run{}, err
 	}
 	now := s.now()
 	if q.Tenant != "" {
@@ -83,24 +54,13 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	sn, ok := st.slurm[q.Node]
-	if !ok {
-		return Run{}, fmt.Errorf("%w: slurmctld does not know node %s", ErrUnknownNode, q.Node)
+	sn, rec, err := s.triggerable(st, q)
+	if err != nil {
+		return Run{}, err
 	}
-	rec, ok := st.recs[q.Node]
-	switch {
-	case !ok:
-		return Run{}, fmt.Errorf("%w: %s is new to gpubridge and not admitted yet (its burn-in starts at the next health cycle)", ErrBusy, q.Node)
-	case rec.State == External:
-		return Run{}, fmt.Errorf("%w: %s is %s; gpubridge does not check a node it does not hold", ErrNotAllowed, q.Node, rec.Reason)
-	case rec.State.Held() && q.Tenant != "":
-		return Run{}, fmt.Errorf("%w: %s is held by gpubridge (%s): it serves no tenant until it requalifies", ErrNotAllowed, q.Node, DrainReason(rec))
-	}
-	if r, busy := st.runOn(q.Node); busy {
-		return Run{}, busyError(r, q.Node, q.Tenant)
-	}
-	if st.activeRuns() >= s.Settings.MaxConcurrent {
-		return Run{}, fmt.Errorf("%w: %d check jobs are in flight, the cap (health.maxConcurrent); try again later", ErrBusy, st.activeRuns())
+	purpose := PurposeAdmin
+	if q.Tenant != "" {
+		purpose = PurposeTenant
 	}
 	if q.Peer != "" {
 		// Built-in checks judge per GPU model (nccl-2node's bandwidth);
@@ -110,16 +70,83 @@ func (s *Service) Trigger(ctx context.Context, q Request) (Run, error) {
 		if err != nil {
 			return Run{}, err
 		}
-		purpose := PurposeAdmin
-		if q.Tenant != "" {
-			purpose = PurposeTenant
-		}
 		return s.submit(ctx, st, sn, names, purpose, "", false, q.Tenant, q.Actor, peer)
 	}
-	purpose := PurposeAdmin
-	if q.Tenant != "" {
-		purpose = PurposeTenant
+	return s.triggerOne(ctx, st, sn, rec, names, purpose, q)
+}
+
+// triggerChecks are the names and checks a request runs (the trigger set
+// when it names none), refused unless they and the peer make one run: all
+// single-node checks without a peer, or all two-node checks with a managed
+// peer that is another node.
+func (s *Service) triggerChecks(q Request) ([]string, []check.Check, error) {
+	if !s.managed(q.Node) {
+		return nil, nil, fmt.Errorf("%w: %s is not under gpubridge's health management (health.nodes: %s)", ErrUnknownNode, q.Node, strings.Join(s.Settings.Nodes, ","))
 	}
+	names := q.Checks
+	if len(names) == 0 {
+		names = s.Settings.TriggerChecks
+	}
+	checks, err := s.Catalog.Resolve(names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	span := 1
+	for _, c := range checks {
+		span = max(span, c.Nodes)
+	}
+	for _, c := range checks {
+		switch {
+		case c.Nodes > 2:
+			return nil, nil, fmt.Errorf("%w: %s spans %d nodes; gpubridge runs checks on one or two nodes", ErrInvalid, c.Name, c.Nodes)
+		case span == 2 && c.Nodes != 2:
+			return nil, nil, fmt.Errorf("%w: %s is a single-node check; a two-node run holds only two-node checks (run %s on its own)", ErrInvalid, c.Name, c.Name)
+		}
+	}
+	switch {
+	case span == 2 && q.Peer == "":
+		return nil, nil, fmt.Errorf("%w: %s spans 2 nodes: name the second with peer=NODE", ErrInvalid, strings.Join(names, ","))
+	case span == 1 && q.Peer != "":
+		return nil, nil, fmt.Errorf("%w: peer=%s is for two-node checks (nccl-2node); %s runs on one node", ErrInvalid, q.Peer, strings.Join(names, ","))
+	case q.Peer == q.Node:
+		return nil, nil, fmt.Errorf("%w: peer=%s is the node itself; a two-node check needs another node", ErrInvalid, q.Peer)
+	case q.Peer != "" && !s.managed(q.Peer):
+		return nil, nil, fmt.Errorf("%w: peer %s is not under gpubridge's health management (health.nodes: %s)", ErrUnknownNode, q.Peer, strings.Join(s.Settings.Nodes, ","))
+	}
+	return names, checks, nil
+}
+
+// triggerable is the requested node as slurmctld and gpubridge know it,
+// refused when gpubridge has not admitted it, does not hold it, holds it
+// away from tenants (for a tenant's request), or a run is on it or at the
+// cap of runs in flight.
+func (s *Service) triggerable(st *snapshot, q Request) (SlurmNode, Node, error) {
+	sn, ok := st.slurm[q.Node]
+	if !ok {
+		return SlurmNode{}, Node{}, fmt.Errorf("%w: slurmctld does not know node %s", ErrUnknownNode, q.Node)
+	}
+	rec, ok := st.recs[q.Node]
+	switch {
+	case !ok:
+		return SlurmNode{}, Node{}, fmt.Errorf("%w: %s is new to gpubridge and not admitted yet (its burn-in starts at the next health cycle)", ErrBusy, q.Node)
+	case rec.State == External:
+		return SlurmNode{}, Node{}, fmt.Errorf("%w: %s is %s; gpubridge does not check a node it does not hold", ErrNotAllowed, q.Node, rec.Reason)
+	case rec.State.Held() && q.Tenant != "":
+		return SlurmNode{}, Node{}, fmt.Errorf("%w: %s is held by gpubridge (%s): it serves no tenant until it requalifies", ErrNotAllowed, q.Node, DrainReason(rec))
+	}
+	if r, busy := st.runOn(q.Node); busy {
+		return SlurmNode{}, Node{}, busyError(r, q.Node, q.Tenant)
+	}
+	if st.activeRuns() >= s.Settings.MaxConcurrent {
+		return SlurmNode{}, Node{}, fmt.Errorf("%w: %d check jobs are in flight, the cap (health.maxConcurrent); try again later", ErrBusy, st.activeRuns())
+	}
+	return sn, rec, nil
+}
+
+// triggerOne submits a single-node run on sn (record rec). On a held node
+// an admin's run is an acceptance run: it holds the node's own checks too,
+// its reservation is reconciled first and its passes settled after.
+func (s *Service) triggerOne(ctx context.Context, st *snapshot, sn SlurmNode, rec Node, names []string, purpose Purpose, q Request) (Run, error) {
 	held := rec.State.Held() // an admin's acceptance run on a held node counts toward its passes
 	if held {
 		names = union(names, rec.Checks)

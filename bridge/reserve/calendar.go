@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Instants are Unix seconds; these stand for the beginning and the end of
@@ -70,86 +72,106 @@ func (s Settings) AppendCommitments(dst []Commitment, b Booking, inv Inventory) 
 	return append(dst, s.commitments(b, inv)...)
 }
 
+// commitments are booking b's commitments in general: per resource, the
+// larger of what the ledger admitted and what Slurm holds, at every
+// instant.
 func (s Settings) commitments(b Booking, inv Inventory) []Commitment {
-	type piece struct {
-		start, end int64
-		count      int
-	}
 	var ledger, held []piece
 	if !b.Cancelled() && b.End.After(b.Start) && b.Count > 0 {
-		ledger = append(ledger, piece{b.Start.Unix(), b.End.Unix(), b.Count})
+		ledger = append(ledger, piece{interval.Interval{Start: b.Start.Unix(), End: b.End.Unix()}, b.Count})
 	}
 	if !b.Held.IsZero() && b.Held.End.After(b.Held.Start) && b.Held.Count > 0 {
-		held = append(held, piece{b.Held.Start.Unix(), b.Held.End.Unix(), b.Held.Count})
+		held = append(held, piece{interval.Interval{Start: b.Held.Start.Unix(), End: b.Held.End.Unix()}, b.Held.Count})
 	}
-	// perUnit[resource] = how much of the resource one unit takes, for the
-	// ledger and for the held part.
-	own := b.Resource()
-	ledgerPer := map[Resource]int{own: 1}
-	heldPer := map[Resource]int{own: 1}
-	if b.Kind == KindNode {
-		for t, c := range s.classPerNode(inv, b.NodeClass) {
-			ledgerPer[GPU(t)] = c
-			heldPer[GPU(t)] = c
-		}
-		if len(b.Held.Nodes) > 0 {
-			// Slurm placed it: the GPUs of those nodes, per node on average
-			// rounded up, never less than the class's per-node count.
-			sum := map[string]int{}
-			for _, nn := range b.Held.Nodes {
-				if n, ok := inv.node(nn); ok {
-					for t, c := range n.GPUs {
-						sum[t] += c
-					}
-				}
-			}
-			for t, c := range sum {
-				per := (c + len(b.Held.Nodes) - 1) / len(b.Held.Nodes)
-				heldPer[GPU(t)] = max(heldPer[GPU(t)], per)
-			}
-		}
-	}
+	ledgerPer, heldPer := s.perUnit(b, inv)
 	var out []Commitment
 	for _, r := range slices.Sorted(mapsKeys(ledgerPer, heldPer)) {
 		var ps []piece
 		for _, p := range ledger {
 			if ledgerPer[r] > 0 {
-				ps = append(ps, piece{p.start, p.end, p.count * ledgerPer[r]})
+				ps = append(ps, piece{p.Interval, p.count * ledgerPer[r]})
 			}
 		}
 		for _, p := range held {
 			if heldPer[r] > 0 {
-				ps = append(ps, piece{p.start, p.end, p.count * heldPer[r]})
+				ps = append(ps, piece{p.Interval, p.count * heldPer[r]})
 			}
 		}
 		switch len(ps) {
 		case 0:
 			continue
 		case 1:
-			out = append(out, Commitment{Resource: r, Start: ps[0].start, End: ps[0].end, Count: ps[0].count, Booking: b.ID, Tenant: b.Tenant})
+			out = append(out, Commitment{Resource: r, Start: ps[0].Start, End: ps[0].End, Count: ps[0].count, Booking: b.ID, Tenant: b.Tenant})
 			continue
 		}
-		// Two pieces: the larger count at every instant.
-		cuts := []int64{ps[0].start, ps[0].end, ps[1].start, ps[1].end}
-		slices.Sort(cuts)
-		cuts = slices.Compact(cuts)
-		for i := 0; i+1 < len(cuts); i++ {
-			a, z := cuts[i], cuts[i+1]
-			n := 0
-			for _, p := range ps {
-				if p.start <= a && z <= p.end {
-					n = max(n, p.count)
-				}
+		out = appendLarger(out, r, ps, b)
+	}
+	return out
+}
+
+// piece is a count of a resource over an interval.
+type piece struct {
+	interval.Interval
+	count int
+}
+
+// perUnit is how much of each resource one unit of booking b takes, for
+// the ledger's part and for the part Slurm holds: one of its own resource,
+// and for a node booking the GPUs per node of its class (where Slurm
+// placed it, those nodes' GPUs per node on average, rounded up, never less
+// than the class's).
+func (s Settings) perUnit(b Booking, inv Inventory) (ledgerPer, heldPer map[Resource]int) {
+	own := b.Resource()
+	ledgerPer = map[Resource]int{own: 1}
+	heldPer = map[Resource]int{own: 1}
+	if b.Kind != KindNode {
+		return ledgerPer, heldPer
+	}
+	for t, c := range s.classPerNode(inv, b.NodeClass) {
+		ledgerPer[GPU(t)] = c
+		heldPer[GPU(t)] = c
+	}
+	if len(b.Held.Nodes) == 0 {
+		return ledgerPer, heldPer
+	}
+	sum := map[string]int{}
+	for _, nn := range b.Held.Nodes {
+		if n, ok := inv.node(nn); ok {
+			for t, c := range n.GPUs {
+				sum[t] += c
 			}
-			if n == 0 {
-				continue
-			}
-			if k := len(out) - 1; k >= 0 && out[k].Resource == r && out[k].End == a && out[k].Count == n {
-				out[k].End = z
-				continue
-			}
-			out = append(out, Commitment{Resource: r, Start: a, End: z, Count: n, Booking: b.ID, Tenant: b.Tenant})
 		}
+	}
+	for t, c := range sum {
+		per := (c + len(b.Held.Nodes) - 1) / len(b.Held.Nodes)
+		heldPer[GPU(t)] = max(heldPer[GPU(t)], per)
+	}
+	return ledgerPer, heldPer
+}
+
+// appendLarger appends to out booking b's commitments of resource r from
+// two pieces ps: the larger count at every instant, adjacent spans of one
+// count joined.
+func appendLarger(out []Commitment, r Resource, ps []piece, b Booking) []Commitment {
+	cuts := []int64{ps[0].Start, ps[0].End, ps[1].Start, ps[1].End}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	for i := 0; i+1 < len(cuts); i++ {
+		a, z := cuts[i], cuts[i+1]
+		n := 0
+		for _, p := range ps {
+			if p.Covers(interval.Interval{Start: a, End: z}) {
+				n = max(n, p.count)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if k := len(out) - 1; k >= 0 && out[k].Resource == r && out[k].End == a && out[k].Count == n {
+			out[k].End = z
+			continue
+		}
+		out = append(out, Commitment{Resource: r, Start: a, End: z, Count: n, Booking: b.ID, Tenant: b.Tenant})
 	}
 	return out
 }
@@ -323,10 +345,11 @@ func (c *Calendar) Overlapping(f, t int64) []Commitment {
 }
 
 // goodRuns returns the maximal runs within [from, until) where at least
-// need is free; a run reaching until is open-ended (z == forever) when the
-// calendar is free from there on.
-func (c *Calendar) goodRuns(from, until int64, need int) [][2]int64 {
-	var out [][2]int64
+// need is free; a run reaching until is open-ended (End == forever) when
+// the calendar is free from there on. The steps come in order and a run
+// grows while they are free, so the runs are a Set as it stands.
+func (c *Calendar) goodRuns(from, until int64, need int) interval.Set {
+	var out interval.Set
 	c.each(from, forever, func(a, z int64, i int) bool {
 		if a >= until {
 			return false
@@ -334,10 +357,10 @@ func (c *Calendar) goodRuns(from, until int64, need int) [][2]int64 {
 		if c.capOf(i)-c.used[i] < need {
 			return true
 		}
-		if k := len(out) - 1; k >= 0 && out[k][1] == a {
-			out[k][1] = z
+		if k := len(out) - 1; k >= 0 && out[k].End == a {
+			out[k].End = z
 		} else {
-			out = append(out, [2]int64{a, z})
+			out = append(out, interval.Interval{Start: a, End: z})
 		}
 		return true
 	})
@@ -373,28 +396,28 @@ func FindSlots(needs []Need, after time.Time, d time.Duration, lastStart time.Ti
 		until = lastStart.Unix() + length
 	}
 	// Intersect the runs where each need fits.
-	var runs [][2]int64
+	var runs interval.Set
 	for i, n := range needs {
 		r := n.Calendar.goodRuns(from, until, n.Count)
 		if i == 0 {
 			runs = r
 			continue
 		}
-		runs = intersect(runs, r)
+		runs = intersectSets(runs, r)
 	}
 	var out []Slot
 	for _, r := range runs {
-		if r[1] != forever && r[1]-r[0] < length {
+		if r.End != forever && r.Len() < length {
 			continue
 		}
-		s := Slot{Start: fromUnix(r[0]), End: fromUnix(r[0] + length)}
-		if until != forever && r[0] > until-length {
+		s := Slot{Start: fromUnix(r.Start), End: fromUnix(r.Start + length)}
+		if until != forever && r.Start > until-length {
 			break
 		}
 		// A run that reaches the end of the search stays open: any later
 		// start within the search fits.
-		if r[1] != forever && (until == forever || r[1] < until) {
-			s.Latest = fromUnix(r[1] - length)
+		if r.End != forever && (until == forever || r.End < until) {
+			s.Latest = fromUnix(r.End - length)
 		}
 		out = append(out, s)
 		if len(out) == limit {
@@ -404,15 +427,16 @@ func FindSlots(needs []Need, after time.Time, d time.Duration, lastStart time.Ti
 	return out
 }
 
-func intersect(a, b [][2]int64) [][2]int64 {
-	var out [][2]int64
+// intersectSets is the seconds in both a and b, in one pass over both
+// (interval.Set intersects with one window at a time).
+func intersectSets(a, b interval.Set) interval.Set {
+	var out interval.Set
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		s, e := max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-		if s < e {
-			out = append(out, [2]int64{s, e})
+		if r := a[i].Intersect(b[j]); !r.Empty() {
+			out = append(out, r)
 		}
-		if a[i][1] < b[j][1] {
+		if a[i].End < b[j].End {
 			i++
 		} else {
 			j++

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Node is one node of the pool as slurmctld reports it.
@@ -295,16 +297,40 @@ type Capacity struct {
 // span) take capacity like anybody's. nil treats all of gpubridge's
 // reservations as accounted.
 func (s Settings) Capacities(inv Inventory, maint []Maintenance, now time.Time, accounted func(id int64) bool) map[Resource]Capacity {
-	out := map[Resource]Capacity{}
-	// Per node: when its GPUs are gone entirely.
-	type span struct {
-		s, e   int64
-		reason string
+	gone, foreign := s.unavailable(inv, maint, now, accounted)
+	// Union each node's spans, so that one node is subtracted once.
+	merged := map[string][]goneSpan{}
+	for name, ss := range gone {
+		merged[name] = mergeGone(ss)
 	}
-	gone := map[string][]span{}
+	out := map[Resource]Capacity{}
+	for _, typ := range inv.Types() {
+		c := s.gpuCapacity(inv, typ, merged, foreign)
+		out[c.Resource] = c
+	}
+	for _, class := range slices.Sorted(maps.Keys(s.NodeClasses)) {
+		c := s.classCapacity(inv, class, merged, foreign)
+		out[c.Resource] = c
+	}
+	return out
+}
+
+// goneSpan is an interval in which a node is gone entirely (down from now
+// on, in maintenance, or held whole by a reservation not accounted for by
+// a booking), and why.
+type goneSpan struct {
+	interval.Interval
+	reason string
+}
+
+// unavailable is, per node, when its GPUs are gone entirely (gone), and
+// the reservations not accounted for by a booking that hold GPUs rather
+// than whole nodes (foreign); see Capacities for accounted.
+func (s Settings) unavailable(inv Inventory, maint []Maintenance, now time.Time, accounted func(id int64) bool) (gone map[string][]goneSpan, foreign []Reservation) {
+	gone = map[string][]goneSpan{}
 	for _, n := range inv.Nodes {
 		if n.Down != "" {
-			gone[n.Name] = append(gone[n.Name], span{now.Unix(), math.MaxInt64, n.Name + " is " + n.Down})
+			gone[n.Name] = append(gone[n.Name], goneSpan{interval.Interval{Start: now.Unix(), End: math.MaxInt64}, n.Name + " is " + n.Down})
 		}
 	}
 	for _, m := range maint {
@@ -313,10 +339,9 @@ func (s Settings) Capacities(inv Inventory, maint []Maintenance, now time.Time, 
 			if m.Reason != "" {
 				r += " (" + m.Reason + ")"
 			}
-			gone[nn] = append(gone[nn], span{m.Start.Unix(), m.End.Unix(), r})
+			gone[nn] = append(gone[nn], goneSpan{interval.Interval{Start: m.Start.Unix(), End: m.End.Unix()}, r})
 		}
 	}
-	var foreign []Reservation
 	for _, r := range inv.Reservations {
 		if id, ours := s.BookingID(r.Name); ours && (accounted == nil || accounted(id)) {
 			continue // counted through its booking (Booking.Held)
@@ -326,79 +351,87 @@ func (s Settings) Capacities(inv Inventory, maint []Maintenance, now time.Time, 
 		}
 		if r.WholeNodes {
 			for _, nn := range r.Nodes {
-				gone[nn] = append(gone[nn], span{r.Start.Unix(), r.End.Unix(), "reservation " + r.Name + " holds " + nn})
+				gone[nn] = append(gone[nn], goneSpan{interval.Interval{Start: r.Start.Unix(), End: r.End.Unix()}, "reservation " + r.Name + " holds " + nn})
 			}
 			continue
 		}
 		foreign = append(foreign, r)
 	}
-	// Union each node's spans, so that one node is subtracted once.
-	merged := map[string][]span{}
-	for name, ss := range gone {
-		sort.Slice(ss, func(i, j int) bool { return ss[i].s < ss[j].s })
-		var m []span
-		for _, x := range ss {
-			if len(m) > 0 && x.s <= m[len(m)-1].e {
-				last := &m[len(m)-1]
-				if x.e > last.e {
-					last.e = x.e
-				}
-				if !strings.Contains(last.reason, x.reason) {
-					last.reason += "; " + x.reason
-				}
-				continue
+	return gone, foreign
+}
+
+// mergeGone is the union of one node's spans (sorted in place by start),
+// each merged span giving every reason once.
+func mergeGone(ss []goneSpan) []goneSpan {
+	sort.Slice(ss, func(i, j int) bool { return ss[i].Start < ss[j].Start })
+	var m []goneSpan
+	for _, x := range ss {
+		if len(m) > 0 && x.Start <= m[len(m)-1].End {
+			last := &m[len(m)-1]
+			last.End = max(last.End, x.End)
+			if !strings.Contains(last.reason, x.reason) {
+				last.reason += "; " + x.reason
 			}
-			m = append(m, x)
+			continue
 		}
-		merged[name] = m
+		m = append(m, x)
 	}
-	toTime := func(v int64) time.Time {
-		if v == math.MaxInt64 || v == math.MinInt64 {
-			return time.Time{}
-		}
-		return time.Unix(v, 0).UTC()
+	return m
+}
+
+// unixTime is Unix seconds v as a time; an unbounded end is the zero time.
+func unixTime(v int64) time.Time {
+	if v == math.MaxInt64 || v == math.MinInt64 {
+		return time.Time{}
 	}
-	for _, typ := range inv.Types() {
-		c := Capacity{Resource: GPU(typ), Total: inv.Total(typ)}
-		if s.UnbookablePercent > 0 {
-			keep := (c.Total*s.UnbookablePercent + 99) / 100
-			c.Reductions = append(c.Reductions, Reduction{Count: keep, Reason: fmt.Sprintf("%d%% unbookable (bookings.unbookablePercent)", s.UnbookablePercent)})
+	return time.Unix(v, 0).UTC()
+}
+
+// gpuCapacity is the bookable capacity of GPU type typ: the pool's GPUs of
+// the type, less the unbookable share, the GPUs of its nodes while they are
+// gone (merged), and the GPUs of the type the foreign reservations hold.
+func (s Settings) gpuCapacity(inv Inventory, typ string, merged map[string][]goneSpan, foreign []Reservation) Capacity {
+	c := Capacity{Resource: GPU(typ), Total: inv.Total(typ)}
+	if s.UnbookablePercent > 0 {
+		keep := (c.Total*s.UnbookablePercent + 99) / 100
+		c.Reductions = append(c.Reductions, Reduction{Count: keep, Reason: fmt.Sprintf("%d%% unbookable (bookings.unbookablePercent)", s.UnbookablePercent)})
+	}
+	for _, n := range inv.Nodes {
+		if n.GPUs[typ] == 0 {
+			continue
 		}
-		for _, n := range inv.Nodes {
-			if n.GPUs[typ] == 0 {
-				continue
-			}
-			for _, sp := range merged[n.Name] {
-				c.Reductions = append(c.Reductions, Reduction{Start: toTime(sp.s), End: toTime(sp.e), Count: n.GPUs[typ], Reason: sp.reason})
-			}
+		for _, sp := range merged[n.Name] {
+			c.Reductions = append(c.Reductions, Reduction{Start: unixTime(sp.Start), End: unixTime(sp.End), Count: n.GPUs[typ], Reason: sp.reason})
+		}
+	}
+	for _, r := range foreign {
+		cnt := r.GPUs[typ]
+		if cnt == 0 && len(r.GPUs) == 0 && r.UntypedGPUs > 0 && onType(inv, r.Nodes, typ) {
+			cnt = r.UntypedGPUs
+		}
+		if cnt > 0 {
+			c.Reductions = append(c.Reductions, Reduction{Start: r.Start, End: r.End, Count: cnt, Reason: "reservation " + r.Name})
+		}
+	}
+	return c
+}
+
+// classCapacity is the bookable capacity of node class class: its nodes,
+// less each while it is gone (merged) or a foreign reservation sits on it.
+func (s Settings) classCapacity(inv Inventory, class string, merged map[string][]goneSpan, foreign []Reservation) Capacity {
+	nodes := s.classNodes(inv, class)
+	c := Capacity{Resource: NodeClass(class), Total: len(nodes)}
+	for _, n := range nodes {
+		for _, sp := range merged[n.Name] {
+			c.Reductions = append(c.Reductions, Reduction{Start: unixTime(sp.Start), End: unixTime(sp.End), Count: 1, Reason: sp.reason})
 		}
 		for _, r := range foreign {
-			cnt := r.GPUs[typ]
-			if cnt == 0 && len(r.GPUs) == 0 && r.UntypedGPUs > 0 && onType(inv, r.Nodes, typ) {
-				cnt = r.UntypedGPUs
-			}
-			if cnt > 0 {
-				c.Reductions = append(c.Reductions, Reduction{Start: r.Start, End: r.End, Count: cnt, Reason: "reservation " + r.Name})
+			if slices.Contains(r.Nodes, n.Name) {
+				c.Reductions = append(c.Reductions, Reduction{Start: r.Start, End: r.End, Count: 1, Reason: "reservation " + r.Name + " on " + n.Name})
 			}
 		}
-		out[c.Resource] = c
 	}
-	for _, class := range slices.Sorted(maps.Keys(s.NodeClasses)) {
-		nodes := s.classNodes(inv, class)
-		c := Capacity{Resource: NodeClass(class), Total: len(nodes)}
-		for _, n := range nodes {
-			for _, sp := range merged[n.Name] {
-				c.Reductions = append(c.Reductions, Reduction{Start: toTime(sp.s), End: toTime(sp.e), Count: 1, Reason: sp.reason})
-			}
-			for _, r := range foreign {
-				if slices.Contains(r.Nodes, n.Name) {
-					c.Reductions = append(c.Reductions, Reduction{Start: r.Start, End: r.End, Count: 1, Reason: "reservation " + r.Name + " on " + n.Name})
-				}
-			}
-		}
-		out[c.Resource] = c
-	}
-	return out
+	return c
 }
 
 // onType reports whether an untyped GPU reservation may hold GPUs of typ:

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/gpubridge/gpubridge/internal/interval"
 )
 
 // Placement: a Slurm reservation of N GPUs holds N particular GPUs of one
@@ -144,9 +146,9 @@ func placeOrder(items []PlaceItem) []int {
 	return order
 }
 
-// span is a held interval of a count of one node's GPUs of one type.
+// span is a count of one node's GPUs of one type, held over an interval.
 type span struct {
-	s, e  int64
+	interval.Interval
 	count int
 }
 
@@ -188,7 +190,7 @@ func (st *placeState) fits(it PlaceItem, n string) bool {
 func (st *placeState) put(it PlaceItem, n string) {
 	for t, c := range st.takes(it, n) {
 		k := [2]string{n, t}
-		st.held[k] = append(st.held[k], span{it.Start, it.End, c})
+		st.held[k] = append(st.held[k], span{interval.Interval{Start: it.Start, End: it.End}, c})
 	}
 }
 
@@ -256,8 +258,8 @@ func maxLoad(ss []span, s, e int64) int {
 	}
 	var evs []ev
 	for _, x := range ss {
-		if x.s < e && x.e > s {
-			evs = append(evs, ev{max(x.s, s), x.count}, ev{min(x.e, e), -x.count})
+		if x.Start < e && x.End > s {
+			evs = append(evs, ev{max(x.Start, s), x.count}, ev{min(x.End, e), -x.count})
 		}
 	}
 	if len(evs) == 0 {
@@ -282,8 +284,8 @@ func assignGPUs(nodes []Node, items []PlaceItem, order []int, choice []string) [
 		caps[n.Name] = n.GPUs
 	}
 	type hold struct {
-		s, e int64
-		idx  []int
+		interval.Interval
+		idx []int
 	}
 	held := map[[2]string][]hold{}
 	var out []Placed
@@ -301,7 +303,7 @@ func assignGPUs(nodes []Node, items []PlaceItem, order []int, choice []string) [
 			k := [2]string{n, t}
 			busy := map[int]bool{}
 			for _, h := range held[k] {
-				if h.s < it.End && h.e > it.Start {
+				if h.Start < it.End && h.End > it.Start {
 					for _, x := range h.idx {
 						busy[x] = true
 					}
@@ -313,7 +315,7 @@ func assignGPUs(nodes []Node, items []PlaceItem, order []int, choice []string) [
 					idx = append(idx, x)
 				}
 			}
-			held[k] = append(held[k], hold{it.Start, it.End, idx})
+			held[k] = append(held[k], hold{interval.Interval{Start: it.Start, End: it.End}, idx})
 			if it.Type != "" {
 				p.GPUs = idx
 			}

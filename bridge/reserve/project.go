@@ -102,7 +102,10 @@ type ProjectOptions struct {
 // gpubridge's reservations: that is what a wrong or empty database looks
 // like, and nothing is removed then (KeptOrphans says so).
 func (s Settings) PlanProjection(bookings []Booking, inv Inventory, now time.Time, opt ProjectOptions) Projection {
-	p := Projection{Risks: map[int64]string{}, Moving: map[int64]string{}, Seen: map[int64]Held{}}
+	pl := &planner{
+		s: s, bookings: bookings, inv: inv, now: now, opt: opt, down: map[string]string{},
+		p: Projection{Risks: map[int64]string{}, Moving: map[int64]string{}, Seen: map[int64]Held{}},
+	}
 	byID := map[int64]Booking{}
 	for _, b := range bookings {
 		byID[b.ID] = b
@@ -120,102 +123,148 @@ func (s Settings) PlanProjection(bookings []Booking, inv Inventory, now time.Tim
 		}
 		ours[id] = r
 	}
-	down := map[string]string{}
 	for _, n := range inv.Nodes {
 		if n.Down != "" {
-			down[n.Name] = n.Down
+			pl.down[n.Name] = n.Down
 		}
 	}
-	var deletes, updates, creates []Action
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
-		b := byID[id]
 		r, exists := ours[id]
-		name := s.ReservationName(id)
-		if exists {
-			p.Seen[id] = s.seen(b, r)
-		}
-		over := !now.Before(b.End)
-		if b.Cancelled() || over {
-			if exists && r.End.After(now) {
-				why := "booking cancelled"
-				if !b.Cancelled() {
-					why = "booking ended at " + FormatTime(b.End, Zone{}, false)
-				}
-				deletes = append(deletes, Action{Kind: ActDelete, Booking: id, Name: name, Why: why})
+		pl.booking(byID[id], r, exists)
+	}
+	removals := pl.orphans(orphans, len(ours))
+	p := pl.p
+	p.Actions = append(append(append(append(p.Actions, removals...), pl.deletes...), pl.updates...), pl.creates...)
+	return p
+}
+
+// planner is PlanProjection's work in progress: its inputs, the down
+// nodes (name -> why), the projection so far, and the actions by kind
+// (deletions and recreations, updates, creations), in the order they run.
+type planner struct {
+	s        Settings
+	bookings []Booking
+	inv      Inventory
+	now      time.Time
+	opt      ProjectOptions
+	down     map[string]string
+	p        Projection
+
+	deletes, updates, creates []Action
+}
+
+// booking plans booking b (with its reservation r when it exists): a
+// cancelled or ended booking's reservation goes, a due one without a
+// reservation gets one, and an existing reservation is kept in step.
+func (pl *planner) booking(b Booking, r Reservation, exists bool) {
+	s, now, id := pl.s, pl.now, b.ID
+	name := s.ReservationName(id)
+	if exists {
+		pl.p.Seen[id] = s.seen(b, r)
+	}
+	if b.Cancelled() || !now.Before(b.End) {
+		if exists && r.End.After(now) {
+			why := "booking cancelled"
+			if !b.Cancelled() {
+				why = "booking ended at " + FormatTime(b.End, Zone{}, false)
 			}
-			continue
+			pl.deletes = append(pl.deletes, Action{Kind: ActDelete, Booking: id, Name: name, Why: why})
 		}
-		due := !now.Before(b.Start.Add(-s.LeadTime))
-		if !due && !exists {
-			continue
-		}
-		want := s.spec(b, r, exists, inv, bookings, down)
-		if !exists {
-			creates = append(creates, Action{Kind: ActCreate, Booking: id, Name: name, Want: &want, Why: "missing in Slurm"})
-			continue
-		}
-		var bad, badNodes []string
-		for _, n := range r.Nodes {
-			if d, ok := down[n]; ok {
-				bad, badNodes = append(bad, n+" is "+d), append(badNodes, n)
-			}
-		}
-		risk := ""
-		if len(bad) > 0 {
-			risk = "node under the reservation is down: " + strings.Join(bad, ", ")
-		}
-		why := s.shapeDiff(b, r)
-		if why != "" && s.fewerGPUs(b, r) {
-			// Slurm moves a GPU reservation off a node that goes down or
-			// drains, to a node of the partition, without the GPUs it
-			// cannot find there (26.05; shared/notes): it holds fewer.
-			risk = joinNote(risk, fmt.Sprintf("Slurm holds %d of its %d %s (a node under it went down or drained, or it was changed)", r.GPUs[b.GPUType], b.Count, b.GPUType))
-		}
-		if risk != "" {
-			// Recreate it where the healthy capacity holds it for the rest
-			// of its window; else it stays as it is, at risk.
-			if short := s.moveRoom(b, bookings, inv, opt.Maintenance, now); short != "" {
-				p.Risks[id] = risk + "; " + short
-				if why == "" || s.fewerGPUs(b, r) {
-					if upd, uwhy := updateFor(want, r, now); uwhy != "" {
-						updates = append(updates, Action{Kind: ActUpdate, Booking: id, Name: name, Want: &upd, Why: uwhy})
-					}
-					continue // what Slurm holds is kept: there is nowhere better
-				}
-			} else {
-				p.Moving[id] = risk
-				if why == "" {
-					why = "move off " + strings.Join(badNodes, ",") + " (" + strings.Join(bad, ", ") + ")"
-				}
-				deletes = append(deletes, Action{Kind: ActRecreate, Booking: id, Name: name, Want: &want, Why: why})
-				continue
-			}
-		}
-		if why != "" {
-			deletes = append(deletes, Action{Kind: ActRecreate, Booking: id, Name: name, Want: &want, Why: why})
-			continue
-		}
-		if upd, why := updateFor(want, r, now); why != "" {
-			updates = append(updates, Action{Kind: ActUpdate, Booking: id, Name: name, Want: &upd, Why: why})
+		return
+	}
+	due := !now.Before(b.Start.Add(-s.LeadTime))
+	if !due && !exists {
+		return
+	}
+	want := s.spec(b, r, exists, pl.inv, pl.bookings, pl.down)
+	if !exists {
+		pl.creates = append(pl.creates, Action{Kind: ActCreate, Booking: id, Name: name, Want: &want, Why: "missing in Slurm"})
+		return
+	}
+	pl.keepInStep(b, r, want, name)
+}
+
+// keepInStep plans an existing reservation r of booking b (named name)
+// toward want: at risk (a node under it down, or Slurm holding fewer
+// GPUs) it moves or stays; a different shape is recreated; anything else
+// that differs is updated in place.
+func (pl *planner) keepInStep(b Booking, r Reservation, want ReservationSpec, name string) {
+	s, id := pl.s, b.ID
+	var bad, badNodes []string
+	for _, n := range r.Nodes {
+		if d, ok := pl.down[n]; ok {
+			bad, badNodes = append(bad, n+" is "+d), append(badNodes, n)
 		}
 	}
+	risk := ""
+	if len(bad) > 0 {
+		risk = "node under the reservation is down: " + strings.Join(bad, ", ")
+	}
+	why := s.shapeDiff(b, r)
+	if why != "" && s.fewerGPUs(b, r) {
+		// Slurm moves a GPU reservation off a node that goes down or
+		// drains, to a node of the partition, without the GPUs it
+		// cannot find there (26.05; shared/notes): it holds fewer.
+		risk = joinNote(risk, fmt.Sprintf("Slurm holds %d of its %d %s (a node under it went down or drained, or it was changed)", r.GPUs[b.GPUType], b.Count, b.GPUType))
+	}
+	if risk != "" && pl.atRisk(b, r, want, name, risk, why, bad, badNodes) {
+		return
+	}
+	if why != "" {
+		pl.deletes = append(pl.deletes, Action{Kind: ActRecreate, Booking: id, Name: name, Want: &want, Why: why})
+		return
+	}
+	if upd, why := updateFor(want, r, pl.now); why != "" {
+		pl.updates = append(pl.updates, Action{Kind: ActUpdate, Booking: id, Name: name, Want: &upd, Why: why})
+	}
+}
+
+// atRisk plans a reservation r at risk (why: risk; its shape differs by
+// why; bad are its down nodes, badNodes their names): recreated where the
+// healthy capacity holds it for the rest of its window (Moving), else kept
+// as it is (Risks). It reports whether the booking's plan is complete.
+func (pl *planner) atRisk(b Booking, r Reservation, want ReservationSpec, name, risk, why string, bad, badNodes []string) bool {
+	s, id := pl.s, b.ID
+	if short := s.moveRoom(b, pl.bookings, pl.inv, pl.opt.Maintenance, pl.now); short != "" {
+		pl.p.Risks[id] = risk + "; " + short
+		if why == "" || s.fewerGPUs(b, r) {
+			if upd, uwhy := updateFor(want, r, pl.now); uwhy != "" {
+				pl.updates = append(pl.updates, Action{Kind: ActUpdate, Booking: id, Name: name, Want: &upd, Why: uwhy})
+			}
+			return true // what Slurm holds is kept: there is nowhere better
+		}
+		return false
+	}
+	pl.p.Moving[id] = risk
+	if why == "" {
+		why = "move off " + strings.Join(badNodes, ",") + " (" + strings.Join(bad, ", ") + ")"
+	}
+	pl.deletes = append(pl.deletes, Action{Kind: ActRecreate, Booking: id, Name: name, Want: &want, Why: why})
+	return true
+}
+
+// orphans are the removals of the orphan reservations (ours counts the
+// reservations that have a booking), unless removing them looks like a
+// wrong or empty database: then they are kept, and the projection says
+// why.
+func (pl *planner) orphans(orphans []string, ours int) []Action {
 	slices.Sort(orphans)
+	opt := pl.opt
 	var removals []Action
 	switch {
 	case len(orphans) == 0:
 	case !opt.AllowMassRemoval && opt.Stored == 0:
-		p.KeptOrphans = orphans
-		p.KeptWhy = fmt.Sprintf("the booking store holds no booking, yet Slurm has %d gpubridge reservation(s): is this the right database? Nothing was removed; `gpubridge project --allow-mass-delete` removes them", len(orphans))
-	case !opt.AllowMassRemoval && len(orphans) > 1 && 2*len(orphans) > len(orphans)+len(ours):
-		p.KeptOrphans = orphans
-		p.KeptWhy = fmt.Sprintf("%d of %d gpubridge reservations have no booking: is the database stale or another site's? Nothing was removed; `gpubridge project --allow-mass-delete` removes them", len(orphans), len(orphans)+len(ours))
+		pl.p.KeptOrphans = orphans
+		pl.p.KeptWhy = fmt.Sprintf("the booking store holds no booking, yet Slurm has %d gpubridge reservation(s): is this the right database? Nothing was removed; `gpubridge project --allow-mass-delete` removes them", len(orphans))
+	case !opt.AllowMassRemoval && len(orphans) > 1 && 2*len(orphans) > len(orphans)+ours:
+		pl.p.KeptOrphans = orphans
+		pl.p.KeptWhy = fmt.Sprintf("%d of %d gpubridge reservations have no booking: is the database stale or another site's? Nothing was removed; `gpubridge project --allow-mass-delete` removes them", len(orphans), len(orphans)+ours)
 	default:
 		for _, n := range orphans {
-			removals = append(removals, Action{Kind: ActRemoveOrphan, Name: n, Why: "no booking " + strings.TrimPrefix(n, s.Prefix)})
+			removals = append(removals, Action{Kind: ActRemoveOrphan, Name: n, Why: "no booking " + strings.TrimPrefix(n, pl.s.Prefix)})
 		}
 	}
-	p.Actions = append(append(append(append(p.Actions, removals...), deletes...), updates...), creates...)
-	return p
+	return removals
 }
 
 // spec is the reservation b wants. For a node booking that has none yet

@@ -111,19 +111,81 @@ func (p *Projector) log() *slog.Logger {
 func (p *Projector) Project(ctx context.Context) (Report, error) {
 	now := p.now()
 	rep := Report{At: now, States: map[State]int{}}
+	in, err := p.read(ctx, now)
+	if err != nil {
+		return rep, err
+	}
+	plan := p.Settings.PlanProjection(in.bookings, in.inv, now, ProjectOptions{Stored: in.stored, AllowMassRemoval: p.AllowMassRemoval, Maintenance: in.maint})
+	rep.KeptOrphans, rep.KeptWhy = plan.KeptOrphans, plan.KeptWhy
+	if plan.KeptWhy != "" {
+		p.log().Warn("orphan reservations kept", "why", plan.KeptWhy)
+	}
+	run := &projectRun{
+		rep: rep, held: maps.Clone(plan.Seen),
+		notes: map[int64]string{}, noRoom: map[int64]bool{}, moved: map[int64]bool{},
+	}
+	for _, a := range plan.Actions {
+		p.act(ctx, run, a, in.byID[a.Booking], plan)
+	}
+	run.rep.Actions = append(run.rep.Actions, p.makeRoom(ctx, now, in.bookings, in.maint, run.held, run.notes, run.noRoom)...)
+	acts := make([]Action, 0, len(run.rep.Actions))
+	for _, r := range run.rep.Actions {
+		acts = append(acts, r.Action)
+	}
+	p.readBackNodes(ctx, acts, run.held)
+	var after []Booking
+	for _, b := range in.bookings {
+		after = append(after, p.record(ctx, run, b, plan, now))
+	}
+	run.rep.Now = p.Settings.resourcesNow(after, in.inv, in.maint, now)
+	return run.rep, errors.Join(run.failures...)
+}
+
+// projectInput is what a projection reads: the cluster, the bookings it
+// looks at (live ones, and those Slurm holds a reservation for; by ID and
+// in ID order), how many the store holds, and the maintenance windows.
+type projectInput struct {
+	inv      Inventory
+	byID     map[int64]Booking
+	bookings []Booking
+	stored   int
+	maint    []Maintenance
+}
+
+// read reads the cluster and the store for a projection at now.
+func (p *Projector) read(ctx context.Context, now time.Time) (projectInput, error) {
+	var in projectInput
 	inv, err := p.Slurm.Inventory(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("project bookings: read the cluster: %w", err)
+		return in, fmt.Errorf("project bookings: read the cluster: %w", err)
 	}
+	in.inv = inv
 	var ids []int64
 	for _, r := range inv.Reservations {
 		if id, ok := p.Settings.BookingID(r.Name); ok {
 			ids = append(ids, id)
 		}
 	}
+	if in.byID, err = p.bookingsByID(ctx, now, ids); err != nil {
+		return in, fmt.Errorf("project bookings: %w", err)
+	}
+	if in.stored, err = p.Store.Stored(ctx); err != nil {
+		return in, fmt.Errorf("project bookings: %w", err)
+	}
+	if in.maint, err = p.Store.Maintenance(ctx); err != nil {
+		return in, fmt.Errorf("project bookings: %w", err)
+	}
+	in.bookings = slices.Collect(maps.Values(in.byID))
+	slices.SortFunc(in.bookings, func(a, b Booking) int { return int(a.ID - b.ID) })
+	return in, nil
+}
+
+// bookingsByID are the bookings live at now, and those with the given IDs
+// (their reservations are in Slurm), by ID.
+func (p *Projector) bookingsByID(ctx context.Context, now time.Time, ids []int64) (map[int64]Booking, error) {
 	live, err := p.Store.List(ctx, Filter{From: now})
 	if err != nil {
-		return rep, fmt.Errorf("project bookings: %w", err)
+		return nil, err
 	}
 	byID := map[int64]Booking{}
 	for _, b := range live {
@@ -132,124 +194,121 @@ func (p *Projector) Project(ctx context.Context) (Report, error) {
 	if len(ids) > 0 {
 		held, err := p.Store.List(ctx, Filter{IDs: ids})
 		if err != nil {
-			return rep, fmt.Errorf("project bookings: %w", err)
+			return nil, err
 		}
 		for _, b := range held {
 			byID[b.ID] = b
 		}
 	}
-	stored, err := p.Store.Stored(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("project bookings: %w", err)
+	return byID, nil
+}
+
+// projectRun is one projection's work in progress: its report, what Slurm
+// holds per booking, why a booking waits or failed (notes), the bookings
+// Slurm has no room for, those moved off a down node, and the failures.
+type projectRun struct {
+	rep      Report
+	held     map[int64]Held
+	notes    map[int64]string
+	noRoom   map[int64]bool
+	moved    map[int64]bool
+	failures []error
+}
+
+// act makes one planned action a (on booking b) and reports it: Slurm
+// refusing for now (jobs inside, busy) leaves it waiting, any other error
+// fails it and notes why on the booking. A dry run only plans.
+func (p *Projector) act(ctx context.Context, run *projectRun, a Action, b Booking, plan Projection) {
+	res := ActionResult{Action: a, Outcome: OutcomeDone}
+	if p.DryRun {
+		res.Outcome = OutcomePlanned
+		run.rep.Actions = append(run.rep.Actions, res)
+		return
 	}
-	maint, err := p.Store.Maintenance(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("project bookings: %w", err)
-	}
-	bookings := slices.Collect(maps.Values(byID))
-	slices.SortFunc(bookings, func(a, b Booking) int { return int(a.ID - b.ID) })
-	plan := p.Settings.PlanProjection(bookings, inv, now, ProjectOptions{Stored: stored, AllowMassRemoval: p.AllowMassRemoval, Maintenance: maint})
-	rep.KeptOrphans, rep.KeptWhy = plan.KeptOrphans, plan.KeptWhy
-	if plan.KeptWhy != "" {
-		p.log().Warn("orphan reservations kept", "why", plan.KeptWhy)
-	}
-	held := maps.Clone(plan.Seen)
-	notes := map[int64]string{}
-	noRoom := map[int64]bool{}
-	moved := map[int64]bool{}
-	var failures []error
-	for _, a := range plan.Actions {
-		res := ActionResult{Action: a, Outcome: OutcomeDone}
-		if p.DryRun {
-			res.Outcome = OutcomePlanned
-			rep.Actions = append(rep.Actions, res)
-			continue
+	err := p.apply(ctx, a, b, run.held, run.notes, run.noRoom)
+	switch {
+	case err == nil:
+		if a.Kind == ActRecreate && plan.Moving[a.Booking] != "" {
+			run.moved[a.Booking] = true
 		}
-		err := p.apply(ctx, a, byID[a.Booking], held, notes, noRoom)
-		switch {
-		case err == nil:
-			if a.Kind == ActRecreate && plan.Moving[a.Booking] != "" {
-				moved[a.Booking] = true
-			}
-		case errors.Is(err, ErrInUse), errors.Is(err, ErrBusy):
-			res.Outcome, res.Error = OutcomeWaiting, err.Error()
-		default:
-			res.Outcome, res.Error = OutcomeFailed, err.Error()
-			failures = append(failures, fmt.Errorf("%s: %w", a, err))
-			if a.Booking != 0 && notes[a.Booking] == "" {
-				notes[a.Booking] = fmt.Sprintf("projection failed: %v", err)
-			}
-		}
-		p.log().Info("reservation", "action", a.Kind, "name", a.Name, "booking", a.Booking, "why", a.Why, "outcome", res.Outcome, "error", res.Error)
-		rep.Actions = append(rep.Actions, res)
-	}
-	rep.Actions = append(rep.Actions, p.makeRoom(ctx, now, bookings, maint, held, notes, noRoom)...)
-	acts := make([]Action, 0, len(rep.Actions))
-	for _, r := range rep.Actions {
-		acts = append(acts, r.Action)
-	}
-	p.readBackNodes(ctx, acts, held)
-	var after []Booking
-	for _, b := range bookings {
-		h := held[b.ID]
-		note := notes[b.ID]
-		var state State
-		switch {
-		case b.Cancelled():
-			state = StateCancelled
-		case !now.Before(b.End):
-			state = StateEnded
-		case plan.Risks[b.ID] != "":
-			state, note = StateAtRisk, joinNote(plan.Risks[b.ID], note)
-		case plan.Moving[b.ID] != "" && !moved[b.ID]:
-			state, note = StateAtRisk, joinNote(plan.Moving[b.ID], note)
-		case h.IsZero() && !now.Before(b.Start):
-			state = StateAtRisk
-			if note == "" {
-				note = "no Slurm reservation yet"
-			}
-		case h.IsZero():
-			state = StateRequested
-		case h.Count < b.Count && !now.Before(b.Start):
-			state, note = StateAtRisk, joinNote(fmt.Sprintf("Slurm holds %d of %d", h.Count, b.Count), note)
-		case !now.Before(b.Start):
-			state = StateActive
-		default:
-			state = StateScheduled
-		}
-		if noRoom[b.ID] && state != StateAtRisk && !b.Cancelled() && now.Before(b.End) {
-			// Reported at once, not at its start: the tenant and the
-			// admin have until then to act.
-			state = StateAtRisk
-		}
-		if noRoom[b.ID] && !b.Cancelled() && now.Before(b.End) {
-			rep.Unprojected = append(rep.Unprojected, b.ID)
-		}
-		if h.IsZero() && (state == StateEnded || state == StateCancelled) && len(b.Held.Nodes) > 0 {
-			// Slurm's reservation is gone: keep where it was (the node
-			// health credits of a drain during the window need it).
-			h = Held{Nodes: b.Held.Nodes}
-		}
-		next := b
-		next.State, next.Held, next.Note = state, h, note
-		after = append(after, next)
-		rep.States[next.StateAt(now)]++
-		if state == StateAtRisk {
-			rep.AtRisk = append(rep.AtRisk, next)
-		}
-		if b.State == state && heldSame(b.Held, h) && b.Note == note {
-			continue
-		}
-		rep.Changed = append(rep.Changed, next)
-		if p.DryRun {
-			continue
-		}
-		if err := p.Store.Project(ctx, p.actor(), b.ID, state, h, note); err != nil {
-			failures = append(failures, fmt.Errorf("record booking %d: %w", b.ID, err))
+	case errors.Is(err, ErrInUse), errors.Is(err, ErrBusy):
+		res.Outcome, res.Error = OutcomeWaiting, err.Error()
+	default:
+		res.Outcome, res.Error = OutcomeFailed, err.Error()
+		run.failures = append(run.failures, fmt.Errorf("%s: %w", a, err))
+		if a.Booking != 0 && run.notes[a.Booking] == "" {
+			run.notes[a.Booking] = fmt.Sprintf("projection failed: %v", err)
 		}
 	}
-	rep.Now = p.Settings.resourcesNow(after, inv, maint, now)
-	return rep, errors.Join(failures...)
+	p.log().Info("reservation", "action", a.Kind, "name", a.Name, "booking", a.Booking, "why", a.Why, "outcome", res.Outcome, "error", res.Error)
+	run.rep.Actions = append(run.rep.Actions, res)
+}
+
+// record is booking b as it stands after the run: its state, what Slurm
+// holds for it and why it waits or is at risk, counted in the report and
+// written to the store when it changed (not in a dry run).
+func (p *Projector) record(ctx context.Context, run *projectRun, b Booking, plan Projection, now time.Time) Booking {
+	h := run.held[b.ID]
+	state, note := bookingState(b, h, run.notes[b.ID], plan, run.moved[b.ID], now)
+	unplaced := run.noRoom[b.ID] && !b.Cancelled() && now.Before(b.End)
+	if unplaced && state != StateAtRisk {
+		// Reported at once, not at its start: the tenant and the
+		// admin have until then to act.
+		state = StateAtRisk
+	}
+	if unplaced {
+		run.rep.Unprojected = append(run.rep.Unprojected, b.ID)
+	}
+	if h.IsZero() && (state == StateEnded || state == StateCancelled) && len(b.Held.Nodes) > 0 {
+		// Slurm's reservation is gone: keep where it was (the node
+		// health credits of a drain during the window need it).
+		h = Held{Nodes: b.Held.Nodes}
+	}
+	next := b
+	next.State, next.Held, next.Note = state, h, note
+	run.rep.States[next.StateAt(now)]++
+	if state == StateAtRisk {
+		run.rep.AtRisk = append(run.rep.AtRisk, next)
+	}
+	if b.State == state && heldSame(b.Held, h) && b.Note == note {
+		return next
+	}
+	run.rep.Changed = append(run.rep.Changed, next)
+	if p.DryRun {
+		return next
+	}
+	if err := p.Store.Project(ctx, p.actor(), b.ID, state, h, note); err != nil {
+		run.failures = append(run.failures, fmt.Errorf("record booking %d: %w", b.ID, err))
+	}
+	return next
+}
+
+// bookingState is the state of booking b at now, given what Slurm holds
+// for it (h), the run's note on it, the plan's risks and moves, and
+// whether its move was made; the note says why it waits or is at risk.
+func bookingState(b Booking, h Held, note string, plan Projection, moved bool, now time.Time) (State, string) {
+	switch {
+	case b.Cancelled():
+		return StateCancelled, note
+	case !now.Before(b.End):
+		return StateEnded, note
+	case plan.Risks[b.ID] != "":
+		return StateAtRisk, joinNote(plan.Risks[b.ID], note)
+	case plan.Moving[b.ID] != "" && !moved:
+		return StateAtRisk, joinNote(plan.Moving[b.ID], note)
+	case h.IsZero() && !now.Before(b.Start):
+		if note == "" {
+			note = "no Slurm reservation yet"
+		}
+		return StateAtRisk, note
+	case h.IsZero():
+		return StateRequested, note
+	case h.Count < b.Count && !now.Before(b.Start):
+		return StateAtRisk, joinNote(fmt.Sprintf("Slurm holds %d of %d", h.Count, b.Count), note)
+	case !now.Before(b.Start):
+		return StateActive, note
+	}
+	return StateScheduled, note
 }
 
 // resourcesNow is every GPU type and node class of the pool at now, with

@@ -118,109 +118,16 @@ func Render(inv inventory.Inventory, o Options) (Result, error) {
 		return Result{}, err
 	}
 	inv = inv.Sorted()
-	var errs []error
-	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	res := Result{Node: o.Node}
-	usedRename := map[string]bool{}
-	rename := func(keys ...string) string {
-		for _, k := range keys {
-			if t, ok := o.Types[k]; ok {
-				usedRename[k] = true
-				return t
-			}
-		}
-		return keys[len(keys)-1]
-	}
-	var comments []string
+	r := &renderer{o: o, res: Result{Node: o.Node}, usedRename: map[string]bool{}}
 	for _, g := range inv.GPUs {
-		if g.Lost != "" {
-			if o.SkipLost {
-				comments = append(comments, fmt.Sprintf("GPU %d: left out, NVML lost it (%s)", g.Index, g.Lost))
-				res.Notes = append(res.Notes, fmt.Sprintf("GPU %d is left out (--skip-lost): NVML lost it; the node's Gres= in slurm.conf must match", g.Index))
-				continue
-			}
-			fail("GPU %d: NVML lost it (%s); refusing to render a configuration without it (fix the GPU, or pass --skip-lost and change slurm.conf to match)", g.Index, g.Lost)
-			continue
-		}
-		gpuAuto := AutoDetectGPUName(g.Name)
-		parent := gpuAuto
-		if m, ok := mig.Identify(g.Name, g.MemoryMiB, g.PCIDeviceID); ok && matches(m.Type, gpuAuto) {
-			parent = m.Type
-		}
-		parent = rename(parent)
-		state := "MIG " + string(g.MIGCurrent)
-		if g.MIGChangePending() {
-			state += fmt.Sprintf(", MIG %s after the next GPU reset", g.MIGPending)
-			res.Notes = append(res.Notes, fmt.Sprintf("GPU %d: MIG mode is %s now and %s after the next GPU reset; rendered as it is now, regenerate after the reset", g.Index, g.MIGCurrent, g.MIGPending))
-		}
-		if !g.MIGActive() {
-			comments = append(comments, fmt.Sprintf("GPU %d: %s %s, %s", g.Index, g.Name, g.UUID, state))
-			res.Devices = append(res.Devices, Device{
-				GPU: g.Index, Type: parent, AutoDetectName: gpuAuto, Files: []string{g.DeviceFile()},
-				ComputeSlices: mig.ComputeSlicesPerGPU, parentType: parent,
-			})
-			continue
-		}
-		if len(g.MIGDevices) == 0 {
-			fail("GPU %d: MIG is enabled but it has no MIG devices; slurmd's NVML autodetect stops on that. Create the instances (nvidia-mig-parted apply) or disable MIG", g.Index)
-			continue
-		}
-		comments = append(comments, fmt.Sprintf("GPU %d: %s %s, %s, %d MIG device%s", g.Index, g.Name, g.UUID, state, len(g.MIGDevices), plural(len(g.MIGDevices))))
-		for _, md := range g.MIGDevices {
-			def := SlurmMIGSuffix(md)
-			nvidia := md.Profile
-			if ci := md.ComputeInstanceSlices; ci > 0 && ci != md.GPUInstanceSlices {
-				fail("GPU %d MIG device %d (%s): its compute instance has %d of its GPU instance's %d slices; slurmd names every compute instance of a GPU instance %q, so Slurm cannot tell them apart. Use one full-size compute instance per GPU instance",
-					g.Index, md.Index, nvidia, ci, md.GPUInstanceSlices, AutoDetectMIGName(g.Name, md))
-				continue
-			}
-			if base, _, _ := strings.Cut(nvidia, "+"); base != def {
-				res.Notes = append(res.Notes, fmt.Sprintf("GPU %d MIG device %d: NVIDIA calls the profile %s; slurmd's autodetect calls it %s, so its type is %s", g.Index, md.Index, nvidia, AutoDetectMIGName(g.Name, md), def))
-			}
-			idx := md.Index
-			res.Devices = append(res.Devices, Device{
-				GPU: g.Index, MIG: &idx, Profile: nvidia, Type: rename(nvidia, def),
-				AutoDetectName: AutoDetectMIGName(g.Name, md), Files: slices.Clone(md.Files),
-				ComputeSlices: md.GPUInstanceSlices, parentType: parent,
-			})
-		}
+		r.gpu(g)
 	}
-	seenGPU := map[int]bool{}
-	for _, g := range inv.GPUs {
-		seenGPU[g.Index] = true
+	r.checkCores(inv)
+	r.checkOptions()
+	if len(r.res.Devices) == 0 && len(r.errs) == 0 {
+		r.fail("the inventory has no GPUs to render")
 	}
-	for _, i := range slices.Sorted(maps.Keys(o.Cores)) {
-		switch {
-		case !seenGPU[i]:
-			fail("--cores %d=%s: the inventory has no GPU %d", i, o.Cores[i], i)
-		case !validCores(o.Cores[i]):
-			fail("--cores %d=%s: not a Slurm core list such as 0-3 or 0,2,4-5 (digits, '-' and ',' only; core ids up to %d)", i, o.Cores[i], maxCoreID)
-		}
-	}
-	for i := range res.Devices {
-		res.Devices[i].Cores = o.Cores[res.Devices[i].GPU]
-	}
-	for _, k := range slices.Sorted(maps.Keys(o.Types)) {
-		if !usedRename[k] {
-			fail("--type %s=%s: no device of this node has the type or profile %q", k, o.Types[k], k)
-		}
-	}
-	wholeTypes := map[string]bool{}
-	for _, d := range res.Devices {
-		wholeTypes[d.parentType] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(o.GPUWeights)) {
-		switch w := o.GPUWeights[k]; {
-		case math.IsNaN(w) || math.IsInf(w, 0) || w < 0 || w > MaxGPUWeight:
-			fail("--gpu-weight %s=%v: the weight must be a non-negative finite number, at most %v", k, w, MaxGPUWeight)
-		case !wholeTypes[k]:
-			fail("--gpu-weight %s: no GPU of this node has the type %q (its GPU types: %s); weigh the types the node has", k, k, strings.Join(slices.Sorted(maps.Keys(wholeTypes)), ", "))
-		}
-	}
-	if len(res.Devices) == 0 && len(errs) == 0 {
-		fail("the inventory has no GPUs to render")
-	}
-	errs = append(errs, checkTypes(res.Devices)...)
+	res, errs := r.res, append(r.errs, checkTypes(r.res.Devices)...)
 	if len(errs) > 0 {
 		return Result{}, fmt.Errorf("cannot render the GPU configuration of %s:\n%w", o.Node, indentErr(errors.Join(errs...)))
 	}
@@ -229,6 +136,151 @@ func Render(inv inventory.Inventory, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("cannot render the GPU configuration of %s: %w", o.Node, err)
 	}
 	res.Types = types
+	nodeValues(&res, types)
+	if !o.DeviceMap.IsZero() {
+		mapDevices(res.Devices, o.DeviceMap)
+	}
+	res.GresConf = gresConf(res, o, r.comments)
+	res.SlurmConf = slurmConf(res)
+	return res, nil
+}
+
+// renderer is Render's work in progress: the devices and notes so far, the
+// comments of gres.conf, every reason to refuse, and the --type renames
+// that matched a device.
+type renderer struct {
+	o          Options
+	res        Result
+	errs       []error
+	usedRename map[string]bool
+	comments   []string
+}
+
+// fail records one reason to refuse the inventory.
+func (r *renderer) fail(format string, a ...any) { r.errs = append(r.errs, fmt.Errorf(format, a...)) }
+
+// rename is the type to render for a device known by keys (most specific
+// first, the default type last): the first key the --type renames name,
+// else the default.
+func (r *renderer) rename(keys ...string) string {
+	for _, k := range keys {
+		if t, ok := r.o.Types[k]; ok {
+			r.usedRename[k] = true
+			return t
+		}
+	}
+	return keys[len(keys)-1]
+}
+
+// gpu renders one GPU: a lost one is left out (SkipLost) or refused, a
+// GPU without MIG is one device of its whole-GPU type, a MIG GPU is its
+// MIG devices.
+func (r *renderer) gpu(g inventory.GPU) {
+	if g.Lost != "" {
+		if r.o.SkipLost {
+			r.comments = append(r.comments, fmt.Sprintf("GPU %d: left out, NVML lost it (%s)", g.Index, g.Lost))
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("GPU %d is left out (--skip-lost): NVML lost it; the node's Gres= in slurm.conf must match", g.Index))
+			return
+		}
+		r.fail("GPU %d: NVML lost it (%s); refusing to render a configuration without it (fix the GPU, or pass --skip-lost and change slurm.conf to match)", g.Index, g.Lost)
+		return
+	}
+	gpuAuto := AutoDetectGPUName(g.Name)
+	parent := gpuAuto
+	if m, ok := mig.Identify(g.Name, g.MemoryMiB, g.PCIDeviceID); ok && matches(m.Type, gpuAuto) {
+		parent = m.Type
+	}
+	parent = r.rename(parent)
+	state := "MIG " + string(g.MIGCurrent)
+	if g.MIGChangePending() {
+		state += fmt.Sprintf(", MIG %s after the next GPU reset", g.MIGPending)
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("GPU %d: MIG mode is %s now and %s after the next GPU reset; rendered as it is now, regenerate after the reset", g.Index, g.MIGCurrent, g.MIGPending))
+	}
+	if !g.MIGActive() {
+		r.comments = append(r.comments, fmt.Sprintf("GPU %d: %s %s, %s", g.Index, g.Name, g.UUID, state))
+		r.res.Devices = append(r.res.Devices, Device{
+			GPU: g.Index, Type: parent, AutoDetectName: gpuAuto, Files: []string{g.DeviceFile()},
+			ComputeSlices: mig.ComputeSlicesPerGPU, parentType: parent,
+		})
+		return
+	}
+	if len(g.MIGDevices) == 0 {
+		r.fail("GPU %d: MIG is enabled but it has no MIG devices; slurmd's NVML autodetect stops on that. Create the instances (nvidia-mig-parted apply) or disable MIG", g.Index)
+		return
+	}
+	r.comments = append(r.comments, fmt.Sprintf("GPU %d: %s %s, %s, %d MIG device%s", g.Index, g.Name, g.UUID, state, len(g.MIGDevices), plural(len(g.MIGDevices))))
+	for _, md := range g.MIGDevices {
+		r.migDevice(g, md, parent)
+	}
+}
+
+// migDevice renders one MIG device of g (whose whole-GPU type is parent):
+// a compute instance smaller than its GPU instance is refused, and a
+// profile NVIDIA names otherwise than slurmd gets a note.
+func (r *renderer) migDevice(g inventory.GPU, md inventory.MIGDevice, parent string) {
+	def := SlurmMIGSuffix(md)
+	nvidia := md.Profile
+	if ci := md.ComputeInstanceSlices; ci > 0 && ci != md.GPUInstanceSlices {
+		r.fail("GPU %d MIG device %d (%s): its compute instance has %d of its GPU instance's %d slices; slurmd names every compute instance of a GPU instance %q, so Slurm cannot tell them apart. Use one full-size compute instance per GPU instance",
+			g.Index, md.Index, nvidia, ci, md.GPUInstanceSlices, AutoDetectMIGName(g.Name, md))
+		return
+	}
+	if base, _, _ := strings.Cut(nvidia, "+"); base != def {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("GPU %d MIG device %d: NVIDIA calls the profile %s; slurmd's autodetect calls it %s, so its type is %s", g.Index, md.Index, nvidia, AutoDetectMIGName(g.Name, md), def))
+	}
+	idx := md.Index
+	r.res.Devices = append(r.res.Devices, Device{
+		GPU: g.Index, MIG: &idx, Profile: nvidia, Type: r.rename(nvidia, def),
+		AutoDetectName: AutoDetectMIGName(g.Name, md), Files: slices.Clone(md.Files),
+		ComputeSlices: md.GPUInstanceSlices, parentType: parent,
+	})
+}
+
+// checkCores refuses --cores for a GPU the inventory lacks or in a form
+// Slurm cannot read, and binds each device to its GPU's cores.
+func (r *renderer) checkCores(inv inventory.Inventory) {
+	seenGPU := map[int]bool{}
+	for _, g := range inv.GPUs {
+		seenGPU[g.Index] = true
+	}
+	for _, i := range slices.Sorted(maps.Keys(r.o.Cores)) {
+		switch {
+		case !seenGPU[i]:
+			r.fail("--cores %d=%s: the inventory has no GPU %d", i, r.o.Cores[i], i)
+		case !validCores(r.o.Cores[i]):
+			r.fail("--cores %d=%s: not a Slurm core list such as 0-3 or 0,2,4-5 (digits, '-' and ',' only; core ids up to %d)", i, r.o.Cores[i], maxCoreID)
+		}
+	}
+	for i := range r.res.Devices {
+		r.res.Devices[i].Cores = r.o.Cores[r.res.Devices[i].GPU]
+	}
+}
+
+// checkOptions refuses a --type rename that matched no device, and a
+// --gpu-weight out of range or for a whole-GPU type the node lacks.
+func (r *renderer) checkOptions() {
+	for _, k := range slices.Sorted(maps.Keys(r.o.Types)) {
+		if !r.usedRename[k] {
+			r.fail("--type %s=%s: no device of this node has the type or profile %q", k, r.o.Types[k], k)
+		}
+	}
+	wholeTypes := map[string]bool{}
+	for _, d := range r.res.Devices {
+		wholeTypes[d.parentType] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.o.GPUWeights)) {
+		switch w := r.o.GPUWeights[k]; {
+		case math.IsNaN(w) || math.IsInf(w, 0) || w < 0 || w > MaxGPUWeight:
+			r.fail("--gpu-weight %s=%v: the weight must be a non-negative finite number, at most %v", k, w, MaxGPUWeight)
+		case !wholeTypes[k]:
+			r.fail("--gpu-weight %s: no GPU of this node has the type %q (its GPU types: %s); weigh the types the node has", k, k, strings.Join(slices.Sorted(maps.Keys(wholeTypes)), ", "))
+		}
+	}
+}
+
+// nodeValues fills in res the slurm.conf values derived from the types:
+// Gres=, AccountingStorageTRES, TRESBillingWeights and the quota types.
+func nodeValues(res *Result, types []TypeCount) {
 	var gres, tres, weights []string
 	tres = append(tres, "gres/gpu")
 	for _, t := range types {
@@ -240,12 +292,6 @@ func Render(inv inventory.Inventory, o Options) (Result, error) {
 	res.Gres = strings.Join(gres, ",")
 	res.AccountingStorageTRES = tres
 	res.TRESBillingWeights = strings.Join(weights, ",")
-	if !o.DeviceMap.IsZero() {
-		mapDevices(res.Devices, o.DeviceMap)
-	}
-	res.GresConf = gresConf(res, o, comments)
-	res.SlurmConf = slurmConf(res)
-	return res, nil
 }
 
 // checkTypes refuses type names Slurm cannot parse, names that are not a

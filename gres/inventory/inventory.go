@@ -97,85 +97,103 @@ func (g GPU) MIGChangePending() bool {
 
 // Validate checks the values are consistent; every problem is reported.
 func (inv Inventory) Validate() error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	text := func(field, v string, kind textKind) {
-		if why := kind.check(v); why != "" {
-			add("%s: %s", field, why)
-		}
-	}
+	var pr problems
 	if inv.Version != CurrentVersion {
-		add("version: %d is not supported (this build reads version %d)", inv.Version, CurrentVersion)
+		pr.add("version: %d is not supported (this build reads version %d)", inv.Version, CurrentVersion)
 	}
-	text("host", inv.Host, hostName)
-	text("driverVersion", inv.DriverVersion, version)
-	text("nvmlVersion", inv.NVMLVersion, version)
+	pr.text("host", inv.Host, hostName)
+	pr.text("driverVersion", inv.DriverVersion, version)
+	pr.text("nvmlVersion", inv.NVMLVersion, version)
 	if len(inv.GPUs) > MaxGPUs {
-		add("gpus: %d GPUs; a node has at most %d", len(inv.GPUs), MaxGPUs)
+		pr.add("gpus: %d GPUs; a node has at most %d", len(inv.GPUs), MaxGPUs)
 	}
 	seen := map[int]bool{}
 	for i, g := range inv.GPUs {
 		p := fmt.Sprintf("gpus[%d]", i)
 		if seen[g.Index] {
-			add("%s: GPU index %d appears twice", p, g.Index)
+			pr.add("%s: GPU index %d appears twice", p, g.Index)
 		}
 		seen[g.Index] = true
-		if g.Index < 0 || g.Index >= maxNumber {
-			add("%s: index %d is not from 0 to %d", p, g.Index, maxNumber-1)
-		}
-		text(p+".lost", g.Lost, message)
-		if g.Lost != "" {
-			continue
-		}
-		if g.Minor < 0 || g.Minor >= maxNumber {
-			add("%s: minor %d is not from 0 to %d", p, g.Minor, maxNumber-1)
-		}
-		if g.Name == "" {
-			add("%s: name is empty", p)
-		}
-		text(p+".name", g.Name, productName)
-		text(p+".uuid", g.UUID, uuid)
-		text(p+".pciDeviceId", g.PCIDeviceID, pciID)
-		switch g.MIGCurrent {
-		case MIGEnabled, MIGDisabled, MIGUnsupported:
-		default:
-			add("%s: migCurrent %q is not one of enabled, disabled, unsupported", p, g.MIGCurrent)
-		}
-		switch g.MIGPending {
-		case MIGEnabled, MIGDisabled, MIGUnsupported, "":
-		default:
-			add("%s: migPending %q is not one of enabled, disabled, unsupported", p, g.MIGPending)
-		}
-		if !g.MIGActive() && len(g.MIGDevices) > 0 {
-			add("%s: has %d MIG devices but MIG is %s", p, len(g.MIGDevices), g.MIGCurrent)
-		}
-		if len(g.MIGDevices) > maxMIGDevices {
-			add("%s: %d MIG devices; a GPU has at most %d", p, len(g.MIGDevices), maxMIGDevices)
-		}
-		for j, m := range g.MIGDevices {
-			q := fmt.Sprintf("%s.migDevices[%d]", p, j)
-			if m.Profile == "" {
-				add("%s: profile is empty", q)
-			}
-			text(q+".profile", m.Profile, profile)
-			text(q+".uuid", m.UUID, uuid)
-			if m.Index < 0 || m.Index >= maxNumber {
-				add("%s: index %d is not from 0 to %d", q, m.Index, maxNumber-1)
-			}
-			for k, f := range m.Files {
-				if why := CheckDevicePath(f); why != "" {
-					add("%s.files[%d]: %s", q, k, why)
-				}
-			}
-			if m.GPUInstanceSlices <= 0 {
-				add("%s: gpuInstanceSlices must be positive", q)
-			}
-			if len(m.Files) == 0 {
-				add("%s: no device files", q)
-			}
+		pr.gpu(p, g)
+	}
+	return errors.Join(pr...)
+}
+
+// problems are what Validate found wrong, each with its field path.
+type problems []error
+
+// add records one problem.
+func (pr *problems) add(format string, a ...any) { *pr = append(*pr, fmt.Errorf(format, a...)) }
+
+// text records a problem when v is not text of kind.
+func (pr *problems) text(field, v string, kind textKind) {
+	if why := kind.check(v); why != "" {
+		pr.add("%s: %s", field, why)
+	}
+}
+
+// gpu checks one GPU (at field path p): its numbers and names, its MIG
+// modes, and its MIG devices. A lost GPU has only its index and why.
+func (pr *problems) gpu(p string, g GPU) {
+	if g.Index < 0 || g.Index >= maxNumber {
+		pr.add("%s: index %d is not from 0 to %d", p, g.Index, maxNumber-1)
+	}
+	pr.text(p+".lost", g.Lost, message)
+	if g.Lost != "" {
+		return
+	}
+	if g.Minor < 0 || g.Minor >= maxNumber {
+		pr.add("%s: minor %d is not from 0 to %d", p, g.Minor, maxNumber-1)
+	}
+	if g.Name == "" {
+		pr.add("%s: name is empty", p)
+	}
+	pr.text(p+".name", g.Name, productName)
+	pr.text(p+".uuid", g.UUID, uuid)
+	pr.text(p+".pciDeviceId", g.PCIDeviceID, pciID)
+	switch g.MIGCurrent {
+	case MIGEnabled, MIGDisabled, MIGUnsupported:
+	default:
+		pr.add("%s: migCurrent %q is not one of enabled, disabled, unsupported", p, g.MIGCurrent)
+	}
+	switch g.MIGPending {
+	case MIGEnabled, MIGDisabled, MIGUnsupported, "":
+	default:
+		pr.add("%s: migPending %q is not one of enabled, disabled, unsupported", p, g.MIGPending)
+	}
+	if !g.MIGActive() && len(g.MIGDevices) > 0 {
+		pr.add("%s: has %d MIG devices but MIG is %s", p, len(g.MIGDevices), g.MIGCurrent)
+	}
+	if len(g.MIGDevices) > maxMIGDevices {
+		pr.add("%s: %d MIG devices; a GPU has at most %d", p, len(g.MIGDevices), maxMIGDevices)
+	}
+	for j, m := range g.MIGDevices {
+		pr.migDevice(fmt.Sprintf("%s.migDevices[%d]", p, j), m)
+	}
+}
+
+// migDevice checks one MIG device (at field path q): its profile, UUID,
+// index, slices and device files.
+func (pr *problems) migDevice(q string, m MIGDevice) {
+	if m.Profile == "" {
+		pr.add("%s: profile is empty", q)
+	}
+	pr.text(q+".profile", m.Profile, profile)
+	pr.text(q+".uuid", m.UUID, uuid)
+	if m.Index < 0 || m.Index >= maxNumber {
+		pr.add("%s: index %d is not from 0 to %d", q, m.Index, maxNumber-1)
+	}
+	for k, f := range m.Files {
+		if why := CheckDevicePath(f); why != "" {
+			pr.add("%s.files[%d]: %s", q, k, why)
 		}
 	}
-	return errors.Join(errs...)
+	if m.GPUInstanceSlices <= 0 {
+		pr.add("%s: gpuInstanceSlices must be positive", q)
+	}
+	if len(m.Files) == 0 {
+		pr.add("%s: no device files", q)
+	}
 }
 
 // Sorted returns a copy with GPUs in index order and MIG devices in MIG

@@ -210,115 +210,149 @@ func statusVerdict(s string) (Verdict, bool) {
 // be judged.
 func parseDCGMTable(out []byte) ([]*dcgmTest, *Result) {
 	lines := strings.Split(strings.ReplaceAll(string(out), "\r\n", "\n"), "\n")
-	start := -1
-	for i, l := range lines {
-		if dcgmHeader.MatchString(strings.TrimSpace(l)) {
-			start = i
-			break
-		}
+	start, r := dcgmTableStart(lines, out)
+	if r != nil {
+		return nil, r
 	}
-	if start < 0 {
-		for _, l := range lines {
-			if l = strings.TrimSpace(l); strings.HasPrefix(l, "Error") {
-				r := failf("dcgmi: %s", clip(l, 200))
-				return nil, &r
-			}
-		}
-		r := failf("no dcgmi diag result table in the output (garbage or truncated output): %s", firstLine(out))
-		return nil, &r
-	}
-	var tests []*dcgmTest
-	var cur *dcgmTest
-	category, complete, lastMsg, rows := "", false, false, 0
+	t := &dcgmTable{}
+	complete := false
 	for _, raw := range lines[start+1:] {
 		l := strings.TrimSpace(raw)
 		if l == "" {
 			continue
 		}
 		if m := dcgmCategory.FindStringSubmatch(l); m != nil {
-			category, cur, lastMsg = m[1], nil, false
+			t.category, t.cur, t.lastMsg = m[1], nil, false
 			continue
 		}
 		if dcgmBorder.MatchString(l) {
 			if strings.Contains(l, "=") {
 				continue // the line under the header
 			}
-			if rows > 0 {
+			if t.rows > 0 {
 				complete = true
 				break
 			}
 			continue
 		}
-		if !strings.HasPrefix(l, "|") {
-			continue
-		}
-		parts := strings.Split(l, "|")
-		if len(parts) < 4 {
-			continue
-		}
-		name := strings.TrimSpace(parts[1])
-		info := strings.TrimSpace(strings.Join(parts[2:len(parts)-1], "|"))
-		rows++
-		if category == "" || category == "Metadata" {
-			if slices.Contains(dcgmMetadata, name) || category == "Metadata" {
-				continue
-			}
-		}
-		switch {
-		case name == "":
-			if cur == nil {
-				continue
-			}
-			if m := dcgmStatus.FindStringSubmatch(info); m != nil {
-				v, skip := statusVerdict(m[1])
-				gpus := splitGPUList(m[3])
-				if len(gpus) == 0 {
-					cur.add(v, skip, "")
-				}
-				for _, g := range gpus {
-					cur.add(v, skip, g)
-				}
-				lastMsg = false
-			} else if m := dcgmEntity.FindStringSubmatch(info); m != nil {
-				v, skip := statusVerdict(m[3])
-				cur.add(v, skip, m[2])
-				lastMsg = false
-			} else if lastMsg && len(cur.msgs) > 0 {
-				cur.msgs[len(cur.msgs)-1] += msgChunk(parts[2]) // a wrapped message
-			}
-		case dcgmMessage.MatchString(name):
-			if strings.HasPrefix(name, "Info") {
-				lastMsg = false // info lines are evidence, not reasons
-				continue
-			}
-			if cur != nil {
-				cur.msgs = append(cur.msgs, msgChunk(parts[2]))
-			}
-			lastMsg = true
-		default:
-			t := &dcgmTest{name: name, category: category}
-			tests = append(tests, t)
-			cur, lastMsg = t, false
-			if m := dcgmStatus.FindStringSubmatch(info); m != nil {
-				v, skip := statusVerdict(m[1])
-				gpus := splitGPUList(m[3])
-				if len(gpus) == 0 {
-					t.add(v, skip, "")
-				}
-				for _, g := range gpus {
-					t.add(v, skip, g)
-				}
-			} else {
-				r := failf("dcgmi diag: test %q has an unknown result %q", clip(name, 40), clip(info, 40))
-				return nil, &r
-			}
+		if r := t.row(l); r != nil {
+			return nil, r
 		}
 	}
 	if !complete {
 		r := failf("dcgmi diag table has no closing border: the output is truncated")
 		return nil, &r
 	}
-	return tests, nil
+	return t.tests, nil
+}
+
+// dcgmTableStart is the index of the table's header line; without one the
+// output cannot be judged, and r says why (dcgmi's own error when it
+// printed one).
+func dcgmTableStart(lines []string, out []byte) (int, *Result) {
+	for i, l := range lines {
+		if dcgmHeader.MatchString(strings.TrimSpace(l)) {
+			return i, nil
+		}
+	}
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "Error") {
+			r := failf("dcgmi: %s", clip(l, 200))
+			return -1, &r
+		}
+	}
+	r := failf("no dcgmi diag result table in the output (garbage or truncated output): %s", firstLine(out))
+	return -1, &r
+}
+
+// dcgmTable is what parseDCGMTable gathered so far: the tests, the one
+// whose rows are being read, the category they sit in, whether the last
+// row was a message (the next unnamed row may continue it) and how many
+// rows there were.
+type dcgmTable struct {
+	tests    []*dcgmTest
+	cur      *dcgmTest
+	category string
+	lastMsg  bool
+	rows     int
+}
+
+// row takes in one row of the table: metadata is skipped, a named row
+// opens a test, a message row gives the current test a reason, an unnamed
+// row carries more results or the rest of a wrapped message. r is non-nil
+// when a test's result cannot be read.
+func (t *dcgmTable) row(l string) *Result {
+	if !strings.HasPrefix(l, "|") {
+		return nil
+	}
+	parts := strings.Split(l, "|")
+	if len(parts) < 4 {
+		return nil
+	}
+	name := strings.TrimSpace(parts[1])
+	info := strings.TrimSpace(strings.Join(parts[2:len(parts)-1], "|"))
+	t.rows++
+	if t.category == "" || t.category == "Metadata" {
+		if slices.Contains(dcgmMetadata, name) || t.category == "Metadata" {
+			return nil
+		}
+	}
+	switch {
+	case name == "":
+		t.more(info, parts[2])
+	case dcgmMessage.MatchString(name):
+		if strings.HasPrefix(name, "Info") {
+			t.lastMsg = false // info lines are evidence, not reasons
+			return nil
+		}
+		if t.cur != nil {
+			t.cur.msgs = append(t.cur.msgs, msgChunk(parts[2]))
+		}
+		t.lastMsg = true
+	default:
+		test := &dcgmTest{name: name, category: t.category}
+		t.tests = append(t.tests, test)
+		t.cur, t.lastMsg = test, false
+		m := dcgmStatus.FindStringSubmatch(info)
+		if m == nil {
+			r := failf("dcgmi diag: test %q has an unknown result %q", clip(name, 40), clip(info, 40))
+			return &r
+		}
+		addDCGMStatus(test, m)
+	}
+	return nil
+}
+
+// more takes in an unnamed row under the current test: a status for more
+// GPUs (DCGM 3), one entity's status (DCGM 4), or the next piece of a
+// wrapped message.
+func (t *dcgmTable) more(info, cell string) {
+	if t.cur == nil {
+		return
+	}
+	if m := dcgmStatus.FindStringSubmatch(info); m != nil {
+		addDCGMStatus(t.cur, m)
+		t.lastMsg = false
+	} else if m := dcgmEntity.FindStringSubmatch(info); m != nil {
+		v, skip := statusVerdict(m[3])
+		t.cur.add(v, skip, m[2])
+		t.lastMsg = false
+	} else if t.lastMsg && len(t.cur.msgs) > 0 {
+		t.cur.msgs[len(t.cur.msgs)-1] += msgChunk(cell) // a wrapped message
+	}
+}
+
+// addDCGMStatus gives test the status of a dcgmStatus match m, for each
+// GPU it lists (or for the whole test when it lists none).
+func addDCGMStatus(test *dcgmTest, m []string) {
+	v, skip := statusVerdict(m[1])
+	gpus := splitGPUList(m[3])
+	if len(gpus) == 0 {
+		test.add(v, skip, "")
+	}
+	for _, g := range gpus {
+		test.add(v, skip, g)
+	}
 }
 
 func splitGPUList(s string) []string {

@@ -40,125 +40,163 @@ var (
 	ncclOOB  = regexp.MustCompile(`^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)`)
 )
 
+// ncclScan is what parseNCCL gathered from the output so far.
+type ncclScan struct {
+	ranks     int
+	hosts     map[string]bool
+	header    []string
+	busCols   []int
+	wrongCols []int
+	sizeCol   int
+	lastSize  int64
+	lastBus   float64
+	rows      int
+	avg       float64
+	haveAvg   bool
+	failures  []string
+}
+
 func parseNCCL(in Input, nodes int) Result {
-	ranks, hosts := 0, map[string]bool{}
-	var header []string
-	var busCols, wrongCols []int
-	sizeCol := -1
-	var lastSize int64 = -1
-	var lastBus float64
-	rows := 0
-	avg, haveAvg := 0.0, false
-	var failures []string
+	s := &ncclScan{hosts: map[string]bool{}, sizeCol: -1, lastSize: -1}
 	for _, raw := range strings.Split(strings.ReplaceAll(string(in.Output), "\r\n", "\n"), "\n") {
 		l := strings.TrimSpace(raw)
-		if l == "" {
+		if l == "" || s.comment(l) {
 			continue
 		}
-		if strings.Contains(l, "Test NCCL failure") || strings.Contains(l, "Test CUDA failure") || strings.Contains(l, "Test failure") {
-			failures = append(failures, clip(l, 120))
-			continue
-		}
-		if m := ncclRank.FindStringSubmatch(l); m != nil && header == nil {
-			ranks++
-			hosts[m[2]] = true
-			continue
-		}
-		if m := ncclAvg.FindStringSubmatch(l); m != nil {
-			avg, _ = strconv.ParseFloat(m[1], 64)
-			haveAvg = true
-			continue
-		}
-		if m := ncclOOB.FindStringSubmatch(l); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n > 0 || !strings.EqualFold(m[2], "OK") {
-				failures = append(failures, fmt.Sprintf("out of bounds values: %s %s", m[1], m[2]))
-			}
-			continue
-		}
-		if strings.HasPrefix(l, "#") {
-			f := strings.Fields(strings.TrimPrefix(l, "#"))
-			if len(f) > 0 && f[0] == "size" && header == nil {
-				header = f
-				for i, h := range f {
-					switch h {
-					case "busbw":
-						busCols = append(busCols, i)
-					case "#wrong":
-						wrongCols = append(wrongCols, i)
-					case "size":
-						sizeCol = i
-					}
-				}
-			}
-			continue
-		}
-		if header == nil {
+		if s.header == nil {
 			continue // mpirun or NCCL INFO lines before the table
 		}
-		f := strings.Fields(l)
-		if len(f) != len(header) || !isInt(f[0]) {
-			continue // NCCL INFO/WARN lines between rows
-		}
-		size, err := strconv.ParseInt(f[sizeCol], 10, 64)
-		if err != nil {
-			return failf("nccl-tests row %q: size is not a number", clip(l, 60))
-		}
-		rows++
-		for _, c := range wrongCols {
-			if f[c] == "N/A" {
-				continue
-			}
-			n, err := strconv.ParseInt(f[c], 10, 64)
-			if err != nil {
-				return failf("nccl-tests row of size %d: #wrong %q is not a number", size, f[c])
-			}
-			if n > 0 {
-				failures = append(failures, fmt.Sprintf("%d wrong elements at size %d (data corruption)", n, size))
-			}
-		}
-		best := math.NaN()
-		for _, c := range busCols {
-			v, err := strconv.ParseFloat(f[c], 64)
-			if err != nil {
-				return failf("nccl-tests row of size %d: busbw %q is not a number", size, f[c])
-			}
-			if math.IsNaN(best) || v > best {
-				best = v
-			}
-		}
-		if size >= lastSize {
-			lastSize, lastBus = size, best
+		if bad, failed := s.row(l); failed {
+			return bad
 		}
 	}
-	if len(failures) > 0 {
-		return failf("%s", clip(strings.Join(failures, "; "), 300))
+	return s.result(in, nodes)
+}
+
+// comment takes in a line that is not a result row: a rank's failure, a
+// rank's host, the summary, or the table's header. It reports whether l
+// was one of those (every line starting with '#' is).
+func (s *ncclScan) comment(l string) bool {
+	if strings.Contains(l, "Test NCCL failure") || strings.Contains(l, "Test CUDA failure") || strings.Contains(l, "Test failure") {
+		s.failures = append(s.failures, clip(l, 120))
+		return true
+	}
+	if m := ncclRank.FindStringSubmatch(l); m != nil && s.header == nil {
+		s.ranks++
+		s.hosts[m[2]] = true
+		return true
+	}
+	if m := ncclAvg.FindStringSubmatch(l); m != nil {
+		s.avg, _ = strconv.ParseFloat(m[1], 64)
+		s.haveAvg = true
+		return true
+	}
+	if m := ncclOOB.FindStringSubmatch(l); m != nil {
+		if n, _ := strconv.Atoi(m[1]); n > 0 || !strings.EqualFold(m[2], "OK") {
+			s.failures = append(s.failures, fmt.Sprintf("out of bounds values: %s %s", m[1], m[2]))
+		}
+		return true
+	}
+	if !strings.HasPrefix(l, "#") {
+		return false
+	}
+	if f := strings.Fields(strings.TrimPrefix(l, "#")); len(f) > 0 && f[0] == "size" && s.header == nil {
+		s.columns(f)
+	}
+	return true
+}
+
+// columns takes in the table's header: where the size, the bus
+// bandwidths and the wrong-element counts are.
+func (s *ncclScan) columns(f []string) {
+	s.header = f
+	for i, h := range f {
+		switch h {
+		case "busbw":
+			s.busCols = append(s.busCols, i)
+		case "#wrong":
+			s.wrongCols = append(s.wrongCols, i)
+		case "size":
+			s.sizeCol = i
+		}
+	}
+}
+
+// row takes in one result row: its wrong elements are failures, and the
+// better bus bandwidth of the largest size so far is kept. Lines that are
+// not rows (NCCL INFO/WARN between them) are skipped; a row with a value
+// that is not a number fails the check (failed is true, with its Result).
+func (s *ncclScan) row(l string) (Result, bool) {
+	f := strings.Fields(l)
+	if len(f) != len(s.header) || !isInt(f[0]) {
+		return Result{}, false // NCCL INFO/WARN lines between rows
+	}
+	size, err := strconv.ParseInt(f[s.sizeCol], 10, 64)
+	if err != nil {
+		return failf("nccl-tests row %q: size is not a number", clip(l, 60)), true
+	}
+	s.rows++
+	for _, c := range s.wrongCols {
+		if f[c] == "N/A" {
+			continue
+		}
+		n, err := strconv.ParseInt(f[c], 10, 64)
+		if err != nil {
+			return failf("nccl-tests row of size %d: #wrong %q is not a number", size, f[c]), true
+		}
+		if n > 0 {
+			s.failures = append(s.failures, fmt.Sprintf("%d wrong elements at size %d (data corruption)", n, size))
+		}
+	}
+	best := math.NaN()
+	for _, c := range s.busCols {
+		v, err := strconv.ParseFloat(f[c], 64)
+		if err != nil {
+			return failf("nccl-tests row of size %d: busbw %q is not a number", size, f[c]), true
+		}
+		if math.IsNaN(best) || v > best {
+			best = v
+		}
+	}
+	if size >= s.lastSize {
+		s.lastSize, s.lastBus = size, best
+	}
+	return Result{}, false
+}
+
+// result is the verdict on the whole output: failures and a non-zero exit
+// first, then a missing or truncated table, then ranks that did not spread
+// over the nodes; a pass carries the bandwidths.
+func (s *ncclScan) result(in Input, nodes int) Result {
+	if len(s.failures) > 0 {
+		return failf("%s", clip(strings.Join(s.failures, "; "), 300))
 	}
 	if in.ExitCode != 0 {
 		return failf("nccl-tests exited %d: %s", in.ExitCode, lastMeaningful(in.Output))
 	}
 	switch {
-	case header == nil || sizeCol < 0 || len(busCols) == 0:
+	case s.header == nil || s.sizeCol < 0 || len(s.busCols) == 0:
 		return failf("no nccl-tests result table in the output (garbage or truncated output)")
-	case rows == 0:
+	case s.rows == 0:
 		return failf("nccl-tests printed its header but no result row (truncated output)")
-	case !haveAvg:
+	case !s.haveAvg:
 		return failf("no 'Avg bus bandwidth' line: the nccl-tests output is truncated")
-	case nodes > 1 && len(hosts) < nodes:
-		names := make([]string, 0, len(hosts))
-		for h := range hosts {
+	case nodes > 1 && len(s.hosts) < nodes:
+		names := make([]string, 0, len(s.hosts))
+		for h := range s.hosts {
 			names = append(names, h)
 		}
 		sort.Strings(names)
 		return failf("the ranks ran on %d host(s) (%s), the check spans %d nodes: srun did not spread over the allocation, so the network was not measured",
-			len(hosts), strings.Join(names, ","), nodes)
+			len(s.hosts), strings.Join(names, ","), nodes)
 	}
 	vals := []Value{
-		{Name: "busbw_gbps", Value: lastBus, Unit: "GB/s"},
-		{Name: "avg_busbw_gbps", Value: avg, Unit: "GB/s"},
-		{Name: "max_size_bytes", Value: float64(lastSize), Unit: "B"},
+		{Name: "busbw_gbps", Value: s.lastBus, Unit: "GB/s"},
+		{Name: "avg_busbw_gbps", Value: s.avg, Unit: "GB/s"},
+		{Name: "max_size_bytes", Value: float64(s.lastSize), Unit: "B"},
 	}
-	if ranks > 0 {
-		vals = append(vals, Value{Name: "ranks", Value: float64(ranks)}, Value{Name: "hosts", Value: float64(len(hosts))})
+	if s.ranks > 0 {
+		vals = append(vals, Value{Name: "ranks", Value: float64(s.ranks)}, Value{Name: "hosts", Value: float64(len(s.hosts))})
 	}
 	return Result{Verdict: Pass, Values: vals}
 }

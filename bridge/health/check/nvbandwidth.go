@@ -57,63 +57,9 @@ func parseNVBandwidth(in Input, expected []string) Result {
 	if in.ExitCode != 0 {
 		return failf("nvbandwidth exited %d: %s", in.ExitCode, lastMeaningful(in.Output))
 	}
-	var cases []*nvbCase
-	var cur *nvbCase
-	var errs []string
-	for _, raw := range strings.Split(strings.ReplaceAll(string(in.Output), "\r\n", "\n"), "\n") {
-		l := strings.TrimSpace(raw)
-		if l == "" {
-			continue
-		}
-		if m := nvbRunning.FindStringSubmatch(l); m != nil {
-			cur = &nvbCase{name: m[1]}
-			cases = append(cases, cur)
-			continue
-		}
-		if m := nvbSum.FindStringSubmatch(l); m != nil {
-			c := findCase(cases, m[1])
-			if c == nil {
-				return failf("nvbandwidth SUM for %s without its testcase", m[1])
-			}
-			c.sum, _ = strconv.ParseFloat(m[2], 64)
-			c.hasSum = true
-			continue
-		}
-		up := strings.ToUpper(l)
-		if strings.Contains(up, "ERROR") || strings.HasPrefix(up, "[CUDA_") {
-			errs = append(errs, clip(l, 120))
-			continue
-		}
-		if cur == nil {
-			continue // version and device lines before the first testcase
-		}
-		if strings.HasPrefix(up, "WAIVED") {
-			cur.waived = true
-			continue
-		}
-		f := strings.Fields(l)
-		if cur.columns == 0 {
-			if allInts(f) {
-				cur.columns = len(f) // the header of column indices
-			}
-			continue // the description line, or the header
-		}
-		if len(f) < 2 || !isInt(f[0]) {
-			continue
-		}
-		if len(f)-1 != cur.columns {
-			return failf("nvbandwidth %s: row %s has %d cells, the header %d (truncated output)", cur.name, f[0], len(f)-1, cur.columns)
-		}
-		for _, c := range f[1:] {
-			if c == "N/A" {
-				continue
-			}
-			v, err := strconv.ParseFloat(c, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return failf("nvbandwidth %s: cell %q is not a bandwidth", cur.name, clip(c, 20))
-			}
-			cur.cells = append(cur.cells, v)
-		}
+	cases, errs, r := scanNVBandwidth(in.Output)
+	if r != nil {
+		return *r
 	}
 	if len(errs) > 0 {
 		return failf("nvbandwidth reported errors: %s", strings.Join(errs, "; "))
@@ -132,32 +78,123 @@ func parseNVBandwidth(in Input, expected []string) Result {
 		if c.waived {
 			continue
 		}
-		if len(c.cells) == 0 {
-			return failf("nvbandwidth %s printed no bandwidth (truncated output?)", c.name)
-		}
-		if !c.hasSum {
-			return failf("nvbandwidth %s has no SUM line (truncated output, or nvbandwidth older than v0.4)", c.name)
+		vals, r := c.values()
+		if r != nil {
+			return *r
 		}
 		ran++
-		lo, total := c.cells[0], 0.0
-		for _, v := range c.cells {
-			lo = math.Min(lo, v)
-			total += v
-		}
-		// SUM is the sum of the printed cells; a SUM that does not match
-		// was cut short.
-		if math.Abs(total-c.sum) > math.Max(0.05, total*0.01) {
-			return failf("nvbandwidth %s: SUM %s does not match its cells (%s): truncated output", c.name, formatNumber(c.sum), formatNumber(total))
-		}
-		res.Values = append(res.Values,
-			Value{Name: c.name + "_min_gbps", Value: lo, Unit: "GB/s"},
-			Value{Name: c.name + "_sum_gbps", Value: c.sum, Unit: "GB/s"})
+		res.Values = append(res.Values, vals...)
 	}
 	if ran == 0 {
 		res.Verdict = Warn
 		res.Reason = fmt.Sprintf("every nvbandwidth testcase was waived (%d)", len(cases))
 	}
 	return res
+}
+
+// scanNVBandwidth reads the testcases of nvbandwidth's output, their cells
+// and SUM lines, and the error lines; r is non-nil when the output is
+// malformed (a SUM without its testcase, a short row, a cell that is not a
+// bandwidth).
+func scanNVBandwidth(out []byte) (cases []*nvbCase, errs []string, r *Result) {
+	var cur *nvbCase
+	for _, raw := range strings.Split(strings.ReplaceAll(string(out), "\r\n", "\n"), "\n") {
+		l := strings.TrimSpace(raw)
+		if l == "" {
+			continue
+		}
+		if m := nvbRunning.FindStringSubmatch(l); m != nil {
+			cur = &nvbCase{name: m[1]}
+			cases = append(cases, cur)
+			continue
+		}
+		if m := nvbSum.FindStringSubmatch(l); m != nil {
+			c := findCase(cases, m[1])
+			if c == nil {
+				f := failf("nvbandwidth SUM for %s without its testcase", m[1])
+				return nil, nil, &f
+			}
+			c.sum, _ = strconv.ParseFloat(m[2], 64)
+			c.hasSum = true
+			continue
+		}
+		up := strings.ToUpper(l)
+		if strings.Contains(up, "ERROR") || strings.HasPrefix(up, "[CUDA_") {
+			errs = append(errs, clip(l, 120))
+			continue
+		}
+		if cur == nil {
+			continue // version and device lines before the first testcase
+		}
+		if strings.HasPrefix(up, "WAIVED") {
+			cur.waived = true
+			continue
+		}
+		if r := cur.line(strings.Fields(l)); r != nil {
+			return nil, nil, r
+		}
+	}
+	return cases, errs, nil
+}
+
+// line takes in a line of c's matrix, split in fields: the description and
+// the header of column indices come first, then rows of a row index and
+// one cell per column (N/A for a pair not measured).
+func (c *nvbCase) line(f []string) *Result {
+	if c.columns == 0 {
+		if allInts(f) {
+			c.columns = len(f) // the header of column indices
+		}
+		return nil // the description line, or the header
+	}
+	if len(f) < 2 || !isInt(f[0]) {
+		return nil
+	}
+	if len(f)-1 != c.columns {
+		r := failf("nvbandwidth %s: row %s has %d cells, the header %d (truncated output)", c.name, f[0], len(f)-1, c.columns)
+		return &r
+	}
+	for _, cell := range f[1:] {
+		if cell == "N/A" {
+			continue
+		}
+		v, err := strconv.ParseFloat(cell, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			r := failf("nvbandwidth %s: cell %q is not a bandwidth", c.name, clip(cell, 20))
+			return &r
+		}
+		c.cells = append(c.cells, v)
+	}
+	return nil
+}
+
+// values are a testcase that ran, as the weakest pair and the SUM; r is
+// non-nil when its output is incomplete (no cell, no SUM, or a SUM that
+// does not match the cells).
+func (c *nvbCase) values() ([]Value, *Result) {
+	if len(c.cells) == 0 {
+		r := failf("nvbandwidth %s printed no bandwidth (truncated output?)", c.name)
+		return nil, &r
+	}
+	if !c.hasSum {
+		r := failf("nvbandwidth %s has no SUM line (truncated output, or nvbandwidth older than v0.4)", c.name)
+		return nil, &r
+	}
+	lo, total := c.cells[0], 0.0
+	for _, v := range c.cells {
+		lo = math.Min(lo, v)
+		total += v
+	}
+	// SUM is the sum of the printed cells; a SUM that does not match
+	// was cut short.
+	if math.Abs(total-c.sum) > math.Max(0.05, total*0.01) {
+		r := failf("nvbandwidth %s: SUM %s does not match its cells (%s): truncated output", c.name, formatNumber(c.sum), formatNumber(total))
+		return nil, &r
+	}
+	return []Value{
+		{Name: c.name + "_min_gbps", Value: lo, Unit: "GB/s"},
+		{Name: c.name + "_sum_gbps", Value: c.sum, Unit: "GB/s"},
+	}, nil
 }
 
 func findCase(cs []*nvbCase, name string) *nvbCase {

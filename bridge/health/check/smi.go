@@ -85,12 +85,52 @@ func notAvailable(raw string) bool {
 
 // parseSMI reads nvidia-smi's CSV and applies rules per GPU.
 func parseSMI(in Input, rules []smiRule) Result {
+	lines, r := smiLines(in)
+	if r != nil {
+		return *r
+	}
+	t := &smiTable{header: splitCSV(lines[0]), rules: rules, res: Result{Verdict: Pass}}
+	if r := t.columns(lines[0]); r != nil {
+		return *r
+	}
+	rows := lines[1:]
+	if len(rows) == 0 {
+		return failf("nvidia-smi lists no GPU")
+	}
+	for n, line := range rows {
+		if r := t.gpu(n+2, line); r != nil {
+			return *r
+		}
+	}
+	res, why := t.res, t.why
+	if hasPages(rules) {
+		res.Values = append(res.Values, retiredTotals(res.Values)...)
+	}
+	if in.GPUs > 0 && len(rows) < in.GPUs {
+		res.Verdict = Fail
+		why = append([]string{fmt.Sprintf("nvidia-smi lists %d GPU(s), the node has %d", len(rows), in.GPUs)}, why...)
+	}
+	if t.measured == 0 && res.Verdict == Pass {
+		res.Verdict = Warn
+		why = append(why, "every field reads N/A: nothing measured")
+	}
+	res.Reason = clip(strings.Join(why, "; "), 300)
+	return res
+}
+
+// smiLines are the non-empty lines of a complete nvidia-smi run; r is
+// non-nil when it failed, printed nothing, or was cut inside a line.
+func smiLines(in Input) ([]string, *Result) {
+	fail := func(format string, a ...any) ([]string, *Result) {
+		r := failf(format, a...)
+		return nil, &r
+	}
 	if in.ExitCode != 0 {
-		return failf("nvidia-smi exited %d: %s", in.ExitCode, firstLine(in.Output))
+		return fail("nvidia-smi exited %d: %s", in.ExitCode, firstLine(in.Output))
 	}
 	text := strings.ReplaceAll(string(in.Output), "\r\n", "\n")
 	if t := strings.TrimRight(text, " \t"); t != "" && !strings.HasSuffix(t, "\n") {
-		return failf("nvidia-smi output ends inside a line (truncated): %s", lastMeaningful(in.Output))
+		return fail("nvidia-smi output ends inside a line (truncated): %s", lastMeaningful(in.Output))
 	}
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
@@ -99,87 +139,97 @@ func parseSMI(in Input, rules []smiRule) Result {
 		}
 	}
 	if len(lines) == 0 {
-		return failf("nvidia-smi printed nothing")
+		return fail("nvidia-smi printed nothing")
 	}
-	header := splitCSV(lines[0])
-	col := map[string]int{}
-	for i, h := range header {
+	return lines, nil
+}
+
+// smiTable is parseSMI's reading of the CSV: the header and where each
+// field is, the rules applied, and what they found so far.
+type smiTable struct {
+	header   []string
+	col      map[string]int // field name (unit cut off) -> column
+	idx      int            // the column of the GPU index
+	rules    []smiRule
+	res      Result
+	why      []string
+	measured int
+}
+
+// columns finds the fields in the header line: the GPU index must be
+// there, and at least one field a rule reads.
+func (t *smiTable) columns(line string) *Result {
+	t.col = map[string]int{}
+	for i, h := range t.header {
 		if j := strings.Index(h, " ["); j > 0 {
 			h = h[:j]
 		}
-		col[h] = i
+		t.col[h] = i
 	}
-	idx, ok := col["index"]
+	idx, ok := t.col["index"]
 	if !ok {
-		return failf("nvidia-smi output has no CSV header with an index field (query with --format=csv and index first): %s", clip(lines[0], 80))
+		r := failf("nvidia-smi output has no CSV header with an index field (query with --format=csv and index first): %s", clip(line, 80))
+		return &r
 	}
+	t.idx = idx
 	known := 0
-	for _, r := range rules {
-		if _, ok := col[r.field]; ok {
+	for _, r := range t.rules {
+		if _, ok := t.col[r.field]; ok {
 			known++
 		}
 	}
 	if known == 0 {
-		return failf("nvidia-smi output has none of the fields this check reads (%s)", rules[0].field)
+		r := failf("nvidia-smi output has none of the fields this check reads (%s)", t.rules[0].field)
+		return &r
 	}
-	rows := lines[1:]
-	if len(rows) == 0 {
-		return failf("nvidia-smi lists no GPU")
+	return nil
+}
+
+// gpu applies the rules to one GPU's line (number n of the output): each
+// field read is measured, and judged where its rule judges. r is non-nil
+// when the line is malformed.
+func (t *smiTable) gpu(n int, line string) *Result {
+	fail := func(format string, a ...any) *Result {
+		r := failf(format, a...)
+		return &r
 	}
-	res := Result{Verdict: Pass}
-	var why []string
-	measured := 0
-	for n, line := range rows {
-		f := splitCSV(line)
-		if len(f) != len(header) {
-			return failf("nvidia-smi line %d has %d fields, the header %d (truncated or not CSV): %s", n+2, len(f), len(header), clip(line, 80))
+	f := splitCSV(line)
+	if len(f) != len(t.header) {
+		return fail("nvidia-smi line %d has %d fields, the header %d (truncated or not CSV): %s", n, len(f), len(t.header), clip(line, 80))
+	}
+	gpu := f[t.idx]
+	if _, err := strconv.Atoi(gpu); err != nil {
+		return fail("nvidia-smi line %d: GPU index %q is not a number", n, clip(gpu, 20))
+	}
+	for _, r := range t.rules {
+		i, ok := t.col[r.field]
+		if !ok {
+			continue
 		}
-		gpu := f[idx]
-		if _, err := strconv.Atoi(gpu); err != nil {
-			return failf("nvidia-smi line %d: GPU index %q is not a number", n+2, clip(gpu, 20))
+		if f[i] == "" {
+			return fail("nvidia-smi GPU %s has an empty %s (truncated output)", gpu, r.field)
 		}
-		for _, r := range rules {
-			i, ok := col[r.field]
-			if !ok {
-				continue
+		if notAvailable(f[i]) {
+			continue
+		}
+		raw := f[i]
+		t.measured++
+		if r.value != "" {
+			v, err := strconv.ParseFloat(raw, 64)
+			if err != nil {
+				return fail("nvidia-smi GPU %s %s=%q is not a number", gpu, r.field, clip(raw, 20))
 			}
-			if f[i] == "" {
-				return failf("nvidia-smi GPU %s has an empty %s (truncated output)", gpu, r.field)
-			}
-			if notAvailable(f[i]) {
-				continue
-			}
-			raw := f[i]
-			measured++
-			if r.value != "" {
-				v, err := strconv.ParseFloat(raw, 64)
-				if err != nil {
-					return failf("nvidia-smi GPU %s %s=%q is not a number", gpu, r.field, clip(raw, 20))
-				}
-				res.Values = append(res.Values, Value{Name: r.value, GPU: gpu, Value: v, Unit: r.unit})
-			}
-			if r.judge == nil {
-				continue
-			}
-			if v, msg := r.judge(raw); v != Pass {
-				res.Verdict = res.Verdict.Worse(v)
-				why = append(why, "GPU "+gpu+" "+msg)
-			}
+			t.res.Values = append(t.res.Values, Value{Name: r.value, GPU: gpu, Value: v, Unit: r.unit})
+		}
+		if r.judge == nil {
+			continue
+		}
+		if v, msg := r.judge(raw); v != Pass {
+			t.res.Verdict = t.res.Verdict.Worse(v)
+			t.why = append(t.why, "GPU "+gpu+" "+msg)
 		}
 	}
-	if hasPages(rules) {
-		res.Values = append(res.Values, retiredTotals(res.Values)...)
-	}
-	if in.GPUs > 0 && len(rows) < in.GPUs {
-		res.Verdict = Fail
-		why = append([]string{fmt.Sprintf("nvidia-smi lists %d GPU(s), the node has %d", len(rows), in.GPUs)}, why...)
-	}
-	if measured == 0 && res.Verdict == Pass {
-		res.Verdict = Warn
-		why = append(why, "every field reads N/A: nothing measured")
-	}
-	res.Reason = clip(strings.Join(why, "; "), 300)
-	return res
+	return nil
 }
 
 func hasPages(rules []smiRule) bool { return len(rules) > 0 && rules[0].field == pageRules[0].field }
