@@ -148,18 +148,9 @@ func (s CreditSource) cards(ctx context.Context) func(meter.Period) (pricing.Car
 		if c, ok := cards[p]; ok {
 			return c, nil
 		}
-		rec, closed, err := s.Ledger.Period(ctx, s.Cluster, p)
+		c, err := billing.PeriodCard(ctx, s.Ledger, s.Cards, s.Cluster, p)
 		if err != nil {
 			return pricing.Card{}, err
-		}
-		c := rec.Snapshot.Card
-		if !closed {
-			var ok bool
-			if c, ok, err = s.Cards.Current(ctx); err != nil {
-				return pricing.Card{}, err
-			} else if !ok {
-				c = pricing.Card{Version: pricing.CurrentVersion}
-			}
 		}
 		cards[p] = c
 		return c, nil
