@@ -403,7 +403,7 @@ func FindSlots(needs []Need, after time.Time, d time.Duration, lastStart time.Ti
 			runs = r
 			continue
 		}
-		runs = intersectSets(runs, r)
+		runs = runs.Meet(r)
 	}
 	var out []Slot
 	for _, r := range runs {
@@ -422,24 +422,6 @@ func FindSlots(needs []Need, after time.Time, d time.Duration, lastStart time.Ti
 		out = append(out, s)
 		if len(out) == limit {
 			break
-		}
-	}
-	return out
-}
-
-// intersectSets is the seconds in both a and b, in one pass over both
-// (interval.Set intersects with one window at a time).
-func intersectSets(a, b interval.Set) interval.Set {
-	var out interval.Set
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if r := a[i].Intersect(b[j]); !r.Empty() {
-			out = append(out, r)
-		}
-		if a[i].End < b[j].End {
-			i++
-		} else {
-			j++
 		}
 	}
 	return out

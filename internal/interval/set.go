@@ -88,6 +88,23 @@ func (s Set) Intersect(w Interval) Set {
 	return out
 }
 
+// Meet returns the seconds in both s and o, in one pass over both.
+func (s Set) Meet(o Set) Set {
+	var out Set
+	i, j := 0, 0
+	for i < len(s) && j < len(o) {
+		if r := s[i].Intersect(o[j]); !r.Empty() {
+			out = append(out, r)
+		}
+		if s[i].End < o[j].End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
 // Contains reports whether the second t is in s.
 func (s Set) Contains(t int64) bool {
 	i := s.first(t)

@@ -221,12 +221,13 @@ func TestSetAgainstModel(t *testing.T) {
 		if d := cmp.Diff(ms, modelOf(s)); d != "" {
 			t.Fatalf("round %d: Add built %v (-model +set):\n%s", n, s, d)
 		}
-		var union, diff, inter model
+		var union, diff, inter, meet model
 		var count int64
 		for x := range int64(span) {
 			union[x] = ms[x] || mo[x]
 			diff[x] = ms[x] && !mo[x]
 			inter[x] = ms[x] && w.Contains(x)
+			meet[x] = ms[x] && mo[x]
 			if ms[x] {
 				count++
 			}
@@ -238,9 +239,9 @@ func TestSetAgainstModel(t *testing.T) {
 		for x := max(w.Start, 0); x < min(w.End, span); x++ {
 			covers = covers && ms[x]
 		}
-		for what, got := range map[string]Set{"Union": s.Union(o), "Subtract": s.Subtract(o), "Intersect": s.Intersect(w)} {
+		for what, got := range map[string]Set{"Union": s.Union(o), "Subtract": s.Subtract(o), "Intersect": s.Intersect(w), "Meet": s.Meet(o)} {
 			wellFormed(t, what, got)
-			want := map[string]model{"Union": union, "Subtract": diff, "Intersect": inter}[what]
+			want := map[string]model{"Union": union, "Subtract": diff, "Intersect": inter, "Meet": meet}[what]
 			if d := cmp.Diff(want, modelOf(got)); d != "" {
 				t.Fatalf("round %d: %v %s %v / %v = %v (-model +set):\n%s", n, s, what, o, w, got, d)
 			}
