@@ -3,7 +3,6 @@
 package docs
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
-	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
+	"github.com/gpubridge/gpubridge/test/fault"
 )
 
 // The documents whose examples run, from the repository's root.
@@ -133,7 +130,7 @@ func listed(list, doc string) bool {
 // scratch database, and removes the tenants it made from Slurm at the end;
 // it returns the drifts.
 func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example, c *counts) (all []Drift) {
-	dsn := scratchDB(t, env)
+	_, dsn := fault.ScratchDB(t, env, "docs", filepath.Base(exs[0].File))
 	environ := append(os.Environ(),
 		"PATH="+bin+":"+os.Getenv("PATH"),
 		"GPUBRIDGE_DB_DSN="+dsn,
@@ -218,38 +215,4 @@ func setupWorkdir(t *testing.T, root, work string, env testbed.Env) string {
 		}
 	}
 	return bin
-}
-
-// scratchDB creates an empty, migrated gpubridge database for the
-// documents (the testbed's gpubridge user may create gpubridge_*
-// databases) and drops it at the end.
-func scratchDB(t *testing.T, env testbed.Env) string {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(env.DBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("gpubridge_docs_%d", time.Now().UnixNano()%1e6)
-	ctx := context.Background()
-	admin, err := sqldb.Open(ctx, env.DBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
-		t.Fatalf("create scratch database: %v", err)
-	}
-	t.Cleanup(func() {
-		if db, err := sqldb.Open(context.Background(), env.DBDSN); err == nil {
-			db.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+name+"`")
-			db.Close()
-		}
-	})
-	cfg.DBName = name
-	db, err := sqldb.OpenMigrated(ctx, cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	return cfg.FormatDSN()
 }
