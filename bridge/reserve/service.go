@@ -21,6 +21,10 @@ type Service struct {
 	// Coster prices bookings for monthly spend limits; nil when no booked
 	// rate is known (a spend limit then refuses).
 	Coster Coster
+	// Pricing, when set, gives the Coster of each admission that a spend
+	// limit prices (the rate card in force then) in place of Coster; nil
+	// from it: no booked rate is known. Its error fails the admission.
+	Pricing func(ctx context.Context) (Coster, error)
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// SearchHorizon bounds how far ahead next-available windows and find
@@ -285,7 +289,13 @@ func (s *Service) admit(ctx context.Context, tx Tx, b Booking, p Policy, inv Inv
 		return nil, err
 	}
 	var own []Booking
+	coster := s.Coster
 	if p.MonthlySpendLimit != nil {
+		if s.Pricing != nil {
+			if coster, err = s.Pricing(ctx); err != nil {
+				return nil, fmt.Errorf("price the booking for the monthly spend limit: %w", err)
+			}
+		}
 		// Whole months: the spend limit prices every booking of the tenant
 		// in each month the window touches.
 		own, err = tx.Bookings(ctx, Filter{Tenant: b.Tenant, From: monthOf(b.Start), To: monthOf(b.End).AddDate(0, 1, 0)})
@@ -299,7 +309,7 @@ func (s *Service) admit(ctx context.Context, tx Tx, b Booking, p Policy, inv Inv
 			}
 		}
 	}
-	if pps := s.Settings.CheckPolicy(p, b, own, inv, now, s.Coster, f); len(pps) > 0 {
+	if pps := s.Settings.CheckPolicy(p, b, own, inv, now, coster, f); len(pps) > 0 {
 		return nil, dedupe(pps)
 	}
 	adm := Admission{Settings: s.Settings, Inventory: inv, Maintenance: maint, Now: now}

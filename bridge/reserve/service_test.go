@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/reserve/store"
+	"github.com/gpubridge/gpubridge/internal/money"
 )
 
 type fakeSource struct{ inv reserve.Inventory }
@@ -419,4 +420,46 @@ func TestNodeBookingMixedClass(t *testing.T) {
 	h.svc.Settings.NodeClasses["cpu"] = []string{"cpu-a", "cpu-b"}
 	h.src.inv.Nodes = append(h.src.inv.Nodes, reserve.Node{Name: "cpu-a"}, reserve.Node{Name: "cpu-b", GPUs: map[string]int{}})
 	h.mustAdd(t, kv("tenant=acme", "nodes=cpu:2", "start=2026-12-05T00:00Z", "duration=1d"))
+}
+
+// perHour prices booked GPU time at rate EUR cents per GPU-hour.
+type perHour struct{ cents int64 }
+
+func (c perHour) BookedCost(_ string, gpuSeconds int64, _ time.Time) (money.Amount, error) {
+	eur, _ := money.ISO("EUR")
+	return money.New(gpuSeconds*c.cents/3600, eur), nil
+}
+
+// Under a monthly spend limit, each admission is priced with the rates
+// Pricing gives at that moment (a rate card changed since the service was
+// built counts); without a rate it refuses, and a failing price source
+// fails the admission without storing anything.
+func TestAddPricesEachAdmission(t *testing.T) {
+	h := newHarness()
+	limit := money.MustParse("100.00")
+	h.svc.Tenants = fakeTenants{"acme": &reserve.Policy{MonthlySpendLimit: &limit, MaxHorizon: reserve.Span(365 * 24 * time.Hour)}}
+	var rate reserve.Coster = perHour{100} // 1.00 EUR per GPU-hour
+	var priceErr error
+	calls := 0
+	h.svc.Pricing = func(context.Context) (reserve.Coster, error) { calls++; return rate, priceErr }
+	ask := kv("tenant=acme", "gpus=h100:2", "start=2026-12-01T00:00Z", "duration=1d") // 48 GPU-hours
+	h.mustAdd(t, ask)
+	rate = perHour{300} // 3.00: the same 48 GPU-hours now cost 144.00 (and the first booking 144.00)
+	if _, err := h.add(t, kv("tenant=acme", "gpus=h100:2", "start=2026-12-03T00:00Z", "duration=1d"), reserve.Zone{}); err == nil || !strings.Contains(err.Error(), "over its monthly spend limit") {
+		t.Fatalf("admission at the new rate = %v; want over the spend limit", err)
+	}
+	rate = nil
+	if _, err := h.add(t, kv("tenant=acme", "gpus=h100:1", "start=2026-12-05T00:00Z", "duration=1h"), reserve.Zone{}); err == nil || !strings.Contains(err.Error(), "no booked rate is configured") {
+		t.Fatalf("admission without a rate = %v; want a refusal", err)
+	}
+	rate, priceErr = perHour{100}, errors.New("ratecards: connection refused")
+	if _, err := h.add(t, kv("tenant=acme", "gpus=h100:1", "start=2026-12-05T00:00Z", "duration=1h"), reserve.Zone{}); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("admission with the prices unreadable = %v; want their error", err)
+	}
+	if bs, _ := h.st.List(context.Background(), reserve.Filter{}); len(bs) != 1 {
+		t.Fatalf("stored %d bookings; want only the first", len(bs))
+	}
+	if calls != 4 {
+		t.Fatalf("priced %d times; want once per admission (4)", calls)
+	}
 }

@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -16,9 +17,9 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Open connects to the MariaDB database named by dsn, forcing UTC time
-// parsing, and checks the connection. It does not migrate.
-func Open(ctx context.Context, dsn string) (*sqlx.DB, error) {
+// Connector is the connector of the MariaDB database named by dsn,
+// forcing UTC time parsing; it connects nothing until asked.
+func Connector(dsn string) (driver.Connector, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("database DSN %s: %w", Redact(dsn), err)
@@ -29,12 +30,26 @@ func Open(ctx context.Context, dsn string) (*sqlx.DB, error) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["time_zone"] = "'+00:00'"
-	db, err := sqlx.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
-	}
+	return mysql.NewConnector(cfg)
+}
+
+// Pool is a pool over c with gpubridge's settings (a few connections,
+// recycled every five minutes); it connects at its first statement.
+func Pool(c driver.Connector) *sqlx.DB {
+	db := sqlx.NewDb(sql.OpenDB(c), "mysql")
 	db.SetMaxOpenConns(8)
 	db.SetConnMaxLifetime(5 * time.Minute)
+	return db
+}
+
+// Open connects to the MariaDB database named by dsn, forcing UTC time
+// parsing, and checks the connection. It does not migrate.
+func Open(ctx context.Context, dsn string) (*sqlx.DB, error) {
+	c, err := Connector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	db := Pool(c)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {

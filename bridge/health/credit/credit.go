@@ -15,12 +15,21 @@ import (
 // Policy is when a loss is credited (config health.credits, next stage).
 type Policy struct {
 	Enabled bool
-	// MinUnits: a loss below this many minor units (of the loss's
-	// currency) yields no credit.
-	MinUnits int64
+	// MinLoss: a loss below this amount (written without a currency,
+	// compared exactly with the loss in its currency) yields no credit;
+	// a loss of less than one minor unit never does.
+	MinLoss money.Amount
 	// KillWindow: a job that ended other than COMPLETED within this after
 	// gpubridge stopped its node (a fatal check's DOWN) was killed by it.
 	KillWindow time.Duration
+}
+
+// below reports whether the loss a credit gives back (credit is
+// negative) is under MinLoss.
+func (p Policy) below(credit money.Amount) bool {
+	loss := money.New(-credit.Units(), money.Currency{Minor: credit.Currency().Minor})
+	n, err := loss.Cmp(p.MinLoss)
+	return err != nil || n < 0
 }
 
 // JobRun is a tenant's job run that ended, with what the ledger charged
@@ -151,7 +160,7 @@ func Compute(p Policy, now time.Time, jobs []JobRun, bookings []Booking, drains 
 	var out []Credit
 	seen := map[string]bool{}
 	add := func(c Credit) {
-		if -c.Amount.Units() < max(p.MinUnits, 1) || seen[c.Key] {
+		if -c.Amount.Units() < 1 || p.below(c.Amount) || seen[c.Key] {
 			return
 		}
 		seen[c.Key] = true

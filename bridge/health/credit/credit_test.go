@@ -16,7 +16,7 @@ import (
 
 var (
 	t0     = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
-	policy = Policy{Enabled: true, MinUnits: 1, KillWindow: 2 * time.Minute}
+	policy = Policy{Enabled: true, KillWindow: 2 * time.Minute}
 	eur, _ = money.ISO("EUR")
 )
 
@@ -91,8 +91,14 @@ func TestCompute(t *testing.T) {
 	if len(Compute(Policy{}, h(8), jobs, bookings, drains)) != 0 {
 		t.Error("credits with the policy off")
 	}
-	if got := Compute(Policy{Enabled: true, MinUnits: 400, KillWindow: time.Minute}, h(8), jobs, bookings, drains); len(got) != 2 {
-		t.Errorf("MinAmount 400: %d credits, want 2 (the 420 job and the 1000 booking loss)", len(got))
+	if got := Compute(Policy{Enabled: true, MinLoss: money.MustParse("4.00"), KillWindow: time.Minute}, h(8), jobs, bookings, drains); len(got) != 2 {
+		t.Errorf("MinLoss 4.00: %d credits, want 2 (the 420 job and the 1000 booking loss)", len(got))
+	}
+	// MinLoss is compared exactly, whatever the decimals it is written with.
+	for min, want := range map[string]int{"4.2": 2, "4.205": 1, "4": 2, "10.000": 1, "10.001": 0} {
+		if got := Compute(Policy{Enabled: true, MinLoss: money.MustParse(min), KillWindow: time.Minute}, h(8), jobs, bookings, drains); len(got) != want {
+			t.Errorf("MinLoss %s: %d credits, want %d", min, len(got), want)
+		}
 	}
 }
 
@@ -180,7 +186,7 @@ func TestComputePricedBookings(t *testing.T) {
 		{ID: 1, Tenant: "beta", Account: "beta", Node: "gpu-b", GPUType: "3g.40gb", GPUs: 2, Start: h(4), End: h(6), Price: price(300)},
 		{ID: 2, Tenant: "beta", Account: "beta", Node: "gpu-b", GPUType: "h100", GPUs: 1, Start: h(4), End: h(6), Price: fails},
 	}
-	got := Compute(Policy{Enabled: true, MinUnits: 1}, h(8), nil, bookings, drains)
+	got := Compute(Policy{Enabled: true, }, h(8), nil, bookings, drains)
 	want := []Credit{
 		{Key: "health-credit:booking:1:event:6:1g.10gb", Kind: BookingLost, Tenant: "beta", Account: "beta", Amount: money.New(-700, eur), EventID: 6,
 			Node: "gpu-b", BookingID: 1, GPUSeconds: 7 * 3600, Start: h(5), End: h(6), Reason: "booked GPUs lost while gpubridge held the node: probe failed"},
@@ -206,7 +212,7 @@ func TestComputeBookingParts(t *testing.T) {
 		{ID: 4, Tenant: "beta", Account: "beta", Node: "gpu-a", GPUType: "h100", GPUs: 1, Start: h(0), End: h(2), RatePerGPUHour: money.New(360, eur)},
 		{ID: 4, Tenant: "beta", Account: "beta", Node: "gpu-a", GPUType: "h100", GPUs: 1, Start: h(5), End: h(6), RatePerGPUHour: money.New(360, eur), Part: 1},
 	}
-	got := Compute(Policy{Enabled: true, MinUnits: 1}, h(10), nil, bookings, drains)
+	got := Compute(Policy{Enabled: true, }, h(10), nil, bookings, drains)
 	var keys []string
 	var secs int64
 	for _, c := range got {

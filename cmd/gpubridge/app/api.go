@@ -12,7 +12,7 @@ import (
 )
 
 // API is the wiring of the tenant API (cmd/gpubridge/wire.API) for `serve`, on
-// the daemon's lazily connected, reloadable clients. It is made once per
+// the daemon's reloadable clients. It is made once per
 // `serve` (NewAPI); App is called for each configuration.
 type API struct {
 	Env     *Env
@@ -26,23 +26,37 @@ func NewAPI(e *Env) *API {
 }
 
 // App is daemon.Options.App: the API's handler and its snapshot loop for
-// configuration c. Nothing connects here.
-func (w *API) App(c config.Config, set *clients.Set) (http.Handler, func(context.Context), error) {
+// configuration c, built on the generation's clients once its cluster's
+// name is resolved. Nothing connects here.
+func (w *API) App(ctx context.Context, c config.Config, set *clients.Set) (http.Handler, func(context.Context), error) {
 	e := w.Env.WithClients(c, set)
-	srv, loop := wire.API(wire.APIParams{
-		Config: c, Logger: e.Logger().With("component", "api"), Metrics: w.Metrics,
-		Slurm: e.Slurm, DB: e.DB, Cluster: e.ClusterName,
-		Bookings: func(ctx context.Context) (*reserve.Service, error) {
-			bk, err := e.Bookings(ctx)
-			return bk.Service, err
-		},
+	p := wire.APIParams{Config: c, Logger: e.Logger().With("component", "api"), Metrics: w.Metrics,
 		// The API runs the use cases the CLI runs.
 		Cases: func(s *reserve.Service) api.Bookings { return BookingCases{Service: s} },
-		Burst: func(ctx context.Context) (*wire.BurstService, error) { return e.Burst(ctx, "", "") },
-		Usage: func(ctx context.Context) (api.UsageReader, error) {
-			books, err := e.Books(ctx)
-			return UsageCases{Books: books}, err
-		},
-	})
+	}
+	var err error
+	if p.Slurm, err = e.Slurm(ctx); err != nil {
+		return nil, nil, err
+	}
+	if p.DB, err = e.DB(ctx); err != nil {
+		return nil, nil, err
+	}
+	if p.Cluster, err = e.ClusterName(ctx); err != nil {
+		return nil, nil, err
+	}
+	bk, err := e.Bookings(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Bookings = bk.Service
+	if p.Burst, err = e.Burst(ctx, "", ""); err != nil {
+		return nil, nil, err
+	}
+	books, err := e.Books(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Usage = UsageCases{Books: books}
+	srv, loop := wire.API(p)
 	return srv, loop, nil
 }

@@ -40,16 +40,23 @@ func (e *Env) bookingsWith(ctx context.Context, needSlurm bool) (wire.Bookings, 
 	if err != nil {
 		return wire.Bookings{}, err
 	}
-	if _, err := e.Clients(); err != nil {
+	p := wire.BookingParams{Config: c}
+	if p.DB, err = e.DB(ctx); err != nil {
 		return wire.Bookings{}, err
 	}
-	bk, err := wire.OpenBookings(ctx, c, wire.BookingConnections{DB: e.DB, Slurm: e.Slurm, Cluster: e.ClusterName}, needSlurm)
-	if err == nil {
-		// Bookings' costs (a tenant's monthly spend limit) at the rate
-		// card's booked tier (charges.go).
-		if db, derr := e.DB(ctx); derr == nil {
-			bk.Service.Coster = bookingCoster(ctx, db)
+	if needSlurm {
+		if p.Slurm, err = e.Slurm(ctx); err != nil {
+			return wire.Bookings{}, err
 		}
+	}
+	if p.Cluster, err = e.ClusterName(ctx); err != nil {
+		return wire.Bookings{}, err
+	}
+	bk, err := wire.OpenBookings(p)
+	if err == nil {
+		// Bookings' costs (a tenant's monthly spend limit) at the booked
+		// tier of the rate card in force (charges.go).
+		bk.Service.Pricing = bookingPricing(p.DB)
 	}
 	return bk, err
 }

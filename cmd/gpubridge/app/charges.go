@@ -77,12 +77,16 @@ func (c CardCoster) BookedCost(typ string, gpuSeconds int64, at time.Time) (mone
 	return c.Card.Amount(q, gpuSeconds)
 }
 
-// bookingCoster is the current rate card's CardCoster, or nil without a
-// card (a spend limit then refuses every booking: the cost is unknown).
-func bookingCoster(ctx context.Context, db *sqlx.DB) reserve.Coster {
-	card, ok, err := ratecard.NewDB(db).Current(ctx)
-	if err != nil || !ok {
-		return nil
+// bookingPricing prices each admission under a spend limit with the rate
+// card in force then (reserve.Service.Pricing): its CardCoster, or nil
+// without a card (the spend limit then refuses: the cost is unknown).
+func bookingPricing(db *sqlx.DB) func(ctx context.Context) (reserve.Coster, error) {
+	cards := ratecard.NewDB(db)
+	return func(ctx context.Context) (reserve.Coster, error) {
+		card, ok, err := cards.Current(ctx)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return CardCoster{card}, nil
 	}
-	return CardCoster{card}
 }

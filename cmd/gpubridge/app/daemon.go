@@ -2,11 +2,10 @@ package app
 
 import (
 	"context"
-	"sync"
+	"fmt"
 
 	"github.com/gpubridge/gpubridge/accounting/jobs"
 	"github.com/gpubridge/gpubridge/bridge/burst/metrics"
-	"github.com/gpubridge/gpubridge/bridge/health"
 	cmetrics "github.com/gpubridge/gpubridge/bridge/health/credit/metrics"
 	hmetrics "github.com/gpubridge/gpubridge/bridge/health/metrics"
 	rmetrics "github.com/gpubridge/gpubridge/bridge/reconcile/metrics"
@@ -101,17 +100,18 @@ func NewDaemonJobs(e *Env) *DaemonJobs {
 		credits: cmetrics.New(e.Registry()), health: hmetrics.New(e.Registry())}
 }
 
-// Jobs makes the jobs of configuration c on its clients. Nothing connects
-// here: each job builds its clients at its first run (daemon.Lazy).
-func (d *DaemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled, error) {
+// Jobs makes the jobs of configuration c on its clients, once the
+// generation resolved its cluster's name: plain values, built now, which
+// connect nothing before their first run. A job that cannot be built (a
+// configuration it needs is missing) fails each run with why, and the
+// others run.
+func (d *DaemonJobs) Jobs(ctx context.Context, c config.Config, set *clients.Set) ([]daemon.Scheduled, error) {
 	e := d.env.WithClients(c, set)
+	rec := e.ReconcileJob(c, d.reconcile)
+	rec.Service.Drift = d.API.Metrics.ObserveReconcile
 	return append([]daemon.Scheduled{
-		{Spec: c.Schedules.Reconcile, Job: daemon.Lazy("reconcile", func(ctx context.Context) (daemon.Job, error) {
-			j := e.ReconcileJob(c, d.reconcile)
-			j.Service.Drift = d.API.Metrics.ObserveReconcile
-			return j, nil
-		})},
-		{Spec: c.Schedules.Burst, Job: daemon.Lazy("burst", func(ctx context.Context) (daemon.Job, error) {
+		{Spec: c.Schedules.Reconcile, Job: rec},
+		{Spec: c.Schedules.Burst, Job: built("burst", func() (daemon.Job, error) {
 			ctrl, err := e.Burst(ctx, "", "")
 			if err != nil {
 				return nil, err
@@ -119,7 +119,7 @@ func (d *DaemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			ctrl.Recorder = d.burst
 			return LockedJob{Env: e, What: "gpubridge serve (burst)", Job: ctrl}, nil
 		})},
-		{Spec: c.Schedules.Bookings, Job: daemon.Lazy("bookings", func(ctx context.Context) (daemon.Job, error) {
+		{Spec: c.Schedules.Bookings, Job: built("bookings", func() (daemon.Job, error) {
 			p, err := e.Projector(ctx, "gpubridge serve")
 			if err != nil {
 				return nil, err
@@ -127,81 +127,69 @@ func (d *DaemonJobs) Jobs(c config.Config, set *clients.Set) ([]daemon.Scheduled
 			p.Logger = e.Logger().With("component", "bookings")
 			return LockedJob{Env: e, What: "gpubridge serve (bookings)", Job: wire.BookingJob{Projector: p, Recorder: d.bookings}}, nil
 		})},
-		{Spec: c.Schedules.Ingest, Job: daemon.Lazy("ingest", func(ctx context.Context) (daemon.Job, error) {
+		{Spec: c.Schedules.Ingest, Job: built("ingest", func() (daemon.Job, error) {
 			in, err := e.Ingester(ctx, "")
-			if err != nil {
-				return nil, err
-			}
-			return &jobs.Ingest{Ingester: in}, nil
+			return &jobs.Ingest{Ingester: in}, err
 		})},
-		{Spec: c.Schedules.ClosePeriod, Job: daemon.Lazy("close-period", func(ctx context.Context) (daemon.Job, error) {
-			cl, err := e.Closer(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if cl.Reader, err = e.Ingester(ctx, ""); err != nil {
-				return nil, err
-			}
-			if cl.Charger, err = e.BookingCharger(ctx); err != nil {
-				return nil, err
-			}
-			return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: e.Logger().With("component", "close-period")}, nil
-		})},
-		{Spec: CreditsSpec(c), Job: daemon.Lazy("health-credits", func(ctx context.Context) (daemon.Job, error) {
-			return e.CreditJob(ctx, c, d.credits)
-		})},
-		{Spec: c.Schedules.BookingCharges, Job: daemon.Lazy("booking-charges", func(ctx context.Context) (daemon.Job, error) {
+		{Spec: c.Schedules.ClosePeriod, Job: built("close-period", func() (daemon.Job, error) { return d.closePeriod(ctx, e) })},
+		{Spec: CreditsSpec(c), Job: built("health-credits", func() (daemon.Job, error) { return e.CreditJob(ctx, c, d.credits) })},
+		{Spec: c.Schedules.BookingCharges, Job: built("booking-charges", func() (daemon.Job, error) {
 			ch, err := e.BookingCharger(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &jobs.BookingCharges{Charger: ch, Log: e.Logger().With("component", "booking-charges")}, nil
+			return &jobs.BookingCharges{Charger: ch, Log: e.Logger().With("component", "booking-charges")}, err
 		})},
-	}, d.healthJobs(e, c)...), nil
+	}, d.healthJobs(ctx, e, c)...), nil
+}
+
+// built is the job build makes or, when it fails, a job of that name
+// whose every run fails with why (its runs count as errors and log it).
+func built(name string, build func() (daemon.Job, error)) daemon.Job {
+	j, err := build()
+	if err != nil {
+		err = fmt.Errorf("%s cannot run: %w", name, err)
+		return daemon.Func(name, func(context.Context) error { return err })
+	}
+	return j
+}
+
+// closePeriod is the close-period job: the closer, re-reading the period
+// through the ingester and charging the bookings first.
+func (d *DaemonJobs) closePeriod(ctx context.Context, e *Env) (daemon.Job, error) {
+	cl, err := e.Closer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cl.Reader, err = e.Ingester(ctx, ""); err != nil {
+		return nil, err
+	}
+	if cl.Charger, err = e.BookingCharger(ctx); err != nil {
+		return nil, err
+	}
+	return &jobs.ClosePeriod{Closer: cl, Actor: "gpubridge serve", Log: e.Logger().With("component", "close-period")}, nil
 }
 
 // healthJobs are the node health jobs (bridge/health), when health.nodes
 // lists nodes: one cycle per health schedule on its own spec
 // (health-acceptance, health-quick, ...) and health-harvest on
-// schedules.health, all over one service (built at the first run).
-func (d *DaemonJobs) healthJobs(e *Env, c config.Config) []daemon.Scheduled {
+// schedules.health, all over one service.
+func (d *DaemonJobs) healthJobs(ctx context.Context, e *Env, c config.Config) []daemon.Scheduled {
 	if len(c.Health.Nodes) == 0 {
 		return nil
 	}
-	var mu sync.Mutex
-	var svc *health.Service
-	service := func(ctx context.Context) (*health.Service, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if svc != nil {
-			return svc, nil
-		}
-		s, err := e.HealthWith(ctx, d.health, d.bookings)
-		if err == nil {
-			svc = s
-		}
-		return s, err
-	}
+	svc, err := e.HealthWith(ctx, d.health, d.bookings)
 	var out []daemon.Scheduled
 	for _, s := range append([]config.HealthSchedule{c.Health.Acceptance}, c.Health.Schedules...) {
-		name := s.Name
-		out = append(out, daemon.Scheduled{Spec: s.Spec, Job: daemon.Lazy("health-"+name, func(ctx context.Context) (daemon.Job, error) {
-			svc, err := service(ctx)
+		out = append(out, daemon.Scheduled{Spec: s.Spec, Job: built("health-"+s.Name, func() (daemon.Job, error) {
 			if err != nil {
 				return nil, err
 			}
-			return svc.Job(name)
+			return svc.Job(s.Name)
 		})})
 	}
-	return append(out, daemon.Scheduled{Spec: c.Schedules.Health, Job: daemon.Lazy("health-harvest", func(ctx context.Context) (daemon.Job, error) {
-		svc, err := service(ctx)
-		if err != nil {
-			return nil, err
-		}
+	return append(out, daemon.Scheduled{Spec: c.Schedules.Health, Job: built("health-harvest", func() (daemon.Job, error) {
 		return daemon.Func("health-harvest", func(ctx context.Context) error {
 			_, err := svc.Harvest(ctx)
 			return err
-		}), nil
+		}), err
 	})})
 }
 

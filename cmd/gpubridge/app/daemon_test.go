@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"io"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ func TestDaemonHealthJobs(t *testing.T) {
 	c := config.Default()
 	c.Cluster = "testbed"
 	c.Schedules = config.Schedules{Health: "@every 30s"}
-	jobs, err := d.Jobs(c, clients.New(c, clients.Options{}))
+	jobs, err := d.Jobs(context.Background(), c, clients.New(c, clients.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestDaemonHealthJobs(t *testing.T) {
 		t.Errorf("checks without health.nodes: %d, want the database only", len(checks))
 	}
 	c.Health.Nodes = []string{"gpu-[01-02]"}
-	jobs, err = d.Jobs(c, clients.New(c, clients.Options{}))
+	jobs, err = d.Jobs(context.Background(), c, clients.New(c, clients.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestDaemonCreditJob(t *testing.T) {
 		c.Cluster, c.SlurmDB.DSN = "tb", "ro:ro@tcp(127.0.0.1:1)/slurm_acct_db"
 		c.Health.Credits.Enabled = on
 		set := clients.New(c, clients.Options{})
-		jobs, err := d.Jobs(c, set)
+		jobs, err := d.Jobs(context.Background(), c, set)
 		if err != nil {
 			t.Fatal(err)
 		}

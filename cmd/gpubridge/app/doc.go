@@ -1,7 +1,8 @@
 // Package app is gpubridge's application layer: what the CLI, the daemon
 // and the tenant API share to run a use case. An Env holds the
 // configuration (loaded once, or bound to one configuration of the
-// daemon), the logger, the clients it builds on first use (slurmrestd,
+// daemon), the logger, the clients (made once, connecting at their first
+// use: slurmrestd,
 // gpubridge's database, slurmdbd's database), the Prometheus registry and
 // the cluster's writer lock; the files beside env.go build each feature's
 // services from it (tenants, bookings, health, accounting, burst).

@@ -17,7 +17,7 @@ import (
 )
 
 // Env is what a use case runs with: the configuration, the logger and the
-// clients, each made on first use. A command has one Env for its process;
+// clients (made at the first need, connecting at their first use). A command has one Env for its process;
 // the daemon binds a copy to each configuration it loads (WithClients).
 type Env struct {
 	ConfigPath string    // --config; "" is $GPUBRIDGE_CONFIG, else config.DefaultPath (optional)
@@ -90,9 +90,9 @@ func (e *Env) Registry() *prometheus.Registry {
 	return e.registry
 }
 
-// Clients returns the process's clients, made for the configuration on
-// first use. A command's may create gpubridge's schema in an empty
-// database (see DB).
+// Clients returns the process's clients, made for the configuration at
+// the first call (they connect at their first use). A command's may
+// create gpubridge's schema in an empty database (see DB).
 func (e *Env) Clients() (*clients.Set, error) {
 	if e.conns != nil {
 		return e.conns, nil
@@ -113,8 +113,9 @@ func (e *Env) Close() {
 	}
 }
 
-// Slurm is the slurmrestd client, built (and the API version negotiated)
-// once per process, or once per configuration in the daemon.
+// Slurm is the slurmrestd client, made once per process, or once per
+// configuration in the daemon; it negotiates the API version at its first
+// request.
 func (e *Env) Slurm(ctx context.Context) (*slurmrest.Client, error) {
 	set, err := e.Clients()
 	if err != nil {
@@ -123,9 +124,10 @@ func (e *Env) Slurm(ctx context.Context) (*slurmrest.Client, error) {
 	return set.Slurm(ctx)
 }
 
-// DB is gpubridge's own database, opened once per process. A command (run
-// by a person) creates gpubridge's schema in an empty database and applies
-// pending migrations; it refuses a database that holds other tables.
+// DB is the pool of gpubridge's own database, made once per process; its
+// first statement checks the schema. A command (run by a person) creates
+// gpubridge's schema in an empty database and applies pending
+// migrations; it refuses a database that holds other tables.
 // `serve` creates a schema only with --init (cmd/gpubridge/daemon).
 func (e *Env) DB(ctx context.Context) (*sqlx.DB, error) {
 	set, err := e.Clients()
@@ -189,7 +191,7 @@ func (e *Env) SacctmgrCommands() int64 {
 
 // WithClients returns a copy of e bound to one configuration of the
 // daemon and its clients: the features' builders (DB, Slurm, Config) then
-// use the daemon's lazily built, reloadable clients. The copy is not
+// use the daemon's reloadable clients. The copy is not
 // changed after it is made, so jobs of one configuration share it without
 // locks.
 func (e *Env) WithClients(c config.Config, set *clients.Set) *Env {

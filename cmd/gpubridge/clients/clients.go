@@ -3,6 +3,7 @@ package clients
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ const (
 	NameSlurmDB   = "slurmdb"
 )
 
+// ErrClosed is returned by a client of a Set that was closed (replaced by
+// a reload, or at shutdown).
+var ErrClosed = errors.New("client closed")
+
 // Options say how a Set builds its clients. The zero value builds real
 // clients and refuses to create a schema in an empty database.
 type Options struct {
@@ -38,33 +43,35 @@ type Options struct {
 	DB sqldb.Policy
 
 	// Test seams; nil uses the real constructors.
-	OpenDB    func(ctx context.Context, dsn string) (*sqlx.DB, error)
+	ConnectDB func(dsn string) (driver.Connector, error)
 	PrepareDB func(ctx context.Context, db *sqlx.DB, p sqldb.Policy) (sqldb.Schema, error)
 	OpenSlurm func(o slurmrest.Options) (*slurmrest.Client, error)
 }
 
-// Set holds the clients of one configuration, each built on first use.
-// It is safe for concurrent use.
+// Set holds the clients of one configuration, made with it: none
+// connects before its first use (the slurmrestd client negotiates at its
+// first request, a pool connects at its first statement), so services and
+// jobs are built on them eagerly. It is safe for concurrent use.
 type Set struct {
 	cfg     config.Config
 	opts    Options
 	log     *slog.Logger
 	slurm   *slurmConn
-	db      *lazy[*sqlx.DB]
-	slurmdb *lazy[*sqlx.DB]
+	db      *pool
+	slurmdb *pool
 	// cluster is the handle of the Set's cluster (its name, resolved once
 	// per Set, and the sacctmgr runner made with it).
 	cluster *Cluster
 }
 
-// New returns a Set for c that has built nothing yet.
+// New returns the Set of c; it connects nothing.
 func New(c config.Config, o Options) *Set {
 	s := &Set{cfg: c, opts: o, log: o.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if s.opts.OpenDB == nil {
-		s.opts.OpenDB = sqldb.Open
+	if s.opts.ConnectDB == nil {
+		s.opts.ConnectDB = sqldb.Connector
 	}
 	if s.opts.PrepareDB == nil {
 		s.opts.PrepareDB = sqldb.Prepare
@@ -83,11 +90,11 @@ func New(c config.Config, o Options) *Set {
 // Config is the configuration the Set was made for.
 func (s *Set) Config() config.Config { return s.cfg }
 
-// Slurm returns the slurmrestd client, made with the Set (it connects to
-// nothing until a request), once it negotiated the API version: an error
-// while slurmrestd cannot be used (the next call tries again), or when the
-// configuration cannot make a client.
-func (s *Set) Slurm(ctx context.Context) (*slurmrest.Client, error) { return s.slurm.get(ctx, s.log) }
+// Slurm returns the slurmrestd client, made with the Set: it connects to
+// nothing until its first request, which negotiates the API version (and
+// again after a failed negotiation). The error is the configuration's when
+// it cannot make a client, ErrClosed after Close.
+func (s *Set) Slurm(context.Context) (*slurmrest.Client, error) { return s.slurm.get(s.log) }
 
 // BuiltSlurm returns the slurmrestd client if a use negotiated with
 // slurmrestd, nil otherwise; it never connects (request counters read it).
@@ -98,12 +105,15 @@ func (s *Set) BuiltSlurm() *slurmrest.Client {
 	return s.slurm.cl
 }
 
-// DB returns gpubridge's own database, checked (and migrated) by the
-// Set's policy on first use.
-func (s *Set) DB(ctx context.Context) (*sqlx.DB, error) { return s.db.get(ctx) }
+// DB returns the pool of gpubridge's own database, made with the Set: it
+// connects at its first statement, which first checks (and, as the Set's
+// policy allows, creates or migrates) the schema. The error is the
+// configuration's when it names no usable database, ErrClosed after Close.
+func (s *Set) DB(context.Context) (*sqlx.DB, error) { return s.db.get() }
 
-// SlurmDB returns slurmdbd's database (read-only user).
-func (s *Set) SlurmDB(ctx context.Context) (*sqlx.DB, error) { return s.slurmdb.get(ctx) }
+// SlurmDB returns the pool of slurmdbd's database (read-only user), made
+// with the Set; it connects at its first statement.
+func (s *Set) SlurmDB(context.Context) (*sqlx.DB, error) { return s.slurmdb.get() }
 
 // Cluster is the handle of the Set's cluster: its name is resolved once
 // per Set, that is once per configuration generation.
@@ -114,7 +124,8 @@ func (s *Set) Cluster() *Cluster { return s.cluster }
 // never connects. Its command counter counts for every use of the Set.
 func (s *Set) Sacctmgr() *sacctmgr.Runner { return s.cluster.builtSacctmgr() }
 
-// Built lists the clients built so far, by name.
+// Built lists the clients that reached their server so far (the
+// slurmrestd client negotiated, a pool connected), by name.
 func (s *Set) Built() []string {
 	var out []string
 	for name, built := range map[string]bool{NameSlurmRest: s.slurm.isBuilt(), NameDatabase: s.db.isBuilt(), NameSlurmDB: s.slurmdb.isBuilt()} {
@@ -213,22 +224,17 @@ func (s *Set) newSlurm(fp string) *slurmConn {
 	return conn
 }
 
-func (s *Set) newDB(fp string) *lazy[*sqlx.DB] {
+// newDB makes the pool of gpubridge's database; its first connection
+// prepares the schema by the Set's policy (and database.init).
+func (s *Set) newDB(fp string) *pool {
 	c := s.cfg
-	return newLazy(NameDatabase, fp, func(ctx context.Context) (*sqlx.DB, error) {
-		if err := c.RequireDatabase(); err != nil {
-			return nil, err
-		}
-		db, err := s.opts.OpenDB(ctx, c.Database.DSN)
-		if err != nil {
-			return nil, err
-		}
-		policy := s.opts.DB
-		policy.InitEmpty = policy.InitEmpty || c.Database.Init
+	policy := s.opts.DB
+	policy.InitEmpty = policy.InitEmpty || c.Database.Init
+	what := "database " + sqldb.Redact(c.Database.DSN)
+	return newPool(fp, what, c.Database.DSN, c.RequireDatabase(), s.opts.ConnectDB, func(ctx context.Context, db *sqlx.DB) error {
 		sch, err := s.opts.PrepareDB(ctx, db, policy)
 		if err != nil {
-			db.Close()
-			return nil, err
+			return err
 		}
 		switch {
 		case sch.Kind == sqldb.Empty:
@@ -236,18 +242,14 @@ func (s *Set) newDB(fp string) *lazy[*sqlx.DB] {
 		case sch.Pending > 0:
 			s.log.Info("applied pending migrations", "database", sch.Database, "migrations", sch.Pending)
 		}
-		return db, nil
-	}, func(db *sqlx.DB) { _ = db.Close() })
+		return nil
+	})
 }
 
-func (s *Set) newSlurmDB(fp string) *lazy[*sqlx.DB] {
+// newSlurmDB makes the pool of slurmdbd's database.
+func (s *Set) newSlurmDB(fp string) *pool {
 	c := s.cfg
-	return newLazy(NameSlurmDB, fp, func(ctx context.Context) (*sqlx.DB, error) {
-		if err := c.RequireSlurmDB(); err != nil {
-			return nil, err
-		}
-		return s.opts.OpenDB(ctx, c.SlurmDB.DSN)
-	}, func(db *sqlx.DB) { _ = db.Close() })
+	return newPool(fp, "database "+sqldb.Redact(c.SlurmDB.DSN), c.SlurmDB.DSN, c.RequireSlurmDB(), s.opts.ConnectDB, nil)
 }
 
 // fingerprints hashes each client's settings, file contents included. The

@@ -3,11 +3,13 @@ package clients_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,12 +45,13 @@ func testConfig(t *testing.T, srv *clientstest.Slurm, tokenFile string) config.C
 }
 
 func fakeOptions(db *clientstest.DB) clients.Options {
-	return clients.Options{OpenDB: db.Open, PrepareDB: clientstest.Prepare}
+	return clients.Options{ConnectDB: db.Connector, PrepareDB: clientstest.Prepare}
 }
 
-// Nothing is built until used; a failed build is tried again at the next
-// use, so a dependency that comes back is picked up.
-func TestLazyBuildAndRetry(t *testing.T) {
+// The clients are made with the Set and connect nothing until used; a
+// database that is down fails the statement, and the next statement
+// connects, so a dependency that comes back is picked up.
+func TestClientsConnectAtFirstUseAndRetry(t *testing.T) {
 	srv := clientstest.NewSlurm("fake", "tok-1")
 	defer srv.Close()
 	tok := filepath.Join(t.TempDir(), "jwt")
@@ -57,10 +60,16 @@ func TestLazyBuildAndRetry(t *testing.T) {
 	db.SetDown(true)
 	s := clients.New(testConfig(t, srv, tok), fakeOptions(db))
 	defer s.Close()
-	if b := s.Built(); len(b) != 0 {
-		t.Fatalf("built before use: %v", b)
-	}
 	ctx := context.Background()
+	if _, err := s.DB(ctx); err != nil {
+		t.Fatalf("DB with the database down = %v; want the pool (it connects at its first statement)", err)
+	}
+	if _, err := s.Slurm(ctx); err != nil {
+		t.Fatalf("Slurm = %v; want the client (it negotiates at its first request)", err)
+	}
+	if b := s.Built(); len(b) != 0 || srv.Requests() != 0 {
+		t.Fatalf("reached before a statement or a request: %v, %d requests", b, srv.Requests())
+	}
 	if err := s.CheckDB(ctx); !errors.Is(err, clientstest.ErrDown) {
 		t.Fatalf("CheckDB with the database down = %v; want ErrDown", err)
 	}
@@ -76,12 +85,62 @@ func TestLazyBuildAndRetry(t *testing.T) {
 	if !slices.Equal(got, []string{clients.NameDatabase, clients.NameSlurmRest}) {
 		t.Fatalf("built = %v", got)
 	}
-	if db.Opened() != 1 {
-		t.Fatalf("opened %d pools; want 1 (the failed attempt opened none)", db.Opened())
+	if db.Opened() != 2 {
+		t.Fatalf("made %d pools; want 2 (gpubridge's and slurmdbd's database), the failed statement none", db.Opened())
 	}
 }
 
-// BuiltSlurm is the client once a use built it, without building it;
+// The schema is prepared before the pool's first connection: a refusal
+// (an empty database, a foreign one) is the error of the statement, no
+// connection is handed out, and the next statement prepares again.
+func TestPoolPreparesBeforeFirstConnection(t *testing.T) {
+	srv := clientstest.NewSlurm("fake", "t")
+	defer srv.Close()
+	c := testConfig(t, srv, "")
+	c.SlurmRest.Token = "t"
+	var calls atomic.Int32
+	refuse := atomic.Bool{}
+	refuse.Store(true)
+	db := &clientstest.DB{}
+	o := fakeOptions(db)
+	o.PrepareDB = func(ctx context.Context, _ *sqlx.DB, p sqldb.Policy) (sqldb.Schema, error) {
+		calls.Add(1)
+		if p.InitEmpty {
+			t.Error("serve's policy was not kept: InitEmpty")
+		}
+		if refuse.Load() {
+			return sqldb.Schema{Kind: sqldb.Empty}, fmt.Errorf("database \"x\": %w", sqldb.ErrNoSchema)
+		}
+		return sqldb.Schema{Kind: sqldb.Gpubridge}, nil
+	}
+	s := clients.New(c, o)
+	defer s.Close()
+	ctx := context.Background()
+	p, err := s.DB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PingContext(ctx); !errors.Is(err, sqldb.ErrNoSchema) {
+		t.Fatalf("first statement on an empty database = %v; want ErrNoSchema", err)
+	}
+	if slices.Contains(s.Built(), clients.NameDatabase) {
+		t.Fatal("a refused database counts as reached")
+	}
+	refuse.Store(false)
+	for range 3 {
+		if err := p.PingContext(ctx); err != nil {
+			t.Fatalf("statement once the schema is there: %v", err)
+		}
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("prepared %d times; want 2 (the refusal, then once)", n)
+	}
+	if !slices.Contains(s.Built(), clients.NameDatabase) {
+		t.Fatal("the prepared database does not count as reached")
+	}
+}
+
+// BuiltSlurm is the client once a request negotiated, without connecting;
 // nil before and after Close. Sacctmgr is reconcile.sacctmgr's runner,
 // nil when unset, and a reload makes the runner of the new setting.
 func TestBuiltSlurmAndSacctmgr(t *testing.T) {
@@ -100,8 +159,14 @@ func TestBuiltSlurmAndSacctmgr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := s.BuiltSlurm(); got != nil {
+		t.Fatalf("BuiltSlurm before the client's first request = %p; want nil", got)
+	}
+	if err := s.CheckSlurm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if got := s.BuiltSlurm(); got != cl {
-		t.Fatalf("BuiltSlurm after Slurm = %p; want the client %p", got, cl)
+		t.Fatalf("BuiltSlurm after a request = %p; want the client %p", got, cl)
 	}
 	c2 := c
 	c2.Reconcile.Sacctmgr = "ssh slurm-admin sacctmgr"
@@ -121,20 +186,30 @@ func TestBuiltSlurmAndSacctmgr(t *testing.T) {
 	}
 }
 
-// Many concurrent first uses build one client.
-func TestConcurrentFirstUseBuildsOnce(t *testing.T) {
+// Many concurrent first statements prepare the schema once, on one pool.
+func TestConcurrentFirstUsePreparesOnce(t *testing.T) {
 	srv := clientstest.NewSlurm("fake", "t")
 	defer srv.Close()
 	db := &clientstest.DB{}
 	c := testConfig(t, srv, "")
 	c.SlurmRest.Token = "t"
-	s := clients.New(c, fakeOptions(db))
+	var prepared atomic.Int32
+	o := fakeOptions(db)
+	o.PrepareDB = func(ctx context.Context, d *sqlx.DB, p sqldb.Policy) (sqldb.Schema, error) {
+		prepared.Add(1)
+		time.Sleep(20 * time.Millisecond) // the others arrive meanwhile
+		return clientstest.Prepare(ctx, d, p)
+	}
+	s := clients.New(c, o)
 	defer s.Close()
 	var wg sync.WaitGroup
 	pools := make([]*sqlx.DB, 16)
 	for i := range pools {
 		wg.Go(func() {
 			p, err := s.DB(context.Background())
+			if err == nil {
+				err = p.PingContext(context.Background())
+			}
 			if err != nil {
 				t.Error(err)
 			}
@@ -142,8 +217,8 @@ func TestConcurrentFirstUseBuildsOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if db.Opened() != 1 {
-		t.Fatalf("opened %d pools; want 1", db.Opened())
+	if n := prepared.Load(); n != 1 {
+		t.Fatalf("prepared %d times; want 1", n)
 	}
 	for _, p := range pools[1:] {
 		if p != pools[0] {
@@ -152,25 +227,31 @@ func TestConcurrentFirstUseBuildsOnce(t *testing.T) {
 	}
 }
 
-// A caller waiting behind a slow build gives up with its context.
+// A statement waiting behind a slow preparation gives up with its context.
 func TestWaitingCallerHonoursContext(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	started := make(chan struct{})
 	c := config.Default()
 	c.Database.DSN = "u:p@tcp(127.0.0.1:1)/x"
+	db := &clientstest.DB{}
 	s := clients.New(c, clients.Options{
-		OpenDB: func(ctx context.Context, dsn string) (*sqlx.DB, error) {
+		ConnectDB: db.Connector,
+		PrepareDB: func(ctx context.Context, _ *sqlx.DB, _ sqldb.Policy) (sqldb.Schema, error) {
 			close(started)
 			<-release
-			return nil, errors.New("never mind")
+			return sqldb.Schema{}, errors.New("never mind")
 		},
 	})
-	go s.DB(context.Background())
+	p, err := s.DB(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.PingContext(context.Background())
 	<-started
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := s.DB(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if err := p.PingContext(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second caller = %v; want its deadline", err)
 	}
 }

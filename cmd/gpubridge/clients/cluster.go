@@ -52,6 +52,9 @@ func (h *Cluster) Name(ctx context.Context) (string, error) {
 		return n, nil
 	}
 	cl, err := h.set.Slurm(ctx)
+	if err == nil {
+		err = cl.Negotiate(ctx) // the name comes with the negotiation
+	}
 	if err != nil {
 		return "", fmt.Errorf("cluster: is not configured and slurmrestd, which names it, is not reachable: %w", err)
 	}

@@ -3,11 +3,14 @@
 // database (slurm_acct_db, read-only). The CLI and the daemon build them
 // here, the same way.
 //
-// A Set makes the slurmrestd client at once (it connects to nothing: the
-// client negotiates its API version on its first request, and again after
-// a request found no server) and opens each database pool on its first
-// use, so that a command or the daemon starts while slurmrestd or MariaDB
-// is down, and a failed use is tried again at the next. Derive makes the
+// A Set makes its clients at once, and none connects before its first
+// use: the slurmrestd client negotiates its API version on its first
+// request (and again after a request found no server), a database pool
+// connects at its first statement, and the pool of gpubridge's own
+// database checks its schema before it hands out its first connection
+// (and again after a failed check). So services and jobs are built on them
+// eagerly, as plain values; a command or the daemon starts while slurmrestd
+// or MariaDB is down, and a failed use is tried again at the next. Derive makes the
 // Set of a reloaded configuration: it keeps every client whose settings
 // (including the contents of the JWT key, token and their files) are
 // unchanged and makes the others anew; the caller closes what the old Set
@@ -20,7 +23,8 @@
 // service and job takes the cluster's name from it; nothing else reads
 // config.Cluster. Serving several clusters is a map of handles.
 //
-// gpubridge's database is checked before use (sqldb.Prepare): a database
+// gpubridge's database is checked before its first connection is used
+// (sqldb.Prepare): a database
 // with no gpubridge schema is initialised only when the Set's policy says
 // so, and a database holding other tables is refused.
 //

@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -27,9 +26,10 @@ type slurmConn struct {
 // warning is one log line about the client's settings.
 type warning struct{ msg, key, val string }
 
-// get returns the client once it negotiated (a failed negotiation is the
-// error; the next get tries again), ErrClosed after shutdown.
-func (c *slurmConn) get(ctx context.Context, log *slog.Logger) (*slurmrest.Client, error) {
+// get returns the client (it negotiates at its first request), the
+// configuration's error when it made none, ErrClosed after shutdown. The
+// first get logs the warnings about the settings.
+func (c *slurmConn) get(log *slog.Logger) (*slurmrest.Client, error) {
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
@@ -37,9 +37,6 @@ func (c *slurmConn) get(ctx context.Context, log *slog.Logger) (*slurmrest.Clien
 		return nil, c.err
 	}
 	c.warn(log)
-	if err := c.cl.Negotiate(ctx); err != nil {
-		return nil, err
-	}
 	return c.cl, nil
 }
 

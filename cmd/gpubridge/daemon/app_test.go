@@ -17,7 +17,7 @@ import (
 func TestAppPerConfiguration(t *testing.T) {
 	h := newHarness(t)
 	var gen, running atomic.Int32
-	h.app = func(c config.Config, _ *clients.Set) (http.Handler, func(ctx context.Context), error) {
+	h.app = func(_ context.Context, c config.Config, _ *clients.Set) (http.Handler, func(ctx context.Context), error) {
 		n := gen.Add(1)
 		mux := http.NewServeMux()
 		mux.HandleFunc("/api/v1/hello", func(w http.ResponseWriter, r *http.Request) {

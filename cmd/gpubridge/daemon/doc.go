@@ -8,9 +8,11 @@
 // tells systemd when it is ready, reloading and stopping (sd_notify).
 //
 // Each configuration runs as one generation: its clients (a clients.Set,
-// built lazily), its jobs (Lazy: each connects at its first run, retrying
-// with Backoff), its readiness Checker (cached, time-bounded probes) and
-// its leader campaign. A reload prepares the next generation and checks
+// none connecting before its first use) and its readiness Checker (cached,
+// time-bounded probes) at once; then, once the cluster's name is resolved
+// (at once when cluster: names it, else asked of slurmrestd until it
+// answers), its app and jobs, built as plain values on that name, and its
+// leader campaign. A job that fails runs again at its next tick. A reload prepares the next generation and checks
 // everything it needs before it stops the running one; the clients whose
 // settings did not change are shared, the others closed.
 //

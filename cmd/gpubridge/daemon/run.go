@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -29,10 +28,11 @@ type Options struct {
 	// Load reads and validates the configuration: at start (an error
 	// stops Run) and at every reload (an error keeps the running one).
 	Load func() (config.Config, error)
-	// Jobs makes the periodic jobs of a configuration, on its clients.
-	// It must not connect anything: jobs connect on their first run
-	// (Lazy). It is called again at every reload.
-	Jobs func(c config.Config, cl *clients.Set) ([]Scheduled, error)
+	// Jobs makes the periodic jobs of a configuration, on its clients,
+	// once the generation resolved its cluster's name (cl.Cluster().Name
+	// answers at once). It must not connect anything: the clients connect
+	// at their first use. It is called again at every reload.
+	Jobs func(ctx context.Context, c config.Config, cl *clients.Set) ([]Scheduled, error)
 	// Checks are the readiness probes of a configuration; nil probes
 	// gpubridge's database only.
 	Checks func(c config.Config, cl *clients.Set) []Check
@@ -40,8 +40,9 @@ type Options struct {
 	// /readyz on server.listen for a configuration (the tenant API and status
 	// page), and a task run in the background while the configuration is
 	// in force, on every replica, leader or not (nil for none). Like Jobs
-	// it must not connect anything; it is called again at every reload.
-	App func(c config.Config, cl *clients.Set) (http.Handler, func(ctx context.Context), error)
+	// it is called once the cluster's name is resolved, must not connect
+	// anything, and is called again at every reload.
+	App func(ctx context.Context, c config.Config, cl *clients.Set) (http.Handler, func(ctx context.Context), error)
 	// Clients says how clients are built (logger, schema policy).
 	Clients clients.Options
 	// Registry serves /metrics on server.metricsListen; Run registers its
@@ -64,9 +65,9 @@ type Options struct {
 // Run is `gpubridge serve`: it owns the process's signals (SIGINT and
 // SIGTERM stop it, SIGHUP reloads), serves /metrics, /healthz and
 // /readyz, campaigns for the cluster's leader lock and, while it holds it,
-// runs the jobs on their schedules. Every client is built lazily, so Run
-// starts and stays up while slurmrestd or a database is down; readiness
-// says so. A reload validates the new configuration and everything it
+// runs the jobs on their schedules. No client connects before its first
+// use, so Run starts and stays up while slurmrestd or a database is down;
+// readiness says so. A reload validates the new configuration and everything it
 // needs (files, listen address) before it stops anything; then it stops
 // the jobs, swaps the clients whose settings changed (closing the old
 // pools), rebinds the server if its settings changed and starts again. It
@@ -110,17 +111,24 @@ type daemon struct {
 	msrvDone chan struct{}
 }
 
-// generation is one configuration at work: its clients, scheduler,
-// leader campaign and readiness checker.
+// generation is one configuration at work: its clients, readiness
+// checker, and, once its cluster's name is resolved, its app, scheduler
+// and leader campaign.
 type generation struct {
 	cfg     config.Config
 	set     *clients.Set
-	sched   *Scheduler
 	checker *Checker
-	app     http.Handler
-	bg      func(ctx context.Context)
+	work    atomic.Pointer[work] // nil until the cluster's name is resolved
 	cancel  context.CancelFunc
 	done    sync.WaitGroup
+}
+
+// work is what a generation builds on its resolved cluster.
+type work struct {
+	cluster string
+	sched   *Scheduler
+	app     http.Handler
+	bg      func(ctx context.Context)
 }
 
 func start(ctx context.Context, o Options) (*daemon, error) {
@@ -160,51 +168,93 @@ func start(ctx context.Context, o Options) (*daemon, error) {
 
 // prepare makes a generation without starting anything.
 func (d *daemon) prepare(c config.Config, set *clients.Set) (*generation, error) {
-	jobs, err := d.o.Jobs(c, set)
-	if err != nil {
-		return nil, err
-	}
-	sched, err := NewScheduler(jobs, d.o.Logger.With("component", "scheduler"), d.metrics)
-	if err != nil {
-		return nil, err
-	}
 	checks := []Check{{Name: clients.NameDatabase, Run: set.CheckDB}}
 	if d.o.Checks != nil {
 		checks = d.o.Checks(c, set)
 	}
 	checker := NewChecker(checks, d.o.ProbeTTL, d.o.ProbeTimeout, d.o.Logger.With("component", "readiness"), d.metrics)
-	g := &generation{cfg: c, set: set, sched: sched, checker: checker}
-	if d.o.App != nil {
-		if g.app, g.bg, err = d.o.App(c, set); err != nil {
-			return nil, err
-		}
-	}
-	return g, nil
+	return &generation{cfg: c, set: set, checker: checker}, nil
 }
 
-// run starts g: its leader campaign (and so its jobs) and its probes.
+// run starts g: its probes and, in the background, its work: resolve the
+// cluster's name, build the app and the jobs on it, campaign for the
+// leader lock and run the jobs while it is held.
 func (d *daemon) run(ctx context.Context, g *generation) {
 	gctx, cancel := context.WithCancel(ctx)
 	g.cancel = cancel
-	leader := NewLazyLeader(func(ctx context.Context) (*sql.DB, string, error) {
-		cluster, err := g.set.Cluster().Name(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		db, err := g.set.DB(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		return db.DB, LockName(cluster), nil
-	})
-	g.done.Go(func() {
-		_ = RunWhileLeader(gctx, leader, g.sched, d.metrics, d.o.CampaignInterval, d.o.Logger.With("component", "leader"))
-	})
 	g.done.Go(func() { g.checker.Watch(gctx) })
-	if g.bg != nil {
-		g.done.Go(func() { g.bg(gctx) })
-	}
+	g.done.Go(func() {
+		w, err := d.build(gctx, g)
+		if err != nil {
+			return // ctx ended, or the configuration cannot work: logged
+		}
+		if w.bg != nil {
+			g.done.Go(func() { w.bg(gctx) })
+		}
+		db, err := g.set.DB(gctx)
+		if err != nil {
+			d.log.Error("no leader election: gpubridge's database is not configured", "err", err)
+			return
+		}
+		leader := NewLeader(db.DB, LockName(w.cluster))
+		_ = RunWhileLeader(gctx, leader, w.sched, d.metrics, d.o.CampaignInterval, d.o.Logger.With("component", "leader"))
+	})
 	d.cur.Store(g)
+}
+
+// build resolves g's cluster name, trying every campaign interval while
+// it cannot (cluster: unset and slurmrestd unreachable), then builds g's
+// app and scheduler on it. Its error (ctx ended, or the app or the jobs
+// cannot be built: a configuration problem, logged) leaves g without
+// work: alive, not ready.
+func (d *daemon) build(ctx context.Context, g *generation) (*work, error) {
+	cluster, err := d.resolve(ctx, g.set.Cluster())
+	if err != nil {
+		return nil, err
+	}
+	w := &work{cluster: cluster}
+	var jobs []Scheduled
+	if d.o.Jobs != nil {
+		jobs, err = d.o.Jobs(ctx, g.cfg, g.set)
+	}
+	if err == nil {
+		w.sched, err = NewScheduler(jobs, d.o.Logger.With("component", "scheduler"), d.metrics)
+	}
+	if err == nil && d.o.App != nil {
+		w.app, w.bg, err = d.o.App(ctx, g.cfg, g.set)
+	}
+	if err != nil {
+		d.log.Error("the configuration cannot run; fix it and reload", "err", err)
+		return nil, err
+	}
+	g.work.Store(w)
+	return w, nil
+}
+
+// resolve is the cluster's name, asked every campaign interval until it
+// is known or ctx ends; each new failure is logged once.
+func (d *daemon) resolve(ctx context.Context, h *clients.Cluster) (string, error) {
+	var failing string
+	for {
+		actx, cancel := context.WithTimeout(ctx, campaignTimeout)
+		name, err := h.Name(actx)
+		cancel()
+		if err == nil {
+			if failing != "" {
+				d.log.Info("the cluster's name is resolved", "cluster", name)
+			}
+			return name, nil
+		}
+		if msg := err.Error(); msg != failing && ctx.Err() == nil {
+			d.log.Warn("cannot resolve the cluster's name; trying again", "every", d.o.CampaignInterval, "err", err)
+			failing = msg
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(d.o.CampaignInterval):
+		}
+	}
 }
 
 // stopGeneration stops g's campaign and jobs and waits for them; after
@@ -220,7 +270,10 @@ func (d *daemon) stopGeneration(g *generation, bounded bool) error {
 		case <-done:
 			return nil
 		case <-time.After(limit):
-			running := g.sched.Running()
+			var running []string
+			if w := g.work.Load(); w != nil {
+				running = w.sched.Running()
+			}
 			if bounded {
 				return fmt.Errorf("stop: jobs still running after %s (server.shutdownTimeout): %v", limit, running)
 			}
@@ -281,11 +334,22 @@ func (d *daemon) handler() http.Handler {
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		g := d.cur.Load()
-		if g == nil || g.app == nil {
+		if g == nil {
 			http.NotFound(w, r)
 			return
 		}
-		g.app.ServeHTTP(w, r)
+		wk := g.work.Load()
+		if wk == nil {
+			// The cluster's name is not resolved yet (or the
+			// configuration cannot run): nothing to serve yet.
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		if wk.app == nil {
+			http.NotFound(w, r)
+			return
+		}
+		wk.app.ServeHTTP(w, r)
 	})
 	return mux
 }
@@ -303,7 +367,7 @@ func (d *daemon) probes() Probes {
 		},
 		Ready: func(ctx context.Context) bool {
 			g := d.cur.Load()
-			return g != nil && g.checker.Ready(ctx)
+			return g != nil && g.work.Load() != nil && g.checker.Ready(ctx)
 		},
 	}
 }

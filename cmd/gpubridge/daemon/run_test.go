@@ -42,7 +42,8 @@ type harness struct {
 	pools   []*sqlx.DB // every pool a job used
 
 	jobRuns atomic.Int32
-	app     func(c config.Config, cl *clients.Set) (http.Handler, func(ctx context.Context), error)
+	app     func(ctx context.Context, c config.Config, cl *clients.Set) (http.Handler, func(ctx context.Context), error)
+	built   atomic.Int32 // calls of jobs
 	cancel  context.CancelFunc
 	done    chan error
 	client  *http.Client
@@ -100,25 +101,27 @@ func (h *harness) load() (config.Config, error) {
 	return h.cfg, h.cfg.Validate()
 }
 
-func (h *harness) jobs(c config.Config, set *clients.Set) ([]Scheduled, error) {
-	return []Scheduled{{Spec: "@every 1s", Job: Lazy("probe", func(ctx context.Context) (Job, error) {
-		db, err := set.DB(ctx)
-		if err != nil {
-			return nil, err
+func (h *harness) jobs(ctx context.Context, c config.Config, set *clients.Set) ([]Scheduled, error) {
+	h.built.Add(1)
+	if n, err := set.Cluster().Name(ctx); err != nil || n == "" {
+		h.t.Errorf("jobs built before the cluster's name is resolved: %q, %v", n, err)
+	}
+	db, err := set.DB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.pools = append(h.pools, db)
+	h.mu.Unlock()
+	return []Scheduled{{Spec: "@every 1s", Job: Func("probe", func(ctx context.Context) error {
+		if err := db.PingContext(ctx); err != nil {
+			return err
 		}
-		h.mu.Lock()
-		h.pools = append(h.pools, db)
-		h.mu.Unlock()
-		return Func("probe", func(ctx context.Context) error {
-			if err := db.PingContext(ctx); err != nil {
-				return err
-			}
-			if err := set.CheckSlurm(ctx); err != nil {
-				return err
-			}
-			h.jobRuns.Add(1)
-			return nil
-		}), nil
+		if err := set.CheckSlurm(ctx); err != nil {
+			return err
+		}
+		h.jobRuns.Add(1)
+		return nil
 	})}}, nil
 }
 
@@ -135,7 +138,7 @@ func (h *harness) start() {
 	go func() {
 		h.done <- Run(ctx, Options{
 			Load: h.load, Jobs: h.jobs, Checks: h.checks, App: h.app,
-			Clients:  clients.Options{OpenDB: h.db.Open, PrepareDB: clientstest.Prepare},
+			Clients:  clients.Options{ConnectDB: h.db.Connector, PrepareDB: clientstest.Prepare},
 			Registry: h.reg, Logger: quiet(), Reload: h.reload,
 			Listening: func(a net.Addr) {
 				h.mu.Lock()
@@ -261,6 +264,43 @@ func TestRunSurvivesDeadDependencies(t *testing.T) {
 	// without an App.
 	if code, _ := h.get("/metrics"); code != 404 {
 		t.Fatalf("/metrics on the API's listener = %d; want 404", code)
+	}
+}
+
+// With cluster: unset, the daemon asks slurmrestd for the cluster's name
+// before it builds anything: while slurmrestd is down it is alive, not
+// ready, its API paths answer 503 and no job is built; once slurmrestd
+// answers, the app and the jobs are built once, on the resolved name.
+func TestRunResolvesClusterBeforeBuilding(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.Cluster = ""
+	h.slurm.SetDown(true)
+	var apps atomic.Int32
+	h.app = func(ctx context.Context, _ config.Config, set *clients.Set) (http.Handler, func(context.Context), error) {
+		apps.Add(1)
+		name, err := set.Cluster().Name(ctx)
+		if err != nil {
+			t.Errorf("app built before the cluster's name is resolved: %v", err)
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "cluster", name) }), nil, nil
+	}
+	h.start()
+	time.Sleep(200 * time.Millisecond) // several resolution attempts
+	if code, body := h.get("/api/v1/pool"); code != 503 || body != "not ready\n" {
+		t.Fatalf("API path before the name is resolved = %d %q; want 503 not ready", code, body)
+	}
+	if c, _ := h.get("/readyz"); c != 503 {
+		t.Fatalf("/readyz before the name is resolved = %d; want 503", c)
+	}
+	if n, a := h.built.Load(), apps.Load(); n != 0 || a != 0 {
+		t.Fatalf("built jobs %d times, the app %d times, before the name is resolved; want 0", n, a)
+	}
+	h.slurm.SetDown(false)
+	h.eventually("the app answers", func() bool { c, body := h.get("/api/v1/pool"); return c == 200 && body == "cluster fake\n" })
+	h.eventually("a job run", func() bool { return h.jobRuns.Load() > 0 })
+	h.eventually("/readyz 200", func() bool { c, _ := h.get("/readyz"); return c == 200 })
+	if n, a := h.built.Load(), apps.Load(); n != 1 || a != 1 {
+		t.Fatalf("built jobs %d times, the app %d times; want once each", n, a)
 	}
 }
 
@@ -413,7 +453,7 @@ func TestShutdownDeadline(t *testing.T) {
 	go func() {
 		done <- Run(ctx, Options{
 			Load: h.load,
-			Jobs: func(config.Config, *clients.Set) ([]Scheduled, error) {
+			Jobs: func(context.Context, config.Config, *clients.Set) ([]Scheduled, error) {
 				return []Scheduled{{"@every 1h", Func("stuck", func(context.Context) error {
 					select {
 					case started <- struct{}{}:
@@ -423,7 +463,7 @@ func TestShutdownDeadline(t *testing.T) {
 					return nil
 				})}}, nil
 			},
-			Clients: clients.Options{OpenDB: h.db.Open, PrepareDB: clientstest.Prepare},
+			Clients: clients.Options{ConnectDB: h.db.Connector, PrepareDB: clientstest.Prepare},
 			Logger:  quiet(), CampaignInterval: 20 * time.Millisecond,
 		})
 	}()

@@ -124,53 +124,12 @@ func (j BookingJob) Run(ctx context.Context) error {
 	return err
 }
 
-// BookingConnections are the connections the booking use cases are built on,
-// each made at its first use (the CLI's and the daemon's lazily built
-// clients), and the cluster's name (clients.Cluster.Name).
-type BookingConnections struct {
-	DB      func(ctx context.Context) (*sqlx.DB, error)
-	Slurm   func(ctx context.Context) (*slurmrest.Client, error)
-	Cluster func(ctx context.Context) (string, error)
-}
-
-// OpenBookings checks c's booking settings, then builds the booking use cases on
-// conn: with slurmrestd when needSlurm (admission, availability, the
-// projection), else on the store only, contacting slurmrestd then only
-// when the configuration does not name the cluster. slurmrestd's
-// negotiation and the database's connection and schema check are both
-// waits: they run at once (a command's wall time).
-func OpenBookings(ctx context.Context, c config.Config, conn BookingConnections, needSlurm bool) (Bookings, error) {
-	if err := BookingSettings(c).Validate().Err(); err != nil {
+// OpenBookings checks p.Config's booking settings, then builds the
+// booking use cases on p (NewBookings): a configuration whose settings
+// are wrong is refused with what to fix before anything is used.
+func OpenBookings(p BookingParams) (Bookings, error) {
+	if err := BookingSettings(p.Config).Validate().Err(); err != nil {
 		return Bookings{}, err
-	}
-	type opened struct {
-		db  *sqlx.DB
-		err error
-	}
-	dbc := make(chan opened, 1)
-	go func() {
-		db, err := conn.DB(ctx)
-		dbc <- opened{db, err}
-	}()
-	var cl *slurmrest.Client
-	var err error
-	if needSlurm {
-		cl, err = conn.Slurm(ctx)
-	}
-	var cluster string
-	if err == nil {
-		cluster, err = conn.Cluster(ctx)
-	}
-	o := <-dbc
-	if err != nil {
-		return Bookings{}, err
-	}
-	if o.err != nil {
-		return Bookings{}, o.err
-	}
-	p := BookingParams{Config: c, DB: o.db, Cluster: cluster}
-	if needSlurm {
-		p.Slurm = cl
 	}
 	return NewBookings(p), nil
 }

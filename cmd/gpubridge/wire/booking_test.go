@@ -1,14 +1,11 @@
 package wire
 
 import (
-	"context"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
-	"github.com/gpubridge/gpubridge/internal/slurmrest"
 )
 
 // The settings are the configuration's bookings.*.
@@ -23,18 +20,14 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// Invalid booking settings are refused before anything connects.
-func TestOpenRefusesBadSettingsFirst(t *testing.T) {
+// Invalid booking settings are refused, naming the setting.
+func TestOpenRefusesBadSettings(t *testing.T) {
 	c := config.Default()
 	c.Bookings.UnbookablePercent = 150
-	conn := BookingConnections{
-		DB: func(context.Context) (*sqlx.DB, error) { t.Error("connected to the database"); return nil, nil },
-		Slurm: func(context.Context) (*slurmrest.Client, error) {
-			t.Error("connected to slurmrestd")
-			return nil, nil
-		},
+	if _, err := OpenBookings(BookingParams{Config: c}); err == nil || !strings.Contains(err.Error(), "unbookablePercent") {
+		t.Errorf("unbookablePercent 150: %v; want an error naming it", err)
 	}
-	if _, err := OpenBookings(context.Background(), c, conn, true); err == nil {
-		t.Error("unbookablePercent 150: no error")
+	if _, err := OpenBookings(BookingParams{Config: config.Default(), Cluster: "tb"}); err != nil {
+		t.Errorf("default settings: %v", err)
 	}
 }

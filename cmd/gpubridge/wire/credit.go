@@ -29,26 +29,13 @@ type CreditPorts struct {
 // (health.credits) for the cluster h over the ledger: the CLI's `credit
 // run-once` and the daemon's schedules.healthCredits share it. The end
 // states are read where the ingest reads: slurm_acct_db when slurmdb.dsn
-// is set, else slurmrestd. health.credits.minLoss is counted in the
-// current rate card's currency (refused when it has more decimals than
-// the currency).
+// is set, else slurmrestd. health.credits.minLoss is compared exactly
+// with each loss, in the loss's currency.
 func CreditJob(ctx context.Context, c config.Config, h *clients.Cluster, p CreditPorts) (*credit.Job, error) {
 	hc := c.Health.Credits
 	min, err := hc.MinLossAmount()
 	if err != nil {
 		return nil, fmt.Errorf("health.credits.minLoss: %w", err)
-	}
-	card, ok, err := p.Cards.Current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var units int64
-	if ok {
-		m, err := min.In(card.Unit())
-		if err != nil {
-			return nil, fmt.Errorf("health.credits.minLoss %s in the rate card's %s: %w", hc.MinLoss, card.Unit(), err)
-		}
-		units = m.Units()
 	}
 	cluster, err := h.Name(ctx)
 	if err != nil {
@@ -71,7 +58,7 @@ func CreditJob(ctx context.Context, c config.Config, h *clients.Cluster, p Credi
 	return &credit.Job{
 		Source: ledgeradapter.CreditSource{Cluster: cluster, Ledger: p.Ledger, Cards: p.Cards, Labels: p.Labels, Ends: ends, Health: p.Health, Booked: p.Booked},
 		Ledger: ledgeradapter.CreditWriter{Cluster: cluster, Ledger: p.Ledger},
-		Policy: credit.Policy{Enabled: hc.Enabled, MinUnits: units, KillWindow: hc.KillWindow.Duration},
+		Policy: credit.Policy{Enabled: hc.Enabled, MinLoss: min, KillWindow: hc.KillWindow.Duration},
 		// Lookback as configured; Observer may be nil.
 		Lookback: hc.Lookback.Duration, Observer: p.Observer,
 	}, nil

@@ -3,8 +3,9 @@
 // one function per feature, so that the CLI's commands, the daemon's jobs
 // and the tenant API run the same services:
 //   - API: the tenant API (cmd/gpubridge/api) for `serve`, its ports on
-//     the stores and use cases the CLI uses, each built at its first use
-//     so that nothing connects before a request or the snapshot loop;
+//     the stores and use cases the CLI uses, built as plain values on
+//     the cluster's clients (none connects before a request or the
+//     snapshot loop);
 //   - OpenBookings and NewBookings: the booking use cases (bridge/reserve):
 //     reserve.Settings from bookings.* (BookingSettings), the tenants'
 //     booking policies over the tenant store, the booking store for the

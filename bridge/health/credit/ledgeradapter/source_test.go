@@ -104,7 +104,7 @@ func TestCreditJobOverTheLedger(t *testing.T) {
 		Ends: ends{end(failed, "NODE_FAIL"), end(other, "NODE_FAIL"), end(late, "NODE_FAIL"), func() billing.RunEnd { e := end(cancelled, "CANCELLED"); e.Nodes = []string{"gpu-b"}; return e }()}}
 	now := func() time.Time { return time.Unix(asOf+3600, 0) }
 	job := &credit.Job{Source: src, Ledger: CreditWriter{Cluster: cluster, Ledger: l, Now: now}, Now: now,
-		Policy: credit.Policy{Enabled: true, MinUnits: 1, KillWindow: 2 * time.Minute}}
+		Policy: credit.Policy{Enabled: true, KillWindow: 2 * time.Minute}}
 	for i, wantNew := range []int{1, 0, 0} {
 		rep, err := job.RunOnce(ctx)
 		if err != nil {
@@ -188,7 +188,7 @@ func TestBookingLostCreditOverTheLedger(t *testing.T) {
 	asOf := ledgertest.TS("2026-11-20 00:00:00")
 	now := func() time.Time { return time.Unix(asOf, 0) }
 	job := &credit.Job{Source: src, Ledger: CreditWriter{Cluster: cluster, Ledger: l, Now: now}, Now: now, Lookback: 30 * 24 * time.Hour,
-		Policy: credit.Policy{Enabled: true, MinUnits: 1, KillWindow: 2 * time.Minute}}
+		Policy: credit.Policy{Enabled: true, KillWindow: 2 * time.Minute}}
 	for i, wantNew := range []int{3, 0} {
 		rep, err := job.RunOnce(ctx)
 		if err != nil {

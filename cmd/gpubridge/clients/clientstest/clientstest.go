@@ -21,9 +21,9 @@ import (
 // ErrDown is what a fake that is down answers.
 var ErrDown = errors.New("connection refused (fake)")
 
-// DB fakes MariaDB: Open returns pools whose connections answer Ping and
-// the leader lock's queries (GET_LOCK, IS_USED_LOCK and RELEASE_LOCK,
-// always granted), and refuse everything else.
+// DB fakes MariaDB: Connector returns connectors whose connections
+// answer Ping and the leader lock's queries (GET_LOCK, IS_USED_LOCK and
+// RELEASE_LOCK, always granted), and refuse everything else.
 type DB struct {
 	down   atomic.Bool
 	opened atomic.Int32
@@ -32,32 +32,35 @@ type DB struct {
 	dsns   []string
 }
 
-// SetDown makes Open and every Ping fail (true) or succeed (false).
+// SetDown makes every connection and Ping fail (true) or succeed (false).
 func (f *DB) SetDown(down bool) { f.down.Store(down) }
 
-// Opened counts the pools Open returned.
+// Opened counts the connectors Connector returned (one per pool).
 func (f *DB) Opened() int { return int(f.opened.Load()) }
 
 // ConnsClosed counts the connections database/sql closed.
 func (f *DB) ConnsClosed() int { return int(f.closed.Load()) }
 
-// DSNs lists the DSNs Open was called with, in order.
+// DSNs lists the DSNs Connector was called with, in order.
 func (f *DB) DSNs() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.dsns...)
 }
 
-// Open is a clients.Options.OpenDB.
-func (f *DB) Open(ctx context.Context, dsn string) (*sqlx.DB, error) {
+// Connector is a clients.Options.ConnectDB: it connects nothing.
+func (f *DB) Connector(dsn string) (driver.Connector, error) {
 	f.mu.Lock()
 	f.dsns = append(f.dsns, dsn)
 	f.mu.Unlock()
-	if f.down.Load() {
-		return nil, fmt.Errorf("connect to database: %w", ErrDown)
-	}
 	f.opened.Add(1)
-	return sqlx.NewDb(sql.OpenDB(connector{f}), "mysql"), nil
+	return connector{f}, nil
+}
+
+// Open is a pool over a Connector (for code that takes a pool).
+func (f *DB) Open(dsn string) *sqlx.DB {
+	c, _ := f.Connector(dsn)
+	return sqlx.NewDb(sql.OpenDB(c), "mysql")
 }
 
 // Prepare is a clients.Options.PrepareDB that finds a current schema.
@@ -125,9 +128,10 @@ func (r *one) Next(dest []driver.Value) error {
 // Slurm is an httptest slurmrestd serving v0.0.44's ping for one token.
 type Slurm struct {
 	*httptest.Server
-	token atomic.Pointer[string]
-	down  atomic.Bool
-	pings atomic.Int32
+	token    atomic.Pointer[string]
+	down     atomic.Bool
+	pings    atomic.Int32
+	requests atomic.Int32
 }
 
 // NewSlurm starts a fake slurmrestd of cluster that accepts token.
@@ -135,6 +139,7 @@ func NewSlurm(cluster, token string) *Slurm {
 	s := &Slurm{}
 	s.SetToken(token)
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
 		if s.down.Load() {
 			http.Error(w, `{"errors":[{"error":"down"}]}`, http.StatusServiceUnavailable)
 			return
@@ -160,6 +165,9 @@ func (s *Slurm) SetToken(t string) { s.token.Store(&t) }
 
 // SetDown makes every request fail with 503 (true) or be served (false).
 func (s *Slurm) SetDown(down bool) { s.down.Store(down) }
+
+// Requests counts every request received.
+func (s *Slurm) Requests() int { return int(s.requests.Load()) }
 
 // Pings counts the pings answered.
 func (s *Slurm) Pings() int { return int(s.pings.Load()) }
