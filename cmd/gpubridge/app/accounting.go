@@ -67,45 +67,21 @@ func (s tenantProfiles) Profiles(ctx context.Context) (map[string]export.Profile
 
 // Books is the period view on gpubridge's database.
 func (e *Env) Books(ctx context.Context) (billing.Books, error) {
-	_, err := e.Config()
+	k, err := e.on(ctx, false)
 	if err != nil {
 		return billing.Books{}, err
 	}
-	st, err := e.Ledger(ctx)
-	if err != nil {
-		return billing.Books{}, err
-	}
-	cards, err := e.RateCards(ctx)
-	if err != nil {
-		return billing.Books{}, err
-	}
-	cluster, err := e.ClusterName(ctx)
-	if err != nil {
-		return billing.Books{}, err
-	}
-	return billing.Books{Cluster: cluster, Ledger: st, Cards: cards, Labels: e.TenantLabels}, nil
+	return billing.Books{Cluster: k.Cluster, Ledger: ledger.NewDB(k.DB, e.Logger()), Cards: ratecard.NewDB(k.DB), Labels: e.TenantLabels}, nil
 }
 
 // Closer closes periods on gpubridge's database; callers that re-read set
 // its Reader (Ingester).
 func (e *Env) Closer(ctx context.Context) (billing.Closer, error) {
-	_, err := e.Config()
+	k, err := e.on(ctx, false)
 	if err != nil {
 		return billing.Closer{}, err
 	}
-	st, err := e.Ledger(ctx)
-	if err != nil {
-		return billing.Closer{}, err
-	}
-	cards, err := e.RateCards(ctx)
-	if err != nil {
-		return billing.Closer{}, err
-	}
-	cluster, err := e.ClusterName(ctx)
-	if err != nil {
-		return billing.Closer{}, err
-	}
-	return billing.Closer{Cluster: cluster, Ledger: st, Cards: cards, Labels: e.TenantLabels}, nil
+	return billing.Closer{Cluster: k.Cluster, Ledger: ledger.NewDB(k.DB, e.Logger()), Cards: ratecard.NewDB(k.DB), Labels: e.TenantLabels}, nil
 }
 
 // Ingester builds an ingester over the named source (see

@@ -34,16 +34,11 @@ func (w *API) App(ctx context.Context, c config.Config, set *clients.Set) (http.
 		// The API runs the use cases the CLI runs.
 		Cases: func(s *reserve.Service) api.Bookings { return BookingCases{Service: s} },
 	}
-	var err error
-	if p.Slurm, err = e.Slurm(ctx); err != nil {
+	k, err := e.on(ctx, true)
+	if err != nil {
 		return nil, nil, err
 	}
-	if p.DB, err = e.DB(ctx); err != nil {
-		return nil, nil, err
-	}
-	if p.Cluster, err = e.ClusterName(ctx); err != nil {
-		return nil, nil, err
-	}
+	p.Slurm, p.DB, p.Cluster = k.Slurm, k.DB, k.Cluster
 	bk, err := e.Bookings(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -36,27 +36,15 @@ func (e *Env) BookingStore(ctx context.Context) (wire.Bookings, error) {
 }
 
 func (e *Env) bookingsWith(ctx context.Context, needSlurm bool) (wire.Bookings, error) {
-	c, err := e.Config()
+	k, err := e.on(ctx, needSlurm)
 	if err != nil {
 		return wire.Bookings{}, err
 	}
-	p := wire.BookingParams{Config: c}
-	if p.DB, err = e.DB(ctx); err != nil {
-		return wire.Bookings{}, err
-	}
-	if needSlurm {
-		if p.Slurm, err = e.Slurm(ctx); err != nil {
-			return wire.Bookings{}, err
-		}
-	}
-	if p.Cluster, err = e.ClusterName(ctx); err != nil {
-		return wire.Bookings{}, err
-	}
-	bk, err := wire.OpenBookings(p)
+	bk, err := wire.OpenBookings(wire.BookingParams{Config: k.Config, DB: k.DB, Cluster: k.Cluster, Slurm: k.Slurm})
 	if err == nil {
 		// Bookings' costs (a tenant's monthly spend limit) at the booked
 		// tier of the rate card in force (charges.go).
-		bk.Service.Pricing = bookingPricing(p.DB)
+		bk.Service.Pricing = bookingPricing(k.DB)
 	}
 	return bk, err
 }

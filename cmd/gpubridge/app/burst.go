@@ -12,24 +12,12 @@ import (
 // and the database: the tenant store (or a tenants file), the ledger (or
 // a rate card file) and the burst tables.
 func (e *Env) Burst(ctx context.Context, tenantsFile, rateCardFile string) (*wire.BurstService, error) {
-	c, err := e.Config()
-	if err != nil {
-		return nil, err
-	}
-	cl, err := e.Slurm(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db, err := e.DB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cluster, err := e.ClusterName(ctx)
+	k, err := e.on(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	return wire.Burst(wire.BurstOptions{
-		Config: c, Cluster: cluster, Slurm: cl, DB: db, Logger: e.Logger().With("component", "burst"),
+		Config: k.Config, Cluster: k.Cluster, Slurm: k.Slurm, DB: k.DB, Logger: e.Logger().With("component", "burst"),
 		TenantsFile: tenantsFile, RateCardFile: rateCardFile,
 	})
 }

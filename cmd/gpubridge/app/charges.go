@@ -7,6 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/accounting/billing"
+	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
@@ -20,23 +21,16 @@ import (
 // BookingCharger charges the booking store's bookings into the ledger
 // (`gpubridge charge bookings`, close, the daemon's booking-charges job).
 func (e *Env) BookingCharger(ctx context.Context) (*billing.BookingCharger, error) {
-	c, err := e.Config()
+	k, err := e.on(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	st, err := e.Ledger(ctx)
-	if err != nil {
-		return nil, err
-	}
+	c, cluster, st := k.Config, k.Cluster, ledger.NewDB(k.DB, e.Logger())
 	bk, err := e.BookingStore(ctx)
 	if err != nil {
 		return nil, err
 	}
 	bs := bk.Store
-	cluster, err := e.ClusterName(ctx)
-	if err != nil {
-		return nil, err
-	}
 	return &billing.BookingCharger{
 		Cluster: cluster, Ledger: st, Policy: meter.Cancellation{FreeBefore: c.Bookings.Cancellation.FreeBefore.Duration},
 		Bookings: func(ctx context.Context) ([]meter.BookedWindow, []string, error) {

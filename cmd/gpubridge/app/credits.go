@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 
+	"github.com/gpubridge/gpubridge/accounting/ledger"
+	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/bridge/health/credit"
 	hstore "github.com/gpubridge/gpubridge/bridge/health/store"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
@@ -17,28 +19,12 @@ import (
 // connections (wire.CreditJob); obs is the daemon's recorder (nil in
 // a command).
 func (e *Env) CreditJob(ctx context.Context, c config.Config, obs credit.Observer) (*credit.Job, error) {
-	st, err := e.Ledger(ctx)
+	k, err := e.on(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	cards, err := e.RateCards(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db, err := e.DB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h, err := e.Cluster()
-	if err != nil {
-		return nil, err
-	}
-	cluster, err := h.Name(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return wire.CreditJob(ctx, c, h, wire.CreditPorts{Ledger: st, Cards: cards, Labels: e.TenantLabels, Observer: obs, Health: hstore.New(db, cluster),
-		Booked: e.BookedPlacements})
+	return wire.CreditJob(ctx, c, k.Handle, wire.CreditPorts{Ledger: ledger.NewDB(k.DB, e.Logger()), Cards: ratecard.NewDB(k.DB), Labels: e.TenantLabels,
+		Observer: obs, Health: hstore.New(k.DB, k.Cluster), Booked: e.BookedPlacements})
 }
 
 // RunCredits writes the node health credits owed now, once, as the

@@ -167,6 +167,44 @@ func (e *Env) ClusterName(ctx context.Context) (string, error) {
 	return h.Name(ctx)
 }
 
+// Conns are what a feature's wiring is built on: the configuration, the
+// pool of gpubridge's database, the cluster's handle and its name, and,
+// when asked for, its slurmrestd client. Making them connects nothing,
+// except that a cluster: left unset is asked of slurmrestd (once per
+// configuration generation).
+type Conns struct {
+	Config  config.Config
+	DB      *sqlx.DB
+	Handle  *clients.Cluster
+	Cluster string
+	Slurm   *slurmrest.Client // nil unless asked for
+}
+
+// on returns the Env's Conns; withSlurm adds the slurmrestd client (a
+// configuration that makes none is then the error).
+func (e *Env) on(ctx context.Context, withSlurm bool) (Conns, error) {
+	c, err := e.Config()
+	if err != nil {
+		return Conns{}, err
+	}
+	k := Conns{Config: c}
+	if withSlurm {
+		if k.Slurm, err = e.Slurm(ctx); err != nil {
+			return Conns{}, err
+		}
+	}
+	if k.DB, err = e.DB(ctx); err != nil {
+		return Conns{}, err
+	}
+	if k.Handle, err = e.Cluster(); err != nil {
+		return Conns{}, err
+	}
+	if k.Cluster, err = k.Handle.Name(ctx); err != nil {
+		return Conns{}, err
+	}
+	return k, nil
+}
+
 // Requests returns slurmrestd's request counters so far.
 func (e *Env) Requests() (reads, writes int64) {
 	if e.conns == nil {

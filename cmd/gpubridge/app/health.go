@@ -49,19 +49,11 @@ func (e *Env) HealthWith(ctx context.Context, obs *hmetrics.Recorder, bookings *
 	if err != nil {
 		return nil, err
 	}
-	cl, err := e.Slurm(ctx)
+	k, err := e.on(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	db, err := e.DB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cluster, err := e.ClusterName(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p := wire.HealthParams{Config: c, Cluster: cluster, Slurm: cl, DB: db, Logger: e.Logger().With("component", "health")}
+	p := wire.HealthParams{Config: c, Cluster: k.Cluster, Slurm: k.Slurm, DB: k.DB, Logger: e.Logger().With("component", "health")}
 	if obs != nil {
 		p.Observer = obs
 	}

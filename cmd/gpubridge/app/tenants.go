@@ -152,13 +152,9 @@ func (e *Env) tenantAdapter(ctx context.Context, c config.Config) (*slurmadapter
 	if mode == config.ReadAssociationsREST || mode == config.ReadAssociationsAuto && c.SlurmDB.DSN == "" {
 		return ad, nil
 	}
-	db, err := e.SlurmDB(ctx)
+	db, err := e.SlurmDB(ctx) // the pool: an error only when slurmdb.dsn is unset
 	if err != nil {
-		if mode == config.ReadAssociationsDatabase {
-			return nil, fmt.Errorf("reconcile.readAssociations=database: %w", err)
-		}
-		e.Logger().Warn("associations are read from slurmrestd: slurmdbd's database is not reachable", "error", err)
-		return ad, nil
+		return nil, fmt.Errorf("reconcile.readAssociations=%s: %w", mode, err)
 	}
 	var fallback func(error) bool
 	if mode == config.ReadAssociationsAuto {
