@@ -186,7 +186,7 @@ func TestComputePricedBookings(t *testing.T) {
 		{ID: 1, Tenant: "beta", Account: "beta", Node: "gpu-b", GPUType: "3g.40gb", GPUs: 2, Start: h(4), End: h(6), Price: price(300)},
 		{ID: 2, Tenant: "beta", Account: "beta", Node: "gpu-b", GPUType: "h100", GPUs: 1, Start: h(4), End: h(6), Price: fails},
 	}
-	got := Compute(Policy{Enabled: true, }, h(8), nil, bookings, drains)
+	got := Compute(Policy{Enabled: true}, h(8), nil, bookings, drains)
 	want := []Credit{
 		{Key: "health-credit:booking:1:event:6:1g.10gb", Kind: BookingLost, Tenant: "beta", Account: "beta", Amount: money.New(-700, eur), EventID: 6,
 			Node: "gpu-b", BookingID: 1, GPUSeconds: 7 * 3600, Start: h(5), End: h(6), Reason: "booked GPUs lost while gpubridge held the node: probe failed"},
@@ -212,7 +212,7 @@ func TestComputeBookingParts(t *testing.T) {
 		{ID: 4, Tenant: "beta", Account: "beta", Node: "gpu-a", GPUType: "h100", GPUs: 1, Start: h(0), End: h(2), RatePerGPUHour: money.New(360, eur)},
 		{ID: 4, Tenant: "beta", Account: "beta", Node: "gpu-a", GPUType: "h100", GPUs: 1, Start: h(5), End: h(6), RatePerGPUHour: money.New(360, eur), Part: 1},
 	}
-	got := Compute(Policy{Enabled: true, }, h(10), nil, bookings, drains)
+	got := Compute(Policy{Enabled: true}, h(10), nil, bookings, drains)
 	var keys []string
 	var secs int64
 	for _, c := range got {
