@@ -26,14 +26,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/gpubridge/gpubridge/test/fault"
 
 	"github.com/gpubridge/gpubridge/bridge/reconcile"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
-	"github.com/gpubridge/gpubridge/internal/testbed"
 	"github.com/gpubridge/gpubridge/internal/writerlock"
 )
 
@@ -89,41 +88,6 @@ func runBin(t *testing.T, env []string, args ...string) proc {
 		t.Fatalf("gpubridge %v: %v", args, err)
 	}
 	return p
-}
-
-// migratedScratchDB creates a migrated gpubridge database with no tenants
-// and returns its DSN; it is dropped when the test ends.
-func migratedScratchDB(t *testing.T, env testbed.Env, name string) string {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(env.DBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := sqldb.Open(context.Background(), env.DBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create scratch database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if db, err := sqldb.Open(context.Background(), env.DBDSN); err == nil {
-			db.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
-			db.Close()
-		}
-	})
-	cfg.DBName = name
-	db, err := sqldb.OpenMigrated(ctx, cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	return cfg.FormatDSN()
 }
 
 // serveProc is a `gpubridge serve` process.
@@ -244,7 +208,7 @@ func TestTenantEmptyStoreChangesNothing(t *testing.T) {
 	h.ok("-i", "add", "tenant", "t9emptya", "gpus=h100:1", "users=alice,bob", "admins=alice")
 	h.ok("-i", "add", "tenant", "t9emptyb", "gpus=1g.10gb:1", "users=carol")
 	h.apply()
-	empty := migratedScratchDB(t, h.env, fmt.Sprintf("gpubridge_t9empty_%d", os.Getpid()))
+	_, empty := fault.ScratchDB(t, h.env, "t9", "empty") // migrated, no tenants
 	guard := filepath.Join(t.TempDir(), "guard.lua")
 	env := []string{"GPUBRIDGE_DB_DSN=" + empty, "GPUBRIDGE_GUARD_FILE=" + guard}
 	before := h.slurmCounts()

@@ -142,7 +142,7 @@ var Gpubridge = Layout{
 		"test/bench/cmd/synthjobs":  {},
 		"test/bench/cmd/ingestprof": {},
 		"test/bench/synth":          {TestOnly: true, Importers: []string{"test/bench/...", "accounting/internal/acctest"}},
-		"test/fault":                {TestOnly: true, Importers: []string{"accounting/internal/acctest"}}, // the fault suite's toolbox
+		"test/fault":                {TestOnly: true, Importers: []string{"accounting/internal/acctest", "cmd/gpubridge"}}, // the fault suite's toolbox
 		"test/fault/proxy":          {Importers: []string{"test/fault/..."}},
 		"test/fault/cmd/faultproxy": {},
 	},
