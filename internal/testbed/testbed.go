@@ -24,6 +24,12 @@ type Env struct {
 	BenchDBDSN string // read-write slurm_acct_db, for benchmarks
 	Root       string
 	ExecScript string
+	// The second cluster, in the same slurmdbd: its name, its slurmrestd
+	// and, inside the root, its slurm.conf (SLURM_CONF for its commands;
+	// `-M <name>` reaches it too).
+	Cluster2     string
+	Cluster2REST string
+	Cluster2Conf string
 }
 
 const howTo = "the Slurm testbed is not available: run `make testbed-up` (as root) and `source .testbed/env`, then rerun the integration tests"
@@ -41,6 +47,10 @@ func Load() (Env, bool) {
 		BenchDBDSN: os.Getenv("GPUBRIDGE_BENCH_SLURMDB_DSN"),
 		Root:       os.Getenv("GPUBRIDGE_TESTBED_ROOT"),
 		ExecScript: os.Getenv("GPUBRIDGE_TESTBED_EXEC"),
+
+		Cluster2:     os.Getenv("GPUBRIDGE_TESTBED_CLUSTER2"),
+		Cluster2REST: os.Getenv("GPUBRIDGE_TESTBED_CLUSTER2_REST"),
+		Cluster2Conf: os.Getenv("GPUBRIDGE_TESTBED_CLUSTER2_CONF"),
 	}
 	ok := e.RestURL != "" && e.JWTKeyFile != "" && e.Root != "" && e.ExecScript != ""
 	return e, ok

@@ -2,8 +2,9 @@
 # daemon.sh stop|kill|start|restart NAME...
 # Stop (SIGTERM), kill (SIGKILL, as a crash), start or restart single daemons of the running
 # testbed, for fault tests: mariadb slurmdbd slurmctld slurmrestd slurmd-gpu-a slurmd-gpu-b
-# slurmd-cpu-a. Run it inside a test run (test/testbed/use.sh holds the testbed); the next
-# `up.sh` restarts everything from the cache if a daemon was left stopped.
+# slurmd-cpu-a, and the second cluster's slurmctld-c2 slurmrestd-c2 slurmd-gpu-c slurmd-gpu-d.
+# Run it inside a test run (test/testbed/use.sh holds the testbed); the next `up.sh` restarts
+# everything from the cache if a daemon was left stopped.
 # Example: test/testbed/daemon.sh kill slurmrestd; ...; test/testbed/daemon.sh start slurmrestd
 set -euo pipefail
 # shellcheck source=lib.sh

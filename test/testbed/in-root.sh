@@ -7,6 +7,8 @@
 # Examples:
 #   test/testbed/in-root.sh sacctmgr -i -P list qos
 #   test/testbed/in-root.sh --user alice sbatch -A acme --gres=gpu:h100:1 --wrap 'sleep 5'
+#   test/testbed/in-root.sh sinfo -M testbed2          # the second cluster (or SLURM_CONF:)
+#   test/testbed/in-root.sh env SLURM_CONF=/etc/slurm-c2/slurm.conf squeue
 set -euo pipefail
 ROOT=/var/lib/gpubridge/testbed/root
 PATH_IN=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin

@@ -19,7 +19,12 @@ TB_REPO=$(git -C "$TB_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$TB_DIR
 TB_SUITE=sid
 TB_CLUSTER=testbed
 TB_NODES=(gpu-a gpu-b cpu-a)
-TB_PORTS=(3306 6819 6817 6820 17001 17002 17003)
+# The second cluster: its own slurmctld, two slurmd nodes and slurmrestd, in the same root and
+# the same slurmdbd, configured in /etc/slurm-c2 (SLURM_CONF, or -M testbed2 for the clients).
+TB_CLUSTER2=testbed2
+TB_NODES2=(gpu-c gpu-d)
+TB_CONF2=/etc/slurm-c2/slurm.conf
+TB_PORTS=(3306 6819 6817 6820 17001 17002 17003 6827 6821 17011 17012)
 TB_USERS=(alice bob carol dave erin frank grace heidi)   # uids 2001..2008
 TB_REST_USER=svc-rest                                    # uid 2000
 # Packages installed in the root. Changing this list (or tb_build_root) changes the cache key.
@@ -28,7 +33,8 @@ TB_REST_USER=svc-rest                                    # uid 2000
 TB_PACKAGES=(slurmctld slurmd slurmdbd slurmrestd slurm-client slurm-wlm-basic-plugins
   slurm-wlm-jwt-plugin mariadb-server mariadb-client curl ca-certificates procps jq)
 # Daemons in start order; each has a pid file written by itself (or by us for slurmrestd).
-TB_DAEMONS=(mariadb slurmdbd slurmctld slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmrestd)
+TB_DAEMONS=(mariadb slurmdbd slurmctld slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmrestd
+  slurmctld-c2 slurmd-gpu-c slurmd-gpu-d slurmrestd-c2)
 TB_PATH_IN=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # ---- logging and timing -------------------------------------------------------------------
@@ -166,8 +172,10 @@ tb_daemon_pidfile() {
     mariadb) echo "$TB_ROOT/run/mariadbd/mysqld.pid" ;;
     slurmdbd) echo "$TB_ROOT/run/slurmdbd/slurmdbd.pid" ;;
     slurmctld) echo "$TB_ROOT/run/slurmctld/slurmctld.pid" ;;
+    slurmctld-c2) echo "$TB_ROOT/run/slurmctld-c2/slurmctld.pid" ;;
     slurmd-*) echo "$TB_ROOT/run/$1.pid" ;;
     slurmrestd) echo "$TB_ROOT/run/slurmrestd.pid" ;;
+    slurmrestd-c2) echo "$TB_ROOT/run/slurmrestd-c2.pid" ;;
   esac
 }
 
@@ -239,7 +247,8 @@ tb_signal() {   # tb_signal SIG PID...
 # Then end any remaining process living in the root (jobs, slurmstepd). Quiet when nothing runs.
 tb_stop_all() {
   local mode=${1:-term} group name pid pids t
-  local -a groups=("slurmrestd slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmctld" "slurmdbd" "mariadb")
+  local -a groups=("slurmrestd slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmctld slurmrestd-c2 slurmd-gpu-c slurmd-gpu-d slurmctld-c2"
+    "slurmdbd" "mariadb")
   for group in "${groups[@]}"; do
     pids=()
     for name in $group; do
@@ -371,17 +380,24 @@ tb_wait_pidfile() {
 tb_daemon_port() {
   case $1 in
     mariadb) echo 3306 ;; slurmdbd) echo 6819 ;; slurmctld) echo 6817 ;; slurmrestd) echo 6820 ;;
+    slurmctld-c2) echo 6827 ;; slurmrestd-c2) echo 6821 ;;
     slurmd-*)
       local i
       for i in "${!TB_NODES[@]}"; do
         if [[ slurmd-${TB_NODES[$i]} == "$1" ]]; then echo $((17001 + i)); fi
+      done
+      for i in "${!TB_NODES2[@]}"; do
+        if [[ slurmd-${TB_NODES2[$i]} == "$1" ]]; then echo $((17011 + i)); fi
       done ;;
   esac
 }
 
+# tb_in_cluster2 NODE: true if NODE is a node of the second cluster.
+tb_in_cluster2() { local n; for n in "${TB_NODES2[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
+
 # tb_start_daemon NAME...: start each daemon of the configured root (the commands up.sh uses),
 # then wait until each has its pid file and listens on its port. Names: mariadb slurmdbd
-# slurmctld slurmd-<node> slurmrestd.
+# slurmctld slurmd-<node> slurmrestd, and the second cluster's slurmctld-c2 slurmrestd-c2.
 tb_start_daemon() {
   local name pid
   local -a started=()
@@ -402,9 +418,16 @@ tb_start_daemon() {
         # assoc_usage before its first save): it logs what it ignored.
         rm -f "$(tb_daemon_pidfile "$name")"
         tb_spawn "$(tb_daemon_log "$name")" slurmctld -i >/dev/null ;;
+      slurmctld-c2)
+        rm -f "$(tb_daemon_pidfile "$name")"
+        tb_spawn "$(tb_daemon_log "$name")" SLURM_CONF="$TB_CONF2" slurmctld -i >/dev/null ;;
       slurmd-*)
         rm -f "$(tb_daemon_pidfile "$name")"
-        tb_spawn "$(tb_daemon_log "$name")" slurmd -N "${name#slurmd-}" >/dev/null ;;
+        if tb_in_cluster2 "${name#slurmd-}"; then
+          tb_spawn "$(tb_daemon_log "$name")" SLURM_CONF="$TB_CONF2" slurmd -N "${name#slurmd-}" >/dev/null
+        else
+          tb_spawn "$(tb_daemon_log "$name")" slurmd -N "${name#slurmd-}" >/dev/null
+        fi ;;
       slurmrestd)
         # slurmrestd refuses root and SlurmUser: run as svc-rest. SLURM_JWT=daemon makes auth/jwt
         # its primary auth plugin (without it every request is rejected with 401).
@@ -412,13 +435,18 @@ tb_start_daemon() {
           -a rest_auth/jwt 127.0.0.1:6820)
         echo "$pid" >"$(tb_daemon_pidfile slurmrestd)"
         tb_record_pid slurmrestd "$pid" ;;
+      slurmrestd-c2)
+        pid=$(tb_spawn "$(tb_daemon_log slurmrestd-c2)" SLURM_CONF="$TB_CONF2" SLURM_JWT=daemon slurmrestd \
+          -u "$TB_REST_USER" -g "$TB_REST_USER" -a rest_auth/jwt 127.0.0.1:6821)
+        echo "$pid" >"$(tb_daemon_pidfile slurmrestd-c2)"
+        tb_record_pid slurmrestd-c2 "$pid" ;;
       *) tb_die "tb_start_daemon: unknown daemon $name" ;;
     esac
     started+=("$name")
   done
   for name in "${started[@]}"; do
     case $name in
-      mariadb | slurmrestd) pid=$(tb_daemon_pid "$name") ;;
+      mariadb | slurmrestd | slurmrestd-c2) pid=$(tb_daemon_pid "$name") ;;
       *) pid=$(tb_wait_pidfile "$name" 60) ;;
     esac
     tb_wait_listen "$name" "$(tb_daemon_port "$name")" "$pid" 60
@@ -465,17 +493,25 @@ tb_mint_jwt() {
   printf '%s.%s.%s\n' "$h" "$p" "$sig"
 }
 
-# tb_rest_ping [VERSION]: true if slurmrestd answers ping with the controller UP.
+# tb_rest_ping [VERSION] [PORT]: true if the slurmrestd on PORT (default 6820, the first
+# cluster's; 6821 is the second's) answers ping with its controller UP.
 tb_rest_ping() {
-  local v=${1:-v0.0.44} tok out
+  local v=${1:-v0.0.44} port=${2:-6820} tok out
   tok=$(tb_mint_jwt root 300) || return 1
   out=$(curl -sS -m 5 -f -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $tok" \
-    "http://127.0.0.1:6820/slurm/$v/ping/" 2>/dev/null) || return 1
+    "http://127.0.0.1:$port/slurm/$v/ping/" 2>/dev/null) || return 1
   [[ $out == *'"UP"'* ]]
 }
 
-# "NODE STATE" for each node (unique), from sinfo inside the root.
-tb_node_states() { tb_chroot sinfo -h -N -o '%N %T' 2>/dev/null | sort -u; }
+# "NODE STATE" for each node (unique), from sinfo inside the root: the first cluster's, or with
+# argument 2 the second's.
+tb_node_states() {
+  if [[ ${1:-1} == 2 ]]; then
+    tb_chroot env SLURM_CONF="$TB_CONF2" sinfo -h -N -o '%N %T' 2>/dev/null | sort -u
+  else
+    tb_chroot sinfo -h -N -o '%N %T' 2>/dev/null | sort -u
+  fi
+}
 
 # ---- build ----------------------------------------------------------------------------------
 # Users inside root $1: alice..heidi (uids 2001..2008, home dirs) and svc-rest (uid 2000).

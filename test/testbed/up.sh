@@ -61,6 +61,7 @@ expand_files() {
 # order of appearance: /dev/fakenv0..3 get 0..3) in the root's private tmpfs /dev.
 make_gres_devices() {
   local minor=0 f spec
+  # Both clusters' gres.conf, one sequence of minor numbers.
   while read -r spec; do
     while read -r f; do
       [[ $f == /dev/* ]] || tb_die "gres.conf File=$f is not under /dev"
@@ -68,7 +69,7 @@ make_gres_devices() {
       [[ -e $TB_ROOT$f ]] || mknod -m 666 "$TB_ROOT$f" c 195 "$minor"
       minor=$((minor + 1))
     done < <(expand_files "$spec")
-  done < <(sed -e 's/#.*//' "$TB_ROOT/etc/slurm/gres.conf" | grep -oiE '(^|[[:space:]])File=[^[:space:]]+' | sed -E 's/^[[:space:]]*[Ff][Ii][Ll][Ee]=//')
+  done < <(sed -e 's/#.*//' "$TB_ROOT/etc/slurm/gres.conf" "$TB_ROOT${TB_CONF2%/*}/gres.conf" | grep -oiE '(^|[[:space:]])File=[^[:space:]]+' | sed -E 's/^[[:space:]]*[Ff][Ii][Ll][Ee]=//')
 }
 
 render_configs() {   # render_configs DIR: every file that goes to <root>/etc/slurm
@@ -84,6 +85,11 @@ render_configs() {   # render_configs DIR: every file that goes to <root>/etc/sl
   sed -e "s/@HOST@/$host/g" -e "s|@JOB_SUBMIT@|$js|" "$TB_DIR/etc/slurm.conf" >"$d/slurm.conf"
   cp "$TB_DIR/etc/slurmdbd.conf" "$TB_DIR/etc/cgroup.conf" "$d/"
   write_gres_conf "$d/gres.conf"
+  # The second cluster's directory (TB_CONF2's).
+  mkdir -p "$d/c2"
+  sed -e "s/@HOST@/$host/g" "$TB_DIR/etc/slurm-c2.conf" >"$d/c2/slurm.conf"
+  cp "$TB_DIR/etc/gres-c2.conf" "$d/c2/gres.conf"
+  cp "$TB_DIR/etc/cgroup.conf" "$d/c2/"
 }
 
 STAGE=$(mktemp -d "$TB_BASE/stage.XXXXXX")
@@ -93,7 +99,7 @@ CACHE_KEY=$(tb_cache_key)
 # job_submit.lua's content is not part of the hash (its presence is, via JobSubmitPlugins in
 # slurm.conf): a changed script is copied into the running root instead, and slurmctld reloads
 # it by itself, so editing it does not restart the testbed (which would empty the databases).
-CONFIG_SHA=$( { echo "$CACHE_KEY"; cd "$STAGE" && sha256sum ./*.conf; cd "$TB_DIR" &&
+CONFIG_SHA=$( { echo "$CACHE_KEY"; cd "$STAGE" && sha256sum ./*.conf ./c2/*.conf; cd "$TB_DIR" &&
   sha256sum up.sh lib.sh etc/mariadb-init.sql; } | sha256sum | cut -c1-16)
 
 sync_job_submit_lua() {
@@ -122,6 +128,9 @@ export GPUBRIDGE_BENCH_SLURMDB_DSN='gpubridge_bench:gpubridge_bench@tcp(127.0.0.
 export GPUBRIDGE_GUARD_FILE=$TB_ROOT/var/lib/gpubridge/guard/tenants.table
 export GPUBRIDGE_TESTBED_ROOT=$TB_ROOT
 export GPUBRIDGE_TESTBED_EXEC=$TB_DIR/in-root.sh
+export GPUBRIDGE_TESTBED_CLUSTER2=$TB_CLUSTER2
+export GPUBRIDGE_TESTBED_CLUSTER2_REST=http://127.0.0.1:6821
+export GPUBRIDGE_TESTBED_CLUSTER2_CONF=$TB_CONF2
 EOF
   chmod 644 "$tmp"
   mv -f "$tmp" "$envdir/env"
@@ -133,10 +142,17 @@ healthy() {
   [[ -r $TB_STATE/config.sha && $(<"$TB_STATE/config.sha") == "$CONFIG_SHA" ]] || return 1
   for d in "${TB_DAEMONS[@]}"; do [[ -n $(tb_daemon_pid "$d") ]] || return 1; done
   tb_rest_ping v0.0.44 || return 1
-  local i
+  tb_rest_ping v0.0.44 6821 || return 1
+  nodes_settled 1 "${#TB_NODES[@]}" && nodes_settled 2 "${#TB_NODES2[@]}"
+}
+
+# nodes_settled CLUSTER COUNT: the cluster (1 or 2) has COUNT nodes, none down, failed or
+# invalid, all responding (within 30 s).
+nodes_settled() {
+  local i states
   for i in $(seq 30); do
-    states=$(tb_node_states) || return 1
-    [[ $(wc -l <<<"$states") == "${#TB_NODES[@]}" ]] || return 1
+    states=$(tb_node_states "$1") || return 1
+    [[ $(wc -l <<<"$states") == "$2" ]] || return 1
     grep -qiE 'down|unk|inval|fail' <<<"$states" && return 1
     # A node just resumed after a test's drain shows `idle*` until its slurmd answers the next
     # ping: wait for it (up to 30 s) rather than restart everybody's testbed.
@@ -203,15 +219,20 @@ R=$TB_ROOT
 host=$(hostname -s)
 printf '127.0.0.1\tlocalhost %s\n::1\tip6-localhost ip6-loopback\n' "$host" >"$R/etc/hosts"
 echo "$host" >"$R/etc/hostname"
-install -d -m 0755 "$R/etc/slurm" "$R/var/spool/slurmd"
-for n in "${TB_NODES[@]}"; do install -d -m 0755 "$R/var/spool/slurmd/$n"; done
-cp "$STAGE"/* "$R/etc/slurm/"
+C2=$R${TB_CONF2%/*}
+install -d -m 0755 "$R/etc/slurm" "$C2" "$R/var/spool/slurmd"
+for n in "${TB_NODES[@]}" "${TB_NODES2[@]}"; do install -d -m 0755 "$R/var/spool/slurmd/$n"; done
+find "$STAGE" -maxdepth 1 -type f -exec cp {} "$R/etc/slurm/" \;
+cp "$STAGE"/c2/* "$C2/"
 [[ -s $R/etc/slurm/slurm.key ]] || head -c 1024 /dev/urandom >"$R/etc/slurm/slurm.key"
 [[ -s $R/etc/slurm/jwt_hs256.key ]] || head -c 32 /dev/urandom >"$R/etc/slurm/jwt_hs256.key"
+cp "$R/etc/slurm/slurm.key" "$C2/slurm.key"   # one key: slurmdbd authenticates both controllers
+C2IN=${TB_CONF2%/*}
 tb_chroot sh -ec '
-  chown slurm:slurm /etc/slurm/slurm.key /etc/slurm/jwt_hs256.key /etc/slurm/slurmdbd.conf
-  chmod 0600 /etc/slurm/slurm.key /etc/slurm/jwt_hs256.key /etc/slurm/slurmdbd.conf
-  chmod 0644 /etc/slurm/slurm.conf /etc/slurm/gres.conf /etc/slurm/cgroup.conf
+  chown slurm:slurm /etc/slurm/slurm.key /etc/slurm/jwt_hs256.key /etc/slurm/slurmdbd.conf '"$C2IN"'/slurm.key
+  chmod 0600 /etc/slurm/slurm.key /etc/slurm/jwt_hs256.key /etc/slurm/slurmdbd.conf '"$C2IN"'/slurm.key
+  chmod 0644 /etc/slurm/slurm.conf /etc/slurm/gres.conf /etc/slurm/cgroup.conf '"$C2IN"'/slurm.conf '"$C2IN"'/gres.conf '"$C2IN"'/cgroup.conf
+  install -d -o slurm -g slurm -m 0755 /var/spool/slurmctld-c2 /run/slurmctld-c2
   [ ! -e /etc/slurm/job_submit.lua ] || chmod 0644 /etc/slurm/job_submit.lua
   install -d -o slurm -g slurm -m 0755 /var/spool/slurmctld /var/log/slurm /run/slurmctld /run/slurmdbd
   install -d -o mysql -g mysql -m 0755 /run/mariadbd /var/log/mysql
@@ -227,30 +248,38 @@ tb_chroot mariadb --socket=/run/mariadbd/mysqld.sock -uroot <"$TB_DIR/etc/mariad
 tb_phase "start slurmdbd"
 tb_start_daemon slurmdbd
 
-tb_phase "start slurmctld"
-tb_start_daemon slurmctld
+tb_phase "start slurmctld x2"
+tb_start_daemon slurmctld slurmctld-c2
 
-tb_phase "start slurmd x3, slurmrestd"
-tb_start_daemon "${TB_NODES[@]/#/slurmd-}" slurmrestd
+tb_phase "start slurmd x5, slurmrestd x2"
+tb_start_daemon "${TB_NODES[@]/#/slurmd-}" "${TB_NODES2[@]/#/slurmd-}" slurmrestd slurmrestd-c2
 
 tb_phase "wait: nodes idle, REST ping"
-deadline=$((SECONDS + 60))
-until states=$(tb_node_states) && [[ $(grep -c ' idle$' <<<"$states") == "${#TB_NODES[@]}" ]]; do
-  if ((SECONDS >= deadline)); then
-    echo "$states" >&2
-    for n in "${TB_NODES[@]}"; do tb_log_tail "slurmd-$n" 10; done
-    tb_log_tail slurmctld
-    tb_die "nodes did not become idle within 60 s"
-  fi
-  sleep 0.2
-done
+wait_idle() {   # wait_idle CLUSTER(1|2) CTLD NODE...
+  local c=$1 ctld=$2 n states deadline=$((SECONDS + 60)); shift 2
+  until states=$(tb_node_states "$c") && [[ $(grep -c ' idle$' <<<"$states") == "$#" ]]; do
+    if ((SECONDS >= deadline)); then
+      echo "$states" >&2
+      for n in "$@"; do tb_log_tail "slurmd-$n" 10; done
+      tb_log_tail "$ctld"
+      tb_die "nodes $* did not become idle within 60 s"
+    fi
+    sleep 0.2
+  done
+}
+wait_idle 1 slurmctld "${TB_NODES[@]}"
+wait_idle 2 slurmctld-c2 "${TB_NODES2[@]}"
 deadline=$((SECONDS + 30))
 until tb_rest_ping v0.0.44 && tb_rest_ping v0.0.43; do
   ((SECONDS < deadline)) || { tb_log_tail slurmrestd; tb_die "slurmrestd does not answer ping (v0.0.44/v0.0.43)"; }
+  sleep 0.2
+done
+until tb_rest_ping v0.0.44 6821; do
+  ((SECONDS < deadline)) || { tb_log_tail slurmrestd-c2; tb_die "the second cluster's slurmrestd does not answer ping"; }
   sleep 0.2
 done
 
 echo "$CONFIG_SHA" >"$TB_STATE/config.sha"
 write_env
 tb_phase ""
-tb_log "up in $(tb_fmt_s $(($(tb_now_us) - T0))) s: cluster $TB_CLUSTER, nodes ${TB_NODES[*]}; env: $TB_REPO/.testbed/env"
+tb_log "up in $(tb_fmt_s $(($(tb_now_us) - T0))) s: cluster $TB_CLUSTER, nodes ${TB_NODES[*]}; cluster $TB_CLUSTER2, nodes ${TB_NODES2[*]}; env: $TB_REPO/.testbed/env"

@@ -1,0 +1,105 @@
+//go:build integration
+
+package testbed_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpubridge/gpubridge/internal/slurmrest"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
+	"github.com/gpubridge/gpubridge/internal/testbed"
+)
+
+// The testbed's second cluster is a real one in the same slurmdbd: both
+// clusters are registered, its nodes (full A100s and MIG slices) are idle,
+// its own slurmrestd answers for it, the first cluster's clients reach it
+// with -M, and a job run on it lands in its own job table of slurm_acct_db.
+func TestSecondCluster(t *testing.T) {
+	env := testbed.Require(t)
+	if env.Cluster2 == "" || env.Cluster2REST == "" || env.Cluster2Conf == "" {
+		t.Fatal("GPUBRIDGE_TESTBED_CLUSTER2, _REST or _CONF is unset: rerun `make testbed-up` and `source .testbed/env`")
+	}
+	c2 := env.Cluster2
+
+	clusters := env.Exec(t, "", "sacctmgr", "-n", "-P", "show", "cluster", "format=cluster")
+	for _, want := range []string{env.Cluster, c2} {
+		if !strings.Contains("\n"+clusters, "\n"+want+"\n") {
+			t.Fatalf("sacctmgr show cluster = %q; want %s registered", clusters, want)
+		}
+	}
+
+	nodes := env.Exec(t, "", "env", "SLURM_CONF="+env.Cluster2Conf, "sinfo", "-h", "-N", "-o", "%N %T %G")
+	want := map[string][]string{"gpu-c": {"gpu:a100:2"}, "gpu-d": {"gpu:3g.40gb:1", "gpu:2g.20gb:1", "gpu:1g.10gb:2"}}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		f := strings.Fields(line) // NODE STATE GRES (with socket bindings)
+		if len(f) != 3 || want[f[0]] == nil || f[1] != "idle" {
+			t.Errorf("sinfo of %s: line %q; want gpu-c or gpu-d, idle, with its GPUs", c2, line)
+			continue
+		}
+		for _, g := range want[f[0]] {
+			if !strings.Contains(f[2], g) {
+				t.Errorf("sinfo of %s: %s has GRES %s; want %s among them", c2, f[0], f[2], g)
+			}
+		}
+		seen[f[0]] = true
+	}
+	if len(seen) != 2 {
+		t.Fatalf("sinfo of %s =\n%s\nwant gpu-c and gpu-d", c2, nodes)
+	}
+	if out := env.Exec(t, "", "sinfo", "-M", c2, "-h", "-N", "-o", "%N"); !strings.Contains(out, "gpu-c") || strings.Contains(out, "gpu-a") {
+		t.Errorf("sinfo -M %s from the first cluster's clients =\n%s\nwant the second cluster's nodes only", c2, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := slurmrest.Open(slurmrest.Options{URL: env.Cluster2REST, JWTKeyFile: env.JWTKeyFile, User: env.RestUser, Cluster: c2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cl.Ping(ctx)
+	if err != nil || !p.Up() || p.Cluster != c2 {
+		t.Fatalf("ping of %s's slurmrestd = %+v, %v; want cluster %s up", c2, p, err, c2)
+	}
+
+	// A job on the second cluster, under an account that exists there only.
+	acct := fmt.Sprintf("c2probe%d", os.Getpid()%100000)
+	env.Exec(t, "", "sacctmgr", "-i", "add", "account", acct, "cluster="+c2)
+	t.Cleanup(func() { _, _ = env.Run(context.Background(), "", nil, "sacctmgr", "-i", "delete", "account", acct) })
+	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "alice", "account="+acct, "cluster="+c2)
+	id := strings.TrimSpace(env.Exec(t, "alice", "sbatch", "-M", c2, "--parsable", "-A", acct, "--gres=gpu:a100:1", "--wrap", "sleep 1"))
+	id, _, _ = strings.Cut(id, ";") // "<id>;<cluster>" with -M
+	var state string
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		state = strings.TrimSpace(env.Exec(t, "", "sacct", "-M", c2, "-n", "-X", "-P", "-j", id, "-o", "state"))
+		if state == "COMPLETED" {
+			break
+		}
+	}
+	if state != "COMPLETED" {
+		t.Fatalf("job %s on %s: state %q after 90 s; want COMPLETED", id, c2, state)
+	}
+	db, err := sqldb.Open(ctx, env.SlurmDBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var account, tres string
+	q := fmt.Sprintf("SELECT account, tres_alloc FROM `%s_job_table` WHERE id_job = ?", c2)
+	if err := db.QueryRowContext(ctx, q, id).Scan(&account, &tres); err != nil {
+		t.Fatalf("job %s in %s_job_table: %v", id, c2, err)
+	}
+	if account != acct || tres == "" {
+		t.Fatalf("job %s row: account %q, tres_alloc %q; want account %s and its allocation", id, account, tres, acct)
+	}
+	var n int
+	q = fmt.Sprintf("SELECT COUNT(*) FROM `%s_job_table` WHERE account = ?", env.Cluster)
+	if err := db.QueryRowContext(ctx, q, acct).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the first cluster's job table holds %d row(s) of %s (%v); want none", n, acct, err)
+	}
+}
