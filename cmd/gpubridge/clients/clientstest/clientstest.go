@@ -2,7 +2,6 @@ package clientstest
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -55,12 +54,6 @@ func (f *DB) Connector(dsn string) (driver.Connector, error) {
 	f.mu.Unlock()
 	f.opened.Add(1)
 	return connector{f}, nil
-}
-
-// Open is a pool over a Connector (for code that takes a pool).
-func (f *DB) Open(dsn string) *sqlx.DB {
-	c, _ := f.Connector(dsn)
-	return sqlx.NewDb(sql.OpenDB(c), "mysql")
 }
 
 // Prepare is a clients.Options.PrepareDB that finds a current schema.
