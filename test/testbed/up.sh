@@ -113,6 +113,16 @@ sync_job_submit_lua() {
   done
 }
 
+# galera_dsns: gpubridge's database on each node of the Galera cluster that galera.sh starts
+# (make testbed-galera), comma separated.
+galera_dsns() {
+  local n out=
+  for n in 1 2 3; do
+    out+=${out:+,}"gpubridge:gpubridge@tcp(127.0.0.1:$((4305 + n)))/gpubridge?parseTime=true&loc=UTC"
+  done
+  printf '%s' "$out"
+}
+
 write_env() {
   local envdir=$TB_REPO/.testbed tmp
   mkdir -p "$envdir"
@@ -131,6 +141,7 @@ export GPUBRIDGE_TESTBED_EXEC=$TB_DIR/in-root.sh
 export GPUBRIDGE_TESTBED_CLUSTER2=$TB_CLUSTER2
 export GPUBRIDGE_TESTBED_CLUSTER2_REST=http://127.0.0.1:6821
 export GPUBRIDGE_TESTBED_CLUSTER2_CONF=$TB_CONF2
+export GPUBRIDGE_GALERA_DSNS='$(galera_dsns)'
 EOF
   chmod 644 "$tmp"
   mv -f "$tmp" "$envdir/env"
