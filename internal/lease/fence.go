@@ -71,10 +71,15 @@ func NewContext(ctx context.Context, t Token) context.Context {
 	return context.WithValue(ctx, ctxKey{}, append(append([]Token(nil), old...), t))
 }
 
+// Tokens are the tokens ctx carries.
+func Tokens(ctx context.Context) []Token {
+	ts, _ := ctx.Value(ctxKey{}).([]Token)
+	return ts
+}
+
 // FenceContext fences ex with every token ctx carries (none: nil).
 func FenceContext(ctx context.Context, ex Execer) error {
-	ts, _ := ctx.Value(ctxKey{}).([]Token)
-	for _, t := range ts {
+	for _, t := range Tokens(ctx) {
 		if err := t.Fence(ctx, ex); err != nil {
 			return err
 		}

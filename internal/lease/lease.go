@@ -71,6 +71,15 @@ func (l *Lease) Valid() bool {
 	return l.epoch != 0 && l.now().Before(l.deadline)
 }
 
+// Deadline is the instant (on the local monotonic clock) after which the
+// holder must not use the lease unless a renewal succeeds first; zero
+// while not held.
+func (l *Lease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
 // RenewDeadline is how long after the start of its last successful take or
 // renewal a holder may still use a lease of ttl: two thirds of it, so that
 // it stops before the lease can expire in the database.

@@ -186,17 +186,14 @@ func (d *daemon) prepare(c config.Config, set *clients.Set) (*generation, error)
 func (d *daemon) run(ctx context.Context, g *generation) {
 	gctx, cancel := context.WithCancel(ctx)
 	g.cancel = cancel
-	leader := NewLazyLeader(func(ctx context.Context) (*sql.DB, string, error) {
-		cluster, err := g.set.Cluster().Name(ctx)
-		if err != nil {
-			return nil, "", err
-		}
+	db := func(ctx context.Context) (*sql.DB, error) {
 		db, err := g.set.DB(ctx)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		return db.DB, LockName(cluster), nil
-	})
+		return db.DB, nil
+	}
+	leader := NewLeader(db, g.set.Cluster().Name, LeaseTTL(d.o.CampaignInterval), d.o.Logger.With("component", "lease"))
 	g.done.Go(func() {
 		_ = RunWhileLeader(gctx, leader, g.sched, d.metrics, d.o.CampaignInterval, d.o.Logger.With("component", "leader"))
 	})
