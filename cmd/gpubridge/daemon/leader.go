@@ -11,6 +11,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gpubridge/gpubridge/internal/lease"
 )
 
@@ -151,6 +153,16 @@ func (l *Leader) Release(ctx context.Context) {
 	if l.lease != nil {
 		_ = l.lease.Release(ctx)
 	}
+}
+
+// fencedWrites exports lease.Fenced: the writes of this process refused
+// because it no longer held the lease (leader, writer or ledger) they
+// fenced with.
+func fencedWrites() prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gpubridge_lease_fenced_writes_total",
+		Help: "Writes refused because this process no longer held the lease (leader, writer or ledger) they fenced with.",
+	}, func() float64 { return float64(lease.Fenced()) })
 }
 
 // A campaign may have to connect first (up to sqldb.Open's 10 s ping);
