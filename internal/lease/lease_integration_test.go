@@ -3,11 +3,14 @@
 package lease_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,7 +157,9 @@ func writeFenced(ctx context.Context, db *sql.DB, tok lease.Token, name string) 
 func TestLeaseFencedInTheDatabase(t *testing.T) {
 	dbs, name := pools(t, 1)
 	ctx := context.Background()
-	a := lease.New(dbs[0], name, lease.Options{Info: "a", TTL: time.Minute})
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil)).With("component", "leader")
+	a := lease.New(dbs[0], name, lease.Options{Info: "gpubridge serve (pid 4242 on head1)", TTL: time.Minute, Logger: logger})
 	if err := a.Take(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +171,16 @@ func TestLeaseFencedInTheDatabase(t *testing.T) {
 	if !a.Valid() {
 		t.Fatal("a's local deadline passed already")
 	}
-	if err := writeFenced(ctx, dbs[0], a.Token(), name); !errors.Is(err, lease.ErrFenced) {
+	err := writeFenced(ctx, dbs[0], a.Token(), name)
+	if !errors.Is(err, lease.ErrFenced) {
 		t.Fatalf("fenced write after a takeover: %v, want ErrFenced", err)
+	}
+	t.Logf("error: %v", err)
+	t.Logf("log: %s", logged.String())
+	for _, want := range []string{`level=WARN msg="fenced write refused"`, "lease=" + name, `holder="gpubridge serve (pid 4242 on head1)"`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the refusal's log line lacks %s:\n%s", want, logged.String())
+		}
 	}
 }
 
