@@ -110,7 +110,10 @@ func TestLeaderPerCluster(t *testing.T) {
 		t.Fatalf("cluster a, replica 2: %v, %v; want refused", ok, err)
 	}
 	down := errors.New("slurmrestd down")
-	u := NewLeader(func(context.Context) (*sql.DB, error) { t.Fatal("connected before naming the cluster"); return nil, nil },
+	u := NewLeader(func(context.Context) (*sql.DB, error) {
+		t.Fatal("connected before naming the cluster")
+		return nil, nil
+	},
 		func(context.Context) (string, error) { return "", down }, time.Second, nil)
 	if ok, err := u.TryAcquire(ctx); ok || !errors.Is(err, down) {
 		t.Fatalf("campaign with an unknown cluster: %v, %v", ok, err)
