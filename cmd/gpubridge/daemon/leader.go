@@ -227,10 +227,9 @@ func (c *campaign) campaign(ctx context.Context) {
 		c.failing = ""
 	}
 	if ok {
-		tok := c.l.Token()
-		c.logger.Info("became leader; running periodic jobs", "lock", c.l.Name(), "epoch", tok.Epoch())
+		c.logger.Info("became leader; running periodic jobs", "lock", c.l.Name())
 		c.setLeading(true)
-		c.s.Start(lease.NewContext(ctx, tok))
+		c.s.Start(lease.NewContext(ctx, c.l.Token()))
 	}
 }
 
