@@ -143,35 +143,40 @@ func lockInfo(cluster string) string {
 	return fmt.Sprintf("ledger of %s (pid %d on %s)", cluster, os.Getpid(), host)
 }
 
-// withWrite runs fn in a transaction that first fences: with the ledger
-// lease while this DB holds cluster's lock (writes without the lock:
-// tests and tools, do not), and with every lease token ctx carries (the
-// leader's, for the daemon's jobs). A refused fence of the ledger lease is
-// ErrLockLost; the transaction writes nothing.
+// withWrite runs fn in a transaction that fences before it commits: with
+// the ledger lease while this DB holds cluster's lock (writes without the
+// lock, by tests and tools, do not), and with every lease token ctx
+// carries (the leader's, for the daemon's jobs). A refused fence of the
+// ledger lease is ErrLockLost; the transaction writes nothing. The fence
+// comes last so that the lease rows stay locked only until the commit,
+// not for the whole write (a renewal waits for that lock).
 func (d *DB) withWrite(ctx context.Context, cluster string, fn func(*sqlx.Tx) error) error {
 	d.mu.Lock()
 	l := d.locks[cluster]
 	d.mu.Unlock()
 	if l == nil {
 		return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
-			if err := lease.FenceContext(ctx, tx); err != nil {
+			if err := fn(tx); err != nil {
 				return err
 			}
-			return fn(tx)
+			return lease.FenceContext(ctx, tx)
 		})
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.lease.Valid() {
+		return fmt.Errorf("%w: %v", ErrLockLost, l.token.Fence(ctx, nil))
+	}
 	return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
 		if err := l.token.Fence(ctx, tx); err != nil {
 			if errors.Is(err, lease.ErrFenced) {
 				return fmt.Errorf("%w: %v", ErrLockLost, err)
 			}
 			return err
 		}
-		if err := lease.FenceContext(ctx, tx); err != nil {
-			return err
-		}
-		return fn(tx)
+		return lease.FenceContext(ctx, tx)
 	})
 }

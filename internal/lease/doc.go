@@ -30,7 +30,9 @@
 // rolls back, the refusal is logged and counted (Fenced, exported by the
 // daemon as gpubridge_lease_fenced_writes_total). Touching the row also
 // makes it part of the transaction's writeset, so on Galera a fenced write
-// and a concurrent take conflict at certification.
+// and a concurrent take conflict at certification. Fence last, just before
+// the commit: the fence holds the lease row's lock until the commit, and a
+// renewal waits for it.
 //
 // This is an adapter (database/sql); it imports no feature and nothing of
 // cmd/.
