@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -234,25 +235,37 @@ func (c *campaign) campaign(ctx context.Context) {
 }
 
 // renew renews the lease once, within its renew deadline, and stops the
-// jobs when the lease is lost or no longer valid.
+// jobs when the lease is lost, or its renew deadline passed (before this
+// renewal, as after a pause of the process, or during it).
 func (c *campaign) renew(ctx context.Context) {
-	rctx, cancel := context.WithDeadline(ctx, c.l.deadline())
-	err := c.l.Renew(rctx)
-	cancel()
-	if ctx.Err() != nil {
-		return // stopping, not lost
+	var err error
+	if c.l.Valid() {
+		rctx, cancel := context.WithDeadline(ctx, c.l.deadline())
+		err = c.l.Renew(rctx)
+		cancel()
+		if ctx.Err() != nil {
+			return // stopping, not lost
+		}
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, lease.ErrLost) && c.l.Valid() {
+			c.logger.Warn("leader lease renewal failed; retrying until its renew deadline", "lock", c.l.Name(), "err", err)
+			return
+		}
 	}
-	if err == nil || (!errors.Is(err, lease.ErrLost) && c.l.Valid()) {
-		return
-	}
-	c.logger.Warn("lost leader lock; stopping periodic jobs", "lock", c.l.Name(), "err", err)
+	c.logger.Warn("lost leader lock; stopping periodic jobs", "lock", c.l.Name(), "err", cmp.Or(err, errDeadline))
 	c.s.Stop()
 	c.setLeading(false)
 }
 
+// errDeadline: the renew deadline passed before a renewal was tried.
+var errDeadline = errors.New("the lease's renew deadline passed before it was renewed")
+
 // next is the wait before the next tick: a renewal interval while
-// leading (or less, to stop the jobs at the renew deadline); else the campaign interval, or less when the holder's lease
-// expires sooner (so that a standby takes over as it expires).
+// leading (or less, to stop the jobs at the renew deadline); else the
+// campaign interval, or less when the holder's lease expires sooner (so
+// that a standby takes over as it expires).
 func (c *campaign) next() time.Duration {
 	if c.leading {
 		return max(min(lease.RenewEvery(c.l.ttl), time.Until(c.l.deadline())), time.Millisecond)

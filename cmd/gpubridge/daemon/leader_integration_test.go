@@ -190,3 +190,40 @@ func fenceOnce(ctx context.Context, db *sql.DB, tok lease.Token) error {
 	}
 	return tx.Commit()
 }
+
+// RunWhileLeader with its database gone (renewals fail): the leader stops
+// its jobs at the renew deadline, before its lease can expire in the
+// database (TTL 1 s: deadline 667 ms after the last renewal started).
+func TestRunWhileLeaderStopsAtTheRenewDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cluster := fmt.Sprintf("test-deadline-%06d", rand.IntN(1e6))
+	a, db := leaderOn(t, cluster, time.Second)
+	started := make(chan struct{}, 1)
+	sched, err := NewScheduler([]Scheduled{{Spec: "@every 1h", Job: Func("probe", func(ctx context.Context) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil
+	})}}, quiet(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = RunWhileLeader(ctx, a, sched, nil, 200*time.Millisecond, quiet()); close(done) }()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a did not lead within 5 s")
+	}
+	db.Close() // every renewal fails from now on
+	t0 := time.Now()
+	for len(sched.Running()) > 0 {
+		if time.Since(t0) > time.Second {
+			t.Fatalf("the job still runs %s after the database went away (TTL 1 s)", time.Since(t0))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("jobs stopped %s after the database went away", time.Since(t0).Round(time.Millisecond))
+	cancel()
+	<-done
+}
