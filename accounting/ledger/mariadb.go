@@ -145,8 +145,8 @@ func lockInfo(cluster string) string {
 
 // withWrite runs fn in a transaction that fences before it commits: with
 // the ledger lease while this DB holds cluster's lock (writes without the
-// lock, by tests and tools, do not), and with every lease token ctx
-// carries (the leader's, for the daemon's jobs). A refused fence of the
+// lock, by tests and tools, do not), and (sqldb.WithTx) with every lease
+// token ctx carries (the leader's, for the daemon's jobs). A refused fence of the
 // ledger lease is ErrLockLost; the transaction writes nothing. The fence
 // comes last so that the lease rows stay locked only until the commit,
 // not for the whole write (a renewal waits for that lock).
@@ -155,12 +155,7 @@ func (d *DB) withWrite(ctx context.Context, cluster string, fn func(*sqlx.Tx) er
 	l := d.locks[cluster]
 	d.mu.Unlock()
 	if l == nil {
-		return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
-			if err := fn(tx); err != nil {
-				return err
-			}
-			return lease.FenceContext(ctx, tx)
-		})
+		return sqldb.WithTx(ctx, d.db, fn)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -177,6 +172,6 @@ func (d *DB) withWrite(ctx context.Context, cluster string, fn func(*sqlx.Tx) er
 			}
 			return err
 		}
-		return lease.FenceContext(ctx, tx)
+		return nil
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/gpubridge/gpubridge/internal/lease"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/internal/testbed"
@@ -244,5 +246,43 @@ func TestLeaseKeepReportsLoss(t *testing.T) {
 		}
 	case <-time.After(time.Second):
 		t.Fatal("Keep did not report the lost lease within 1 s")
+	}
+}
+
+// TestWithTxFences: every sqldb.WithTx under a context carrying a lease
+// token fences with it before the commit (the daemon's jobs carry the
+// leader's): the store writes of a leader that lost its lease are refused
+// and roll back, those of the holder commit.
+func TestWithTxFences(t *testing.T) {
+	dbs, name := pools(t, 1)
+	ctx := context.Background()
+	db := sqlx.NewDb(dbs[0], "mysql")
+	a := lease.New(dbs[0], name, lease.Options{Info: "a", TTL: time.Minute})
+	if err := a.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	jobCtx := lease.NewContext(ctx, a.Token())
+	write := func(probe string) error {
+		return sqldb.WithTx(jobCtx, db, func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(jobCtx, `INSERT INTO leases (name, holder, info, epoch, taken_at, renewed_at, expires_at)
+				VALUES (?, 'probe', 'probe', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, probe)
+			return err
+		})
+	}
+	exists := func(probe string) bool {
+		var n int
+		if err := db.Get(&n, `SELECT COUNT(*) FROM leases WHERE name = ?`, probe); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	if err := write(name + ".held"); err != nil || !exists(name+".held") {
+		t.Fatalf("the holder's write: %v", err)
+	}
+	if _, err := db.Exec(`UPDATE leases SET holder = 'other', epoch = epoch + 1 WHERE name = ?`, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(name + ".lost"); !errors.Is(err, lease.ErrFenced) || exists(name+".lost") {
+		t.Fatalf("the write after the lease was lost: %v (committed: %v); want ErrFenced, nothing", err, exists(name+".lost"))
 	}
 }
