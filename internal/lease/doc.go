@@ -23,8 +23,8 @@
 // it), so one failed renewal is survived.
 //
 // Fencing: a write that only the holder may make calls Token.Fence (or
-// FenceContext, for the tokens a context carries) inside its own
-// transaction: an UPDATE of the lease row that matches only the same
+// FenceContext, for the tokens a context carries; sqldb.WithTx does so for
+// every transaction) inside its own transaction: an UPDATE of the lease row that matches only the same
 // holder, the same epoch and an unexpired lease. A paused or partitioned
 // old holder that wakes up is refused there (ErrFenced): its transaction
 // rolls back, the refusal is logged and counted (Fenced, exported by the
