@@ -12,7 +12,6 @@ package ingest_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +33,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/internal/acctest"
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/lease"
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
 	"github.com/gpubridge/gpubridge/internal/slurmrest/slurmresttest"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
@@ -705,40 +705,42 @@ func TestFaultPurgedRows(t *testing.T) {
 	}
 }
 
-// TestFaultLedgerLockLost kills the connection that holds the ledger's
-// named lock (KILL by its id, as a server restart of that one session or
-// a proxy reset would) while an ingest writes: the lock is gone, so the
-// ingest must stop with ErrLockLost and write nothing more (another ingest
-// may hold the lock by now). The next ingest completes the ledger.
+// TestFaultLedgerLockLost takes the ledger's lease away from an ingest
+// while it writes, as a pause past the lease's TTL would (a stopped
+// process, a partition): the lease is expired in the database and taken
+// by another holder (epoch + 1). The ingest must stop with ErrLockLost at
+// its next write (its fence is refused) and write nothing more. The next
+// ingest, once the other holder lets go, completes the ledger.
 func TestFaultLedgerLockLost(t *testing.T) {
 	f := newFaultIT(t, 8)
 	in, db := f.ingester("lock", f.sqlSource())
 	ctx := context.Background()
 	var killed atomic.Bool
 	var linesAtKill int
+	var thief *lease.Lease
 	in.Progress = func(p ingest.Progress) {
 		if p.Done || killed.Load() {
 			return
 		}
-		var holder sql.NullInt64
-		if err := db.Get(&holder, "SELECT IS_USED_LOCK(?)", "gpubridge.ledger."+f.env.Cluster); err != nil || !holder.Valid {
-			t.Errorf("lock holder: %v %v", holder, err)
-			return
-		}
+		name := "gpubridge.ledger." + f.env.Cluster
 		if err := db.Get(&linesAtKill, "SELECT COUNT(*) FROM usage_ledger"); err != nil {
 			t.Error(err)
 		}
-		if _, err := db.Exec(fmt.Sprintf("KILL CONNECTION %d", holder.Int64)); err != nil {
-			t.Errorf("kill the lock's connection: %v", err)
+		if _, err := db.Exec("UPDATE leases SET expires_at = UTC_TIMESTAMP(6) WHERE name = ?", name); err != nil {
+			t.Errorf("expire the ledger lease: %v", err)
+		}
+		thief = lease.New(db.DB, name, lease.Options{Info: "TestFaultLedgerLockLost", TTL: time.Minute})
+		if err := thief.Take(ctx); err != nil {
+			t.Errorf("take the expired ledger lease: %v", err)
 		}
 		killed.Store(true)
 	}
 	_, err := in.Ingest(ctx, f.from)
 	if !killed.Load() {
-		t.Fatal("the ingest ended before its lock connection was killed: the test proves nothing")
+		t.Fatal("the ingest ended before its lease was taken over: the test proves nothing")
 	}
 	if !errors.Is(err, ledger.ErrLockLost) {
-		t.Fatalf("ingest with its lock connection killed: %v; want ErrLockLost", err)
+		t.Fatalf("ingest whose lease was taken over: %v; want ErrLockLost", err)
 	}
 	t.Logf("outcome: %v", err)
 	var lines int
@@ -746,6 +748,9 @@ func TestFaultLedgerLockLost(t *testing.T) {
 		t.Errorf("%d lines after the kill, %d before it (%v): want the same, and some", lines, linesAtKill, err)
 	}
 	in.Progress = nil
+	if err := thief.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := in.Ingest(ctx, ingest.Window{}); err != nil {
 		t.Fatalf("next ingest: %v", err)
 	}

@@ -74,10 +74,12 @@
 // costs about one scan of its lines. Lines are written with LOAD DATA
 // LOCAL INFILE from memory (multi-row INSERTs when a name would need
 // escaping or the server refuses LOCAL INFILE); any warning fails the
-// batch, since LOCAL turns a duplicate key into one. While this store holds
-// a cluster's lock, the cluster's writes run on the lock's own connection:
-// if that connection breaks, the server has dropped the lock, and the
-// write fails with ErrLockLost instead of going on without it.
+// batch, since LOCAL turns a duplicate key into one. The cluster's lock is
+// a lease (internal/lease): while this store holds it, each write of the
+// cluster fences with the lease's epoch in its own transaction, so once
+// the lease is lost the write fails with ErrLockLost instead of going on
+// without it; each write also fences with the tokens its context carries
+// (the daemon's leader lease).
 //
 // view.go lays out the ledger's state as `show ingest` prints it
 // (StateTable, StateText).

@@ -3,16 +3,18 @@ package ledger
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/gpubridge/gpubridge/internal/lease"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
@@ -23,8 +25,8 @@ import (
 // registered readers), the fastest way into InnoDB; a batch holding a name
 // LOAD DATA would have to escape, or a server that refuses LOCAL INFILE,
 // gets multi-row INSERTs instead. While this DB holds a cluster's ledger
-// lock, every write of that cluster runs on the lock's own connection: if
-// that connection breaks, the server drops the lock and the write fails
+// lock (a lease), every write of that cluster fences with the lease's
+// epoch in its own transaction: once the lease is lost, the write fails
 // with ErrLockLost, so nothing is ever written without the lock.
 //
 // Its files, by concern: this one (the store, its lock, its write
@@ -44,11 +46,13 @@ type DB struct {
 	insertOnly atomic.Bool
 }
 
-// heldLock is a cluster's ledger lock and the connection that holds it.
+// heldLock is a cluster's ledger lock: its lease and the epoch it was
+// taken at.
 type heldLock struct {
-	mu   sync.Mutex // one write transaction at a time on conn
-	conn *sqlx.Conn
-	name string
+	mu    sync.Mutex // one write transaction at a time
+	lease *lease.Lease
+	token lease.Token
+	stop  func() // ends the renewals
 }
 
 // NewDB returns the store on db (opened with sqldb.OpenMigrated).
@@ -78,27 +82,27 @@ func (d *DB) Audit(ctx context.Context, cluster string, at time.Time, actor, act
 	})
 }
 
-// Lock implements Store with a MariaDB named lock held on a dedicated
-// connection: if the process dies, the server drops the connection and the
-// lock. Until release, this DB writes the cluster's ledger on that same
-// connection (withWrite), so a reset of it cannot leave an ingest writing
-// without the lock.
+// Lock implements Store with the lease "gpubridge.ledger.<cluster>"
+// (internal/lease), renewed in the background until release. Until then,
+// every write of the cluster's ledger by this DB fences with the lease's
+// epoch in its own transaction (withWrite): once the lease is lost (its
+// renewals failed past the renew deadline, or another ingest or close
+// took it after it expired), the write is refused with ErrLockLost and
+// nothing more is written. A process that dies holds the lock until the
+// lease's TTL (lockTTL) passes.
 func (d *DB) Lock(ctx context.Context, cluster string, wait time.Duration) (func(), error) {
-	name := lockName(cluster)
-	conn, err := d.db.Connx(ctx)
+	ls := lease.New(d.db.DB, lockName(cluster), lease.Options{Info: lockInfo(cluster), TTL: lockTTL, Logger: d.log})
+	err := ls.TakeWithin(ctx, wait, nil)
+	if errors.Is(err, lease.ErrHeld) {
+		return nil, fmt.Errorf("%w (cluster %s; waited %s): %v", ErrLocked, cluster, wait, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ledger lock: %w", err)
 	}
-	var got sql.NullInt64
-	if err := conn.QueryRowxContext(ctx, "SELECT GET_LOCK(?, ?)", name, int(wait.Seconds())).Scan(&got); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("ledger lock: %w", err)
-	}
-	if got.Int64 != 1 {
-		conn.Close()
-		return nil, fmt.Errorf("%w (cluster %s; waited %s)", ErrLocked, cluster, wait)
-	}
-	l := &heldLock{conn: conn, name: name}
+	l := &heldLock{lease: ls, token: ls.Token()}
+	l.stop = ls.Keep(func(err error) {
+		d.log.Warn("ledger lock lost; the next write is refused", "cluster", cluster, "err", err)
+	})
 	d.mu.Lock()
 	d.locks[cluster] = l
 	d.mu.Unlock()
@@ -112,11 +116,17 @@ func (d *DB) Lock(ctx context.Context, cluster string, wait time.Duration) (func
 			d.mu.Unlock()
 			l.mu.Lock()
 			defer l.mu.Unlock()
-			_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", name)
-			conn.Close()
+			l.stop()
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = ls.Release(rctx)
 		})
 	}, nil
 }
+
+// lockTTL is the ledger lease's time to live: an ingest or close that dies
+// holds the ledger this long at most (ingest waits 30 s for the lock).
+const lockTTL = 15 * time.Second
 
 func lockName(cluster string) string {
 	name := "gpubridge.ledger." + cluster
@@ -127,10 +137,19 @@ func lockName(cluster string) string {
 	return name
 }
 
-// withWrite runs fn in a transaction: on the lock's connection while this
-// DB holds cluster's lock, else on the pool (writes without the lock:
-// tests and tools). A failure on the lock's connection that leaves it
-// unusable is ErrLockLost: the server dropped the lock with it.
+// lockInfo names the holder of a ledger lock for people.
+func lockInfo(cluster string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("ledger of %s (pid %d on %s)", cluster, os.Getpid(), host)
+}
+
+// withWrite runs fn in a transaction that fences before it commits: with
+// the ledger lease while this DB holds cluster's lock (writes without the
+// lock, by tests and tools, do not), and (sqldb.WithTx) with every lease
+// token ctx carries (the leader's, for the daemon's jobs). A refused fence of the
+// ledger lease is ErrLockLost; the transaction writes nothing. The fence
+// comes last so that the lease rows stay locked only until the commit,
+// not for the whole write (a renewal waits for that lock).
 func (d *DB) withWrite(ctx context.Context, cluster string, fn func(*sqlx.Tx) error) error {
 	d.mu.Lock()
 	l := d.locks[cluster]
@@ -140,35 +159,19 @@ func (d *DB) withWrite(ctx context.Context, cluster string, fn func(*sqlx.Tx) er
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	err := withConnTx(ctx, l.conn, fn)
-	if err != nil {
-		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if perr := l.conn.PingContext(pctx); perr != nil {
-			return fmt.Errorf("%w: %v", ErrLockLost, err)
+	if !l.lease.Valid() {
+		return fmt.Errorf("%w: %v", ErrLockLost, l.token.Fence(ctx, nil))
+	}
+	return sqldb.WithTx(ctx, d.db, func(tx *sqlx.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
 		}
-	}
-	return err
-}
-
-// withConnTx is sqldb.WithTx on one connection.
-func withConnTx(ctx context.Context, conn *sqlx.Conn, fn func(*sqlx.Tx) error) (err error) {
-	tx, err := conn.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
+		if err := l.token.Fence(ctx, tx); err != nil {
+			if errors.Is(err, lease.ErrFenced) {
+				return fmt.Errorf("%w: %v", ErrLockLost, err)
+			}
+			return err
 		}
-	}()
-	if err = fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+		return nil
+	})
 }

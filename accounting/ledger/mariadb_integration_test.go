@@ -12,6 +12,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/ledger/ledgertest"
 	"github.com/gpubridge/gpubridge/accounting/meter"
+	"github.com/gpubridge/gpubridge/internal/lease/leasetest"
 	"github.com/gpubridge/gpubridge/internal/testbed"
 )
 
@@ -105,5 +106,25 @@ func TestMariaDBReReadIsolatedThenRange(t *testing.T) {
 	}
 	if n := len(ledgertest.AllLines(t, store, "c", ledgertest.P("2026-11"))); n != len(runs) {
 		t.Errorf("%d lines, want %d", n, len(runs))
+	}
+}
+
+// TestMariaDBConformanceWithoutUserLocks runs the conformance suite (its
+// ledger lock, ingest and close included) on a pool that refuses every
+// MariaDB user-lock function with 1235, as a Galera node does: the ledger
+// takes no GET_LOCK.
+func TestMariaDBConformanceWithoutUserLocks(t *testing.T) {
+	env := testbed.Require(t)
+	_, dsn := acctest.ScratchDB(t, env, "nolocks")
+	db, err := leasetest.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	refused := leasetest.Refused.Load()
+	store := ledger.NewDB(db, nil)
+	ledgertest.Run(t, func(*testing.T) ledgertest.Store { return store })
+	if n := leasetest.Refused.Load() - refused; n != 0 {
+		t.Errorf("%d statements used a user lock", n)
 	}
 }

@@ -48,8 +48,8 @@ import (
 //     meter.PassVerify) from a source; RecordPass stores one.
 //   - Lock takes the cluster's ledger lock (one ingest or close at a time),
 //     waiting up to wait; ErrLocked when it is still held. DB writes of
-//     the locked cluster go through the lock's own connection, so an
-//     ingest whose lock connection was reset cannot write (ErrLockLost).
+//     the locked cluster fence with the lock's lease, so an ingest whose
+//     lease was lost cannot write (ErrLockLost).
 
 // CloseStore is what [Close] needs of the ledger.
 type CloseStore interface {
@@ -164,10 +164,11 @@ var (
 	ErrNotIngested = errors.New("period not fully ingested")
 	// ErrLocked is returned when another ingest or close holds the ledger lock.
 	ErrLocked = errors.New("ledger is locked by another ingest or close")
-	// ErrLockLost is returned by a write of a locked cluster whose lock
-	// connection broke (reset, killed, server restart): the server has
-	// dropped the lock, so nothing more is written under it.
-	ErrLockLost = errors.New("ledger lock lost (its database connection broke); nothing more was written")
+	// ErrLockLost is returned by a write of a locked cluster whose lock (a
+	// lease) is lost: its renewals failed past the renew deadline, or it
+	// expired and another ingest or close took it. The write's fence
+	// refused it, so nothing more is written under it.
+	ErrLockLost = errors.New("ledger lock lost (its lease expired or another ingest or close took it over); nothing more was written")
 )
 
 // sortedPasses orders passes by source, then kind.

@@ -126,6 +126,8 @@ var Gpubridge = Layout{
 		"internal/dbsetup":                 {Pure: true, Importers: []string{"cmd/..."}}, // init-db's SQL (pure: no driver)
 		"internal/atomicfile":              {Importers: []string{"cmd/...", "bridge/reconcile/slurmadapter", "accounting/export"}},
 		"internal/sqldb":                   {Importers: []string{"*"}},
+		"internal/lease":                   {Importers: []string{"cmd/...", "test/...", "internal/sqldb", "internal/writerlock", "accounting/ledger", "accounting/ingest"}},
+		"internal/lease/leasetest":         {TestOnly: true},
 		"internal/writerlock":              {Importers: []string{"cmd/..."}}, // the one-writer lock
 		"internal/testbed":                 {TestOnly: true},                 // the testbed's addresses, for tests
 		"internal/golden":                  {TestOnly: true},                 // the golden-file helper

@@ -12,6 +12,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
+
+	"github.com/gpubridge/gpubridge/internal/lease"
 )
 
 //go:embed migrations/*.sql
@@ -91,7 +93,9 @@ func OpenMigrated(ctx context.Context, dsn string) (*sqlx.DB, error) {
 // WithTx runs fn in a transaction: committed when fn returns nil, rolled
 // back otherwise (and on panic). The commit error is returned. A
 // transaction whose ctx ended (the client gave up, its answer is lost) is
-// rolled back, never committed.
+// rolled back, never committed. Before the commit it fences with the lease
+// tokens ctx carries (internal/lease: the daemon's jobs carry the leader's),
+// so a leader that lost its lease commits nothing (lease.ErrFenced).
 func WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (err error) {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -113,6 +117,9 @@ func WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (err erro
 	}
 	if err = ctx.Err(); err != nil {
 		return fmt.Errorf("not committed: %w", err)
+	}
+	if err = lease.FenceContext(ctx, tx); err != nil {
+		return err
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)

@@ -1,17 +1,17 @@
-// Package writerlock is the one-writer lock of a Slurm cluster: the
-// MariaDB named lock `gpubridge-writer:<cluster>` on gpubridge's database,
-// held on a pinned connection for as long as one writer changes the
-// tenant store, Slurm or the guard file. The CLI's apply, modify, delete,
-// add/delete user, import and burst run-once, and the daemon's reconcile
-// and burst jobs take it, so they never interleave their reads and
-// writes: what a writer planned from is what it changes.
+// Package writerlock is the one-writer lock of a Slurm cluster: the lease
+// `gpubridge-writer:<cluster>` (internal/lease) on gpubridge's database,
+// held for as long as one writer changes the tenant store, Slurm or the
+// guard file. The CLI's apply, modify, delete, add/delete user, import
+// and burst run-once, and the daemon's reconcile and burst jobs take it,
+// so they never interleave their reads and writes: what a writer planned
+// from is what it changes.
 //
 // A writer waits a bounded time (config reconcile.writerLockTimeout) and
-// then fails with ErrBusy naming the holder (written by the holder, on
-// its pinned connection, into writer_lock_holders, migration 00190). The
-// lock lives exactly as long as its connection: a writer that dies frees
-// it. Released, the connection is discarded, never returned to the pool
-// still holding the lock (like the leader lock in cmd/gpubridge/daemon).
+// then fails with ErrBusy naming the holder (the lease row's info and the
+// time it was taken). While held, the lease is renewed in the background;
+// a writer that dies without releasing it holds it until its TTL
+// (DefaultTTL) passes. A lease, unlike the MariaDB named lock it replaces,
+// works on a Galera cluster.
 //
 // This is an adapter (database/sql); importers: cmd/gpubridge's wiring
 // and the daemon.

@@ -99,25 +99,30 @@ func TestLockWaitsForTheHolder(t *testing.T) {
 	}
 }
 
-// TestLockFreedWhenTheHolderDies: a writer whose connection dies (a killed
-// process) frees the lock.
+// TestLockFreedWhenTheHolderDies: a writer that dies (its process killed:
+// here its pool closed, so that nothing renews or releases its lease)
+// holds the lock until the lease's TTL passes, no longer.
 func TestLockFreedWhenTheHolderDies(t *testing.T) {
 	a, b := open(t)
 	ctx := context.Background()
+	env := testbed.Require(t)
+	dying, err := sqldb.Open(ctx, env.DBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.DB, a.TTL = dying.DB, time.Second
 	if _, err := a.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var id int64
-	if err := a.DB.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", writerlock.Name(a.Cluster)).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.DB.ExecContext(ctx, fmt.Sprintf("KILL %d", id)); err != nil {
-		t.Fatal(err)
-	}
+	dying.Close()
 	b.Wait = 5 * time.Second
+	t0 := time.Now()
 	rb, err := b.Acquire(ctx)
 	if err != nil {
-		t.Fatalf("B after A's connection died: %v", err)
+		t.Fatalf("B after A died: %v", err)
 	}
 	rb()
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("B got the lock %s after A died; want within A's 1 s TTL", d)
+	}
 }

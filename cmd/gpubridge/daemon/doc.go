@@ -2,8 +2,8 @@
 // process's signals (SIGINT/SIGTERM stop, SIGHUP reloads), the HTTP server
 // (/metrics, /healthz liveness, /readyz readiness; timeouts, size limits,
 // TLS, no plain HTTP off loopback unless allowed), the cluster's leader
-// lock (a MariaDB GET_LOCK named after the cluster, on a pinned
-// connection), the cron scheduler (robfig/cron/v3, SkipIfStillRunning,
+// lock (a lease named after the cluster, internal/lease, whose token the
+// jobs' fenced writes carry), the cron scheduler (robfig/cron/v3, SkipIfStillRunning,
 // per-job Prometheus metrics) and the graceful stop with a deadline. It
 // tells systemd when it is ready, reloading and stopping (sd_notify).
 //

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -196,7 +197,9 @@ func (d *daemon) run(ctx context.Context, g *generation) {
 			d.log.Error("no leader election: gpubridge's database is not configured", "err", err)
 			return
 		}
-		leader := NewLeader(db.DB, LockName(w.cluster))
+		leader := NewLeader(func(context.Context) (*sql.DB, error) { return db.DB, nil },
+			func(context.Context) (string, error) { return w.cluster, nil },
+			LeaseTTL(d.o.CampaignInterval), d.o.Logger.With("component", "lease"))
 		_ = RunWhileLeader(gctx, leader, w.sched, d.metrics, d.o.CampaignInterval, d.o.Logger.With("component", "leader"))
 	})
 	d.cur.Store(g)

@@ -21,8 +21,9 @@ import (
 var ErrDown = errors.New("connection refused (fake)")
 
 // DB fakes MariaDB: Connector returns connectors whose connections
-// answer Ping and the leader lock's queries (GET_LOCK, IS_USED_LOCK and
-// RELEASE_LOCK, always granted), and refuse everything else.
+// answer Ping and the leader lease's statements (internal/lease: the
+// lease is always free, so every take, renewal and release succeeds), and
+// refuse everything else.
 type DB struct {
 	down   atomic.Bool
 	opened atomic.Int32
@@ -79,7 +80,7 @@ type conn struct{ f *DB }
 
 func (c conn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("fake database: no SQL") }
 func (c conn) Close() error                        { c.f.closed.Add(1); return nil }
-func (c conn) Begin() (driver.Tx, error)           { return nil, errors.New("fake database: no transactions") }
+func (c conn) Begin() (driver.Tx, error)           { return tx{}, nil }
 func (c conn) Ping(context.Context) error {
 	if c.f.down.Load() {
 		return driver.ErrBadConn
@@ -87,36 +88,47 @@ func (c conn) Ping(context.Context) error {
 	return nil
 }
 
+// QueryContext answers the lease's read (no row: the lease is free).
 func (c conn) QueryContext(_ context.Context, query string, _ []driver.NamedValue) (driver.Rows, error) {
-	if c.f.down.Load() {
-		return nil, driver.ErrBadConn
-	}
-	if !strings.Contains(query, "_LOCK(") {
-		return nil, errors.New("fake database: no SQL but the leader lock's")
-	}
-	return &one{}, nil
-}
-
-func (c conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if _, err := c.QueryContext(ctx, query, args); err != nil {
+	if err := c.lease(query); err != nil {
 		return nil, err
 	}
-	return driver.RowsAffected(0), nil
+	return noRows{}, nil
 }
 
-// one is a result of one row holding 1.
-type one struct{ done bool }
-
-func (r *one) Columns() []string { return []string{"v"} }
-func (r *one) Close() error      { return nil }
-func (r *one) Next(dest []driver.Value) error {
-	if r.done {
-		return io.EOF
+// ExecContext answers the lease's writes (one row affected: granted).
+func (c conn) ExecContext(_ context.Context, query string, _ []driver.NamedValue) (driver.Result, error) {
+	if err := c.lease(query); err != nil {
+		return nil, err
 	}
-	r.done = true
-	dest[0] = int64(1)
+	return driver.RowsAffected(1), nil
+}
+
+// lease refuses what is not a lease statement, and everything while down.
+func (c conn) lease(query string) error {
+	if c.f.down.Load() {
+		return driver.ErrBadConn
+	}
+	if !strings.Contains(query, " leases ") {
+		return errors.New("fake database: no SQL but the leader lease's")
+	}
 	return nil
 }
+
+// tx is a transaction of lease statements.
+type tx struct{}
+
+func (tx) Commit() error   { return nil }
+func (tx) Rollback() error { return nil }
+
+// noRows is an empty result.
+type noRows struct{}
+
+func (noRows) Columns() []string {
+	return []string{"holder", "info", "epoch", "taken_at", "left"}
+}
+func (noRows) Close() error              { return nil }
+func (noRows) Next([]driver.Value) error { return io.EOF }
 
 // Slurm is an httptest slurmrestd serving v0.0.44's ping for one token.
 type Slurm struct {
