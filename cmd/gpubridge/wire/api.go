@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -72,6 +73,7 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		QOSPrefix:       c.Tenants.QOSPrefix, OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS,
 	}}
 	p.Metrics.SetLive(live)
+	tenants := live.Sources.Tenants
 	srv := api.New(api.Options{
 		Tokens:          tokenstore.New(p.DB),
 		TokenNotFound:   tokenstore.ErrNotFound,
@@ -90,8 +92,35 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		AddressBurst:    c.API.AddressRequestBurst,
 		UsageTTL:        every,
 		SecureCookies:   c.Server.TLSCertFile != "",
+		// The portal: people sign in with Slurm JWTs, their tenants read
+		// from the tenant list; bookings priced with the rate card in
+		// force and cancelled under the configured notice.
+		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
+		Members:          tenants,
+		Pricing:          bookedPricing(p.Bookings),
+		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
 	})
 	return srv, live.Run
+}
+
+// jwtKey reads the portal's JWT key file at its first use (nil without
+// one: person sign-in is off).
+func jwtKey(file string) api.JWTKey {
+	if file == "" {
+		return nil
+	}
+	return func() ([]byte, error) { return os.ReadFile(file) }
+}
+
+// bookedPricing is the booking service's pricing: the rate card in force
+// (Pricing), else its fixed Coster.
+func bookedPricing(s *reserve.Service) func(ctx context.Context) (reserve.Coster, error) {
+	return func(ctx context.Context) (reserve.Coster, error) {
+		if s.Pricing != nil {
+			return s.Pricing(ctx)
+		}
+		return s.Coster, nil
+	}
 }
 
 // bookingServices are the booking use cases (p.Cases) on the service for
