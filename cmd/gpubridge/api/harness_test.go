@@ -110,6 +110,16 @@ func (f *fakeUsage) Summary(_ context.Context, p meter.Period, account string) (
 	return s, nil
 }
 
+// fakeCoster prices every booked GPU-hour at 2.00 EUR.
+type fakeCoster struct{}
+
+func (fakeCoster) BookedCost(_ string, gpuSeconds int64, _ time.Time) (money.Amount, error) {
+	return money.New(gpuSeconds*200/3600, money.Currency{Code: "EUR", Minor: 2}), nil
+}
+
+// testJWTKey is the site's Slurm JWT key in the harness.
+var testJWTKey = []byte("the-site-s-slurm-jwt-key-of-32-bytes!")
+
 type fakePolicies map[string]reserve.Policy
 
 func (f fakePolicies) BookingTenant(_ context.Context, name string) (reserve.TenantInfo, error) {
@@ -227,7 +237,9 @@ func newHarness(t *testing.T) *harness {
 	m := NewMetrics(h.reg)
 	m.SetLive(live)
 	h.srv = New(Options{Tokens: h.tokens, TokenNotFound: tokenstore.ErrNotFound, Live: live, Usage: h.usage, Bookings: h.svc, BookingReads: reads,
-		ReservationName: settings.ReservationName, Metrics: m, Now: h.clock, AuthFailures: 6, AuthBurst: 5})
+		ReservationName: settings.ReservationName, Metrics: m, Now: h.clock, AuthFailures: 6, AuthBurst: 5,
+		JWTKey: func() ([]byte, error) { return testJWTKey, nil }, Members: h.names, CancelFreeBefore: 24 * time.Hour,
+		Pricing: func(context.Context) (reserve.Coster, error) { return fakeCoster{}, nil }})
 	h.http = httptest.NewServer(http.MaxBytesHandler(h.srv, 1<<20))
 	t.Cleanup(h.http.Close)
 	return h
