@@ -354,3 +354,27 @@ func TestPortalEscapes(t *testing.T) {
 		t.Errorf("the message shows the input unescaped:\n%s", page)
 	}
 }
+
+// TestMemorySessions: the in-memory store holds at most Max sessions (the
+// oldest goes), and none past its expiry.
+func TestMemorySessions(t *testing.T) {
+	now := time.Now()
+	m := NewMemorySessions(2)
+	m.Now = func() time.Time { return now }
+	ctx := t.Context()
+	for _, id := range []string{"a", "b", "c"} {
+		if err := m.Create(ctx, Session{ID: id, Expires: now.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Get(ctx, "a"); err != ErrNoSession {
+		t.Errorf("the oldest is kept past Max: %v", err)
+	}
+	if s, err := m.Get(ctx, "c"); err != nil || s.ID != "c" {
+		t.Errorf("c: %+v %v", s, err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := m.Get(ctx, "c"); err != ErrNoSession {
+		t.Errorf("expired: %v", err)
+	}
+}

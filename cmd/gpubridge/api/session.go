@@ -40,8 +40,12 @@ type SessionStore interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// errNoSession: the cookie names no live session.
-var errNoSession = errors.New("your session has ended; sign in again")
+// ErrNoSession is what SessionStore.Get returns for an id of no live
+// session (any other error is the store's: 503).
+var ErrNoSession = errors.New("your session has ended; sign in again")
+
+// errNoSession is ErrNoSession.
+var errNoSession = ErrNoSession
 
 // sessionTTL bounds a session's life (a JWT's exp bounds it sooner).
 const sessionTTL = 12 * time.Hour
@@ -143,8 +147,12 @@ func (s *Server) session(r *http.Request) (Session, token.Token, int, error) {
 		return Session{}, token.Token{}, http.StatusUnauthorized, errNoSession
 	}
 	ss, err := s.o.Sessions.Get(r.Context(), c.Value)
-	if err != nil {
+	if errors.Is(err, ErrNoSession) {
 		return Session{}, token.Token{}, http.StatusUnauthorized, errNoSession
+	}
+	if err != nil {
+		s.o.Logger.Warn("read a portal session", "err", err)
+		return Session{}, token.Token{}, http.StatusServiceUnavailable, errUnavailable
 	}
 	if ss.Person != "" {
 		ms, err := s.members(r.Context(), ss.Person)

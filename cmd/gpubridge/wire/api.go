@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/sessionstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/tokenstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
@@ -96,6 +98,7 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		// from the tenant list; bookings priced with the rate card in
 		// force and cancelled under the configured notice.
 		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
+		Sessions:         sessions{sessionstore.New(p.DB)},
 		Members:          tenants,
 		Pricing:          bookedPricing(p.Bookings),
 		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
@@ -111,6 +114,23 @@ func jwtKey(file string) api.JWTKey {
 	}
 	return func() ([]byte, error) { return os.ReadFile(file) }
 }
+
+// sessions is the portal's SessionStore on the database.
+type sessions struct{ s *sessionstore.DB }
+
+func (x sessions) Create(ctx context.Context, ss api.Session) error {
+	return x.s.Create(ctx, sessionstore.Session(ss))
+}
+
+func (x sessions) Get(ctx context.Context, id string) (api.Session, error) {
+	ss, err := x.s.Get(ctx, id)
+	if errors.Is(err, sessionstore.ErrNotFound) {
+		return api.Session{}, api.ErrNoSession
+	}
+	return api.Session(ss), err
+}
+
+func (x sessions) Delete(ctx context.Context, id string) error { return x.s.Delete(ctx, id) }
 
 // bookedPricing is the booking service's pricing: the rate card in force
 // (Pricing), else its fixed Coster.
