@@ -12,6 +12,9 @@
 // CSRF token in every form that changes something); its pages are
 // server-rendered, work without JavaScript and carry a CSP without
 // unsafe-inline (static/portal.js refreshes the calendar's free counts).
+// A tenant's admins (its admins list, signed in with a Slurm JWT) manage
+// its tokens of scope read or book (tokens.go, through the CLI's token
+// use cases, the TokenCases port).
 // Authentication is the first
 // step: no token, a malformed, unknown (deleted) or expired one is 401;
 // failures are counted per reason and rate-limited per source address

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/bridge/tenant"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 )
 
 // slurmJWT is what `scontrol token username=user` gives on a site whose
@@ -377,4 +378,52 @@ func TestMemorySessions(t *testing.T) {
 	if _, err := m.Get(ctx, "c"); err != ErrNoSession {
 		t.Errorf("expired: %v", err)
 	}
+}
+
+// TestTenantAdminTokens: a tenant's admin (carol, signed in with a Slurm
+// JWT) adds a token of its tenant, named as its maker; the token works at
+// once and stops at once when carol revokes it; a member (alice), a
+// tenant's token and beta's tokens are out of carol's reach.
+func TestTenantAdminTokens(t *testing.T) {
+	h := newHarness(t)
+	carol := slurmJWT(t, testJWTKey, "carol", h.now, time.Hour)
+	code, body := h.do("POST", "/api/v1/tenants/acme/tokens", carol, `{"name":"grafana","scope":"read"}`)
+	m := regexp.MustCompile(`"token":"(gpb_[^"]+)"`).FindStringSubmatch(body)
+	if code != 201 || m == nil || !strings.Contains(body, `"createdBy":"user carol"`) || !strings.Contains(body, `"tenant":"acme"`) {
+		t.Fatalf("add: %d\n%s", code, body)
+	}
+	if code, _ := h.do("GET", "/api/v1/tenants/acme/quota", m[1], ""); code != 200 {
+		t.Errorf("the new token: %d", code)
+	}
+	if code, body := h.do("GET", "/api/v1/tenants/acme/tokens", carol, ""); code != 200 || !strings.Contains(body, `"name":"grafana"`) || strings.Contains(body, "gpb_") {
+		t.Errorf("list: %d\n%s", code, body)
+	}
+	if code, _ := h.do("DELETE", "/api/v1/tenants/acme/tokens/grafana", carol, ""); code != 200 {
+		t.Errorf("delete: %d", code)
+	}
+	if code, _ := h.do("GET", "/api/v1/tenants/acme/quota", m[1], ""); code != 401 {
+		t.Errorf("the revoked token: %d; want 401 at once", code)
+	}
+	for _, c := range []struct{ tok, method, path string }{
+		{slurmJWT(t, testJWTKey, "alice", h.now, time.Hour), "GET", "/api/v1/tenants/acme/tokens"},
+		{h.acmeBook, "POST", "/api/v1/tenants/acme/tokens"},
+		{carol, "DELETE", "/api/v1/tenants/beta/tokens/ci"},
+		{carol, "GET", "/api/v1/tenants/beta/tokens"},
+	} {
+		if code, body := h.do(c.method, c.path, c.tok, `{"name":"x","scope":"read"}`); code != 403 && code != 404 {
+			t.Errorf("%s %s: %d; want 403 or 404\n%s", c.method, c.path, code, body)
+		}
+	}
+	if _, err := h.tokens.Lookup(t.Context(), mustHash(t, h.betaBook)); err != nil {
+		t.Errorf("beta's token was touched: %v", err)
+	}
+}
+
+func mustHash(t *testing.T, raw string) token.Hash {
+	t.Helper()
+	h, err := token.HashOf(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -101,6 +101,9 @@ type Options struct {
 	// that makes a cancellation free (config bookings.cancellation).
 	Pricing          func(ctx context.Context) (reserve.Coster, error)
 	CancelFreeBefore time.Duration
+	// TokenCases manage a tenant's tokens for its admins (nil: the
+	// token routes answer 503).
+	TokenCases TokenCases
 }
 
 // Server is the tenant API and status page.
@@ -687,6 +690,13 @@ func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, err
 	c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
 	c.mu.Unlock()
 	return v, nil
+}
+
+// forget drops k's value (a revoked token is refused at once here).
+func (c *ttlCache[K, V]) forget(k K) {
+	c.mu.Lock()
+	delete(c.m, k)
+	c.mu.Unlock()
 }
 
 type usageKey struct {

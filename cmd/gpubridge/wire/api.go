@@ -48,6 +48,8 @@ type APIParams struct {
 	Burst *BurstService
 	// Usage is the period view of the billing books.
 	Usage api.UsageReader
+	// Tokens are the token use cases (a tenant admin's tokens).
+	Tokens api.TokenCases
 }
 
 // API returns the tenant API's handler (cmd/gpubridge/api) and its
@@ -99,6 +101,7 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		// force and cancelled under the configured notice.
 		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
 		Sessions:         sessions{sessionstore.New(p.DB)},
+		TokenCases:       p.Tokens,
 		Members:          tenants,
 		Pricing:          bookedPricing(p.Bookings),
 		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
