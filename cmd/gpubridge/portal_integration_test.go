@@ -141,7 +141,7 @@ func TestPortalInBrowser(t *testing.T) {
 	// Pick a free window a day ahead on the h100 calendar (the fifth
 	// six-hour step: past the lead time) and read its free count; bob (of
 	// tenant B) looks at the same window.
-	cell := `.cal[data-type="h100"] a.cell:nth-child(5)`
+	cell := `.cal[data-type="h100"] a.cell[data-i="4"]`
 	key := get(erin, "the calendar cell", chromedp.AttributeValue(chromedp.CSS(cell), "data-key")).Value
 	if !strings.HasPrefix(key, "h100|") {
 		t.Fatalf("calendar cell key %q", key)

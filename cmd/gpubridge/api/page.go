@@ -37,11 +37,12 @@ var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return min(100, 100*float64(v)/float64(of))
 	},
-	"utc":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"day":    func(t time.Time) string { return t.UTC().Format("Jan 2") },
-	"stamp":  func(t time.Time) string { return reserve.FormatTime(t, reserve.Zone{}, false) },
-	"window": reserve.Window,
-	"dur":    reserve.FormatDuration,
+	"utc":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"day":     func(t time.Time) string { return t.UTC().Format("Jan 2") },
+	"stamp":   func(t time.Time) string { return reserve.FormatTime(t, reserve.Zone{}, false) },
+	"window":  reserve.Window,
+	"dur":     reserve.FormatDuration,
+	"weekday": func(t time.Time) string { return t.UTC().Format("Mon Jan 2") },
 }).ParseFS(templateFS, "templates/*.html"))
 
 // csp is the pages' Content-Security-Policy: the portal's own script and
@@ -268,6 +269,7 @@ type tenantPage struct {
 	IsAdmin  bool
 	CanBook  bool
 	Notice   string
+	Limits   string
 	Calendar []calType
 	Types    []string
 	Form     bookForm
@@ -309,7 +311,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 			d.Usage = usageBars(v.Rows)
 		}
 	}
-	d.From = snap.At.Truncate(time.Hour)
+	d.From = snap.At.Truncate(calendarStep) // steps at 00, 06, 12 and 18 UTC
 	d.To = d.From.Add(14 * 24 * time.Hour)
 	if svc, err := s.readsOrUnavailable(); err == nil {
 		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -84,6 +85,7 @@ func (s *Server) message(w http.ResponseWriter, code int, tenant, msg string) {
 
 // calCell is one step of a GPU type's calendar.
 type calCell struct {
+	I                 int // its place, from 0
 	From              time.Time
 	Key               string // type|stamp, what the free counts answer
 	Free, Own, Others int
@@ -91,9 +93,18 @@ type calCell struct {
 	Href              string // the booking form, filled with this window
 }
 
+// calDay is one day's row of a type's calendar: a step per six hours
+// (nil before the calendar's first step or after its last).
+type calDay struct {
+	Day   time.Time
+	Steps [4]*calCell
+}
+
 type calType struct {
-	Type  string
-	Cells []calCell
+	Type string
+	Days []calDay
+	// cells are the steps in order.
+	cells []calCell
 }
 
 // bookingRow is one of the team's bookings.
@@ -126,13 +137,14 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	}
 	q := r.URL.Query()
 	d.Form = bookForm{Type: q.Get("type"), Count: "1", Start: q.Get("start"), Duration: "6h"}
-	d.Calendar = calendar(d.avail, d.own, tok.Tenant, d.From)
+	d.Calendar = calendar(d.avail, d.own, tok.Tenant)
 	for _, c := range d.Calendar {
 		d.Types = append(d.Types, c.Type)
 	}
 	if d.Form.Type == "" && len(d.Types) > 0 {
 		d.Form.Type = d.Types[0]
 	}
+	d.Limits = s.limits(r, tok.Tenant)
 	now := s.now()
 	for _, b := range d.own {
 		d.Bookings = append(d.Bookings, bookingRow{ID: b.ID, What: b.What(), Window: reserve.Window(b.Start, b.End), State: string(b.State),
@@ -140,10 +152,42 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	}
 }
 
+// limits says what the tenant's booking policy allows, in one line for
+// the booking form (empty when it cannot be read now).
+func (s *Server) limits(r *http.Request, tenant string) string {
+	svc, err := s.readsOrUnavailable()
+	if err != nil {
+		return ""
+	}
+	p, err := svc.Policy(r.Context(), tenant)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
+		parts = append(parts, fmt.Sprintf("%s at most %d at once", t, p.MaxGPUs[t]))
+	}
+	for _, l := range []struct {
+		what string
+		span reserve.Span
+	}{{"windows up to %s", p.MaxWindow}, {"made at least %s ahead", p.MinLead}, {"ending within %s", p.MaxHorizon}} {
+		if l.span > 0 {
+			parts = append(parts, fmt.Sprintf(l.what, reserve.FormatDuration(time.Duration(l.span))))
+		}
+	}
+	if p.MonthlySpendLimit != nil {
+		parts = append(parts, "bookings up to "+p.MonthlySpendLimit.String()+" a month")
+	}
+	if len(parts) == 0 {
+		return "no limits beyond the pool"
+	}
+	return strings.Join(parts, "; ")
+}
+
 // calendar is each GPU type's free, own and others' counts per step of
 // the first calendarCells steps of av; own counts the tenant's bookings
 // that overlap the step (others the rest of what is booked: never who).
-func calendar(av reserve.Availability, own []reserve.Booking, tenant string, from time.Time) []calType {
+func calendar(av reserve.Availability, own []reserve.Booking, tenant string) []calType {
 	var out []calType
 	for _, r := range av.Resources {
 		k, name := r.Resource.Split()
@@ -152,7 +196,7 @@ func calendar(av reserve.Availability, own []reserve.Booking, tenant string, fro
 		}
 		ct := calType{Type: name}
 		for _, b := range r.Buckets {
-			if len(ct.Cells) == calendarCells {
+			if len(ct.cells) == calendarCells {
 				break
 			}
 			n := 0
@@ -162,12 +206,27 @@ func calendar(av reserve.Availability, own []reserve.Booking, tenant string, fro
 				}
 			}
 			stamp := reserve.FormatTime(b.From, reserve.Zone{}, false)
-			ct.Cells = append(ct.Cells, calCell{From: b.From, Key: name + "|" + stamp, Free: b.Free, Own: n, Others: max(b.Committed-n, 0), Capacity: b.Capacity,
-				Href: "/?" + url.Values{"tenant": {tenant}, "type": {name}, "start": {stamp}}.Encode() + "#book"})
+			ct.cells = append(ct.cells, calCell{I: len(ct.cells), From: b.From, Key: name + "|" + stamp, Free: b.Free, Own: n, Others: max(b.Committed-n, 0),
+				Capacity: b.Capacity, Href: "/?" + url.Values{"tenant": {tenant}, "type": {name}, "start": {stamp}}.Encode() + "#book"})
 		}
+		ct.Days = calDays(ct.cells)
 		out = append(out, ct)
 	}
 	return out
+}
+
+// calDays lays cells out in rows of a UTC day, a column per six hours.
+func calDays(cells []calCell) []calDay {
+	var days []calDay
+	for i := range cells {
+		c := &cells[i]
+		day := c.From.UTC().Truncate(24 * time.Hour)
+		if len(days) == 0 || !days[len(days)-1].Day.Equal(day) {
+			days = append(days, calDay{Day: day})
+		}
+		days[len(days)-1].Steps[c.From.UTC().Hour()/6] = c
+	}
+	return days
 }
 
 // freeCounts answers the calendar's free counts (JSON: type|stamp ->
@@ -186,15 +245,15 @@ func (s *Server) freeCounts(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusServiceUnavailable, errUnavailable)
 			return http.StatusServiceUnavailable
 		}
-		from := snap.At.Truncate(time.Hour)
+		from := snap.At.Truncate(calendarStep)
 		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: from, To: from.Add(calendarCells * calendarStep), Step: calendarStep})
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, errUnavailable)
 			return http.StatusServiceUnavailable
 		}
 		out := map[string]int{}
-		for _, ct := range calendar(av, nil, tok.Tenant, from) {
-			for _, c := range ct.Cells {
+		for _, ct := range calendar(av, nil, tok.Tenant) {
+			for _, c := range ct.cells {
 				out[c.Key] = c.Free
 			}
 		}

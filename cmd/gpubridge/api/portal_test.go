@@ -223,7 +223,7 @@ func TestPortalBookAndCancel(t *testing.T) {
 	b := newBrowser(h)
 	csrf := b.signIn(slurmJWT(t, testJWTKey, "alice", h.now, time.Hour))
 	_, body := b.get("/")
-	if !strings.Contains(body, `data-key="h100|`) || !strings.Contains(body, `id="show-price"`) {
+	if !strings.Contains(body, `data-key="h100|`) || !strings.Contains(body, `id="show-price"`) || !strings.Contains(body, "h100 at most 3 at once; ending within 365d") {
 		t.Fatalf("no calendar or form:\n%s", body)
 	}
 	href := regexp.MustCompile(`href="(/\?start=[^"]+type=h100)#book"`).FindStringSubmatch(strings.ReplaceAll(body, "&amp;", "&"))
