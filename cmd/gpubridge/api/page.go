@@ -107,6 +107,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	raw := strings.TrimSpace(r.PostFormValue("token"))
 	r.Header.Set("Authorization", "Bearer "+raw)
 	tok, code, err := s.authenticate(r)
+	if c, cerr := r.Cookie(cookieName); err == nil && cerr == nil {
+		_ = s.o.Sessions.Delete(r.Context(), c.Value) // a sign-in always gets a new session id
+	}
 	if err == nil {
 		err = s.newSession(w, r, tok)
 		code = http.StatusServiceUnavailable

@@ -427,3 +427,25 @@ func mustHash(t *testing.T, raw string) token.Hash {
 	}
 	return h
 }
+
+// TestSignInRenewsTheSession: signing in again replaces the browser's
+// session (a session id planted before sign-in is never the signed-in
+// one), and the old id no longer works.
+func TestSignInRenewsTheSession(t *testing.T) {
+	h := newHarness(t)
+	b := newBrowser(h)
+	b.signIn(slurmJWT(t, testJWTKey, "alice", h.now, time.Hour))
+	u, _ := url.Parse(h.http.URL)
+	old := b.c.Jar.Cookies(u)
+	b.signIn(h.acmeRead)
+	now := b.c.Jar.Cookies(u)
+	if len(old) != 1 || len(now) != 1 || old[0].Value == now[0].Value {
+		t.Fatalf("cookies %v then %v; want a new session id", old, now)
+	}
+	if _, err := h.srv.o.Sessions.Get(t.Context(), old[0].Value); err != ErrNoSession {
+		t.Errorf("the old session: %v; want it gone", err)
+	}
+	if _, body := b.get("/"); !strings.Contains(body, "Token ro") {
+		t.Errorf("signed in with the token: %.300s", body)
+	}
+}

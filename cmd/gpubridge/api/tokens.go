@@ -93,7 +93,7 @@ func (s *Server) addToken(q *req) (int, any, error) {
 	if len(ps) > 0 {
 		var rp reserve.Problems
 		for _, p := range ps {
-			rp = append(rp, reserve.Problem{Field: p.Field, Msg: p.Msg})
+			rp = append(rp, reserve.Problem(p))
 		}
 		return 0, nil, badRequest(rp)
 	}
