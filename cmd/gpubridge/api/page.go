@@ -149,6 +149,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) int {
+	if !s.portalRate(r) {
+		s.message(w, http.StatusTooManyRequests, "", errTooMany.Error())
+		return http.StatusTooManyRequests
+	}
 	// A token in the address would stay in the history, proxy logs and
 	// Referer headers: it is never taken (nor looked up) there.
 	if r.URL.Query().Has("token") {

@@ -55,6 +55,10 @@ func (s *Server) portalHandler(path string, h func(p *portalPage) int) http.Hand
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		code := func() int {
+			if !s.portalRate(r) {
+				s.message(w, http.StatusTooManyRequests, "", errTooMany.Error())
+				return http.StatusTooManyRequests
+			}
 			ss, tok, snap, code, err := s.signedIn(r)
 			switch {
 			case err != nil:
@@ -71,6 +75,13 @@ func (s *Server) portalHandler(path string, h func(p *portalPage) int) http.Hand
 		}()
 		s.o.Metrics.observe(path, r.Method, code, time.Since(start))
 	})
+}
+
+// portalRate bounds a source address's portal requests as the API's
+// (AddressRate; loopback has none of its own: a proxy on the host).
+func (s *Server) portalRate(r *http.Request) bool {
+	ip := clientIP(r)
+	return isLoopback(ip) || s.perAddr.allow(ip, s.now())
 }
 
 // messagePage is a short answer with a way back.
@@ -235,6 +246,10 @@ func calDays(cells []calCell) []calDay {
 func (s *Server) freeCounts(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	code := func() int {
+		if !s.portalRate(r) {
+			writeError(w, http.StatusTooManyRequests, errTooMany)
+			return http.StatusTooManyRequests
+		}
 		_, tok, snap, code, err := s.signedIn(r)
 		if err != nil {
 			writeError(w, code, err)
