@@ -270,19 +270,20 @@ type tenantPage struct {
 
 	// The portal's parts (portal.go): who is signed in, the calendar,
 	// the booking form and the team's bookings.
-	CSRF     string
-	Person   string
-	Tenants  []string
-	IsAdmin  bool
-	CanBook  bool
-	Notice   string
-	Limits   string
-	Calendar []calType
-	Types    []string
-	Form     bookForm
-	Bookings []bookingRow
-	avail    reserve.Availability
-	own      []reserve.Booking
+	CSRF      string
+	Person    string
+	Tenants   []string
+	IsAdmin   bool
+	CanBook   bool
+	Notice    string
+	Limits    string
+	APITokens []token.Token
+	Calendar  []calType
+	Types     []string
+	Form      bookForm
+	Bookings  []bookingRow
+	avail     reserve.Availability
+	own       []reserve.Booking
 }
 
 const (

@@ -37,6 +37,8 @@ func (s *Server) portalRoutes(mux *http.ServeMux, cop *http.CrossOriginProtectio
 	mux.Handle("GET /cancel", s.portalHandler("/cancel", s.cancelForm))
 	mux.Handle("POST /cancel", cop.Handler(s.portalHandler("/cancel", s.cancel)))
 	mux.Handle("GET /portal/free", http.HandlerFunc(s.freeCounts))
+	mux.Handle("POST /tokens", cop.Handler(s.portalHandler("/tokens", s.addPortalToken)))
+	mux.Handle("POST /tokens/delete", cop.Handler(s.portalHandler("/tokens/delete", s.deletePortalToken)))
 }
 
 // portalPage is one signed-in request of a portal form.
@@ -146,6 +148,9 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	if n, err := strconv.ParseInt(r.URL.Query().Get("cancelled"), 10, 64); err == nil && n > 0 {
 		d.Notice = fmt.Sprintf("Booking %d is cancelled.", n)
 	}
+	if n := r.URL.Query().Get("revoked"); n != "" {
+		d.Notice = "Token " + n + " is revoked."
+	}
 	q := r.URL.Query()
 	d.Form = bookForm{Type: q.Get("type"), Count: "1", Start: q.Get("start"), Duration: "6h"}
 	d.Calendar = calendar(d.avail, d.own, tok.Tenant)
@@ -156,6 +161,13 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 		d.Form.Type = d.Types[0]
 	}
 	d.Limits = s.limits(r, tok.Tenant)
+	if d.IsAdmin && s.o.TokenCases != nil {
+		if ts, err := s.o.TokenCases.List(r.Context(), tok.Tenant); err == nil {
+			d.APITokens = slices.DeleteFunc(ts, func(t token.Token) bool { return t.Tenant != tok.Tenant })
+		} else {
+			d.Errors = append(d.Errors, "the tokens are not available now")
+		}
+	}
 	now := s.now()
 	for _, b := range d.own {
 		d.Bookings = append(d.Bookings, bookingRow{ID: b.ID, What: b.What(), Window: reserve.Window(b.Start, b.End), State: string(b.State),
@@ -331,7 +343,11 @@ func (s *Server) book(p *portalPage) int {
 func (s *Server) refused(p *portalPage, err error) int {
 	var ref *reserve.Refusal
 	var ps reserve.Problems
+	var he *httpError
 	switch {
+	case errors.As(err, &he):
+		s.message(p.w, he.code, p.tok.Tenant, he.body.Error)
+		return he.code
 	case errors.As(err, &ref):
 		s.message(p.w, http.StatusConflict, p.tok.Tenant, redactRefusal(ref).Error())
 		return http.StatusConflict
@@ -432,5 +448,66 @@ func (s *Server) cancel(p *portalPage) int {
 	}
 	s.o.Logger.Info("booking cancelled through the portal", "booking", out.ID, "tenant", out.Tenant, "actor", p.tok.Actor())
 	http.Redirect(p.w, p.r, "/?"+url.Values{"tenant": {out.Tenant}, "cancelled": {strconv.FormatInt(out.ID, 10)}}.Encode(), http.StatusSeeOther)
+	return http.StatusSeeOther
+}
+
+// tokenPage shows a new token's secret, once.
+type tokenPage struct {
+	Tenant string
+	Token  token.Token
+	Secret string
+}
+
+// portalTokens are the token use cases for the signed-in tenant's admin
+// (403 for anyone else).
+func (s *Server) portalTokens(p *portalPage) (TokenCases, int) {
+	if !slices.Contains(p.tok.AdminOf, p.tok.Tenant) {
+		s.message(p.w, http.StatusForbidden, p.tok.Tenant, errNotTenantAdmin.Error())
+		return nil, http.StatusForbidden
+	}
+	if s.o.TokenCases == nil {
+		s.message(p.w, http.StatusServiceUnavailable, p.tok.Tenant, errUnavailable.Error())
+		return nil, http.StatusServiceUnavailable
+	}
+	return s.o.TokenCases, 0
+}
+
+// addPortalToken makes a token of the tenant (scope read or book) for
+// its admin, as the API's token route does, and shows its secret once.
+func (s *Server) addPortalToken(p *portalPage) int {
+	tc, code := s.portalTokens(p)
+	if tc == nil {
+		return code
+	}
+	args := map[string]string{"tenant": p.tok.Tenant, "name": p.r.PostFormValue("name"), "scope": p.r.PostFormValue("scope"), "expires": p.r.PostFormValue("expires")}
+	t, ps := token.Parse(args, s.now(), p.tok.Actor())
+	if t.Scope == token.Admin {
+		ps = append(ps, token.Problem{Field: "scope", Msg: "a tenant's token is read or book"})
+	}
+	if len(ps) > 0 {
+		s.message(p.w, http.StatusBadRequest, p.tok.Tenant, ps.Error())
+		return http.StatusBadRequest
+	}
+	is, err := tc.Add(p.r.Context(), p.tok.Actor(), t)
+	if err != nil {
+		return s.refused(p, err)
+	}
+	s.o.Logger.Info("token added through the portal", "token", is.Token.Key(), "actor", p.tok.Actor())
+	s.render(p.w, http.StatusCreated, "token", tokenPage{Tenant: p.tok.Tenant, Token: is.Token, Secret: is.Secret})
+	return http.StatusCreated
+}
+
+// deletePortalToken revokes the tenant's token of the form's name.
+func (s *Server) deletePortalToken(p *portalPage) int {
+	tc, code := s.portalTokens(p)
+	if tc == nil {
+		return code
+	}
+	t, err := tc.Delete(p.r.Context(), p.tok.Actor(), p.tok.Tenant, p.r.PostFormValue("name"))
+	if err != nil {
+		return s.refused(p, err)
+	}
+	s.tokens.forget(t.Hash)
+	http.Redirect(p.w, p.r, "/?"+url.Values{"tenant": {p.tok.Tenant}, "revoked": {t.Name}}.Encode()+"#tokens", http.StatusSeeOther)
 	return http.StatusSeeOther
 }

@@ -449,3 +449,50 @@ func TestSignInRenewsTheSession(t *testing.T) {
 		t.Errorf("signed in with the token: %.300s", body)
 	}
 }
+
+// TestPortalTokens: acme's admin (carol) sees acme's tokens, adds one
+// (its secret shown once, escaped) and revokes it on the portal; a member
+// (alice) sees no token section and may not post to it.
+func TestPortalTokens(t *testing.T) {
+	h := newHarness(t)
+	b := newBrowser(h)
+	csrf := b.signIn(slurmJWT(t, testJWTKey, "carol", h.now, time.Hour))
+	_, page := b.get("/")
+	if !strings.Contains(page, `<h2 id="tokens">API tokens of acme</h2>`) || !strings.Contains(page, `data-token="ci"`) || strings.Contains(page, "gpb_") || strings.Contains(page, "bsecret") {
+		t.Fatalf("carol's token section:\n%s", page)
+	}
+	if code, page, _ := b.post("/tokens", url.Values{"csrf": {csrf}, "tenant": {"acme"}, "name": {"graf"}, "scope": {"admin"}}); code != 400 {
+		t.Errorf("an admin-scope token: %d\n%s", code, page)
+	}
+	code, page, _ := b.post("/tokens", url.Values{"csrf": {csrf}, "tenant": {"acme"}, "name": {"graf"}, "scope": {"read"}, "expires": {"30d"}})
+	m := regexp.MustCompile(`<pre class="msg" id="secret">(gpb_[^<]+)</pre>`).FindStringSubmatch(page)
+	if code != 201 || m == nil {
+		t.Fatalf("add: %d\n%s", code, page)
+	}
+	if code, _ := h.do("GET", "/api/v1/tenants/acme/quota", m[1], ""); code != 200 {
+		t.Errorf("the new token: %d", code)
+	}
+	if code, page, _ := b.post("/tokens", url.Values{"csrf": {csrf}, "tenant": {"acme"}, "name": {"graf"}, "scope": {"read"}}); code != 400 || !strings.Contains(page, "exists") {
+		t.Errorf("the same name again: %d\n%s", code, page)
+	}
+	if code, _, loc := b.post("/tokens/delete", url.Values{"csrf": {csrf}, "tenant": {"acme"}, "name": {"graf"}}); code != http.StatusSeeOther || !strings.Contains(loc, "revoked=graf") {
+		t.Errorf("revoke: %d %s", code, loc)
+	}
+	if code, _ := h.do("GET", "/api/v1/tenants/acme/quota", m[1], ""); code != 401 {
+		t.Errorf("the revoked token: %d", code)
+	}
+	if code, _, _ := b.post("/tokens/delete", url.Values{"csrf": {"forged"}, "tenant": {"acme"}, "name": {"ci"}}); code != 403 {
+		t.Errorf("forged csrf: %d", code)
+	}
+	a := newBrowser(h)
+	acsrf := a.signIn(slurmJWT(t, testJWTKey, "alice", h.now, time.Hour))
+	if _, page := a.get("/"); strings.Contains(page, `id="tokens"`) {
+		t.Error("a member sees the token section")
+	}
+	if code, _, _ := a.post("/tokens", url.Values{"csrf": {acsrf}, "tenant": {"acme"}, "name": {"mine"}, "scope": {"book"}}); code != 403 {
+		t.Errorf("a member adds a token: %d", code)
+	}
+	if code, _, _ := a.post("/tokens/delete", url.Values{"csrf": {acsrf}, "tenant": {"acme"}, "name": {"ci"}}); code != 403 {
+		t.Errorf("a member revokes a token: %d", code)
+	}
+}
