@@ -42,7 +42,8 @@
 // from the snapshot at scrape time without reading anything.
 //
 // The package reaches everything through small interfaces defined here
-// (TokenStore, TenantLister, BurstPlanner, UsageReader, Bookings); only
+// (TokenStore, TenantLister, BurstPlanner, UsageReader, Bookings, and for
+// the portal JWTKey, SessionStore, TokenCases); only
 // the wiring (cmd/gpubridge/wire/apisetup, for cmd/gpubridge's serve)
 // plugs the use cases of cmd/gpubridge/app (BookingCases, UsageCases) and
 // the stores into them. It imports the domain packages for their types
