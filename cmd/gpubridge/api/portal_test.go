@@ -496,3 +496,37 @@ func TestPortalTokens(t *testing.T) {
 		t.Errorf("a member revokes a token: %d", code)
 	}
 }
+
+// TestPersonInTwoTenants: a person in acme and beta acts for the tenant
+// a request names (the path, tenant= of the page), the first by name
+// otherwise; the page offers both; a tenant the person is not in stays
+// 404 on the API.
+func TestPersonInTwoTenants(t *testing.T) {
+	h := newHarness(t)
+	h.names.mu.Lock()
+	h.names.ts[1].Users = append(h.names.ts[1].Users, "dave")
+	h.names.ts[0].Users = append(h.names.ts[0].Users, "dave")
+	h.names.ts = append(h.names.ts, tenant.Tenant{Name: "gamma", Users: []string{"zed"}, State: tenant.Active})
+	h.names.mu.Unlock()
+	dave := slurmJWT(t, testJWTKey, "dave", h.now, time.Hour)
+	for path, want := range map[string]int{"/api/v1/tenants/acme/quota": 200, "/api/v1/tenants/beta/quota": 200, "/api/v1/tenants/gamma/quota": 404,
+		"/api/v1/tenants?tenant=beta": 200, "/api/v1/tenants/beta/bookings/" + strconv.FormatInt(h.acmeBooking.ID, 10): 404} {
+		if code, body := h.do("GET", path, dave, ""); code != want {
+			t.Errorf("%s: %d; want %d\n%s", path, code, want, body)
+		}
+	}
+	if _, body := h.do("GET", "/api/v1/tenants?tenant=beta", dave, ""); !strings.Contains(body, `"beta"`) || strings.Contains(body, `"acme"`) {
+		t.Errorf("tenants?tenant=beta: %s", body)
+	}
+	b := newBrowser(h)
+	b.signIn(dave)
+	if _, page := b.get("/"); !strings.Contains(page, `<h1 id="tenant">acme</h1>`) || !strings.Contains(page, `<a href="/?tenant=beta">beta</a>`) {
+		t.Errorf("dave's first page:\n%s", page)
+	}
+	if _, page := b.get("/?tenant=beta"); !strings.Contains(page, `<h1 id="tenant">beta</h1>`) || strings.Contains(page, "acme run") {
+		t.Errorf("dave's beta page:\n%s", page)
+	}
+	if _, page := b.get("/?tenant=gamma"); !strings.Contains(page, `<h1 id="tenant">acme</h1>`) || strings.Contains(page, "gamma</h1>") {
+		t.Errorf("dave asking for gamma:\n%s", page)
+	}
+}
