@@ -30,7 +30,7 @@ var Gpubridge = Layout{
 	FrontEnds: map[string]FrontEnd{
 		"cmd/gpubridge/api": {
 			Forbidden: []string{
-				"cmd/gpubridge/app", "cmd/gpubridge/wire/...", "cmd/gpubridge/clients/...", "cmd/gpubridge/api/tokenstore/...",
+				"cmd/gpubridge/app", "cmd/gpubridge/wire/...", "cmd/gpubridge/clients/...", "cmd/gpubridge/api/tokenstore/...", "cmd/gpubridge/api/sessionstore",
 				"bridge/*/store", "bridge/*/store/...", "bridge/*/slurmadapter", "bridge/tenantstore/...", "bridge/tenantadmin/...",
 				"bridge/burst/slurmjobs", "bridge/burst/spend", "bridge/health/credit/ledgeradapter",
 				"accounting/ledger/...", "accounting/billing", "accounting/ratecard", "accounting/ingest", "accounting/jobs",
@@ -51,6 +51,7 @@ var Gpubridge = Layout{
 		"cmd/gpubridge/api/token":                     {Pure: true, Importers: []string{"cmd/...", "test/bench/..."}},
 		"cmd/gpubridge/api/tokenstore":                {Importers: []string{"cmd/...", "test/bench/..."}},
 		"cmd/gpubridge/api/tokenstore/tokenstoretest": {TestOnly: true},                                            // the token stores' conformance suite
+		"cmd/gpubridge/api/sessionstore":              {Importers: []string{"cmd/gpubridge/wire"}},                 // the portal's sessions in the database
 		"cmd/gpubridge/wire":                          {Importers: []string{"cmd/gpubridge", "cmd/gpubridge/app"}}, // one wiring function per feature, from the configuration and the cluster handle
 
 		// bridge/: the features between tenants and Slurm.

@@ -1,9 +1,21 @@
 // Package api is gpubridge's tenant self-service over HTTP: the JSON API
 // under /api/v1/ (described by openapi.yaml, which a test holds to the
-// handlers), the status page at / and the per-tenant Prometheus gauges.
+// handlers), the portal at / and the per-tenant Prometheus gauges.
 //
 // Every request carries a bearer token (cmd/gpubridge/api/token) of one tenant,
-// scope read or book, or an admin token. Authentication is the first
+// scope read or book, or an admin token, or a person's Slurm JWT (person.go:
+// HS256 with the site's key, exp and iat checked, the user in sun; the
+// person reads and books for the tenants whose users or admins name them,
+// read afresh at most a second old). The portal (page.go, portal.go)
+// signs a browser in with either and keeps only a server-side session
+// (session.go: a random id in an HttpOnly, SameSite=Strict cookie, a
+// CSRF token in every form that changes something); its pages are
+// server-rendered, work without JavaScript and carry a CSP without
+// unsafe-inline (static/portal.js refreshes the calendar's free counts).
+// A tenant's admins (its admins list, signed in with a Slurm JWT) manage
+// its tokens of scope read or book (tokens.go, through the CLI's token
+// use cases, the TokenCases port).
+// Authentication is the first
 // step: no token, a malformed, unknown (deleted) or expired one is 401;
 // failures are counted per reason and rate-limited per source address
 // (429 while the address's bucket is empty). Isolation comes next: a
@@ -30,7 +42,8 @@
 // from the snapshot at scrape time without reading anything.
 //
 // The package reaches everything through small interfaces defined here
-// (TokenStore, TenantLister, BurstPlanner, UsageReader, Bookings); only
+// (TokenStore, TenantLister, BurstPlanner, UsageReader, Bookings, and for
+// the portal JWTKey, SessionStore, TokenCases); only
 // the wiring (cmd/gpubridge/wire/apisetup, for cmd/gpubridge's serve)
 // plugs the use cases of cmd/gpubridge/app (BookingCases, UsageCases) and
 // the stores into them. It imports the domain packages for their types

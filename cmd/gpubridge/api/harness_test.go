@@ -110,6 +110,40 @@ func (f *fakeUsage) Summary(_ context.Context, p meter.Period, account string) (
 	return s, nil
 }
 
+// fakeCoster prices every booked GPU-hour at 2.00 EUR.
+type fakeCoster struct{}
+
+func (fakeCoster) BookedCost(_ string, gpuSeconds int64, _ time.Time) (money.Amount, error) {
+	return money.New(gpuSeconds*200/3600, money.Currency{Code: "EUR", Minor: 2}), nil
+}
+
+// fakeTokenCases are the token use cases on the memory store.
+type fakeTokenCases struct{ st *tokenstore.Memory }
+
+func (f fakeTokenCases) Add(ctx context.Context, actor string, t token.Token) (token.Issued, error) {
+	exists := func(_ context.Context, name string) (bool, error) { return name == "acme" || name == "beta", nil }
+	t, plain, err := token.Issue(ctx, f.st, exists, actor, t, nil)
+	if errors.Is(err, tokenstore.ErrExists) {
+		return token.Issued{}, InputError(err)
+	}
+	return token.Issued{Token: t, Secret: plain}, err
+}
+
+func (f fakeTokenCases) List(ctx context.Context, tenant string) ([]token.Token, error) {
+	return f.st.List(ctx, tenant, false)
+}
+
+func (f fakeTokenCases) Delete(ctx context.Context, actor, tenant, name string) (token.Token, error) {
+	t, err := f.st.Delete(ctx, actor, tenant, name)
+	if errors.Is(err, tokenstore.ErrNotFound) {
+		return t, ErrNotFound
+	}
+	return t, err
+}
+
+// testJWTKey is the site's Slurm JWT key in the harness.
+var testJWTKey = []byte("the-site-s-slurm-jwt-key-of-32-bytes!")
+
 type fakePolicies map[string]reserve.Policy
 
 func (f fakePolicies) BookingTenant(_ context.Context, name string) (reserve.TenantInfo, error) {
@@ -179,7 +213,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	budget := money.MustParse("100.00")
 	tenants := []tenant.Tenant{
-		{Name: "acme", Description: "Acme research", Users: []string{"alice"}, GPUs: tenant.Quota{"h100": 2, "1g.10gb": 2}, State: tenant.Active,
+		{Name: "acme", Description: "Acme research", Users: []string{"alice"}, Admins: []string{"carol"}, GPUs: tenant.Quota{"h100": 2, "1g.10gb": 2}, State: tenant.Active,
 			Burst: tenant.Burst{Enabled: true, MaxOnDemandGPUs: 4, MonthlyBudget: &budget}},
 		{Name: "beta", Description: "bsecret-purpose team", Users: []string{"bsecretuser"}, GPUs: tenant.Quota{"h100": 2}, State: tenant.Active},
 	}
@@ -227,7 +261,9 @@ func newHarness(t *testing.T) *harness {
 	m := NewMetrics(h.reg)
 	m.SetLive(live)
 	h.srv = New(Options{Tokens: h.tokens, TokenNotFound: tokenstore.ErrNotFound, Live: live, Usage: h.usage, Bookings: h.svc, BookingReads: reads,
-		ReservationName: settings.ReservationName, Metrics: m, Now: h.clock, AuthFailures: 6, AuthBurst: 5})
+		ReservationName: settings.ReservationName, Metrics: m, Now: h.clock, AuthFailures: 6, AuthBurst: 5,
+		JWTKey: func() ([]byte, error) { return testJWTKey, nil }, Members: h.names, CancelFreeBefore: 24 * time.Hour,
+		Pricing: func(context.Context) (reserve.Coster, error) { return fakeCoster{}, nil }, TokenCases: fakeTokenCases{h.tokens}})
 	h.http = httptest.NewServer(http.MaxBytesHandler(h.srv, 1<<20))
 	t.Cleanup(h.http.Close)
 	return h

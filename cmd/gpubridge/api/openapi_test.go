@@ -59,6 +59,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	h := newHarness(t)
 	a, b := fmt.Sprint(h.acmeBooking.ID), fmt.Sprint(h.betaBooking.ID)
 	start := h.now.Add(6 * time.Hour).Format(time.RFC3339)
+	carol := slurmJWT(t, testJWTKey, "carol", h.now, time.Hour) // acme's admin
+	alice := slurmJWT(t, testJWTKey, "alice", h.now, time.Hour) // acme's member
 	cases := []struct {
 		method, path, tok, body string
 		want                    int
@@ -97,6 +99,14 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"GET", "/api/v1/tenants/acme/availability?step=1m", h.acmeRead, "", 400},
 		{"GET", "/api/v1/tenants/acme/quota?junk=1", h.acmeRead, "", 400},
 		{"POST", "/api/v1/tenants/acme/bookings", h.acmeBook, `{"purpose":"` + strings.Repeat("x", 70<<10) + `"}`, 413},
+		{"GET", "/api/v1/tenants/acme/tokens", carol, "", 200},
+		{"GET", "/api/v1/tenants/acme/tokens", alice, "", 403},
+		{"GET", "/api/v1/tenants/acme/tokens", h.acmeBook, "", 403},
+		{"GET", "/api/v1/tenants/beta/tokens", carol, "", 404},
+		{"POST", "/api/v1/tenants/acme/tokens", carol, `{"name":"nb","scope":"book","expires":"30d"}`, 201},
+		{"POST", "/api/v1/tenants/acme/tokens", carol, `{"name":"root","scope":"admin"}`, 400},
+		{"DELETE", "/api/v1/tenants/acme/tokens/nb", carol, "", 200},
+		{"DELETE", "/api/v1/tenants/acme/tokens/nb", carol, "", 404},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

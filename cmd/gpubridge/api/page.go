@@ -3,8 +3,10 @@ package api
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"net"
 	"net/http"
 	"slices"
@@ -16,14 +18,17 @@ import (
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 )
 
-// cookieName holds the status page's token. It is HttpOnly and
-// SameSite=Strict, and only the page's own GET reads it: the JSON API
-// takes the Authorization header only, so no other site can make a
-// browser change anything with it.
+// cookieName holds the portal's session id (session.go). It is
+// HttpOnly and SameSite=Strict, and only the portal's pages read it: the
+// JSON API takes the Authorization header only, so no other site can make
+// a browser change anything with it.
 const cookieName = "gpubridge_token"
 
 //go:embed templates/*.html
 var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
 
 var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
 	"pct": func(v, of int64) float64 {
@@ -32,31 +37,48 @@ var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return min(100, 100*float64(v)/float64(of))
 	},
-	"utc": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"day": func(t time.Time) string { return t.UTC().Format("Jan 2") },
+	"utc":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"day":     func(t time.Time) string { return t.UTC().Format("Jan 2") },
+	"stamp":   func(t time.Time) string { return reserve.FormatTime(t, reserve.Zone{}, false) },
+	"window":  reserve.Window,
+	"dur":     reserve.FormatDuration,
+	"weekday": func(t time.Time) string { return t.UTC().Format("Mon Jan 2") },
 }).ParseFS(templateFS, "templates/*.html"))
 
-// pageRoutes mounts the status page: GET / (the page, or the login form),
-// POST /login, POST /logout. The posts are refused from another origin
-// (http.CrossOriginProtection: Sec-Fetch-Site, else Origin against Host),
-// so no other site can log a browser in with its own token or out.
+// csp is the pages' Content-Security-Policy: the portal's own script and
+// style sheet only (no inline script or style), forms to itself, never in
+// a frame.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// pageRoutes mounts the portal: GET / (the overview, or the sign-in
+// form), POST /login, POST /logout, the booking and cancelling forms
+// (portal.go) and its static files. The posts are refused from another
+// origin (http.CrossOriginProtection: Sec-Fetch-Site, else Origin against
+// Host), so no other site can sign a browser in with its own token or
+// out; every post of a signed-in browser carries the session's CSRF token
+// besides.
 func (s *Server) pageRoutes(mux *http.ServeMux) {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, http.StatusForbidden, "login", loginData{Error: "refused: the form was sent from another site; log in on this page"})
+		s.render(w, http.StatusForbidden, "login", loginData{Error: "refused: the form was sent from another site; sign in on this page"})
 		s.o.Metrics.observe(r.URL.Path, r.Method, http.StatusForbidden, 0)
 	}))
 	mux.HandleFunc("GET /{$}", s.page)
 	mux.Handle("POST /login", cop.Handler(http.HandlerFunc(s.login)))
-	mux.Handle("POST /logout", cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-	})))
+	mux.Handle("POST /logout", cop.Handler(http.HandlerFunc(s.logout)))
+	s.portalRoutes(mux, cop)
+	static, _ := fs.Sub(staticFS, "static")
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=300")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	}))
 }
 
 // secure says whether the cookie is Secure: always with TLS, and off
 // loopback (a TLS proxy in front of a plain listener): only a browser on
-// the server's own host may keep the token over plain HTTP.
+// the server's own host may keep the session over plain HTTP.
 func (s *Server) secure(r *http.Request) bool {
 	if s.o.SecureCookies || r.TLS != nil {
 		return true
@@ -78,24 +100,44 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, raw string) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: raw, Path: "/", HttpOnly: true, Secure: s.secure(r),
-		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
-}
-
+// login takes a Slurm JWT (a person) or an API token (scripts) from the
+// form, checks it as the API does and starts a session.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	raw := strings.TrimSpace(r.PostFormValue("token"))
 	r.Header.Set("Authorization", "Bearer "+raw)
-	_, code, err := s.authenticate(r, false)
+	tok, code, err := s.authenticate(r)
+	if c, cerr := r.Cookie(cookieName); err == nil && cerr == nil {
+		_ = s.o.Sessions.Delete(r.Context(), c.Value) // a sign-in always gets a new session id
+	}
+	if err == nil {
+		err = s.newSession(w, r, tok)
+		code = http.StatusServiceUnavailable
+	}
 	if err != nil {
 		s.render(w, code, "login", loginData{Error: err.Error()})
 		s.o.Metrics.observe("/login", r.Method, code, time.Since(start))
 		return
 	}
-	s.setCookie(w, r, raw)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 	s.o.Metrics.observe("/login", r.Method, http.StatusSeeOther, time.Since(start))
+}
+
+// logout ends the session (its CSRF token is needed: no page of another
+// site signs a browser out) and clears the cookie.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		ss, err := s.o.Sessions.Get(r.Context(), c.Value)
+		if err == nil && !csrfOK(r, ss) {
+			s.render(w, http.StatusForbidden, "login", loginData{Error: errCSRF.Error()})
+			return
+		}
+		if err == nil {
+			_ = s.o.Sessions.Delete(r.Context(), ss.ID)
+		}
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 type loginData struct{ Error string }
@@ -107,6 +149,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) int {
+	if !s.portalRate(r) {
+		s.message(w, http.StatusTooManyRequests, "", errTooMany.Error())
+		return http.StatusTooManyRequests
+	}
 	// A token in the address would stay in the history, proxy logs and
 	// Referer headers: it is never taken (nor looked up) there.
 	if r.URL.Query().Has("token") {
@@ -117,30 +163,45 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) int {
 		s.render(w, http.StatusOK, "login", loginData{})
 		return http.StatusOK
 	}
-	tok, code, err := s.authenticate(r, true)
+	ss, tok, snap, code, err := s.signedIn(r)
 	if err != nil {
 		s.render(w, code, "login", loginData{Error: err.Error()})
 		return code
 	}
+	if tok.Scope == token.Admin {
+		d := s.adminData(r, snap, tok)
+		d.CSRF = ss.CSRF
+		s.render(w, http.StatusOK, "admin", d)
+		return http.StatusOK
+	}
+	d := s.tenantData(r, snap, tok)
+	s.portalData(r, &d, ss, tok)
+	s.render(w, http.StatusOK, "tenant", d)
+	return http.StatusOK
+}
+
+// signedIn finds the request's session, its rights now (acting for the
+// tenant= of the query when the person belongs to it) and the snapshot;
+// a tenant that is not (any more) known is 404.
+func (s *Server) signedIn(r *http.Request) (Session, token.Token, *Snapshot, int, error) {
+	ss, tok, code, err := s.session(r)
+	if err != nil {
+		return ss, tok, nil, code, err
+	}
+	tok = forTenant(tok, r.FormValue("tenant"))
 	if s.o.Live == nil {
-		s.render(w, http.StatusServiceUnavailable, "login", loginData{Error: errUnavailable.Error()})
-		return http.StatusServiceUnavailable
+		return ss, tok, nil, http.StatusServiceUnavailable, errUnavailable
 	}
 	snap, err := s.o.Live.Get(r.Context())
 	if err != nil {
-		s.render(w, http.StatusServiceUnavailable, "login", loginData{Error: errUnavailable.Error()})
-		return http.StatusServiceUnavailable
+		return ss, tok, nil, http.StatusServiceUnavailable, errUnavailable
 	}
-	if tok.Scope == token.Admin {
-		s.render(w, http.StatusOK, "admin", s.adminData(r, snap, tok))
-		return http.StatusOK
+	if tok.Scope != token.Admin {
+		if _, ok := snap.Tenant(tok.Tenant); !ok {
+			return ss, tok, nil, http.StatusNotFound, errors.New("this tenant is not known (any more)")
+		}
 	}
-	if _, ok := snap.Tenant(tok.Tenant); !ok {
-		s.render(w, http.StatusNotFound, "login", loginData{Error: "this token's tenant is not known (any more)"})
-		return http.StatusNotFound
-	}
-	s.render(w, http.StatusOK, "tenant", s.tenantData(r, snap, tok))
-	return http.StatusOK
+	return ss, tok, snap, 0, nil
 }
 
 func (s *Server) render(w http.ResponseWriter, code int, name string, data any) {
@@ -155,7 +216,8 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, data any) 
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Content-Security-Policy", csp)
 	w.WriteHeader(code)
 	_, _ = w.Write(b.Bytes())
 }
@@ -205,6 +267,23 @@ type tenantPage struct {
 	Lanes    []lane
 	From, To time.Time
 	Errors   []string
+
+	// The portal's parts (portal.go): who is signed in, the calendar,
+	// the booking form and the team's bookings.
+	CSRF      string
+	Person    string
+	Tenants   []string
+	IsAdmin   bool
+	CanBook   bool
+	Notice    string
+	Limits    string
+	APITokens []token.Token
+	Calendar  []calType
+	Types     []string
+	Form      bookForm
+	Bookings  []bookingRow
+	avail     reserve.Availability
+	own       []reserve.Booking
 }
 
 const (
@@ -240,10 +319,10 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 			d.Usage = usageBars(v.Rows)
 		}
 	}
-	d.From = snap.At.Truncate(time.Hour)
+	d.From = snap.At.Truncate(calendarStep) // steps at 00, 06, 12 and 18 UTC
 	d.To = d.From.Add(14 * 24 * time.Hour)
 	if svc, err := s.readsOrUnavailable(); err == nil {
-		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: d.From, To: d.To, Step: 6 * time.Hour})
+		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})
 		if err != nil {
 			d.Errors = append(d.Errors, "availability is not available now")
 		}
@@ -258,6 +337,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 			}
 		}
 		d.Lanes = lanes(av, own, d.From, d.To)
+		d.avail, d.own = av, own
 	}
 	return d
 }
@@ -327,6 +407,7 @@ type adminTenant struct {
 }
 
 type adminPage struct {
+	CSRF     string
 	Token    string
 	AsOf     time.Time
 	Pool     []PoolType

@@ -21,6 +21,9 @@ func (s *Server) routes() []route {
 		{Method: "DELETE", Path: "/api/v1/tenants/{tenant}/bookings/{id}", Scope: token.Book, ObjectFirst: true, Handle: s.cancelBooking},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/availability", Scope: token.Read, Params: []string{"type", "from", "to", "step"}, Handle: s.availability},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/booking-policy", Scope: token.Read, Handle: s.bookingPolicy},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/tokens", Scope: token.Read, Handle: s.listTokens},
+		{Method: "POST", Path: "/api/v1/tenants/{tenant}/tokens", Scope: token.Read, Handle: s.addToken},
+		{Method: "DELETE", Path: "/api/v1/tenants/{tenant}/tokens/{name}", Scope: token.Read, Handle: s.deleteToken},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/slots", Scope: token.Read, Params: []string{"type", "count", "duration", "after", "limit"}, Handle: s.slots},
 	}
 }

@@ -88,6 +88,22 @@ type Options struct {
 	UsageTTL time.Duration
 	// SecureCookies marks the status page's cookie Secure (TLS).
 	SecureCookies bool
+	// JWTKey reads the key of the Slurm JWTs people sign in with (nil:
+	// only API tokens); Members lists the tenants with their users and
+	// admins (a person's tenants).
+	JWTKey  JWTKey
+	Members TenantLister
+	// Sessions keeps the portal's sessions (default MemorySessions of
+	// 10,000).
+	Sessions SessionStore
+	// Pricing is the rate card's booked price in force (nil or a nil
+	// Coster: the portal shows no price); CancelFreeBefore the notice
+	// that makes a cancellation free (config bookings.cancellation).
+	Pricing          func(ctx context.Context) (reserve.Coster, error)
+	CancelFreeBefore time.Duration
+	// TokenCases manage a tenant's tokens for its admins (nil: the
+	// token routes answer 503).
+	TokenCases TokenCases
 }
 
 // Server is the tenant API and status page.
@@ -116,7 +132,10 @@ type Server struct {
 	heavy   chan struct{}
 	unknown *unknownTenants
 	touched sync.Map // token id -> time.Time of the last recorded use
-	mux     *http.ServeMux
+	// memberCache holds the tenants' members by user; keys the JWT key.
+	memberCache *ttlCache[struct{}, map[string][]Membership]
+	keys        keyCache
+	mux         *http.ServeMux
 }
 
 // recentTTL is how long a token that authenticated passes an address's
@@ -164,6 +183,12 @@ func New(o Options) *Server {
 	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
 	s.reads = newAnswers(readTTL, cacheBytes, s.now)
+	s.memberCache = newTTLCache[struct{}, map[string][]Membership](membersTTL, s.now)
+	if s.o.Sessions == nil {
+		m := NewMemorySessions(10_000)
+		m.Now = s.now
+		s.o.Sessions = m
+	}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
@@ -263,15 +288,15 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// authenticate finds the request's token (header, or the status page's
-// cookie when cookie is set). It counts failures per source address: past
+// authenticate finds the request's token (the Authorization header): an
+// API token, or a person's Slurm JWT (authenticatePerson). It counts failures per source address: past
 // their limit a failure is answered 429 (Retry-After), not 401, but a
 // valid token from that address still works, so one bad client behind a
 // login node or a NAT does not lock out the others: one that
 // authenticated lately always, any other within the lookups that all
 // blocked addresses share (50 a second). (Tokens hold 256 random bits:
 // the limit is not what stops guessing; it bounds the store's work.)
-func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, error) {
+func (s *Server) authenticate(r *http.Request) (token.Token, int, error) {
 	ip := clientIP(r)
 	raw := ""
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -280,14 +305,17 @@ func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, e
 			return s.failed(ip, "malformed")
 		}
 		raw = strings.TrimSpace(rest)
-	} else if cookie {
-		if c, err := r.Cookie(cookieName); err == nil {
-			raw = c.Value
-		}
 	}
 	if raw == "" {
 		s.o.Metrics.authFailures.WithLabelValues("missing").Inc()
 		return token.Token{}, http.StatusUnauthorized, errUnauthorized
+	}
+	if looksLikeJWT(raw) {
+		if s.failures.blocked(ip, s.now()) && !s.blockedLookups.AllowN(s.now(), 1) {
+			s.o.Metrics.rateLimited.Inc()
+			return token.Token{}, http.StatusTooManyRequests, errRateLimited
+		}
+		return s.authenticatePerson(r.Context(), ip, raw)
 	}
 	h, err := token.HashOf(raw)
 	if err != nil {
@@ -312,6 +340,7 @@ func (s *Server) authenticate(r *http.Request, cookie bool) (token.Token, int, e
 	}
 	_, _ = s.recent.get(h, func() (struct{}, time.Duration, error) { return struct{}{}, 0, nil })
 	s.touch(t)
+	t.Hash = h
 	return t, 0, nil
 }
 
@@ -338,6 +367,9 @@ const touchEvery = time.Minute
 // touch records the token's use, at most once per touchEvery per token and
 // outside the request (a slow write never delays an answer).
 func (s *Server) touch(t token.Token) {
+	if t.Person != "" {
+		return // a person's JWT is not a stored token
+	}
 	now := s.now()
 	if now.Sub(t.LastUsedAt) < touchEvery {
 		return
@@ -369,7 +401,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 	if ip := clientIP(r); !isLoopback(ip) && !s.perAddr.allow(ip, s.now()) {
 		return s.tooMany(w)
 	}
-	tok, code, err := s.authenticate(r, false)
+	tok, code, err := s.authenticate(r)
 	if err != nil {
 		if code == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gpubridge"`)
@@ -380,10 +412,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		writeError(w, code, err)
 		return code
 	}
-	if !s.perToken.allow(strconv.FormatInt(tok.ID, 10), s.now()) {
+	if !s.perToken.allow(rateKey(tok), s.now()) {
 		return s.tooMany(w)
 	}
-	q := &req{w: w, r: r, tok: tok, tenant: r.PathValue("tenant")}
+	q := &req{w: w, r: r, tok: actingFor(tok, r), tenant: r.PathValue("tenant")}
 	var arrived time.Time
 	if s.o.Live != nil {
 		arrived = s.o.Live.now()
@@ -417,6 +449,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) int {
 		return s.writeErr(w, q, err)
 	}
 	return s.answer(w, q, code, body)
+}
+
+// rateKey is what a token's request rate is kept under: its id, or a
+// person's user name.
+func rateKey(t token.Token) string {
+	if t.Person != "" {
+		return "user " + t.Person
+	}
+	return strconv.FormatInt(t.ID, 10)
+}
+
+// actingFor picks the tenant a person's request acts for: the path's
+// tenant, else the tenant= or account= query's, when the person belongs
+// to it (else the person's first tenant, which isolation then holds to).
+func actingFor(t token.Token, r *http.Request) token.Token {
+	name := r.PathValue("tenant")
+	for _, k := range []string{"tenant", "account"} {
+		if name == "" {
+			name = r.URL.Query().Get(k)
+		}
+	}
+	return forTenant(t, name)
 }
 
 // tooMany answers a request past its token's or address's rate.
@@ -636,6 +690,13 @@ func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, err
 	c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
 	c.mu.Unlock()
 	return v, nil
+}
+
+// forget drops k's value (a revoked token is refused at once here).
+func (c *ttlCache[K, V]) forget(k K) {
+	c.mu.Lock()
+	delete(c.m, k)
+	c.mu.Unlock()
 }
 
 type usageKey struct {

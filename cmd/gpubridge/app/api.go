@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/wire"
@@ -52,6 +54,33 @@ func (w *API) App(ctx context.Context, c config.Config, set *clients.Set) (http.
 		return nil, nil, err
 	}
 	p.Usage = UsageCases{Books: books}
+	p.Tokens = apiTokens{e}
 	srv, loop := wire.API(p)
 	return srv, loop, nil
+}
+
+// apiTokens are the token use cases the CLI runs (AddToken, ListTokens,
+// DeleteToken) as the API's TokenCases: an input error is the client's
+// (400), deleting a token that does not exist is 404.
+type apiTokens struct{ e *Env }
+
+func (a apiTokens) Add(ctx context.Context, actor string, t token.Token) (token.Issued, error) {
+	is, err := a.e.AddToken(ctx, actor, t)
+	if errors.Is(err, ErrInput) {
+		return is, api.InputError(err)
+	}
+	return is, err
+}
+
+func (a apiTokens) List(ctx context.Context, tenant string) ([]token.Token, error) {
+	l, err := a.e.ListTokens(ctx, tenant)
+	return l.Tokens, err
+}
+
+func (a apiTokens) Delete(ctx context.Context, actor, tenant, name string) (token.Token, error) {
+	t, err := a.e.DeleteToken(ctx, actor, token.Token{Tenant: tenant, Name: name}, nil)
+	if errors.Is(err, ErrInput) {
+		return t, api.ErrNotFound
+	}
+	return t, err
 }

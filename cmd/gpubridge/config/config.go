@@ -46,6 +46,7 @@ type Config struct {
 	API API `json:"api"`
 	// Ingest tunes the daemon's ingest job (schedules.ingest runs it).
 	Ingest Ingest `json:"ingest"`
+	Portal Portal `json:"portal"` // config/portal.go
 }
 
 // API tunes the tenant API and status page (cmd/gpubridge/api).

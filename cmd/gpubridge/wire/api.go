@@ -2,8 +2,10 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -15,6 +17,7 @@ import (
 	"github.com/gpubridge/gpubridge/bridge/reserve/slurmadapter"
 	"github.com/gpubridge/gpubridge/bridge/tenantstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
+	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/sessionstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/tokenstore"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
 	"github.com/gpubridge/gpubridge/internal/slurmrest"
@@ -45,6 +48,8 @@ type APIParams struct {
 	Burst *BurstService
 	// Usage is the period view of the billing books.
 	Usage api.UsageReader
+	// Tokens are the token use cases (a tenant admin's tokens).
+	Tokens api.TokenCases
 }
 
 // API returns the tenant API's handler (cmd/gpubridge/api) and its
@@ -72,6 +77,7 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		QOSPrefix:       c.Tenants.QOSPrefix, OnDemandPartition: c.Tenants.OnDemandPartition, OnDemandQOS: c.Tenants.OnDemandQOS,
 	}}
 	p.Metrics.SetLive(live)
+	tenants := live.Sources.Tenants
 	srv := api.New(api.Options{
 		Tokens:          tokenstore.New(p.DB),
 		TokenNotFound:   tokenstore.ErrNotFound,
@@ -90,8 +96,54 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		AddressBurst:    c.API.AddressRequestBurst,
 		UsageTTL:        every,
 		SecureCookies:   c.Server.TLSCertFile != "",
+		// The portal: people sign in with Slurm JWTs, their tenants read
+		// from the tenant list; bookings priced with the rate card in
+		// force and cancelled under the configured notice.
+		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
+		Sessions:         sessions{sessionstore.New(p.DB)},
+		TokenCases:       p.Tokens,
+		Members:          tenants,
+		Pricing:          bookedPricing(p.Bookings),
+		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
 	})
 	return srv, live.Run
+}
+
+// jwtKey reads the portal's JWT key file at its first use (nil without
+// one: person sign-in is off).
+func jwtKey(file string) api.JWTKey {
+	if file == "" {
+		return nil
+	}
+	return func() ([]byte, error) { return os.ReadFile(file) }
+}
+
+// sessions is the portal's SessionStore on the database.
+type sessions struct{ s *sessionstore.DB }
+
+func (x sessions) Create(ctx context.Context, ss api.Session) error {
+	return x.s.Create(ctx, sessionstore.Session(ss))
+}
+
+func (x sessions) Get(ctx context.Context, id string) (api.Session, error) {
+	ss, err := x.s.Get(ctx, id)
+	if errors.Is(err, sessionstore.ErrNotFound) {
+		return api.Session{}, api.ErrNoSession
+	}
+	return api.Session(ss), err
+}
+
+func (x sessions) Delete(ctx context.Context, id string) error { return x.s.Delete(ctx, id) }
+
+// bookedPricing is the booking service's pricing: the rate card in force
+// (Pricing), else its fixed Coster.
+func bookedPricing(s *reserve.Service) func(ctx context.Context) (reserve.Coster, error) {
+	return func(ctx context.Context) (reserve.Coster, error) {
+		if s.Pricing != nil {
+			return s.Pricing(ctx)
+		}
+		return s.Coster, nil
+	}
 }
 
 // bookingServices are the booking use cases (p.Cases) on the service for

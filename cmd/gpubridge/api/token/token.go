@@ -111,6 +111,13 @@ type Token struct {
 	CreatedBy  string    `json:"createdBy"`
 	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
 	Hash       Hash      `json:"-"`
+	// Person is the Slurm user of a person signed in with a Slurm JWT
+	// (never stored): Tenants are the tenants the person belongs to
+	// (Tenant is the one a request acts for), AdminOf those whose admins
+	// list the person.
+	Person  string   `json:"-"`
+	Tenants []string `json:"-"`
+	AdminOf []string `json:"-"`
 }
 
 // Expired reports whether t no longer works at now.
@@ -119,6 +126,9 @@ func (t Token) Expired(now time.Time) bool { return !t.ExpiresAt.IsZero() && !no
 // Key names the token the way the CLI and the audit log do: acme/ci, or
 // (admin)/ops for an admin token (no tenant name holds parentheses).
 func (t Token) Key() string {
+	if t.Person != "" {
+		return t.Tenant + "/(user " + t.Person + ")"
+	}
 	if t.Tenant == "" {
 		return "(admin)/" + t.Name
 	}
@@ -126,7 +136,13 @@ func (t Token) Key() string {
 }
 
 // Actor is the token as the audit log names who made a change.
-func (t Token) Actor() string { return "api-token " + t.Key() }
+// A person is named as the Slurm user: user alice.
+func (t Token) Actor() string {
+	if t.Person != "" {
+		return "user " + t.Person
+	}
+	return "api-token " + t.Key()
+}
 
 // ErrInvalid is matched (errors.Is) by Problems: the token's fields were
 // wrong and nothing was stored.
