@@ -2,7 +2,6 @@ package testbed
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +38,6 @@ func RequireGalera(t testing.TB) (Env, []string) {
 	if err != nil {
 		t.Fatalf("%s up: %v\n%s", script, err, out)
 	}
-	t.Logf("%s", strings.TrimSpace(fmt.Sprintf("%s", out)))
+	t.Logf("%s", strings.TrimSpace(string(out)))
 	return e, dsns
 }
