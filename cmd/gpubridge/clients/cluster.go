@@ -71,6 +71,10 @@ func (h *Cluster) Name(ctx context.Context) (string, error) {
 	return h.name, nil
 }
 
+// Known is the name if it is known without asking slurmrestd (configured,
+// or already resolved), else "".
+func (h *Cluster) Known() string { return h.known() }
+
 // known is the name if it is resolved, else "".
 func (h *Cluster) known() string {
 	h.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/clients"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/config"
@@ -48,6 +49,8 @@ func TestAppPerConfiguration(t *testing.T) {
 	h.setConfig(func(c *config.Config) { c.Schedules.Burst = "@every 1h" })
 	h.reloadNow()
 	h.eventually("generation 2", func() bool { _, b := h.get("/api/v1/hello"); return b == "generation 2, GET" })
+	h.eventually("one background task after the reload", func() bool { return running.Load() == 1 })
+	time.Sleep(50 * time.Millisecond)
 	if n := running.Load(); n != 1 {
 		t.Errorf("%d background tasks after the reload; want 1", n)
 	}

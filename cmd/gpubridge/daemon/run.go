@@ -160,9 +160,8 @@ func start(ctx context.Context, o Options) (*daemon, error) {
 		return nil, err
 	}
 	d.live.Store(true)
-	d.cur.Store(g) // the handlers' configuration from the first request on (run stores it again)
+	d.run(ctx, g) // before serving: a configured cluster's app is built when the first request comes
 	d.serve(ln, mln)
-	d.run(ctx, g)
 	d.metrics.lastReload.SetToCurrentTime()
 	return d, nil
 }
@@ -184,10 +183,18 @@ func (d *daemon) run(ctx context.Context, g *generation) {
 	gctx, cancel := context.WithCancel(ctx)
 	g.cancel = cancel
 	g.done.Go(func() { g.checker.Watch(gctx) })
+	// A configured (or already resolved) name needs no slurmrestd: the
+	// app and the jobs are built before the generation is served.
+	var built *work
+	if g.set.Cluster().Known() != "" {
+		built, _ = d.build(gctx, g) // an error is logged; the generation stays without work
+	}
 	g.done.Go(func() {
-		w, err := d.build(gctx, g)
-		if err != nil {
-			return // ctx ended, or the configuration cannot work: logged
+		w, err := built, error(nil)
+		if w == nil {
+			if w, err = d.build(gctx, g); err != nil {
+				return // ctx ended, or the configuration cannot work: logged
+			}
 		}
 		if w.bg != nil {
 			g.done.Go(func() { w.bg(gctx) })
