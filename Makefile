@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/gpubridge
 GO_PKGS := ./...
 
-.PHONY: help build test test-unit test-integration test-race lint check-deps bench demo testbed-up testbed-down testbed-galera testbed-galera-down deps tidy clean man deb rpm packages package-binary
+.PHONY: help build test test-unit test-integration test-race lint check-deps bench demo testbed-up testbed-down testbed-cluster2 testbed-cluster2-down testbed-galera testbed-galera-down deps tidy clean man deb rpm packages package-binary
 
 help: ## Show this help
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -67,6 +67,12 @@ testbed-up: ## Bring up the local Slurm testbed (idempotent)
 
 testbed-down: ## Stop what testbed-up started
 	test/testbed/down.sh
+
+testbed-cluster2: testbed-up ## The testbed's second cluster, testbed2, in the same slurmdbd (slurmrestd on 6821)
+	test/testbed/cluster2.sh up
+
+testbed-cluster2-down: ## Stop the second cluster and delete it from slurmdbd
+	test/testbed/cluster2.sh down
 
 testbed-galera: testbed-up ## A three-node MariaDB Galera cluster beside the testbed (ports 4306-4308; GPUBRIDGE_GALERA_DSNS)
 	test/testbed/galera.sh up

@@ -16,14 +16,11 @@ import (
 )
 
 // The testbed's second cluster is a real one in the same slurmdbd: both
-// clusters are registered, its nodes (full A100s and MIG slices) are idle,
+// clusters are registered, its nodes (full H100s and MIG slices) are idle,
 // its own slurmrestd answers for it, the first cluster's clients reach it
 // with -M, and a job run on it lands in its own job table of slurm_acct_db.
 func TestSecondCluster(t *testing.T) {
-	env := testbed.Require(t)
-	if env.Cluster2 == "" || env.Cluster2REST == "" || env.Cluster2Conf == "" {
-		t.Fatal("GPUBRIDGE_TESTBED_CLUSTER2, _REST or _CONF is unset: rerun `make testbed-up` and `source .testbed/env`")
-	}
+	env := testbed.RequireCluster2(t)
 	c2 := env.Cluster2
 
 	clusters := env.Exec(t, "", "sacctmgr", "-n", "-P", "show", "cluster", "format=cluster")
@@ -34,7 +31,7 @@ func TestSecondCluster(t *testing.T) {
 	}
 
 	nodes := env.Exec(t, "", "env", "SLURM_CONF="+env.Cluster2Conf, "sinfo", "-h", "-N", "-o", "%N %T %G")
-	want := map[string][]string{"gpu-c": {"gpu:a100:2"}, "gpu-d": {"gpu:3g.40gb:1", "gpu:2g.20gb:1", "gpu:1g.10gb:2"}}
+	want := map[string][]string{"gpu-c": {"gpu:h100:2"}, "gpu-d": {"gpu:3g.40gb:1", "gpu:1g.10gb:3"}}
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
 		f := strings.Fields(line) // NODE STATE GRES (with socket bindings)
@@ -72,7 +69,7 @@ func TestSecondCluster(t *testing.T) {
 	env.Exec(t, "", "sacctmgr", "-i", "add", "account", acct, "cluster="+c2)
 	t.Cleanup(func() { _, _ = env.Run(context.Background(), "", nil, "sacctmgr", "-i", "delete", "account", acct) })
 	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "alice", "account="+acct, "cluster="+c2)
-	id := strings.TrimSpace(env.Exec(t, "alice", "sbatch", "-M", c2, "--parsable", "-A", acct, "--gres=gpu:a100:1", "--wrap", "sleep 1"))
+	id := strings.TrimSpace(env.Exec(t, "alice", "sbatch", "-M", c2, "--parsable", "-A", acct, "--gres=gpu:h100:1", "--wrap", "sleep 1"))
 	id, _, _ = strings.Cut(id, ";") // "<id>;<cluster>" with -M
 	var state string
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {

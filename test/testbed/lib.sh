@@ -19,11 +19,13 @@ TB_REPO=$(git -C "$TB_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$TB_DIR
 TB_SUITE=sid
 TB_CLUSTER=testbed
 TB_NODES=(gpu-a gpu-b cpu-a)
-# The second cluster: its own slurmctld, two slurmd nodes and slurmrestd, in the same root and
-# the same slurmdbd, configured in /etc/slurm-c2 (SLURM_CONF, or -M testbed2 for the clients).
+# The second cluster (started on demand by cluster2.sh): its own slurmctld, two slurmd nodes and
+# slurmrestd, in the same root and the same slurmdbd, configured in /etc/slurm-c2 (SLURM_CONF,
+# or -M testbed2 for the clients).
 TB_CLUSTER2=testbed2
 TB_NODES2=(gpu-c gpu-d)
 TB_CONF2=/etc/slurm-c2/slurm.conf
+TB_DAEMONS2=(slurmctld-c2 slurmd-gpu-c slurmd-gpu-d slurmrestd-c2)
 TB_PORTS=(3306 6819 6817 6820 17001 17002 17003 6827 6821 17011 17012)
 TB_USERS=(alice bob carol dave erin frank grace heidi)   # uids 2001..2008
 TB_REST_USER=svc-rest                                    # uid 2000
@@ -33,8 +35,7 @@ TB_REST_USER=svc-rest                                    # uid 2000
 TB_PACKAGES=(slurmctld slurmd slurmdbd slurmrestd slurm-client slurm-wlm-basic-plugins
   slurm-wlm-jwt-plugin mariadb-server mariadb-client curl ca-certificates procps jq)
 # Daemons in start order; each has a pid file written by itself (or by us for slurmrestd).
-TB_DAEMONS=(mariadb slurmdbd slurmctld slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmrestd
-  slurmctld-c2 slurmd-gpu-c slurmd-gpu-d slurmrestd-c2)
+TB_DAEMONS=(mariadb slurmdbd slurmctld slurmd-gpu-a slurmd-gpu-b slurmd-cpu-a slurmrestd)
 TB_PATH_IN=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # ---- logging and timing -------------------------------------------------------------------
@@ -511,6 +512,20 @@ tb_node_states() {
   else
     tb_chroot sinfo -h -N -o '%N %T' 2>/dev/null | sort -u
   fi
+}
+
+# tb_wait_idle CLUSTER(1|2) CTLD NODE...: wait (60 s) until the nodes of the cluster are idle.
+tb_wait_idle() {
+  local c=$1 ctld=$2 n states deadline=$((SECONDS + 60)); shift 2
+  until states=$(tb_node_states "$c") && [[ $(grep -c ' idle$' <<<"$states") == "$#" ]]; do
+    if ((SECONDS >= deadline)); then
+      echo "$states" >&2
+      for n in "$@"; do tb_log_tail "slurmd-$n" 10; done
+      tb_log_tail "$ctld"
+      tb_die "nodes $* did not become idle within 60 s"
+    fi
+    sleep 0.2
+  done
 }
 
 # ---- build ----------------------------------------------------------------------------------

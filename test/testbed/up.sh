@@ -153,8 +153,7 @@ healthy() {
   [[ -r $TB_STATE/config.sha && $(<"$TB_STATE/config.sha") == "$CONFIG_SHA" ]] || return 1
   for d in "${TB_DAEMONS[@]}"; do [[ -n $(tb_daemon_pid "$d") ]] || return 1; done
   tb_rest_ping v0.0.44 || return 1
-  tb_rest_ping v0.0.44 6821 || return 1
-  nodes_settled 1 "${#TB_NODES[@]}" && nodes_settled 2 "${#TB_NODES2[@]}"
+  nodes_settled 1 "${#TB_NODES[@]}"
 }
 
 # nodes_settled CLUSTER COUNT: the cluster (1 or 2) has COUNT nodes, none down, failed or
@@ -259,38 +258,21 @@ tb_chroot mariadb --socket=/run/mariadbd/mysqld.sock -uroot <"$TB_DIR/etc/mariad
 tb_phase "start slurmdbd"
 tb_start_daemon slurmdbd
 
-tb_phase "start slurmctld x2"
-tb_start_daemon slurmctld slurmctld-c2
+tb_phase "start slurmctld"
+tb_start_daemon slurmctld
 
-tb_phase "start slurmd x5, slurmrestd x2"
-tb_start_daemon "${TB_NODES[@]/#/slurmd-}" "${TB_NODES2[@]/#/slurmd-}" slurmrestd slurmrestd-c2
+tb_phase "start slurmd x3, slurmrestd"
+tb_start_daemon "${TB_NODES[@]/#/slurmd-}" slurmrestd
 
 tb_phase "wait: nodes idle, REST ping"
-wait_idle() {   # wait_idle CLUSTER(1|2) CTLD NODE...
-  local c=$1 ctld=$2 n states deadline=$((SECONDS + 60)); shift 2
-  until states=$(tb_node_states "$c") && [[ $(grep -c ' idle$' <<<"$states") == "$#" ]]; do
-    if ((SECONDS >= deadline)); then
-      echo "$states" >&2
-      for n in "$@"; do tb_log_tail "slurmd-$n" 10; done
-      tb_log_tail "$ctld"
-      tb_die "nodes $* did not become idle within 60 s"
-    fi
-    sleep 0.2
-  done
-}
-wait_idle 1 slurmctld "${TB_NODES[@]}"
-wait_idle 2 slurmctld-c2 "${TB_NODES2[@]}"
+tb_wait_idle 1 slurmctld "${TB_NODES[@]}"
 deadline=$((SECONDS + 30))
 until tb_rest_ping v0.0.44 && tb_rest_ping v0.0.43; do
   ((SECONDS < deadline)) || { tb_log_tail slurmrestd; tb_die "slurmrestd does not answer ping (v0.0.44/v0.0.43)"; }
-  sleep 0.2
-done
-until tb_rest_ping v0.0.44 6821; do
-  ((SECONDS < deadline)) || { tb_log_tail slurmrestd-c2; tb_die "the second cluster's slurmrestd does not answer ping"; }
   sleep 0.2
 done
 
 echo "$CONFIG_SHA" >"$TB_STATE/config.sha"
 write_env
 tb_phase ""
-tb_log "up in $(tb_fmt_s $(($(tb_now_us) - T0))) s: cluster $TB_CLUSTER, nodes ${TB_NODES[*]}; cluster $TB_CLUSTER2, nodes ${TB_NODES2[*]}; env: $TB_REPO/.testbed/env"
+tb_log "up in $(tb_fmt_s $(($(tb_now_us) - T0))) s: cluster $TB_CLUSTER, nodes ${TB_NODES[*]}; env: $TB_REPO/.testbed/env"

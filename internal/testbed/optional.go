@@ -41,3 +41,33 @@ func RequireGalera(t testing.TB) (Env, []string) {
 	t.Logf("%s", strings.TrimSpace(string(out)))
 	return e, dsns
 }
+
+// RequireCluster2 starts the testbed's second cluster (test/testbed/cluster2.sh up,
+// idempotent) and returns the environment; when the test ends the cluster
+// is stopped and deleted from slurmdbd (cluster2.sh down), so that the
+// first cluster's tests see one cluster again. It fails the test (never
+// skips) when it cannot.
+func RequireCluster2(t testing.TB) Env {
+	t.Helper()
+	e := Require(t)
+	if e.Cluster2 == "" || e.Cluster2REST == "" || e.Cluster2Conf == "" {
+		t.Fatal("GPUBRIDGE_TESTBED_CLUSTER2, _REST or _CONF is unset: rerun `make testbed-up` and `source .testbed/env`")
+	}
+	script := filepath.Join(filepath.Dir(e.ExecScript), "cluster2.sh")
+	run := func(arg string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		return exec.CommandContext(ctx, script, arg).CombinedOutput()
+	}
+	t.Cleanup(func() {
+		if out, err := run("down"); err != nil {
+			t.Errorf("%s down: %v\n%s", script, err, out)
+		}
+	})
+	out, err := run("up")
+	if err != nil {
+		t.Fatalf("%s up: %v\n%s", script, err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	return e
+}
