@@ -57,13 +57,22 @@ func (s *DB) RecordMoves(ctx context.Context, at time.Time, ms []burst.MoveRecor
 				rows[i].SubmitTime = &t
 			}
 		}
-		res, err := s.db.NamedExecContext(ctx, `INSERT IGNORE INTO burst_moves
-			(cluster, job_id, moved_at, tenant, user_name, gpus, gpu_count, slurm_reason, estimate, submit_time, recorded_at)
-			VALUES (:cluster, :job_id, :moved_at, :tenant, :user_name, :gpus, :gpu_count, :slurm_reason, :estimate, :submit_time, :recorded_at)`, rows)
+		// In a transaction, so that a leader's write is fenced with its
+		// lease (sqldb.WithTx): a deposed leader records no move.
+		var n int64
+		err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+			res, err := tx.NamedExecContext(ctx, `INSERT IGNORE INTO burst_moves
+				(cluster, job_id, moved_at, tenant, user_name, gpus, gpu_count, slurm_reason, estimate, submit_time, recorded_at)
+				VALUES (:cluster, :job_id, :moved_at, :tenant, :user_name, :gpus, :gpu_count, :slurm_reason, :estimate, :submit_time, :recorded_at)`, rows)
+			if err != nil {
+				return err
+			}
+			n, _ = res.RowsAffected()
+			return nil
+		})
 		if err != nil {
 			return added, fmt.Errorf("insert burst moves: %w", err)
 		}
-		n, _ := res.RowsAffected()
 		added += int(n)
 	}
 	return added, nil

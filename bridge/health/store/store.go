@@ -278,12 +278,22 @@ func insertRun(ctx context.Context, ex sqlx.ExecerContext, cluster string, r hea
 
 // SetRunJob records the run's job.
 func (s *DB) SetRunJob(ctx context.Context, id, jobID int64) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE health_runs SET job_id = ?, state = ? WHERE cluster = ? AND id = ? AND state IN (?, ?)`,
-		jobID, string(health.RunSubmitted), s.cluster, id, string(health.RunSubmitting), string(health.RunSubmitted))
+	// In a transaction, so that a leader's write is fenced with its lease
+	// (sqldb.WithTx).
+	var n int64
+	err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE health_runs SET job_id = ?, state = ? WHERE cluster = ? AND id = ? AND state IN (?, ?)`,
+			jobID, string(health.RunSubmitted), s.cluster, id, string(health.RunSubmitting), string(health.RunSubmitted))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("record the job of health run %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if n != 1 {
 		return fmt.Errorf("health run %d: not in flight (or job already %d)", id, jobID)
 	}
 	return nil
