@@ -16,6 +16,10 @@
 //   - `<!-- doc-test: file NAME -->` before a block: its content is
 //     written to NAME before the next block's commands (a file the text
 //     shows, then uses).
+//   - `<!-- doc-test: teardown COMMAND -->`: COMMAND runs when the
+//     document ends, passed or not (it undoes what a setup wrote outside
+//     the document's own database and tenants, such as rows of slurmdbd's
+//     database).
 //
 // The harness (Extract, Match, Session, Run, Rewrite) is tested without
 // the testbed (harness_test.go: a planted drift fails, the true text

@@ -143,6 +143,7 @@ func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example,
 	}
 	defer s.Close()
 	defer removeTenants(t, s)
+	defer teardown(t, s, exs)
 	for _, ex := range exs {
 		if ex.Skip != "" {
 			c.skipped[ex.Name()] = ex.Skip
@@ -169,6 +170,17 @@ func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example,
 		t.Logf("%s: %d command(s) in %s", ex.Name(), len(ex.Steps), time.Since(start).Round(10*time.Millisecond))
 	}
 	return all
+}
+
+// teardown runs the document's teardown commands, in order.
+func teardown(t *testing.T, s *Session, exs []Example) {
+	for _, ex := range exs {
+		for _, cmd := range ex.Teardown {
+			if out, rc, err := s.Run(cmd); err != nil || rc != 0 {
+				t.Errorf("%s: teardown %q: exit %d, %v: %s", ex.Name(), cmd, rc, err, strings.Join(out, "\n"))
+			}
+		}
+	}
 }
 
 // removeTenants cancels the jobs of the tenants a document made, deletes

@@ -88,6 +88,10 @@ func TestExtract(t *testing.T) {
 	if exs, err := Extract("y.md", "```\n# context\n$ cmd\nout\n```\n"); err != nil || len(exs) != 1 || !reflect.DeepEqual(exs[0].Steps, []Step{{Line: 3, Cmd: "cmd", Want: []string{"out"}, Next: 4}}) {
 		t.Errorf("a block with context before its command: %+v, %v", exs, err)
 	}
+	if exs, err := Extract("t.md", "<!-- doc-test: setup make -->\n<!-- doc-test: teardown unmake -->\n```\n$ cmd\n```\n"); err != nil || len(exs) != 1 ||
+		!reflect.DeepEqual(exs[0].Setup, []string{"make"}) || !reflect.DeepEqual(exs[0].Teardown, []string{"unmake"}) {
+		t.Errorf("a block with a setup and a teardown mark: %+v, %v", exs, err)
+	}
 	if _, err := Extract("z.md", "```\n$ cmd\n"); err == nil {
 		t.Error("a block not closed is accepted")
 	}
