@@ -187,8 +187,12 @@ func teardown(t *testing.T, s *Session, exs []Example) {
 // them and applies, so that the next document (on a database of its own)
 // finds Slurm without them.
 func removeTenants(t *testing.T, s *Session) {
-	names, _, err := s.Run("gpubridge -P -n show tenants format=name")
-	if err != nil || len(names) == 0 {
+	names, rc, err := s.Run("gpubridge -P -n show tenants format=name")
+	if err != nil || rc != 0 {
+		t.Errorf("listing the document's tenants: exit %d, %v: %s", rc, err, strings.Join(names, "\n"))
+		return
+	}
+	if len(names) == 0 {
 		return
 	}
 	cmd := "for n in " + strings.Join(names, " ") + "; do scancel -A $n 2>/dev/null; done; gpubridge -i delete tenant --purge " +
