@@ -110,6 +110,14 @@ func TestMatch(t *testing.T) {
 		{[]string{"h100=2"}, []string{"h100=3"}, false},
 		{[]string{"Name   State  GPUs", "-----  -----  ----", "gpu-b  IDLE   7"}, []string{"Name   State          GPUs", "-----  -------------  ----", "gpu-b  IDLE+RESERVED  7"}, true},
 		{[]string{"gpu-b  IDLE   7"}, []string{"gpu-b  DOWN   7"}, false},
+		// a JobID column holds the ids Slurm gave on that run; the other columns must match
+		{[]string{"Tenant  JobID  User", "------  -----  ----", "b5a     23     alice", "b5a     24     alice"},
+			[]string{"Tenant  JobID  User", "------  -----  ----", "b5a     4140   alice", "b5a     4141   alice"}, true},
+		{[]string{"Tenant  JobID  GPUs", "------  -----  ----", "b5a     23     1"}, []string{"Tenant  JobID  GPUs", "------  -----  ----", "b5a     23     2"}, false},
+		{[]string{"Tenant  JobID", "------  -----", "b5a     23"}, []string{"Tenant  JobID", "------  -----", "b5b     4140"}, false},
+		{[]string{"Tenant  Held", "------  ----", "b5a     23"}, []string{"Tenant  Held", "------  ----", "b5a     4140"}, false},
+		{[]string{"tenant,job_id,gpu_seconds", "acme,23,60"}, []string{"tenant,job_id,gpu_seconds", "acme,4140,60"}, true},
+		{[]string{"tenant,job_id,gpu_seconds", "acme,23,60"}, []string{"tenant,job_id,gpu_seconds", "acme,4140,61"}, false},
 	} {
 		if got := Match(c.want, c.got); got != c.ok {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)
