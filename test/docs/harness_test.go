@@ -118,6 +118,9 @@ func TestMatch(t *testing.T) {
 		{[]string{"Tenant  Held", "------  ----", "b5a     23"}, []string{"Tenant  Held", "------  ----", "b5a     4140"}, false},
 		{[]string{"tenant,job_id,gpu_seconds", "acme,23,60"}, []string{"tenant,job_id,gpu_seconds", "acme,4140,60"}, true},
 		{[]string{"tenant,job_id,gpu_seconds", "acme,23,60"}, []string{"tenant,job_id,gpu_seconds", "acme,4140,61"}, false},
+		{[]string{`{"jobs":[{"id":72,"name":"eval","user":"erin"}]}`}, []string{`{"jobs":[{"id":10,"name":"eval","user":"erin"}]}`}, true},
+		{[]string{`{"jobs":[{"id":72,"name":"eval","user":"erin"}]}`}, []string{`{"jobs":[{"id":10,"name":"train","user":"erin"}]}`}, false},
+		{[]string{`{"id":1,"tenant":"acme"}`}, []string{`{"id":2,"tenant":"acme"}`}, false},
 	} {
 		if got := Match(c.want, c.got); got != c.ok {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)

@@ -28,6 +28,8 @@ var Rules = []Rule{
 	{"port", regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<PORT>"},
 	// Slurm job ids ("Submitted batch job 123", "jobid=123", "job 123").
 	{"jobid", regexp.MustCompile(`\b(batch job|[Jj]ob[Ii]d=|[Jj]ob) \d+`), "$1 <JOBID>"},
+	// a job in the tenant API's job lists ({"id":123,"name":...}; a booking's id is followed by "tenant").
+	{"apijob", regexp.MustCompile(`"id":\d+,"name":`), `"id":<JOBID>,"name":`},
 	// process ids of background commands ("[1] 12345").
 	{"pid", regexp.MustCompile(`^\[\d+\] \d+$`), "[<N>] <PID>"},
 	// a node's state flag from a reservation that another run on the shared testbed holds now.
