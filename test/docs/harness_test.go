@@ -121,6 +121,8 @@ func TestMatch(t *testing.T) {
 		{[]string{`{"jobs":[{"id":72,"name":"eval","user":"erin"}]}`}, []string{`{"jobs":[{"id":10,"name":"eval","user":"erin"}]}`}, true},
 		{[]string{`{"jobs":[{"id":72,"name":"eval","user":"erin"}]}`}, []string{`{"jobs":[{"id":10,"name":"train","user":"erin"}]}`}, false},
 		{[]string{`{"id":1,"tenant":"acme"}`}, []string{`{"id":2,"tenant":"acme"}`}, false},
+		{[]string{`holder="gpubridge apply by bob (pid 4242 on head1) since x"`}, []string{`holder="gpubridge apply by bob (pid 77 on vm) since x"`}, true},
+		{[]string{`holder="gpubridge apply by bob (pid 4242 on head1) since x"`}, []string{`holder="gpubridge modify by bob (pid 77 on vm) since x"`}, false},
 	} {
 		if got := Match(c.want, c.got); got != c.ok {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)

@@ -30,6 +30,8 @@ var Rules = []Rule{
 	{"jobid", regexp.MustCompile(`\b(batch job|[Jj]ob[Ii]d=|[Jj]ob) \d+`), "$1 <JOBID>"},
 	// a job in the tenant API's job lists ({"id":123,"name":...}; a booking's id is followed by "tenant").
 	{"apijob", regexp.MustCompile(`"id":\d+,"name":`), `"id":<JOBID>,"name":`},
+	// the process and host of a gpubridge command holding the writer lock ("apply by root (pid 4242 on head1)").
+	{"holder", regexp.MustCompile(`\(pid \d+ on [^) ]+\)`), "(pid <PID> on <HOST>)"},
 	// process ids of background commands ("[1] 12345").
 	{"pid", regexp.MustCompile(`^\[\d+\] \d+$`), "[<N>] <PID>"},
 	// a node's state flag from a reservation that another run on the shared testbed holds now.
