@@ -108,6 +108,8 @@ func TestMatch(t *testing.T) {
 		{[]string{"at 2026-12-02T08:00:00Z in 1.2s"}, []string{"at 2027-01-01T09:10:11Z in 35ms  "}, true},
 		{[]string{"token gpb_abc123"}, []string{"token gpb_XYZ"}, true},
 		{[]string{"h100=2"}, []string{"h100=3"}, false},
+		{[]string{"Submitted batch job 23", "update jobid=23 qos=x: job 23 is held"}, []string{"Submitted batch job 4140", "update jobid=4140 qos=x: job 4140 is held"}, true},
+		{[]string{"JobId=20 JobName=a"}, []string{"JobId=7 JobName=b"}, false},
 		{[]string{"Name   State  GPUs", "-----  -----  ----", "gpu-b  IDLE   7"}, []string{"Name   State          GPUs", "-----  -------------  ----", "gpu-b  IDLE+RESERVED  7"}, true},
 		{[]string{"gpu-b  IDLE   7"}, []string{"gpu-b  DOWN   7"}, false},
 		// a JobID column holds the ids Slurm gave on that run; the other columns must match

@@ -27,7 +27,7 @@ var Rules = []Rule{
 	// loopback ports the harness picks.
 	{"port", regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<PORT>"},
 	// Slurm job ids ("Submitted batch job 123", "jobid=123", "job 123").
-	{"jobid", regexp.MustCompile(`\b(batch job|[Jj]ob[Ii]d=|[Jj]ob) \d+`), "$1 <JOBID>"},
+	{"jobid", regexp.MustCompile(`\b(batch job |[Jj]ob[Ii]d=|[Jj]ob )\d+`), "${1}<JOBID>"},
 	// a job in the tenant API's job lists ({"id":123,"name":...}; a booking's id is followed by "tenant").
 	{"apijob", regexp.MustCompile(`"id":\d+,"name":`), `"id":<JOBID>,"name":`},
 	// the process and host of a gpubridge command holding the writer lock ("apply by root (pid 4242 on head1)").
