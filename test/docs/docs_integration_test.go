@@ -229,9 +229,8 @@ func removeTenants(t *testing.T, s *Session) {
 
 // setupWorkdir makes the directory the documents' commands run in: bin/
 // with gpubridge and faultproxy built from this tree and the cluster's
-// commands, and the
-// repository's test/, contrib/ and bridge/ (fixtures the documents name).
-// It returns the bin directory.
+// commands, and the repository's test/, contrib/ and bridge/ (fixtures the
+// documents name). It returns the bin directory.
 func setupWorkdir(t *testing.T, root, work string, env testbed.Env) string {
 	t.Helper()
 	bin := filepath.Join(work, "bin")
