@@ -16,14 +16,25 @@
 //   - `<!-- doc-test: file NAME -->` before a block: its content is
 //     written to NAME before the next block's commands (a file the text
 //     shows, then uses).
+//   - `<!-- doc-test: teardown COMMAND -->`: COMMAND runs when the
+//     document ends, passed or not (it undoes what a setup wrote outside
+//     the document's own database and tenants, such as rows of slurmdbd's
+//     database).
 //
 // The harness (Extract, Match, Session, Run, Rewrite) is tested without
 // the testbed (harness_test.go: a planted drift fails, the true text
 // passes). docs_integration_test.go runs the repository's documents on the
-// testbed, each on a scratch gpubridge database of its own, and prints how
-// many examples it found, ran and skipped; pending_integration_test.go
-// lists the examples not yet made to run in order, whose drifts are logged
-// rather than failed. DOCTEST_ONLY=docs/a.md,... runs only those
+// testbed, each on a scratch gpubridge database of its own (after making
+// the shared on-demand QOS, so that no first apply depends on an earlier
+// test), and prints how many examples it found, ran and skipped, checking
+// that those run and skipped add up to those found;
+// pending_integration_test.go lists the few examples whose drifts are
+// logged rather than failed, each with its reason (a document not yet
+// written to run in order, or a behaviour that looks like a bug of the
+// code). A document's examples that need exact figures bill job rows
+// written into slurmdbd's job table by jobrows.sh (in past months, removed
+// by a teardown mark); a table's JobID column and the tenant API's job ids
+// are the run's own (JobColumns, Rules). DOCTEST_ONLY=docs/a.md,... runs only those
 // documents; DOCTEST_UPDATE=DIR writes each document that drifted to
 // DIR/<document> with what the commands printed in place of the text's
 // output, for a person to review with diff. Imported by nobody.

@@ -49,6 +49,7 @@ func TestDocExamples(t *testing.T) {
 	}
 	work := t.TempDir()
 	bin := setupWorkdir(t, root, work, env)
+	ensureOnDemandQOS(t, env, work, bin)
 	c := &counts{skipped: map[string]string{}}
 	for _, doc := range documents(t, root) {
 		src, err := os.ReadFile(filepath.Join(root, doc))
@@ -131,18 +132,13 @@ func listed(list, doc string) bool {
 // it returns the drifts.
 func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example, c *counts) (all []Drift) {
 	_, dsn := fault.ScratchDB(t, env, "docs", filepath.Base(exs[0].File))
-	environ := append(os.Environ(),
-		"PATH="+bin+":"+os.Getenv("PATH"),
-		"GPUBRIDGE_DB_DSN="+dsn,
-		"GPUBRIDGE_GUARD_FILE="+filepath.Join(env.Root, "var/lib/gpubridge/guard/tenants.table"),
-		"TZ=UTC", "LC_ALL=C.UTF-8", "COLUMNS=200",
-	)
-	s, err := NewSession(work, environ, t.TempDir())
+	s, err := NewSession(work, environ(env, bin, dsn), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	defer removeTenants(t, s)
+	defer teardown(t, s, exs)
 	for _, ex := range exs {
 		if ex.Skip != "" {
 			c.skipped[ex.Name()] = ex.Skip
@@ -171,12 +167,56 @@ func runDocument(t *testing.T, env testbed.Env, work, bin string, exs []Example,
 	return all
 }
 
+// teardown runs the document's teardown commands, in order.
+func teardown(t *testing.T, s *Session, exs []Example) {
+	for _, ex := range exs {
+		for _, cmd := range ex.Teardown {
+			if out, rc, err := s.Run(cmd); err != nil || rc != 0 {
+				t.Errorf("%s: teardown %q: exit %d, %v: %s", ex.Name(), cmd, rc, err, strings.Join(out, "\n"))
+			}
+		}
+	}
+}
+
+// environ is a document's environment: the testbed's, with bin first in
+// PATH and the scratch database dsn.
+func environ(env testbed.Env, bin, dsn string) []string {
+	return append(os.Environ(),
+		"PATH="+bin+":"+os.Getenv("PATH"),
+		"GPUBRIDGE_DB_DSN="+dsn,
+		"GPUBRIDGE_GUARD_FILE="+filepath.Join(env.Root, "var/lib/gpubridge/guard/tenants.table"),
+		"TZ=UTC", "LC_ALL=C.UTF-8", "COLUMNS=200",
+	)
+}
+
+// ensureOnDemandQOS makes the shared on-demand QOS exist as gpubridge
+// makes it (one tenant applied and removed, on a scratch store), so that a
+// document's first apply shows the same plan whether or not an earlier
+// test on the testbed made it.
+func ensureOnDemandQOS(t *testing.T, env testbed.Env, work, bin string) {
+	_, dsn := fault.ScratchDB(t, env, "docs", "warmup")
+	s, err := NewSession(work, environ(env, bin, dsn), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out, rc, err := s.Run("gpubridge -i add tenant docwarmup users=alice >/dev/null && gpubridge -i apply >/dev/null && " +
+		"gpubridge -i delete tenant --purge docwarmup >/dev/null && gpubridge -i apply --allow-mass-delete >/dev/null")
+	if err != nil || rc != 0 {
+		t.Fatalf("making the on-demand QOS: exit %d, %v: %s", rc, err, strings.Join(out, "\n"))
+	}
+}
+
 // removeTenants cancels the jobs of the tenants a document made, deletes
 // them and applies, so that the next document (on a database of its own)
 // finds Slurm without them.
 func removeTenants(t *testing.T, s *Session) {
-	names, _, err := s.Run("gpubridge -P -n show tenants format=name")
-	if err != nil || len(names) == 0 {
+	names, rc, err := s.Run("gpubridge -P -n show tenants format=name")
+	if err != nil || rc != 0 {
+		t.Errorf("listing the document's tenants: exit %d, %v: %s", rc, err, strings.Join(names, "\n"))
+		return
+	}
+	if len(names) == 0 {
 		return
 	}
 	cmd := "for n in " + strings.Join(names, " ") + "; do scancel -A $n 2>/dev/null; done; gpubridge -i delete tenant --purge " +
@@ -188,16 +228,18 @@ func removeTenants(t *testing.T, s *Session) {
 }
 
 // setupWorkdir makes the directory the documents' commands run in: bin/
-// with gpubridge built from this tree and the cluster's commands, and the
-// repository's test/, contrib/ and bridge/ (fixtures the documents name).
-// It returns the bin directory.
+// with gpubridge and faultproxy built from this tree and the cluster's
+// commands, and the repository's test/, contrib/ and bridge/ (fixtures the
+// documents name). It returns the bin directory.
 func setupWorkdir(t *testing.T, root, work string, env testbed.Env) string {
 	t.Helper()
 	bin := filepath.Join(work, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "gpubridge"), "./cmd/gpubridge")
+	// faultproxy: a slurmrestd that answers slowly, for the writer lock held
+	// by another apply (docs/tenants.md).
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/gpubridge", "./test/fault/cmd/faultproxy")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

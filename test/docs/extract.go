@@ -20,7 +20,10 @@ type Example struct {
 	Line  int      // the line of the opening fence, from 1
 	Skip  string   // the reason of a `<!-- doc-test: skip REASON -->` mark, empty when it runs
 	Setup []string // the commands of the `<!-- doc-test: setup COMMAND -->` marks since the block before
-	Steps []Step
+	// Teardown are the commands of the `<!-- doc-test: teardown COMMAND -->`
+	// marks since the block before: they run at the end of the document.
+	Teardown []string
+	Steps    []Step
 }
 
 // Name is FILE:LINE, how a report names the example.
@@ -42,6 +45,7 @@ var (
 	skipMark  = regexp.MustCompile(`^<!--\s*doc-test:\s*skip\s+(.+?)\s*-->\s*$`)
 	setupMark = regexp.MustCompile(`^<!--\s*doc-test:\s*setup\s+(.+?)\s*-->\s*$`)
 	fileMark  = regexp.MustCompile(`^<!--\s*doc-test:\s*file\s+(\S+)\s*-->\s*$`)
+	downMark  = regexp.MustCompile(`^<!--\s*doc-test:\s*teardown\s+(.+?)\s*-->\s*$`)
 )
 
 // Extract returns the examples of a Markdown document: the fenced blocks
@@ -54,11 +58,14 @@ var (
 // tenant) where the text does not show how. A `<!-- doc-test: file NAME -->`
 // mark before a block (a configuration, a tenants file the text shows)
 // makes its content the file NAME, written there, before the next
-// example's commands.
+// example's commands. A `<!-- doc-test: teardown COMMAND -->` mark's
+// command runs when the document ends (its examples passed or not): it
+// undoes what a setup did outside the document's own database and tenants
+// (rows written to slurmdbd's database).
 func Extract(file string, src string) ([]Example, error) {
 	lines := strings.Split(src, "\n")
 	var out []Example
-	var setup []string
+	var setup, teardown []string
 	skip, fileName := "", ""
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
@@ -72,6 +79,10 @@ func Extract(file string, src string) ([]Example, error) {
 		}
 		if m := fileMark.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 			fileName = m[1]
+			continue
+		}
+		if m := downMark.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			teardown = append(teardown, m[1])
 			continue
 		}
 		if !strings.HasPrefix(l, "```") {
@@ -94,9 +105,9 @@ func Extract(file string, src string) ([]Example, error) {
 			continue
 		}
 		if ex := parseBlock(file, start+1, body); ex != nil {
-			ex.Skip, ex.Setup = skip, setup
+			ex.Skip, ex.Setup, ex.Teardown = skip, setup, teardown
 			out = append(out, *ex)
-			setup = nil
+			setup, teardown = nil, nil
 		}
 		skip = ""
 	}

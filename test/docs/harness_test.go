@@ -88,6 +88,10 @@ func TestExtract(t *testing.T) {
 	if exs, err := Extract("y.md", "```\n# context\n$ cmd\nout\n```\n"); err != nil || len(exs) != 1 || !reflect.DeepEqual(exs[0].Steps, []Step{{Line: 3, Cmd: "cmd", Want: []string{"out"}, Next: 4}}) {
 		t.Errorf("a block with context before its command: %+v, %v", exs, err)
 	}
+	if exs, err := Extract("t.md", "<!-- doc-test: setup make -->\n<!-- doc-test: teardown unmake -->\n```\n$ cmd\n```\n"); err != nil || len(exs) != 1 ||
+		!reflect.DeepEqual(exs[0].Setup, []string{"make"}) || !reflect.DeepEqual(exs[0].Teardown, []string{"unmake"}) {
+		t.Errorf("a block with a setup and a teardown mark: %+v, %v", exs, err)
+	}
 	if _, err := Extract("z.md", "```\n$ cmd\n"); err == nil {
 		t.Error("a block not closed is accepted")
 	}
@@ -104,8 +108,23 @@ func TestMatch(t *testing.T) {
 		{[]string{"at 2026-12-02T08:00:00Z in 1.2s"}, []string{"at 2027-01-01T09:10:11Z in 35ms  "}, true},
 		{[]string{"token gpb_abc123"}, []string{"token gpb_XYZ"}, true},
 		{[]string{"h100=2"}, []string{"h100=3"}, false},
+		{[]string{"Submitted batch job 23", "update jobid=23 qos=x: job 23 is held"}, []string{"Submitted batch job 4140", "update jobid=4140 qos=x: job 4140 is held"}, true},
+		{[]string{"JobId=20 JobName=a"}, []string{"JobId=7 JobName=b"}, false},
 		{[]string{"Name   State  GPUs", "-----  -----  ----", "gpu-b  IDLE   7"}, []string{"Name   State          GPUs", "-----  -------------  ----", "gpu-b  IDLE+RESERVED  7"}, true},
 		{[]string{"gpu-b  IDLE   7"}, []string{"gpu-b  DOWN   7"}, false},
+		// a JobID column holds the ids Slurm gave on that run; the other columns must match
+		{[]string{"Tenant  JobID  User", "------  -----  ----", "b5a     23     alice", "b5a     24     alice"},
+			[]string{"Tenant  JobID  User", "------  -----  ----", "b5a     4140   alice", "b5a     4141   alice"}, true},
+		{[]string{"Tenant  JobID  GPUs", "------  -----  ----", "b5a     23     1"}, []string{"Tenant  JobID  GPUs", "------  -----  ----", "b5a     23     2"}, false},
+		{[]string{"Tenant  JobID", "------  -----", "b5a     23"}, []string{"Tenant  JobID", "------  -----", "b5b     4140"}, false},
+		{[]string{"Tenant  Held", "------  ----", "b5a     23"}, []string{"Tenant  Held", "------  ----", "b5a     4140"}, false},
+		{[]string{"tenant,job_id,gpu_seconds", "acme,23,60"}, []string{"tenant,job_id,gpu_seconds", "acme,4140,60"}, true},
+		{[]string{"tenant,job_id,gpu_seconds", "acme,23,60"}, []string{"tenant,job_id,gpu_seconds", "acme,4140,61"}, false},
+		{[]string{`{"jobs":[{"id":72,"name":"eval","user":"erin"}]}`}, []string{`{"jobs":[{"id":10,"name":"eval","user":"erin"}]}`}, true},
+		{[]string{`{"jobs":[{"id":72,"name":"eval","user":"erin"}]}`}, []string{`{"jobs":[{"id":10,"name":"train","user":"erin"}]}`}, false},
+		{[]string{`{"id":1,"tenant":"acme"}`}, []string{`{"id":2,"tenant":"acme"}`}, false},
+		{[]string{`holder="gpubridge apply by bob (pid 4242 on head1) since x"`}, []string{`holder="gpubridge apply by bob (pid 77 on vm) since x"`}, true},
+		{[]string{`holder="gpubridge apply by bob (pid 4242 on head1) since x"`}, []string{`holder="gpubridge modify by bob (pid 77 on vm) since x"`}, false},
 	} {
 		if got := Match(c.want, c.got); got != c.ok {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)

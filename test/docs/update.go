@@ -20,7 +20,11 @@ func Rewrite(src string, drifts []Drift) string {
 		if to > len(lines) {
 			continue
 		}
-		repl := append(append(append([]string{}, lines[:from]...), d.Got...), lines[to:]...)
+		got := make([]string, len(d.Got))
+		for k, l := range d.Got {
+			got[k] = strings.TrimRight(l, " \t") // Match ignores them; the text has none
+		}
+		repl := append(append(append([]string{}, lines[:from]...), got...), lines[to:]...)
 		lines = repl
 	}
 	return strings.Join(lines, "\n")
