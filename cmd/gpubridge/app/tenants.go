@@ -358,9 +358,11 @@ type requests struct{ reads, writes, sacctmgr int64 }
 // countRequests runs fn and returns the slurmrestd requests and sacctmgr
 // commands it made.
 func (e *Env) countRequests(ctx context.Context, fn func() error) (requests, error) {
-	// Connect first (an error is left for the use case to meet), so that
-	// the counts do not include the version negotiation.
-	_, _ = e.Slurm(ctx)
+	// Negotiate first (an error is left for the use case to meet), so
+	// that the counts do not include the version negotiation.
+	if cl, err := e.Slurm(ctx); err == nil {
+		_ = cl.Negotiate(ctx)
+	}
 	r0, w0 := e.Requests()
 	s0 := e.SacctmgrCommands()
 	if err := fn(); err != nil {
