@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -190,5 +191,35 @@ func Prepare(ctx context.Context, db *sqlx.DB, p Policy) (Schema, error) {
 	if s.Pending == 0 {
 		return s, nil
 	}
-	return s, Migrate(ctx, db)
+	return s, migrateBeside(ctx, db)
+}
+
+// migrateBeside applies the pending migrations while another process may
+// be applying them too (a `gpubridge migrate` beside a `serve --init`
+// preparing the same empty database). goose takes no lock on MySQL, so
+// the second process to run one of a migration's statements fails (a
+// duplicate table or column) and stops there, while the first goes on.
+// The one that failed then looks again, every 250 ms for up to 10 s: once
+// every migration is recorded, the schema is current and this is a
+// success; as long as the other process makes progress, it tries the rest
+// again. Without progress in that time, its first error stands.
+func migrateBeside(ctx context.Context, db *sqlx.DB) error {
+	first := Migrate(ctx, db)
+	if first == nil {
+		return nil
+	}
+	for wait := 0; wait < 40; wait++ {
+		select {
+		case <-ctx.Done():
+			return first
+		case <-time.After(250 * time.Millisecond):
+		}
+		if _, ok := current(ctx, db); ok {
+			return nil
+		}
+		if Migrate(ctx, db) == nil {
+			return nil
+		}
+	}
+	return first
 }
