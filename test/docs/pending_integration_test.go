@@ -8,11 +8,10 @@ package docs
 // keeps the correct behaviour and the drift is logged until the bug is
 // fixed.
 const (
-	why2          = "bookings, reservations and at-risk moves of runs on the shared testbed (ids, a drained node, the daemon); not yet written to run in order on a scratch store"
-	why6          = "check jobs, drains and credits on the testbed's nodes; not yet set up by the document"
-	whyGuardTres  = "to check (a possible guard bug): `scontrol update jobid=$doc TresPerJob=gres/gpu:2` of a held CPU job of tenant g9doc is accepted, printing nothing; the text (an older run) shows the guard refusing the untyped request; on a job with a typed GPU request Slurm itself refuses it (\"with and without type identification\")"
-	whyPlanOrder  = "bug: the plan's deletion lines of users come in a different order from run to run (\"- user dave (speech)\" before or after \"- user alice (mlteam)\"): the plan is not sorted the same way twice"
-	whyBugMigrate = "bug: `gpubridge migrate` run while `serve` waits for the schema (as the text says to) races the daemon's own migration of the half-made schema (goose on MySQL takes no lock): at times \"Duplicate column name 'peers'\" (migration 550), and the second migrate applies 1 pending migration"
+	why2         = "bookings, reservations and at-risk moves of runs on the shared testbed (ids, a drained node, the daemon); not yet written to run in order on a scratch store"
+	why6         = "check jobs, drains and credits on the testbed's nodes; not yet set up by the document"
+	whyGuardTres = "to check (a possible guard bug): `scontrol update jobid=$doc TresPerJob=gres/gpu:2` of a held CPU job of tenant g9doc is accepted, printing nothing; the text (an older run) shows the guard refusing the untyped request; on a job with a typed GPU request Slurm itself refuses it (\"with and without type identification\")"
+	whyPlanOrder = "bug: the plan's deletion lines of users come in a different order from run to run (\"- user dave (speech)\" before or after \"- user alice (mlteam)\"): the plan is not sorted the same way twice"
 )
 
 // pending lists the examples (Example.Key) whose drifts are logged, not
@@ -22,9 +21,8 @@ const (
 var pending = map[string]string{
 	"docs/tenants.md: $ gpubridge plan | + qos newco  GrpTRES=gres/gpu:h100=1": whyPlanOrder,
 	"docs/tenants.md: $ scontrol update jobid=$doc TresPerJob=gres/gpu:2                    # heidi's job of g9doc | scontrol: error: gpubridge: job 2: GPU request without a type refused for tenant g9doc: Slurm cannot hold untyped GPUs to the tenant's typed quota. Name a type, e.g. --gres=gpu:1g.10gb:2. Tenant g9doc may use: 1g.10gb (quota 2), h100 (quota 2)": whyGuardTres,
-	"docs/daemon.md: $ gpubridge migrate | database gpubridge_dmndoc: was empty; created gpubridge's schema (39 migrations)":                                                                                                                                        whyBugMigrate,
-	"docs/bookings.md: $ gpubridge -i add booking tenant=bdacme gpus=h100:1 start=2099-12-15T23:59:59Z duration=1d | gpubridge: error: booking refused, nothing was changed: h100:1 for tenant bdacme over 2099-12-15T23:59:59Z..2099-12-16T23:59:59Z does not fit": why2,
-	"docs/bookings.md: $ gpubridge show availability type=h100 from=2099-12-02T00:00:00Z to=2099-12-23T00:00:00Z | Type  From                  Free  Booked  Cap  Bar":                                                                                              why2,
+	"docs/bookings.md: $ gpubridge -i add booking tenant=bdacme gpus=h100:1 start=2099-12-15T23:59:59Z duration=1d | gpubridge: error: booking refused, nothing was changed: h100:1 for tenant bdacme over 2099-12-15T23:59:59Z..2099-12-16T23:59:59Z does not fit":                                                                                                       why2,
+	"docs/bookings.md: $ gpubridge show availability type=h100 from=2099-12-02T00:00:00Z to=2099-12-23T00:00:00Z | Type  From                  Free  Booked  Cap  Bar":                                                                                                                                                                                                    why2,
 	"docs/bookings.md: $ cat bd-bad.yaml | tenants:": why2,
 	"docs/bookings.md: $ gpubridge show tenant bdacme bdglobex format=name,gpus,booking | Name      GPUs              Booking":                                                                                                                                                                                                                                                                                                      why2,
 	"docs/bookings.md: $ gpubridge -i add booking tenant=bdacme gpus=h100:2 start=now+5m duration=1h purpose=\"docs projection\" | Booking 5 added: h100:2 for bdacme from 2026-12-01T12:43:19Z to 2026-12-01T13:43:19Z (requested). ...":                                                                                                                                                                                           why2,
