@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -646,7 +647,14 @@ func (pl *planner) goneAssocs() {
 		}
 	}
 	pl.removedAssoc = map[AssocKey]bool{}
-	for _, a := range pl.in.State.Assocs {
+	// By account, then user: the live state comes in the order of its
+	// source (slurmrestd, or slurmdbd's database), which may change from
+	// read to read, and the plan must not.
+	live := slices.Clone(pl.in.State.Assocs)
+	slices.SortFunc(live, func(x, y Assoc) int {
+		return cmp.Or(strings.Compare(x.Account, y.Account), strings.Compare(x.User, y.User))
+	})
+	for _, a := range live {
 		k := AssocKey{a.Account, a.User}
 		managed := pl.ours[a.Account] || pl.removingAcct[a.Account]
 		if !managed || wantAssoc[k] || pl.waitingAccounts[a.Account] {

@@ -444,3 +444,51 @@ func TestScope(t *testing.T) {
 		t.Errorf("scoped plan (-want +got):\n%s", diff)
 	}
 }
+
+// shuffledState reads the fake's state with its associations in a random
+// order, as rows of a database without ORDER BY may come.
+type shuffledState struct {
+	*reconciletest.Cluster
+	rng *rand.Rand
+}
+
+func (s shuffledState) ReadState(ctx context.Context) (reconcile.State, error) {
+	st, err := s.Cluster.ReadState(ctx)
+	s.rng.Shuffle(len(st.Assocs), func(i, j int) { st.Assocs[i], st.Assocs[j] = st.Assocs[j], st.Assocs[i] })
+	return st, err
+}
+
+// The plan lists the same changes in the same order however the live state
+// comes (slurmdbd's rows, or the fake's map here, in no fixed order): users
+// leaving several tenants are deleted by account, then user.
+func TestPlanOrderIsStable(t *testing.T) {
+	c := &reconciletest.Cluster{}
+	users := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"}
+	var ts []tenant.Tenant
+	for _, n := range []string{"mlteam", "speech", "vision"} {
+		ts = append(ts, tenant.Tenant{Name: n, Users: slices.Clone(users), GPUs: tenant.Quota{"h100": 1}, State: tenant.Active})
+	}
+	mustApply(t, c, ts)
+	for i := range ts {
+		ts[i].Users = ts[i].Users[:1] // all but alice leave
+	}
+	var first []string
+	shuffled := shuffledState{c, rand.New(rand.NewPCG(3, 4))}
+	for round := range 20 {
+		p, err := reconcile.Compute(context.Background(), shuffled, ts, naming)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := lines(p)
+		if round == 0 {
+			first = got
+			if len(first) < 21 {
+				t.Fatalf("plan = %q; want the 21 users' deletions", first)
+			}
+			continue
+		}
+		if d := cmp.Diff(first, got); d != "" {
+			t.Fatalf("round %d: the plan's order changed (-first +now):\n%s", round, d)
+		}
+	}
+}

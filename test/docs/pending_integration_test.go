@@ -11,7 +11,6 @@ const (
 	why2         = "bookings, reservations and at-risk moves of runs on the shared testbed (ids, a drained node, the daemon); not yet written to run in order on a scratch store"
 	why6         = "check jobs, drains and credits on the testbed's nodes; not yet set up by the document"
 	whyGuardTres = "to check (a possible guard bug): `scontrol update jobid=$doc TresPerJob=gres/gpu:2` of a held CPU job of tenant g9doc is accepted, printing nothing; the text (an older run) shows the guard refusing the untyped request; on a job with a typed GPU request Slurm itself refuses it (\"with and without type identification\")"
-	whyPlanOrder = "bug: the plan's deletion lines of users come in a different order from run to run (\"- user dave (speech)\" before or after \"- user alice (mlteam)\"): the plan is not sorted the same way twice"
 )
 
 // pending lists the examples (Example.Key) whose drifts are logged, not
@@ -19,7 +18,6 @@ const (
 // scratch store. An entry is removed when its example passes; the test
 // logs those that do.
 var pending = map[string]string{
-	"docs/tenants.md: $ gpubridge plan | + qos newco  GrpTRES=gres/gpu:h100=1": whyPlanOrder,
 	"docs/tenants.md: $ scontrol update jobid=$doc TresPerJob=gres/gpu:2                    # heidi's job of g9doc | scontrol: error: gpubridge: job 2: GPU request without a type refused for tenant g9doc: Slurm cannot hold untyped GPUs to the tenant's typed quota. Name a type, e.g. --gres=gpu:1g.10gb:2. Tenant g9doc may use: 1g.10gb (quota 2), h100 (quota 2)": whyGuardTres,
 	"docs/bookings.md: $ gpubridge -i add booking tenant=bdacme gpus=h100:1 start=2099-12-15T23:59:59Z duration=1d | gpubridge: error: booking refused, nothing was changed: h100:1 for tenant bdacme over 2099-12-15T23:59:59Z..2099-12-16T23:59:59Z does not fit":                                                                                                       why2,
 	"docs/bookings.md: $ gpubridge show availability type=h100 from=2099-12-02T00:00:00Z to=2099-12-23T00:00:00Z | Type  From                  Free  Booked  Cap  Bar":                                                                                                                                                                                                    why2,
