@@ -3,6 +3,7 @@
 package docs
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,6 +48,7 @@ func TestDocExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	freshTestbed(t, env)
 	work := t.TempDir()
 	bin := setupWorkdir(t, root, work, env)
 	ensureOnDemandQOS(t, env, work, bin)
@@ -257,4 +259,22 @@ func setupWorkdir(t *testing.T, root, work string, env testbed.Env) string {
 		}
 	}
 	return bin
+}
+
+// freshTestbed restarts the testbed from its cached root before the
+// documents run (about 10 s): they show exact figures (job ids, the runs of
+// a month, the accounts Slurm holds), which the rows and objects that the
+// suite's other tests left in slurmdbd and Slurm would change. The run's
+// use lock is held (make test), so nothing else uses the testbed meanwhile.
+func freshTestbed(t *testing.T, env testbed.Env) {
+	t.Helper()
+	if os.Getenv("GPUBRIDGE_TESTBED_IN_USE") == "" {
+		t.Fatal("run the document tests through test/testbed/use.sh: they restart the testbed, which needs its use lock")
+	}
+	up := filepath.Join(filepath.Dir(env.ExecScript), "up.sh")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, up, "--fresh").CombinedOutput(); err != nil {
+		t.Fatalf("%s --fresh: %v\n%s", up, err, out)
+	}
 }
