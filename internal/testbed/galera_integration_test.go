@@ -28,7 +28,7 @@ func TestGaleraCluster(t *testing.T) {
 	_, dsns := testbed.RequireGalera(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	name := fmt.Sprintf("gpubridge_galera%d", os.Getpid()%100000)
+	name := fmt.Sprintf("gpubridge_galera%d_%d", os.Getpid()%100000, time.Now().UnixNano()%1000000)
 	nodes := make([]*sqlx.DB, len(dsns))
 	for i, dsn := range dsns {
 		db, err := sqldb.Open(ctx, dsn)
@@ -76,16 +76,33 @@ func TestGaleraCluster(t *testing.T) {
 	if _, err := nodes[0].ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = nodes[0].ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+name+"`") })
+	t.Cleanup(func() { // the pools above are closed by then
+		if db, err := sqldb.Open(context.Background(), dsns[0]); err == nil {
+			_, _ = db.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+name+"`")
+			db.Close()
+		}
+	})
 	if _, err := nodes[0].ExecContext(ctx, "CREATE TABLE `"+name+"`.probe (id INT PRIMARY KEY, v VARCHAR(16))"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := nodes[0].ExecContext(ctx, "INSERT INTO `"+name+"`.probe VALUES (1, 'from node 1')"); err != nil {
 		t.Fatal(err)
 	}
+	// A commit is certified on every node before it returns, but applied
+	// on the others a moment later: a read on node 3 right after the write
+	// sees it only as a causal read (wsrep_sync_wait), which is what a
+	// process reading what another wrote through another node must ask for.
+	reader, err := nodes[2].Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if _, err := reader.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1"); err != nil {
+		t.Fatal(err)
+	}
 	var v string
-	if err := nodes[2].QueryRowContext(ctx, "SELECT v FROM `"+name+"`.probe WHERE id = 1").Scan(&v); err != nil || v != "from node 1" {
-		t.Fatalf("node 3 reads %q, %v; want the row written through node 1", v, err)
+	if err := reader.QueryRowContext(ctx, "SELECT v FROM `"+name+"`.probe WHERE id = 1").Scan(&v); err != nil || v != "from node 1" {
+		t.Fatalf("node 3 reads %q, %v; want the row written through node 1 (causal read)", v, err)
 	}
 
 	cfg, err := mysql.ParseDSN(dsns[1])
@@ -99,7 +116,7 @@ func TestGaleraCluster(t *testing.T) {
 	}
 	db.Close()
 	var noPK []string
-	if err := nodes[2].SelectContext(ctx, &noPK, `SELECT t.table_name FROM information_schema.tables t
+	if err := reader.SelectContext(ctx, &noPK, `SELECT t.table_name FROM information_schema.tables t
 		LEFT JOIN information_schema.table_constraints c ON c.table_schema = t.table_schema AND c.table_name = t.table_name AND c.constraint_type = 'PRIMARY KEY'
 		WHERE t.table_schema = ? AND t.table_type = 'BASE TABLE' AND c.constraint_name IS NULL ORDER BY 1`, name); err != nil {
 		t.Fatal(err)
@@ -108,7 +125,7 @@ func TestGaleraCluster(t *testing.T) {
 		t.Errorf("tables without a primary key (Galera needs one on every table): %s", strings.Join(noPK, ", "))
 	}
 	var tables int
-	if err := nodes[2].GetContext(ctx, &tables, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?", name); err != nil || tables < 10 {
+	if err := reader.GetContext(ctx, &tables, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?", name); err != nil || tables < 10 {
 		t.Fatalf("node 3 sees %d tables of the schema migrated through node 2 (%v)", tables, err)
 	}
 }
