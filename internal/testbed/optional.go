@@ -20,6 +20,15 @@ func (e Env) GaleraDSNs() []string {
 	return strings.Split(v, ",")
 }
 
+// Script runs the testbed script name (test/testbed/NAME, beside
+// in-root.sh) with args, bounded by timeout, and returns its combined
+// output.
+func (e Env) Script(timeout time.Duration, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return exec.CommandContext(ctx, filepath.Join(filepath.Dir(e.ExecScript), name), args...).CombinedOutput()
+}
+
 // RequireGalera brings the testbed's three-node Galera cluster up if it is
 // not (test/testbed/galera.sh up, idempotent: about 20 s the first time
 // after a testbed restart) and returns one DSN per node; it fails the test
@@ -31,12 +40,9 @@ func RequireGalera(t testing.TB) (Env, []string) {
 	if len(dsns) != 3 {
 		t.Fatalf("GPUBRIDGE_GALERA_DSNS = %q: want three DSNs; rerun `make testbed-up` and `source .testbed/env`", os.Getenv("GPUBRIDGE_GALERA_DSNS"))
 	}
-	script := filepath.Join(filepath.Dir(e.ExecScript), "galera.sh")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, script, "up").CombinedOutput()
+	out, err := e.Script(5*time.Minute, "galera.sh", "up")
 	if err != nil {
-		t.Fatalf("%s up: %v\n%s", script, err, out)
+		t.Fatalf("galera.sh up: %v\n%s", err, out)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
 	return e, dsns
@@ -53,20 +59,14 @@ func RequireCluster2(t testing.TB) Env {
 	if e.Cluster2 == "" || e.Cluster2REST == "" || e.Cluster2Conf == "" {
 		t.Fatal("GPUBRIDGE_TESTBED_CLUSTER2, _REST or _CONF is unset: rerun `make testbed-up` and `source .testbed/env`")
 	}
-	script := filepath.Join(filepath.Dir(e.ExecScript), "cluster2.sh")
-	run := func(arg string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		return exec.CommandContext(ctx, script, arg).CombinedOutput()
-	}
 	t.Cleanup(func() {
-		if out, err := run("down"); err != nil {
-			t.Errorf("%s down: %v\n%s", script, err, out)
+		if out, err := e.Script(3*time.Minute, "cluster2.sh", "down"); err != nil {
+			t.Errorf("cluster2.sh down: %v\n%s", err, out)
 		}
 	})
-	out, err := run("up")
+	out, err := e.Script(3*time.Minute, "cluster2.sh", "up")
 	if err != nil {
-		t.Fatalf("%s up: %v\n%s", script, err, out)
+		t.Fatalf("cluster2.sh up: %v\n%s", err, out)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
 	return e

@@ -3,7 +3,6 @@
 package docs
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -271,10 +270,7 @@ func freshTestbed(t *testing.T, env testbed.Env) {
 	if os.Getenv("GPUBRIDGE_TESTBED_IN_USE") == "" {
 		t.Fatal("run the document tests through test/testbed/use.sh: they restart the testbed, which needs its use lock")
 	}
-	up := filepath.Join(filepath.Dir(env.ExecScript), "up.sh")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, up, "--fresh").CombinedOutput(); err != nil {
-		t.Fatalf("%s --fresh: %v\n%s", up, err, out)
+	if out, err := env.Script(10*time.Minute, "up.sh", "--fresh"); err != nil {
+		t.Fatalf("up.sh --fresh: %v\n%s", err, out)
 	}
 }
