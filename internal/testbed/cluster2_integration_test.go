@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,28 +67,17 @@ func TestSecondCluster(t *testing.T) {
 
 	// A job on the second cluster, under an account that exists there only.
 	acct := fmt.Sprintf("c2probe%d", os.Getpid()%100000)
-	env.Exec(t, "", "sacctmgr", "-i", "add", "account", acct, "cluster="+c2)
 	t.Cleanup(func() { _, _ = env.Run(context.Background(), "", nil, "sacctmgr", "-i", "delete", "account", acct) })
-	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "alice", "account="+acct, "cluster="+c2)
-	id := strings.TrimSpace(env.Exec(t, "alice", "sbatch", "-M", c2, "--parsable", "-A", acct, "--gres=gpu:h100:1", "--wrap", "sleep 1"))
-	id, _, _ = strings.Cut(id, ";") // "<id>;<cluster>" with -M
-	var state string
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
-		state = strings.TrimSpace(env.Exec(t, "", "sacct", "-M", c2, "-n", "-X", "-P", "-j", id, "-o", "state"))
-		if state == "COMPLETED" {
-			break
-		}
-	}
-	if state != "COMPLETED" {
-		t.Fatalf("job %s on %s: state %q after 90 s; want COMPLETED", id, c2, state)
-	}
+	id := runOnCluster2(t, env, acct)
 	db, err := sqldb.Open(ctx, env.SlurmDBDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var account, tres string
-	q := fmt.Sprintf("SELECT account, tres_alloc FROM `%s_job_table` WHERE id_job = ?", c2)
+	// The newest row of that id: a down and up under the old cluster2.sh
+	// (which cleared the controller's state) counted ids from 1 again.
+	q := fmt.Sprintf("SELECT account, tres_alloc FROM `%s_job_table` WHERE id_job = ? ORDER BY job_db_inx DESC LIMIT 1", c2)
 	if err := db.QueryRowContext(ctx, q, id).Scan(&account, &tres); err != nil {
 		t.Fatalf("job %s in %s_job_table: %v", id, c2, err)
 	}
@@ -99,4 +89,54 @@ func TestSecondCluster(t *testing.T) {
 	if err := db.QueryRowContext(ctx, q, acct).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the first cluster's job table holds %d row(s) of %s (%v); want none", n, acct, err)
 	}
+}
+
+// The second cluster comes back after cluster2.sh down (which deletes it
+// from slurmdbd with its associations): registered again, its job ids go
+// on from where they were (the controller keeps its state), so a job run
+// after the second up is its own row, COMPLETED, not the first
+// incarnation's row of the same id.
+func TestSecondClusterAgain(t *testing.T) {
+	env := testbed.RequireCluster2(t)
+	acct := fmt.Sprintf("c2again%d", os.Getpid()%100000)
+	t.Cleanup(func() { _, _ = env.Run(context.Background(), "", nil, "sacctmgr", "-i", "delete", "account", acct) })
+	first := runOnCluster2(t, env, acct)
+	for _, step := range []string{"down", "up"} {
+		if out, err := env.Script(3*time.Minute, "cluster2.sh", step); err != nil {
+			t.Fatalf("cluster2.sh %s: %v\n%s", step, err, out)
+		}
+	}
+	if out := env.Exec(t, "", "sacctmgr", "-n", "-P", "show", "association", "where", "cluster="+env.Cluster2, "account="+acct, "format=account"); strings.TrimSpace(out) != "" {
+		t.Fatalf("after cluster2.sh down and up, %s's associations on %s = %q; want none (down deletes the cluster)", acct, env.Cluster2, out)
+	}
+	second := runOnCluster2(t, env, acct)
+	a, _ := strconv.Atoi(first)
+	b, _ := strconv.Atoi(second)
+	if b <= a {
+		t.Fatalf("job id after cluster2.sh down and up = %s; want more than the first incarnation's %s (job ids go on)", second, first)
+	}
+}
+
+// runOnCluster2 adds account acct and alice's association to it on the
+// second cluster only, runs a one-GPU job there as alice, waits until
+// sacct says COMPLETED and returns the job's id. Its output goes nowhere:
+// both clusters count job ids from 1 in one root, and slurm-<id>.out of
+// the first cluster's job of the same id (another user's) in /tmp made the
+// second cluster's job fail with "Could not open stdout file".
+func runOnCluster2(t *testing.T, env testbed.Env, acct string) string {
+	t.Helper()
+	c2 := env.Cluster2
+	env.Exec(t, "", "sacctmgr", "-i", "add", "account", acct, "cluster="+c2)
+	env.Exec(t, "", "sacctmgr", "-i", "add", "user", "alice", "account="+acct, "cluster="+c2)
+	id := strings.TrimSpace(env.Exec(t, "alice", "sbatch", "-M", c2, "--parsable", "-A", acct, "--gres=gpu:h100:1", "-o", "/dev/null", "--wrap", "sleep 1"))
+	id, _, _ = strings.Cut(id, ";") // "<id>;<cluster>" with -M
+	var state string
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		state = strings.TrimSpace(env.Exec(t, "", "sacct", "-M", c2, "-n", "-X", "-P", "-j", id, "-o", "state"))
+		if state == "COMPLETED" {
+			return id
+		}
+	}
+	t.Fatalf("job %s on %s: state %q after 90 s; want COMPLETED", id, c2, state)
+	return ""
 }
