@@ -45,7 +45,7 @@ func TestClusterFlag(t *testing.T) {
 		}
 	}
 	for args, want := range map[string]string{
-		"show nodes":          "lists 2 clusters (" + env.Cluster + ", " + env.Cluster2 + "): name the one to use with -M CLUSTER",
+		"show nodes":           "lists 2 clusters (" + env.Cluster + ", " + env.Cluster2 + "): name the one to use with -M CLUSTER",
 		"-M nosuch show nodes": "-M nosuch: not a cluster of the configuration (clusters: lists " + env.Cluster + ", " + env.Cluster2 + ")",
 	} {
 		out, errs, code := cliClosed(strings.Fields(args)...)
