@@ -33,6 +33,7 @@ Configuration: --config FILE, else $GPUBRIDGE_CONFIG, else /etc/gpubridge/gpubri
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.ConfigPath, "config", "", "configuration file (default /etc/gpubridge/gpubridge.yaml)")
+	pf.StringVarP(&a.ClusterFlag, "cluster", "M", "", "the cluster to use, of those the configuration's clusters: lists (needed when it lists several)")
 	pf.BoolVarP(&a.output.Parsable, "parsable2", "P", false, "output '|'-separated fields, no trailing '|'")
 	pf.BoolVarP(&a.output.Trailing, "parsable", "p", false, "output '|'-separated fields with a trailing '|'")
 	pf.BoolVarP(&a.output.NoHeader, "noheader", "n", false, "no header line")

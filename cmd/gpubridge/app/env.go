@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +26,9 @@ type Env struct {
 	Verbose    bool      // log at debug level
 	Daemon     bool      // serve: log at info (commands: warnings only)
 	Stderr     io.Writer // where the log goes
+	// ClusterFlag is -M/--cluster: which of the configuration's clusters the
+	// process serves (config.Config.Views); "" is the only one.
+	ClusterFlag string
 
 	cfg      *config.Config
 	logger   *slog.Logger
@@ -56,7 +61,39 @@ func (e *Env) LoadConfig() (config.Config, error) {
 			path, optional = config.DefaultPath, true
 		}
 	}
-	return config.Read(path, optional, os.LookupEnv)
+	c, err := config.Read(path, optional, os.LookupEnv)
+	if err != nil {
+		return c, err
+	}
+	return Pick(c, e.ClusterFlag)
+}
+
+// Pick is the view of the cluster named cluster (-M): the only one when
+// cluster is empty; for a configuration without clusters: the
+// configuration itself, named cluster when it names none (slurmrestd
+// then checks the name), refused when it names another.
+func Pick(c config.Config, cluster string) (config.Config, error) {
+	names := c.ClusterNames()
+	if !c.Several() {
+		switch {
+		case cluster == "" || cluster == c.Cluster:
+		case c.Cluster == "":
+			c.Cluster = cluster
+		default:
+			return c, fmt.Errorf("-M %s: this configuration serves cluster %s (cluster: or GPUBRIDGE_CLUSTER); list the clusters under clusters: to serve several", cluster, c.Cluster)
+		}
+		return c, nil
+	}
+	if cluster == "" {
+		if len(names) == 1 {
+			return c.Views()[0], nil
+		}
+		return c, fmt.Errorf("the configuration lists %d clusters (%s): name the one to use with -M CLUSTER", len(names), strings.Join(names, ", "))
+	}
+	if v, ok := c.View(cluster); ok {
+		return v, nil
+	}
+	return c, fmt.Errorf("-M %s: not a cluster of the configuration (clusters: lists %s)", cluster, strings.Join(names, ", "))
 }
 
 // Logger is the one logger, on Stderr: a command prints what it did, so

@@ -47,6 +47,10 @@ type Config struct {
 	// Ingest tunes the daemon's ingest job (schedules.ingest runs it).
 	Ingest Ingest `json:"ingest"`
 	Portal Portal `json:"portal"` // config/portal.go
+	// Clusters lists the clusters of the site's slurmdbd that gpubridge
+	// serves (config/clusters.go); empty serves the one cluster of
+	// cluster: and slurmrest:.
+	Clusters []Cluster `json:"clusters,omitempty"`
 }
 
 // API tunes the tenant API and status page (cmd/gpubridge/api).
@@ -554,7 +558,7 @@ func (c Config) Validate() error {
 	if c.Cluster != "" && !validName(c.Cluster) {
 		add("cluster", "%q is not a Slurm cluster name (letters, digits, '-' and '_'; set GPUBRIDGE_CLUSTER)", c.Cluster)
 	}
-	c.SlurmRest.validate(add)
+	c.validateClusters(add) // slurmrest:, or each cluster's
 	c.Server.validate(add)
 	c.Schedules.validate(add)
 	c.Tenants.validate(add)
@@ -685,8 +689,18 @@ func (ch Chargeback) validate(add func(field, format string, a ...any)) {
 
 // RequireSlurmRest checks what a command that talks to slurmrestd needs beyond Validate.
 func (c Config) RequireSlurmRest() error {
-	if c.SlurmRest.JWTKeyFile == "" && c.SlurmRest.Token == "" && c.SlurmRest.TokenFile == "" {
-		return ValidationError{{"slurmrest.jwtKeyFile", "no JWT key file or token is configured; set GPUBRIDGE_SLURMREST_JWT_KEY (or `source .testbed/env` for the testbed)"}}
+	var errs ValidationError
+	for i, v := range c.Views() {
+		if v.SlurmRest.JWTKeyFile == "" && v.SlurmRest.Token == "" && v.SlurmRest.TokenFile == "" {
+			field := "slurmrest.jwtKeyFile"
+			if c.Several() {
+				field = fmt.Sprintf("clusters[%d].slurmrest.jwtKeyFile", i)
+			}
+			errs = append(errs, FieldError{field, "no JWT key file or token is configured; set GPUBRIDGE_SLURMREST_JWT_KEY (or `source .testbed/env` for the testbed)"})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
 	}
 	return nil
 }
