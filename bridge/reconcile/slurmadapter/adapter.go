@@ -60,6 +60,8 @@ type Adapter struct {
 	// associations/ (ReadAssociationsFrom).
 	assocs   AssocReader
 	fallback func(err error) bool
+	// typesOnNodes: GPUTypes keeps the types the cluster's nodes have.
+	typesOnNodes bool
 
 	mu sync.Mutex
 	// coordinators read by the last ReadState, per account (needed to
@@ -522,7 +524,8 @@ func (a *Adapter) DeleteQOS(ctx context.Context, names []string) error {
 }
 
 // GPUTypes returns the GPU types the cluster tracks: the typed gres/gpu
-// TRES (AccountingStorageTRES), which are the only ones GrpTRES can limit.
+// TRES (AccountingStorageTRES), which are the only ones GrpTRES can limit;
+// after TypesOnNodes, only those of them that a node of the cluster has.
 func (a *Adapter) GPUTypes(ctx context.Context) ([]string, error) {
 	ts, err := a.c.ListTRES(ctx)
 	if err != nil {
@@ -535,8 +538,43 @@ func (a *Adapter) GPUTypes(ctx context.Context) ([]string, error) {
 		}
 	}
 	slices.Sort(types)
-	return types, nil
+	if !a.typesOnNodes {
+		return types, nil
+	}
+	nl, ok := a.c.(nodeLister)
+	if !ok {
+		return nil, fmt.Errorf("list the cluster's GPU types: %w: its nodes cannot be listed", ErrUnsupported)
+	}
+	nodes, err := nl.ListNodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the cluster's GPU types (its nodes' GRES): %w", err)
+	}
+	onNodes := map[string]bool{}
+	for _, n := range nodes {
+		for _, g := range n.GPUs() {
+			onNodes[g.Type] = true
+		}
+	}
+	return slices.DeleteFunc(types, func(t string) bool { return !onNodes[t] }), nil
 }
+
+// TypesOnNodes makes GPUTypes keep only the types a node of the cluster
+// has. slurmdbd's TRES are global: when it records several clusters, a
+// type that only another cluster's nodes have is a TRES of this one too
+// (test/testbed/multi-cluster-facts.md), and a quota on it would limit
+// nothing here.
+func (a *Adapter) TypesOnNodes() *Adapter {
+	a.typesOnNodes = true
+	return a
+}
+
+// nodeLister is the optional node read TypesOnNodes needs
+// (*slurmrest.Client has it).
+type nodeLister interface {
+	ListNodes(ctx context.Context) ([]slurmrest.Node, error)
+}
+
+var _ nodeLister = (*slurmrest.Client)(nil)
 
 func sorted(s []string) []string {
 	out := slices.Clone(s)

@@ -247,6 +247,40 @@ func TestGPUTypes(t *testing.T) {
 	}
 }
 
+// nodeClient is client with nodes: the slurmrestd of one of several
+// clusters of a slurmdbd.
+type nodeClient struct {
+	*client
+	nodes []slurmrest.Node
+}
+
+func (c nodeClient) ListNodes(context.Context) ([]slurmrest.Node, error) { return c.nodes, nil }
+
+// With TypesOnNodes, GPUTypes keeps the TRES types that a node of the
+// cluster has: slurmdbd's TRES are every cluster's, and 3g.40gb here is
+// only another cluster's. Without a node read it refuses.
+func TestGPUTypesOnNodes(t *testing.T) {
+	tres := []slurmrest.TRES{{Type: "gres", Name: "gpu:h100"}, {Type: "gres", Name: "gpu:1g.10gb"}, {Type: "gres", Name: "gpu:3g.40gb"}, {Type: "gres", Name: "gpu:a100"}}
+	c := nodeClient{client: &client{tres: tres}, nodes: []slurmrest.Node{
+		{Name: "n1", GRES: []slurmrest.GRES{{Name: "gpu", Type: "h100", Count: 8}}},
+		{Name: "n2", GRES: []slurmrest.GRES{{Name: "gpu", Type: "1g.10gb", Count: 7}, {Name: "gpu", Type: "a100", Count: 0}}},
+		{Name: "cpu1"},
+	}}
+	got, err := New(c).TypesOnNodes().GPUTypes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"1g.10gb", "a100", "h100"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if all, _ := New(c).GPUTypes(context.Background()); len(all) != 4 {
+		t.Errorf("without TypesOnNodes: %q; want all four TRES types", all)
+	}
+	if _, err := New(&client{tres: tres}).TypesOnNodes().GPUTypes(context.Background()); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("TypesOnNodes on a client without ListNodes: %v; want ErrUnsupported", err)
+	}
+}
+
 // TestReservationQOSFlags: a reservation QOS is read from and written with
 // REQUIRED_RESERVATION on every write (an update without flags clears
 // them); a flag to clear is sent as REMOVE.

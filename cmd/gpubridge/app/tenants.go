@@ -148,6 +148,9 @@ func (e *Env) tenantAdapter(ctx context.Context, c config.Config) (*slurmadapter
 		return nil, err
 	}
 	ad := slurmadapter.New(cl)
+	if c.OfSeveral() {
+		ad.TypesOnNodes() // slurmdbd's TRES are every cluster's
+	}
 	mode := c.Reconcile.ReadAssociations
 	if mode == config.ReadAssociationsREST || mode == config.ReadAssociationsAuto && c.SlurmDB.DSN == "" {
 		return ad, nil

@@ -67,6 +67,13 @@ func (c Config) Views() []Config {
 	return out
 }
 
+// OfSeveral reports whether c is the view of one of the clusters a
+// configuration lists under clusters: (Views). Such a cluster shares
+// slurmdbd's global objects (its TRES, accounts, QOS) with the others, so
+// what is its own must come from its own slurmctld: its GPU types are
+// those of its nodes, not every typed GPU TRES of slurmdbd.
+func (c Config) OfSeveral() bool { return c.ofSeveral }
+
 // View is the view of the cluster named name, and whether the
 // configuration serves it.
 func (c Config) View(name string) (Config, bool) {
@@ -96,6 +103,7 @@ func (c Config) ClusterNames() []string {
 func (c Config) view(cl Cluster) Config {
 	v := c
 	v.Clusters = nil
+	v.ofSeveral = true
 	v.Cluster = cl.Name
 	v.SlurmRest = c.SlurmRest.over(cl.SlurmRest)
 	v.Tenants.PoolPartition = or(cl.PoolPartition, c.Tenants.PoolPartition)

@@ -80,6 +80,9 @@ func TestClusterViews(t *testing.T) {
 		!slices.Equal(infer.Health.Nodes, []string{"inf-[01-04]"}) {
 		t.Errorf("infer's view: %+v", infer)
 	}
+	if !train.OfSeveral() || !infer.OfSeveral() || c.OfSeveral() {
+		t.Errorf("OfSeveral: views %v %v, the file %v; want true, true, false", train.OfSeveral(), infer.OfSeveral(), c.OfSeveral())
+	}
 	if err := train.Validate(); err != nil {
 		t.Errorf("train's view does not validate on its own: %v", err)
 	}
@@ -107,7 +110,7 @@ func TestOneClusterIsItsOwnView(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs := c.Views()
-	if c.Several() || len(vs) != 1 || vs[0].Cluster != "solo" || vs[0].SlurmRest.URL != "http://127.0.0.1:6820" || !slices.Equal(c.ClusterNames(), []string{"solo"}) {
+	if c.Several() || len(vs) != 1 || vs[0].OfSeveral() || vs[0].Cluster != "solo" || vs[0].SlurmRest.URL != "http://127.0.0.1:6820" || !slices.Equal(c.ClusterNames(), []string{"solo"}) {
 		t.Fatalf("views of a one-cluster file: %+v (names %q)", vs, c.ClusterNames())
 	}
 }

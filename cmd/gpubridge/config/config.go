@@ -51,6 +51,9 @@ type Config struct {
 	// serves (config/clusters.go); empty serves the one cluster of
 	// cluster: and slurmrest:.
 	Clusters []Cluster `json:"clusters,omitempty"`
+
+	// ofSeveral marks a view of one of several clusters (Views).
+	ofSeveral bool
 }
 
 // API tunes the tenant API and status page (cmd/gpubridge/api).
