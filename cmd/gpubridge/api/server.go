@@ -93,6 +93,9 @@ type Options struct {
 	// admins (a person's tenants).
 	JWTKey  JWTKey
 	Members TenantLister
+	// JWKS reads the JWKS file whose RSA keys verify RS256 Slurm JWTs
+	// (nil: none; jwks.go).
+	JWKS JWKSFile
 	// Sessions keeps the portal's sessions (default MemorySessions of
 	// 10,000).
 	Sessions SessionStore
@@ -135,6 +138,7 @@ type Server struct {
 	// memberCache holds the tenants' members by user; keys the JWT key.
 	memberCache *ttlCache[struct{}, map[string][]Membership]
 	keys        keyCache
+	jwksKeys    jwksCache
 	mux         *http.ServeMux
 }
 

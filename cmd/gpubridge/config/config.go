@@ -482,6 +482,7 @@ func (c *Config) envVars() map[string]*string {
 		"GPUBRIDGE_METRICS_LISTEN":       &c.Server.MetricsListen,
 		"GPUBRIDGE_TLS_CERT_FILE":        &c.Server.TLSCertFile,
 		"GPUBRIDGE_TLS_KEY_FILE":         &c.Server.TLSKeyFile,
+		"GPUBRIDGE_PORTAL_JWKS_FILE":     &c.Portal.JWKSFile,
 		"GPUBRIDGE_QOS_PREFIX":           &c.Tenants.QOSPrefix,
 		"GPUBRIDGE_POOL_PARTITION":       &c.Tenants.PoolPartition,
 		"GPUBRIDGE_ONDEMAND_PARTITION":   &c.Tenants.OnDemandPartition,

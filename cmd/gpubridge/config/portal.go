@@ -6,6 +6,11 @@ type Portal struct {
 	// (`scontrol token`; Slurm's AuthAltParameters=jwt_key=...). Empty:
 	// slurmrest.jwtKeyFile, the key slurmrestd's tokens are made with.
 	JWTKeyFile string `json:"jwtKeyFile"`
+	// JWKSFile is the JWKS (JSON Web Key Set) whose RSA public keys verify
+	// RS256 Slurm JWTs, the file of Slurm's AuthAltParameters=jwks=...
+	// (empty: RS256 tokens are refused). Read at the first sign-in and
+	// again at most once a minute.
+	JWKSFile string `json:"jwksFile"`
 }
 
 // PortalJWTKeyFile is the key file people's Slurm JWTs are verified

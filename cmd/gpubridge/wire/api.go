@@ -100,6 +100,7 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		// from the tenant list; bookings priced with the rate card in
 		// force and cancelled under the configured notice.
 		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
+		JWKS:             jwksFile(c.Portal.JWKSFile),
 		Sessions:         sessions{sessionstore.New(p.DB)},
 		TokenCases:       p.Tokens,
 		Members:          tenants,
@@ -112,6 +113,15 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 // jwtKey reads the portal's JWT key file at its first use (nil without
 // one: person sign-in is off).
 func jwtKey(file string) api.JWTKey {
+	if file == "" {
+		return nil
+	}
+	return func() ([]byte, error) { return os.ReadFile(file) }
+}
+
+// jwksFile reads the portal's JWKS file at its first use (nil without
+// one: RS256 JWTs are refused).
+func jwksFile(file string) api.JWKSFile {
 	if file == "" {
 		return nil
 	}
