@@ -537,8 +537,9 @@ func checkParams(r *http.Request, known []string) error {
 // findTenant finds q.tenant in q.snap. A tenant added since the
 // snapshot's reads began is looked for in a new snapshot (concurrent
 // requests share one read), but only when it can be new: an admin token,
-// or a tenant token made after the snapshot began (a token made before
-// it whose tenant the snapshot lacks outlived its tenant); and a name not
+// a person (whose tenants were just read from the tenant list), or a
+// tenant token made after the snapshot began (a token made before it
+// whose tenant the snapshot lacks outlived its tenant); and a name not
 // found is not looked for again within unknownTTL.
 func (s *Server) findTenant(q *req, arrived time.Time) bool {
 	if _, ok := q.snap.Tenant(q.tenant); ok {
@@ -547,7 +548,7 @@ func (s *Server) findTenant(q *req, arrived time.Time) bool {
 	if s.o.Live == nil || !q.snap.begun.Before(arrived) {
 		return false
 	}
-	if q.tok.Scope != token.Admin && !q.tok.CreatedAt.After(q.snap.begun) {
+	if q.tok.Scope != token.Admin && q.tok.Person == "" && !q.tok.CreatedAt.After(q.snap.begun) {
 		return false
 	}
 	if !s.unknown.mayRefresh(q.tenant, s.now()) {

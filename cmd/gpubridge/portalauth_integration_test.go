@@ -1,0 +1,143 @@
+//go:build integration
+
+package main
+
+// Sign-in on the testbed beside the browser test: an RS256 Slurm JWT
+// verified through the JWKS file of portal.jwksFile (the key pair made
+// here, as a site's identity service would sign), next to the real
+// `scontrol token` (HS256) of the same daemon.
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// rs256Site is a key pair and its JWKS file, named by
+// GPUBRIDGE_PORTAL_JWKS_FILE for the daemon the test starts next.
+type rs256Site struct {
+	key *rsa.PrivateKey
+	kid string
+}
+
+func newRS256Site(t *testing.T) *rs256Site {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rs256Site{key: k, kid: "it-site-1"}
+	b, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.PublicKey, KeyID: s.kid, Algorithm: "RS256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GPUBRIDGE_PORTAL_JWKS_FILE", file)
+	return s
+}
+
+// token signs an RS256 JWT of user (key: another key than the site's).
+func (s *rs256Site) token(t *testing.T, key *rsa.PrivateKey, user string, life time.Duration) string {
+	t.Helper()
+	now := time.Now()
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"sun": user, "iat": now.Unix(), "exp": now.Add(life).Unix()})
+	tok.Header["kid"] = s.kid
+	raw, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// formClient is a browser without JavaScript: a cookie jar, no redirects.
+func formClient(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// formDo sends a request as the page does (same origin) and returns the
+// status and body.
+func formDo(t *testing.T, c *http.Client, method, u string, form url.Values) (int, string) {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	r, err := http.NewRequest(method, u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	r.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := c.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestPortalRS256SignIn: erin (tenant A) signs in with an RS256 JWT of
+// the site's JWKS key, in the portal and as an API bearer; the same
+// daemon still takes erin's real `scontrol token`; a token of another key
+// and bob's token on A are refused.
+func TestPortalRS256SignIn(t *testing.T) {
+	site := newRS256Site(t)
+	h := newAPIIT(t)
+	base := "http://" + h.addr
+	good := site.token(t, site.key, "erin", time.Hour)
+	if code, body := h.do("GET", "/api/v1/tenants/"+itA, good, ""); code != 200 || !strings.Contains(body, `"`+itA+`"`) {
+		t.Fatalf("erin's RS256 JWT on A: %d\n%s", code, body)
+	}
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		tok  string
+		path string
+		want int
+	}{
+		"another key":     {site.token(t, other, "erin", time.Hour), "/api/v1/tenants/" + itA, 401},
+		"bob on A":        {site.token(t, site.key, "bob", time.Hour), "/api/v1/tenants/" + itA, 404},
+		"user in no team": {site.token(t, site.key, "nobody-pa", time.Hour), "/api/v1/tenants/" + itA, 403},
+	} {
+		if code, body := h.do("GET", c.path, c.tok, ""); code != c.want || strings.Contains(body, bSecret) {
+			t.Errorf("%s: %d; want %d\n%s", name, code, c.want, body)
+		}
+	}
+	hs := strings.TrimPrefix(strings.TrimSpace(h.env.Exec(t, "", "scontrol", "token", "username=erin", "lifespan=900")), "SLURM_JWT=")
+	if code, body := h.do("GET", "/api/v1/tenants/"+itA+"/bookings", hs, ""); code != 200 {
+		t.Errorf("erin's scontrol token beside the JWKS: %d\n%s", code, body)
+	}
+	c := formClient(t)
+	if code, body := formDo(t, c, "POST", base+"/login", url.Values{"token": {good}}); code != http.StatusSeeOther {
+		t.Fatalf("portal sign-in with RS256: %d\n%.500s", code, body)
+	}
+	code, page := formDo(t, c, "GET", base+"/", nil)
+	if code != 200 || !strings.Contains(page, `Signed in as <span id="person">erin</span>`) || !strings.Contains(page, itA) || strings.Contains(page, bSecret) || strings.Contains(page, itB) {
+		t.Errorf("erin's page: %d\n%.800s", code, page)
+	}
+}
