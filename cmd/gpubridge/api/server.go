@@ -96,6 +96,8 @@ type Options struct {
 	// JWKS reads the JWKS file whose RSA keys verify RS256 Slurm JWTs
 	// (nil: none; jwks.go).
 	JWKS JWKSFile
+	// OIDC is the site's OpenID Connect provider (nil: none; oidc.go).
+	OIDC *OIDC
 	// Sessions keeps the portal's sessions (default MemorySessions of
 	// 10,000).
 	Sessions SessionStore
@@ -139,6 +141,7 @@ type Server struct {
 	memberCache *ttlCache[struct{}, map[string][]Membership]
 	keys        keyCache
 	jwksKeys    jwksCache
+	oidc        *oidcClient
 	mux         *http.ServeMux
 }
 
@@ -193,11 +196,15 @@ func New(o Options) *Server {
 		m.Now = s.now
 		s.o.Sessions = m
 	}
+	if o.OIDC != nil {
+		s.oidc = &oidcClient{cfg: *o.OIDC}
+	}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
 	s.pageRoutes(s.mux)
+	s.oidcRoutes(s.mux)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.o.Metrics.observe("unknown", r.Method, http.StatusNotFound, 0)
 		writeError(w, http.StatusNotFound, errNotFound)

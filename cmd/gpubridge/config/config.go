@@ -563,6 +563,7 @@ func (c Config) Validate() error {
 	c.Ingest.validate(add)
 	c.Bookings.validate(add)
 	c.API.validate(add)
+	c.Portal.validate(add)
 	c.Chargeback.validate(add)
 	c.validateHealth(add)
 	c.validateHealthCredits(add)

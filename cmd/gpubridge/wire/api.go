@@ -101,6 +101,7 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		// force and cancelled under the configured notice.
 		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
 		JWKS:             jwksFile(c.Portal.JWKSFile),
+		OIDC:             portalOIDC(c.Portal.OIDC),
 		Sessions:         sessions{sessionstore.New(p.DB)},
 		TokenCases:       p.Tokens,
 		Members:          tenants,
@@ -126,6 +127,22 @@ func jwksFile(file string) api.JWKSFile {
 		return nil
 	}
 	return func() ([]byte, error) { return os.ReadFile(file) }
+}
+
+// portalOIDC is the portal's OIDC provider (nil without one); the
+// client secret is read at the first sign-in.
+func portalOIDC(o *config.PortalOIDC) *api.OIDC {
+	if o == nil {
+		return nil
+	}
+	out := &api.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, RedirectURL: o.RedirectURL, UserClaim: o.UserClaim, Scopes: o.Scopes}
+	if f := o.ClientSecretFile; f != "" {
+		out.ClientSecret = func() (string, error) {
+			b, err := os.ReadFile(f)
+			return string(b), err
+		}
+	}
+	return out
 }
 
 // sessions is the portal's SessionStore on the database.
