@@ -109,6 +109,9 @@ type Options struct {
 	// TokenCases manage a tenant's tokens for its admins (nil: the
 	// token routes answer 503).
 	TokenCases TokenCases
+	// MemberCases add and remove a tenant's members for its admins (nil:
+	// the members routes answer 503; members.go).
+	MemberCases MemberCases
 }
 
 // Server is the tenant API and status page.

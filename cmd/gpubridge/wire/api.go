@@ -50,6 +50,8 @@ type APIParams struct {
 	Usage api.UsageReader
 	// Tokens are the token use cases (a tenant admin's tokens).
 	Tokens api.TokenCases
+	// MemberCases are the members use cases (a tenant admin's members).
+	MemberCases api.MemberCases
 }
 
 // API returns the tenant API's handler (cmd/gpubridge/api) and its
@@ -104,6 +106,7 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		OIDC:             portalOIDC(c.Portal.OIDC),
 		Sessions:         sessions{sessionstore.New(p.DB)},
 		TokenCases:       p.Tokens,
+		MemberCases:      p.MemberCases,
 		Members:          tenants,
 		Pricing:          bookedPricing(p.Bookings),
 		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
