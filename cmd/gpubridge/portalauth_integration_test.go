@@ -141,3 +141,103 @@ func TestPortalRS256SignIn(t *testing.T) {
 		t.Errorf("erin's page: %d\n%.800s", code, page)
 	}
 }
+
+// TestPortalMembersReconcile: tenant t28mem (users grace and heidi, admin heidi)
+// is applied; `gpubridge serve` runs on the same store; heidi, signed in
+// with her real `scontrol token`, adds frank through the API: the audit
+// log names user heidi, the next plan adds frank's association and apply
+// makes it, after which the plan has nothing for the tenant (the
+// association is never planned for deletion); frank signs in at once
+// (API and portal); grace (a member) may not add anyone; heidi removes
+// frank, and frank's session and JWT are refused on their next request.
+func TestPortalMembersReconcile(t *testing.T) {
+	const tn = "t28mem"
+	h := newTenantIT(t, tn)
+	h.ok("-i", "add", "tenant", tn, "users=grace,heidi", "admins=heidi", "gpus=h100:1", "description=portal members")
+	h.apply()
+	cfg := filepath.Join(t.TempDir(), "gpubridge.yaml")
+	y := "version: 1\nserver:\n  shutdownTimeout: 15s\nschedules:\n  reconcile: \"\"\n  burst: \"\"\n  ingest: \"\"\n  closePeriod: \"\"\n  bookings: \"\"\napi:\n  refreshInterval: 1s\n"
+	if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, log := serveInBackground(t, t.Context(), cfg)
+	base := "http://" + addr
+	waitHealthy(t, base, log)
+	jwtOf := func(user string) string {
+		return strings.TrimPrefix(strings.TrimSpace(h.env.Exec(t, "", "scontrol", "token", "username="+user, "lifespan=900")), "SLURM_JWT=")
+	}
+	heidi, frank, grace := jwtOf("heidi"), jwtOf("frank"), jwtOf("grace")
+	api := func(method, path, tok, body string) (int, string) {
+		t.Helper()
+		r, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := apiClient.Do(r)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	members := "/api/v1/tenants/" + tn + "/members"
+	if code, body := api("GET", "/api/v1/tenants/"+tn, frank, ""); code != 403 {
+		t.Fatalf("frank before: %d %s", code, body)
+	}
+	if code, body := api("POST", members, grace, `{"user":"frank"}`); code != 403 {
+		t.Errorf("grace (a member) adds frank: %d %s", code, body)
+	}
+	if code, body := api("POST", members, heidi, `{"user":"frank"}`); code != 201 {
+		t.Fatalf("heidi adds frank: %d %s\n%s", code, body, log)
+	}
+	if out := h.ok("-P", "-n", "show", "audit", "tenant="+tn, "limit=1"); !strings.Contains(out, "|user heidi|modify|tenant|"+tn+"|") || !strings.Contains(out, "frank") {
+		t.Errorf("the audit row of heidi's change: %q", out)
+	}
+	if got := mine(h.plan().Changes, tn); len(got) != 1 || !strings.Contains(got[0], "frank") || !strings.HasPrefix(got[0], "+ user frank") {
+		t.Errorf("plan after the API's change: %q; want frank's association added", got)
+	}
+	h.apply()
+	if out := h.env.Exec(t, "", "sacctmgr", "-nP", "show", "assoc", "account="+tn, "user=frank", "format=user"); strings.TrimSpace(out) != "frank" {
+		t.Errorf("frank's association after apply: %q", out)
+	}
+	if got := mine(h.plan().Changes, tn); len(got) != 0 {
+		t.Errorf("plan after apply: %q; want nothing (never frank's deletion)", got)
+	}
+	if code, body := api("GET", "/api/v1/tenants/"+tn+"/bookings", frank, ""); code != 200 {
+		t.Errorf("frank once added: %d %s", code, body)
+	}
+	c := formClient(t)
+	if code, body := formDo(t, c, "POST", base+"/login", url.Values{"token": {frank}}); code != http.StatusSeeOther {
+		t.Fatalf("frank signs in: %d %.300s", code, body)
+	}
+	if code, page := formDo(t, c, "GET", base+"/", nil); code != 200 || !strings.Contains(page, `<span id="person">frank</span>`) {
+		t.Errorf("frank's page: %d %.300s", code, page)
+	}
+	if code, body := api("DELETE", members+"/heidi", heidi, ""); code != 403 {
+		t.Errorf("heidi removes an admin: %d %s", code, body)
+	}
+	if code, body := api("DELETE", members+"/frank", heidi, ""); code != 200 {
+		t.Fatalf("heidi removes frank: %d %s", code, body)
+	}
+	if code, page := formDo(t, c, "GET", base+"/", nil); code != 403 || strings.Contains(page, `<span id="person">frank</span>`) {
+		t.Errorf("frank's session after his removal: %d %.300s", code, page)
+	}
+	if code, _ := api("GET", "/api/v1/tenants/"+tn, frank, ""); code != 403 {
+		t.Errorf("frank's JWT after his removal: %d", code)
+	}
+}
+
+// waitHealthy waits until the serve at base answers /healthz.
+func waitHealthy(t *testing.T, base string, log *lockedBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := apiClient.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("serve did not answer /healthz within 30 s:\n%s", log)
+}
