@@ -17,10 +17,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -240,4 +242,71 @@ func waitHealthy(t *testing.T, base string, log *lockedBuffer) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("serve did not answer /healthz within 30 s:\n%s", log)
+}
+
+// TestPortalIsolationInBrowser: with tenant A's member erin signed in
+// (Chromium, a real `scontrol token`), no page, form answer or calendar
+// refresh shows anything of tenant B (its name, its booking's purpose),
+// asserted on the DOM's text and the answers' bytes; a forged CSRF token
+// changes nothing; an expired JWT, a JWT of a user in no tenant and one
+// signed with another key are refused at the sign-in form.
+func TestPortalIsolationInBrowser(t *testing.T) {
+	h := newAPIIT(t)
+	base := "http://" + h.addr
+	code, body := h.do("POST", "/api/v1/tenants/"+itB+"/bookings", h.tokens["b-book"], `{"gpus":"h100:1","start":"now+3h","duration":"1h","purpose":"`+bSecret+` run"}`)
+	m := regexp.MustCompile(`"id":(\d+)`).FindStringSubmatch(body)
+	if code != 201 || m == nil {
+		t.Fatalf("B's booking: %d %s", code, body)
+	}
+	erin := newPortalBrowser(t)
+	erin.signIn(h, h.addr, "erin")
+	for _, path := range []string{"/", "/?tenant=" + itB, "/portal/free", "/portal/free?tenant=" + itB, "/cancel?tenant=" + itA + "&id=" + m[1],
+		"/cancel?tenant=" + itB + "&id=" + m[1], "/members?tenant=" + itA, "/members?tenant=" + itB} {
+		erin.do("open "+path, chromedp.Navigate(base+path), chromedp.WaitReady(chromedp.CSS("body")))
+		html := get(erin, "the DOM of "+path, chromedp.OuterHTML(chromedp.CSS("html")))
+		text := get(erin, "the text of "+path, chromedp.Text(chromedp.CSS("body")))
+		for _, secret := range []string{bSecret, itB, "bob"} {
+			if strings.Contains(html, secret) || strings.Contains(text, secret) {
+				t.Errorf("%s shows B's %q:\n%.1500s", path, secret, html)
+			}
+		}
+	}
+	// Forged CSRF: the sign-out form with another token is refused, and
+	// erin is still signed in.
+	erin.do("forge the CSRF token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#calendar")),
+		chromedp.SetAttributeValue(chromedp.CSS(`form[action="/logout"] input[name="csrf"]`), "value", "forged"),
+		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.CSS(".err")))
+	if msg := erin.text(".err"); !strings.Contains(msg, "not from this session") {
+		t.Errorf("forged CSRF: %q", msg)
+	}
+	erin.do("still signed in", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#calendar")))
+
+	key, err := os.ReadFile(h.env.JWTKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := func(key []byte, user string, iat time.Time) string {
+		raw, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sun": user, "iat": iat.Unix(), "exp": iat.Add(time.Hour).Unix()}).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	nobody := strings.TrimPrefix(strings.TrimSpace(h.env.Exec(t, "", "scontrol", "token", "username=alice", "lifespan=900")), "SLURM_JWT=")
+	stranger := newPortalBrowser(t)
+	for name, c := range map[string]struct{ raw, want string }{
+		"expired JWT":       {hs(key, "erin", time.Now().Add(-3*time.Hour)), "not valid here"},
+		"user in no tenant": {nobody, "not a member of any tenant"},
+		"another key":       {hs([]byte("another-site-s-key-of-32-bytes-long!"), "erin", time.Now()), "not valid here"},
+	} {
+		stranger.do("sign in with "+name, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token")),
+			chromedp.SetValue(chromedp.CSS("#token"), c.raw), chromedp.Click(chromedp.CSS(`form[action="/login"] button`)),
+			chromedp.WaitVisible(chromedp.CSS(".err")))
+		if msg := stranger.text(".err"); !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %q; want %q", name, msg, c.want)
+		}
+		if html := get(stranger, "the page", chromedp.OuterHTML(chromedp.CSS("html"))); strings.Contains(html, `id="calendar"`) || strings.Contains(html, itA) {
+			t.Errorf("%s signed in", name)
+		}
+	}
 }

@@ -53,7 +53,7 @@ func newTestOP(t *testing.T, clientID, secret, redirectURI string, users map[str
 	if _, err := rand.Read(cfg.CryptoKey[:]); err != nil {
 		t.Fatal(err)
 	}
-	provider, err := op.NewOpenIDProvider(srv.URL, cfg, st, op.WithAllowInsecure())
+	provider, err := op.NewProvider(cfg, st, op.StaticIssuer(srv.URL), op.WithAllowInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}
