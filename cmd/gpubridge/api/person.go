@@ -147,7 +147,7 @@ func forTenant(t token.Token, name string) token.Token {
 // the person's token, or 401 (bad JWT), 403 (a user in no tenant), 503.
 func (s *Server) authenticatePerson(ctx context.Context, ip, raw string) (token.Token, int, error) {
 	if s.o.JWTKey == nil && s.o.JWKS == nil {
-		return s.failed(ip, "jwt")
+		return s.jwtFailed(ip)
 	}
 	keys, err := s.personKeys()
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Server) authenticatePerson(ctx context.Context, ip, raw string) (token.
 	}
 	user, exp, err := verifyJWT(raw, keys, s.now())
 	if err != nil {
-		return s.failed(ip, "jwt")
+		return s.jwtFailed(ip)
 	}
 	ms, err := s.members(ctx, user)
 	if err != nil {
@@ -168,6 +168,16 @@ func (s *Server) authenticatePerson(ctx context.Context, ip, raw string) (token.
 		return token.Token{}, 403, errNotMember
 	}
 	return personToken(user, ms, exp), 0, nil
+}
+
+// jwtFailed counts a refused Slurm JWT as failed: 401 saying what is
+// wrong with a Slurm token (not the API token's hint), or 429.
+func (s *Server) jwtFailed(ip string) (token.Token, int, error) {
+	tok, code, err := s.failed(ip, "jwt")
+	if code == 401 {
+		err = errBadJWT
+	}
+	return tok, code, err
 }
 
 // keyCache holds the JWT key, read again at most once a minute (a new
