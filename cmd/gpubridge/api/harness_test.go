@@ -263,7 +263,8 @@ func newHarness(t *testing.T) *harness {
 	h.srv = New(Options{Tokens: h.tokens, TokenNotFound: tokenstore.ErrNotFound, Live: live, Usage: h.usage, Bookings: h.svc, BookingReads: reads,
 		ReservationName: settings.ReservationName, Metrics: m, Now: h.clock, AuthFailures: 6, AuthBurst: 5,
 		JWTKey: func() ([]byte, error) { return testJWTKey, nil }, Members: h.names, CancelFreeBefore: 24 * time.Hour,
-		Pricing: func(context.Context) (reserve.Coster, error) { return fakeCoster{}, nil }, TokenCases: fakeTokenCases{h.tokens}})
+		Pricing: func(context.Context) (reserve.Coster, error) { return fakeCoster{}, nil }, TokenCases: fakeTokenCases{h.tokens},
+		MemberCases: &fakeMemberCases{ts: h.names}})
 	h.http = httptest.NewServer(http.MaxBytesHandler(h.srv, 1<<20))
 	t.Cleanup(h.http.Close)
 	return h

@@ -107,6 +107,13 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"POST", "/api/v1/tenants/acme/tokens", carol, `{"name":"root","scope":"admin"}`, 400},
 		{"DELETE", "/api/v1/tenants/acme/tokens/nb", carol, "", 200},
 		{"DELETE", "/api/v1/tenants/acme/tokens/nb", carol, "", 404},
+		{"GET", "/api/v1/tenants/acme/members", carol, "", 200},
+		{"GET", "/api/v1/tenants/acme/members", alice, "", 403},
+		{"POST", "/api/v1/tenants/acme/members", carol, `{"user":"frank"}`, 201},
+		{"POST", "/api/v1/tenants/acme/members", carol, `{"user":"frank"}`, 200},
+		{"POST", "/api/v1/tenants/acme/members", carol, `{"user":"Frank"}`, 400},
+		{"DELETE", "/api/v1/tenants/acme/members/frank", carol, "", 200},
+		{"DELETE", "/api/v1/tenants/acme/members/frank", carol, "", 404},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

@@ -140,7 +140,12 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-type loginData struct{ Error string }
+// loginData is the sign-in form's: an error to show, and whether to
+// offer the OIDC provider (set by render).
+type loginData struct {
+	Error string
+	OIDC  bool
+}
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -205,6 +210,10 @@ func (s *Server) signedIn(r *http.Request) (Session, token.Token, *Snapshot, int
 }
 
 func (s *Server) render(w http.ResponseWriter, code int, name string, data any) {
+	if d, ok := data.(loginData); ok {
+		d.OIDC = s.oidc != nil
+		data = d
+	}
 	var b bytes.Buffer
 	if err := pageTemplates.ExecuteTemplate(&b, name, data); err != nil {
 		s.o.Logger.Error("status page", "template", name, "err", err)

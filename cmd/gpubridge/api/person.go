@@ -47,18 +47,19 @@ type Membership struct {
 	Admin  bool // listed in the tenant's admins
 }
 
-// verifyJWT checks raw's signature (HS256 with the site's key only: none
-// and every other algorithm are refused), its exp (required, jwtSkew of
-// leeway), its iat (not in the future beyond jwtSkew) and returns the
-// Slurm user it names (sun, or username) and when it expires.
-func verifyJWT(raw string, key []byte, now time.Time) (string, time.Time, error) {
-	if len(key) == 0 {
+// verifyJWT checks raw's signature (HS256 with the site's key, or RS256
+// with the JWKS key its kid names: none and every other algorithm are
+// refused), its exp (required, jwtSkew of leeway), its iat (not in the
+// future beyond jwtSkew) and returns the Slurm user it names (sun, or
+// username) and when it expires.
+func verifyJWT(raw string, keys jwtKeys, now time.Time) (string, time.Time, error) {
+	if len(keys.hs) == 0 && len(keys.rsa) == 0 {
 		return "", time.Time{}, errBadJWT
 	}
-	p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
+	p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg(), jwt.SigningMethodRS256.Alg()}), jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(), jwt.WithLeeway(jwtSkew), jwt.WithTimeFunc(func() time.Time { return now }))
 	claims := jwt.MapClaims{}
-	if _, err := p.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
+	if _, err := p.ParseWithClaims(raw, claims, keys.keyFor); err != nil {
 		return "", time.Time{}, fmt.Errorf("%w: %v", errBadJWT, err)
 	}
 	user := ""
@@ -145,17 +146,17 @@ func forTenant(t token.Token, name string) token.Token {
 // authenticatePerson verifies a Slurm JWT and finds its user's tenants:
 // the person's token, or 401 (bad JWT), 403 (a user in no tenant), 503.
 func (s *Server) authenticatePerson(ctx context.Context, ip, raw string) (token.Token, int, error) {
-	if s.o.JWTKey == nil {
-		return s.failed(ip, "jwt")
+	if s.o.JWTKey == nil && s.o.JWKS == nil {
+		return s.jwtFailed(ip)
 	}
-	key, err := s.jwtKey()
+	keys, err := s.personKeys()
 	if err != nil {
-		s.o.Logger.Warn("read the Slurm JWT key", "err", err)
+		s.o.Logger.Warn("read the Slurm JWT keys", "err", err)
 		return token.Token{}, 503, errUnavailable
 	}
-	user, exp, err := verifyJWT(raw, key, s.now())
+	user, exp, err := verifyJWT(raw, keys, s.now())
 	if err != nil {
-		return s.failed(ip, "jwt")
+		return s.jwtFailed(ip)
 	}
 	ms, err := s.members(ctx, user)
 	if err != nil {
@@ -167,6 +168,16 @@ func (s *Server) authenticatePerson(ctx context.Context, ip, raw string) (token.
 		return token.Token{}, 403, errNotMember
 	}
 	return personToken(user, ms, exp), 0, nil
+}
+
+// jwtFailed counts a refused Slurm JWT as failed: 401 saying what is
+// wrong with a Slurm token (not the API token's hint), or 429.
+func (s *Server) jwtFailed(ip string) (token.Token, int, error) {
+	tok, code, err := s.failed(ip, "jwt")
+	if code == 401 {
+		err = errBadJWT
+	}
+	return tok, code, err
 }
 
 // keyCache holds the JWT key, read again at most once a minute (a new

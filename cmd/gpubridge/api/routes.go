@@ -24,6 +24,9 @@ func (s *Server) routes() []route {
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/tokens", Scope: token.Read, Handle: s.listTokens},
 		{Method: "POST", Path: "/api/v1/tenants/{tenant}/tokens", Scope: token.Read, Handle: s.addToken},
 		{Method: "DELETE", Path: "/api/v1/tenants/{tenant}/tokens/{name}", Scope: token.Read, Handle: s.deleteToken},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/members", Scope: token.Read, Handle: s.listMembers},
+		{Method: "POST", Path: "/api/v1/tenants/{tenant}/members", Scope: token.Read, Handle: s.postMember},
+		{Method: "DELETE", Path: "/api/v1/tenants/{tenant}/members/{user}", Scope: token.Read, Handle: s.deleteMember},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/slots", Scope: token.Read, Params: []string{"type", "count", "duration", "after", "limit"}, Handle: s.slots},
 	}
 }

@@ -93,6 +93,11 @@ type Options struct {
 	// admins (a person's tenants).
 	JWTKey  JWTKey
 	Members TenantLister
+	// JWKS reads the JWKS file whose RSA keys verify RS256 Slurm JWTs
+	// (nil: none; jwks.go).
+	JWKS JWKSFile
+	// OIDC is the site's OpenID Connect provider (nil: none; oidc.go).
+	OIDC *OIDC
 	// Sessions keeps the portal's sessions (default MemorySessions of
 	// 10,000).
 	Sessions SessionStore
@@ -104,6 +109,9 @@ type Options struct {
 	// TokenCases manage a tenant's tokens for its admins (nil: the
 	// token routes answer 503).
 	TokenCases TokenCases
+	// MemberCases add and remove a tenant's members for its admins (nil:
+	// the members routes answer 503; members.go).
+	MemberCases MemberCases
 }
 
 // Server is the tenant API and status page.
@@ -135,6 +143,8 @@ type Server struct {
 	// memberCache holds the tenants' members by user; keys the JWT key.
 	memberCache *ttlCache[struct{}, map[string][]Membership]
 	keys        keyCache
+	jwksKeys    jwksCache
+	oidc        *oidcClient
 	mux         *http.ServeMux
 }
 
@@ -189,11 +199,15 @@ func New(o Options) *Server {
 		m.Now = s.now
 		s.o.Sessions = m
 	}
+	if o.OIDC != nil {
+		s.oidc = &oidcClient{cfg: *o.OIDC}
+	}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
 	s.pageRoutes(s.mux)
+	s.oidcRoutes(s.mux)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.o.Metrics.observe("unknown", r.Method, http.StatusNotFound, 0)
 		writeError(w, http.StatusNotFound, errNotFound)
@@ -533,8 +547,9 @@ func checkParams(r *http.Request, known []string) error {
 // findTenant finds q.tenant in q.snap. A tenant added since the
 // snapshot's reads began is looked for in a new snapshot (concurrent
 // requests share one read), but only when it can be new: an admin token,
-// or a tenant token made after the snapshot began (a token made before
-// it whose tenant the snapshot lacks outlived its tenant); and a name not
+// a person (whose tenants were just read from the tenant list), or a
+// tenant token made after the snapshot began (a token made before it
+// whose tenant the snapshot lacks outlived its tenant); and a name not
 // found is not looked for again within unknownTTL.
 func (s *Server) findTenant(q *req, arrived time.Time) bool {
 	if _, ok := q.snap.Tenant(q.tenant); ok {
@@ -543,7 +558,7 @@ func (s *Server) findTenant(q *req, arrived time.Time) bool {
 	if s.o.Live == nil || !q.snap.begun.Before(arrived) {
 		return false
 	}
-	if q.tok.Scope != token.Admin && !q.tok.CreatedAt.After(q.snap.begun) {
+	if q.tok.Scope != token.Admin && q.tok.Person == "" && !q.tok.CreatedAt.After(q.snap.begun) {
 		return false
 	}
 	if !s.unknown.mayRefresh(q.tenant, s.now()) {

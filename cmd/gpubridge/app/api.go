@@ -55,6 +55,7 @@ func (w *API) App(ctx context.Context, c config.Config, set *clients.Set) (http.
 	}
 	p.Usage = UsageCases{Books: books}
 	p.Tokens = apiTokens{e}
+	p.MemberCases = apiMembers{e}
 	srv, loop := wire.API(p)
 	return srv, loop, nil
 }

@@ -164,11 +164,27 @@ func (e *Env) DeleteTenants(ctx context.Context, what string, names []string, pu
 
 // UserRequest is add user or delete user for the command What: User in
 // Tenant (Admin: add user also makes them a coordinator of its account);
-// Confirm (nil: no question) sees the change.
+// Confirm (nil: no question) sees the change. Actor is who the audit log
+// names (empty: the invoking user; the portal's tenant admin: "user
+// NAME").
 type UserRequest struct {
 	What, User, Tenant string
 	Admin              bool
 	Confirm            func(string) error
+	Actor              string
+}
+
+// userService is the tenant service for r, writing r.Actor to the audit
+// log when set.
+func (e *Env) userService(r UserRequest) (*tenantadmin.Service, error) {
+	svc, err := e.Tenants(r.What, "")
+	if err != nil {
+		return nil, err
+	}
+	if r.Actor != "" {
+		svc.Actor = r.Actor
+	}
+	return svc, nil
 }
 
 // ParseUser reads add/delete user NAME's options: tenant=, else account=
@@ -205,7 +221,7 @@ func (u UserChange) RemovedText() string { return tenantview.UserRemoved(u.User,
 // AddUser adds r.User to r.Tenant (r.Admin: as a coordinator of its
 // account).
 func (e *Env) AddUser(ctx context.Context, r UserRequest) (UserChange, error) {
-	svc, err := e.Tenants(r.What, "")
+	svc, err := e.userService(r)
 	if err != nil {
 		return UserChange{}, err
 	}
@@ -218,7 +234,7 @@ func (e *Env) AddUser(ctx context.Context, r UserRequest) (UserChange, error) {
 
 // RemoveUser removes r.User from r.Tenant.
 func (e *Env) RemoveUser(ctx context.Context, r UserRequest) (UserChange, error) {
-	svc, err := e.Tenants(r.What, "")
+	svc, err := e.userService(r)
 	if err != nil {
 		return UserChange{}, err
 	}

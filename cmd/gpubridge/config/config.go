@@ -489,6 +489,7 @@ func (c *Config) envVars() map[string]*string {
 		"GPUBRIDGE_METRICS_LISTEN":       &c.Server.MetricsListen,
 		"GPUBRIDGE_TLS_CERT_FILE":        &c.Server.TLSCertFile,
 		"GPUBRIDGE_TLS_KEY_FILE":         &c.Server.TLSKeyFile,
+		"GPUBRIDGE_PORTAL_JWKS_FILE":     &c.Portal.JWKSFile,
 		"GPUBRIDGE_QOS_PREFIX":           &c.Tenants.QOSPrefix,
 		"GPUBRIDGE_POOL_PARTITION":       &c.Tenants.PoolPartition,
 		"GPUBRIDGE_ONDEMAND_PARTITION":   &c.Tenants.OnDemandPartition,
@@ -569,6 +570,7 @@ func (c Config) Validate() error {
 	c.Ingest.validate(add)
 	c.Bookings.validate(add)
 	c.API.validate(add)
+	c.Portal.validate(add)
 	c.Chargeback.validate(add)
 	c.validateHealth(add)
 	c.validateHealthCredits(add)

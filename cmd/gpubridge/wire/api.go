@@ -50,6 +50,8 @@ type APIParams struct {
 	Usage api.UsageReader
 	// Tokens are the token use cases (a tenant admin's tokens).
 	Tokens api.TokenCases
+	// MemberCases are the members use cases (a tenant admin's members).
+	MemberCases api.MemberCases
 }
 
 // API returns the tenant API's handler (cmd/gpubridge/api) and its
@@ -100,8 +102,11 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		// from the tenant list; bookings priced with the rate card in
 		// force and cancelled under the configured notice.
 		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
+		JWKS:             jwksFile(c.Portal.JWKSFile),
+		OIDC:             portalOIDC(c.Portal.OIDC),
 		Sessions:         sessions{sessionstore.New(p.DB)},
 		TokenCases:       p.Tokens,
+		MemberCases:      p.MemberCases,
 		Members:          tenants,
 		Pricing:          bookedPricing(p.Bookings),
 		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
@@ -116,6 +121,31 @@ func jwtKey(file string) api.JWTKey {
 		return nil
 	}
 	return func() ([]byte, error) { return os.ReadFile(file) }
+}
+
+// jwksFile reads the portal's JWKS file at its first use (nil without
+// one: RS256 JWTs are refused).
+func jwksFile(file string) api.JWKSFile {
+	if file == "" {
+		return nil
+	}
+	return func() ([]byte, error) { return os.ReadFile(file) }
+}
+
+// portalOIDC is the portal's OIDC provider (nil without one); the
+// client secret is read at the first sign-in.
+func portalOIDC(o *config.PortalOIDC) *api.OIDC {
+	if o == nil {
+		return nil
+	}
+	out := &api.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, RedirectURL: o.RedirectURL, UserClaim: o.UserClaim, Scopes: o.Scopes}
+	if f := o.ClientSecretFile; f != "" {
+		out.ClientSecret = func() (string, error) {
+			b, err := os.ReadFile(f)
+			return string(b), err
+		}
+	}
+	return out
 }
 
 // sessions is the portal's SessionStore on the database.
