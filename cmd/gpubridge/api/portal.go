@@ -39,6 +39,7 @@ func (s *Server) portalRoutes(mux *http.ServeMux, cop *http.CrossOriginProtectio
 	mux.Handle("GET /portal/free", http.HandlerFunc(s.freeCounts))
 	mux.Handle("POST /tokens", cop.Handler(s.portalHandler("/tokens", s.addPortalToken)))
 	mux.Handle("POST /tokens/delete", cop.Handler(s.portalHandler("/tokens/delete", s.deletePortalToken)))
+	s.portalPageRoutes(mux, cop)
 }
 
 // portalPage is one signed-in request of a portal form.

@@ -104,6 +104,10 @@ type Options struct {
 	// TokenCases manage a tenant's tokens for its admins (nil: the
 	// token routes answer 503).
 	TokenCases TokenCases
+	// Health are the node health use cases (health_routes.go) and Exports
+	// the chargeback export (exports.go); nil: their routes answer 503.
+	Health  HealthCases
+	Exports Exports
 }
 
 // Server is the tenant API and status page.
@@ -564,6 +568,9 @@ func (s *Server) findTenant(q *req, arrived time.Time) bool {
 // answer writes body as JSON (a rawJSON as it is), refusing one bigger
 // than maxAnswerBytes with 400 (to a tenant's token).
 func (s *Server) answer(w http.ResponseWriter, q *req, code int, body any) int {
+	if _, done := body.(written); done { // the handler answered (a download)
+		return code
+	}
 	b, ok := body.(rawJSON)
 	if !ok {
 		var err error

@@ -50,6 +50,10 @@ type APIParams struct {
 	Usage api.UsageReader
 	// Tokens are the token use cases (a tenant admin's tokens).
 	Tokens api.TokenCases
+	// Health are the node health use cases and Exports the chargeback
+	// export (nil: their routes answer 503).
+	Health  api.HealthCases
+	Exports api.Exports
 }
 
 // API returns the tenant API's handler (cmd/gpubridge/api) and its
@@ -102,6 +106,8 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		JWTKey:           jwtKey(c.PortalJWTKeyFile()),
 		Sessions:         sessions{sessionstore.New(p.DB)},
 		TokenCases:       p.Tokens,
+		Health:           p.Health,
+		Exports:          p.Exports,
 		Members:          tenants,
 		Pricing:          bookedPricing(p.Bookings),
 		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
