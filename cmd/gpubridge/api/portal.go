@@ -149,6 +149,9 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	if n, err := strconv.ParseInt(r.URL.Query().Get("cancelled"), 10, 64); err == nil && n > 0 {
 		d.Notice = fmt.Sprintf("Booking %d is cancelled.", n)
 	}
+	if n, err := strconv.ParseInt(r.URL.Query().Get("modified"), 10, 64); err == nil && n > 0 {
+		d.Notice = fmt.Sprintf("Booking %d is changed.", n)
+	}
 	if n := r.URL.Query().Get("revoked"); n != "" {
 		d.Notice = "Token " + n + " is revoked."
 	}

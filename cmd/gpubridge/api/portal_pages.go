@@ -30,6 +30,7 @@ func (s *Server) portalPageRoutes(mux *http.ServeMux, cop *http.CrossOriginProte
 	mux.Handle("POST /nodes/check", cop.Handler(s.portalHandler("/nodes/check", s.checkNode)))
 	mux.Handle("GET /usage", s.portalRead("/usage", s.usagePage))
 	mux.Handle("GET /usage/chargeback", s.portalRead("/usage/chargeback", s.chargebackDownload))
+	s.modifyRoutes(mux, cop)
 }
 
 // portalRead signs a page's request in as portalHandler does, with a read

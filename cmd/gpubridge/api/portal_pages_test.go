@@ -298,3 +298,42 @@ func TestHealthRoutes(t *testing.T) {
 		t.Errorf("since=x: %d %s", code, body)
 	}
 }
+
+// TestPortalModify: extending a booking shows the new price beside the
+// current one before anything changes; confirming runs modify booking
+// with the person as actor; beta's booking is not found.
+func TestPortalModify(t *testing.T) {
+	h := newHarness(t)
+	b := newBrowser(h)
+	csrf := b.signIn(slurmJWT(t, testJWTKey, "alice", h.now, time.Hour))
+	id := fmt.Sprint(h.acmeBooking.ID)
+	if _, page := b.get("/?tenant=acme"); !strings.Contains(page, `href="/modify?tenant=acme&amp;id=`+id+`"`) {
+		t.Fatalf("no modify link:\n%s", page)
+	}
+	code, page := b.get("/modify?tenant=acme&id=" + id)
+	if code != 200 || !strings.Contains(page, `<b id="price-before">4.00 EUR</b>`) || !strings.Contains(page, `id="show-change"`) {
+		t.Fatalf("the modify form: %d\n%s", code, page)
+	}
+	end := h.acmeBooking.End.Add(2 * time.Hour).UTC().Format("2006-01-02T15:04:05Z")
+	form := url.Values{"csrf": {csrf}, "tenant": {"acme"}, "id": {id}, "end": {end}, "count": {"1"}, "purpose": {"acme run"}}
+	code, page, _ = b.post("/modify", form)
+	if code != 200 || !strings.Contains(page, `<b>8.00 EUR</b> (was 4.00 EUR`) || !strings.Contains(page, `id="confirm-modify"`) {
+		t.Fatalf("the preview: %d\n%s", code, page)
+	}
+	if x, _ := h.svc.Get(t.Context(), h.acmeBooking.ID); !x.End.Equal(h.acmeBooking.End) {
+		t.Fatalf("changed before the confirmation: %+v", x)
+	}
+	form.Set("confirm", "yes")
+	if code, page, loc := b.post("/modify", form); code != http.StatusSeeOther || !strings.Contains(loc, "modified="+id) {
+		t.Fatalf("confirm: %d %s\n%s", code, loc, page)
+	}
+	if x, _ := h.svc.Get(t.Context(), h.acmeBooking.ID); !x.End.Equal(h.acmeBooking.End.Add(2*time.Hour)) || x.Count != 1 {
+		t.Errorf("after the change: %+v", x)
+	}
+	if code, page := b.get("/modify?tenant=acme&id=" + fmt.Sprint(h.betaBooking.ID)); code != 404 || strings.Contains(page, "bsecret") {
+		t.Errorf("beta's booking: %d\n%s", code, page)
+	}
+	if code, _, _ := b.post("/modify", url.Values{"csrf": {"x"}, "tenant": {"acme"}, "id": {id}, "end": {end}, "confirm": {"yes"}}); code != 403 {
+		t.Errorf("forged CSRF: %d", code)
+	}
+}
