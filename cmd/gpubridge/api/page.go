@@ -169,7 +169,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) int {
 		return code
 	}
 	if tok.Scope == token.Admin {
-		d := s.adminData(r, snap, tok)
+		d := s.adminPool(r, snap, tok) // portal_admin.go
 		d.CSRF = ss.CSRF
 		s.render(w, http.StatusOK, "admin", d)
 		return http.StatusOK

@@ -337,3 +337,22 @@ func TestPortalModify(t *testing.T) {
 		t.Errorf("forged CSRF: %d", code)
 	}
 }
+
+// TestAdminPool: an admin token's overview adds the pool calendar, the
+// bookings at risk and the nodes held (every tenant's: the admin's view).
+func TestAdminPool(t *testing.T) {
+	h := newHarness(t)
+	fh := h.srv.o.Health.(*fakeHealth)
+	fh.uses[""] = []string{"gpu1", "gpu2", "gpu3"}
+	b := newBrowser(h)
+	b.signIn(h.admin)
+	code, body := b.get("/")
+	for _, w := range []string{"<h2>Bookings at risk</h2>", `data-node="gpu1"`, "requalify runs start on it", "Pool calendar", `table class="cal" data-type="h100"`} {
+		if code != 200 || !strings.Contains(body, w) {
+			t.Errorf("admin overview (%d) lacks %q", code, w)
+		}
+	}
+	if strings.Contains(body, `data-node="gpu2"`) {
+		t.Errorf("a serving node is listed as held")
+	}
+}
