@@ -352,28 +352,37 @@ func (s *Server) usagePage(p *portalPage) int {
 	d := usagePageData{navData: navOf(p, "usage"), Period: p.snap.Period.String(), Formats: []export.Format{export.CSV, export.JSON, export.FOCUS}}
 	ctx := p.r.Context()
 	if s.o.Usage != nil {
-		if sm, err := s.o.Usage.Summary(ctx, p.snap.Period, p.tok.Tenant); err == nil {
-			v := usageOf(sm, p.tok.Tenant, s.now())
+		// The month's summary as the overview reads it (the same cache).
+		v, err := s.usage.get(usageKey{p.snap.Period, p.tok.Tenant}, func() (usageView, time.Duration, error) {
+			sm, err := s.o.Usage.Summary(ctx, p.snap.Period, p.tok.Tenant)
+			if err != nil {
+				return usageView{}, 0, err
+			}
+			return usageOf(sm, p.tok.Tenant, s.now()), 0, nil
+		})
+		if err == nil {
 			d.Amount, d.Currency = v.Amount, v.Currency
-			for _, r := range sm.Rows {
-				if r.Key.Tenant != p.tok.Tenant && r.Key.Account != p.tok.Tenant {
-					continue
-				}
-				d.Rows = append(d.Rows, usageTypeRow{Type: r.Key.Type, Tier: string(r.Key.Tier), Kind: string(r.Key.Kind),
-					Hours: strconv.FormatFloat(float64(r.GPUSeconds)/3600, 'f', 1, 64), Amount: r.Amount.String()})
+			for _, r := range v.Rows {
+				d.Rows = append(d.Rows, usageTypeRow{Type: r.GPUType, Tier: r.Tier, Kind: r.Kind, Hours: r.GPUHours, Amount: r.Amount})
 			}
 		} else {
 			d.Errors = append(d.Errors, "usage is not available now")
 		}
 	}
 	if s.o.Exports != nil {
-		days, err := s.o.Exports.Daily(ctx, p.tok.Tenant, p.snap.Period)
+		days, err := s.pageCache.daily.get(usageKey{p.snap.Period, p.tok.Tenant}, func() ([]DayUse, time.Duration, error) {
+			ds, err := s.o.Exports.Daily(ctx, p.tok.Tenant, p.snap.Period)
+			return ds, 0, err
+		})
 		if err != nil {
 			d.Errors = append(d.Errors, "the daily use is not available now")
 		}
 		d.Days, d.Legend, d.MaxHours = dayChart(days, p.snap.Period)
 	}
-	for _, c := range s.closedMonths(ctx, p.tok.Tenant, s.now(), 12) {
+	closed, _ := s.pageCache.closed.get(usageKey{p.snap.Period, p.tok.Tenant}, func() ([]meter.Period, time.Duration, error) {
+		return s.closedMonths(ctx, p.tok.Tenant, s.now(), 12), 0, nil
+	})
+	for _, c := range closed {
 		d.Closed = append(d.Closed, c.String())
 	}
 	s.render(p.w, http.StatusOK, "usage", d)
@@ -461,4 +470,16 @@ func (s *Server) chargebackDownload(p *portalPage) int {
 // Nav is the overview's navigation.
 func (d tenantPage) Nav() navData {
 	return navData{Tenant: d.Tenant, Active: "overview", IsAdmin: d.IsAdmin}
+}
+
+// pageCaches keep what the usage page reads of the books for a while
+// (api.refreshInterval, as the overview's usage): a tenant's daily use of
+// the month and its closed months.
+type pageCaches struct {
+	daily  *ttlCache[usageKey, []DayUse]
+	closed *ttlCache[usageKey, []meter.Period]
+}
+
+func newPageCaches(ttl time.Duration, now func() time.Time) *pageCaches {
+	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now), closed: newTTLCache[usageKey, []meter.Period](ttl, now)}
 }

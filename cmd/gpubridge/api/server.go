@@ -125,6 +125,7 @@ type Server struct {
 	perToken       *keyed
 	perAddr        *keyed
 	usage          *ttlCache[usageKey, usageView]
+	pageCache      *pageCaches
 	tokens         *ttlCache[token.Hash, token.Token]
 	// reads caches the read-only booking routes' answers by their parsed
 	// request; writes counts the booking changes made through this server
@@ -185,6 +186,7 @@ func New(o Options) *Server {
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), unknown: newUnknownTenants(unknownTTL)}
 	s.recent = newTTLCache[token.Hash, struct{}](recentTTL, s.now)
 	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
+	s.pageCache = newPageCaches(o.UsageTTL, s.now) // portal_pages.go
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
 	s.reads = newAnswers(readTTL, cacheBytes, s.now)
 	s.memberCache = newTTLCache[struct{}, map[string][]Membership](membersTTL, s.now)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
+	"github.com/gpubridge/gpubridge/accounting/ledger"
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/bridge/health"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api"
@@ -74,9 +75,18 @@ func (x apiExports) Daily(ctx context.Context, tenant string, p meter.Period) ([
 	if err != nil {
 		return nil, err
 	}
-	_, lines, err := books.View(ctx, p, tenant)
-	if err != nil {
-		return nil, err
+	// The summary's read of the tenant's lines (no labels, no credits:
+	// only the use), and while the month is open the accruals of its
+	// running jobs.
+	q := ledger.LineQuery{Booked: p, Account: tenant}
+	lines := func(ctx context.Context, _ bool, fn func(meter.Line) error) error {
+		if err := books.Ledger.SummaryLines(ctx, books.Cluster, q, fn); err != nil {
+			return err
+		}
+		if p < meter.PeriodOf(time.Now()) {
+			return nil
+		}
+		return books.Ledger.Accruals(ctx, books.Cluster, q, fn)
 	}
 	type key struct {
 		day int64
