@@ -30,7 +30,7 @@ func (s *Server) adminPool(r *http.Request, snap *Snapshot, tok token.Token) adm
 	ctx := r.Context()
 	if svc, err := s.readsOrUnavailable(); err == nil {
 		from := snap.At.Truncate(calendarStep)
-		if av, err := svc.Availability(ctx, reserve.AvailabilityQuery{From: from, To: from.Add(calendarCells * calendarStep), Step: calendarStep}); err == nil {
+		if av, err := s.poolAvailability(ctx, svc, reserve.AvailabilityQuery{From: from, To: from.Add(calendarCells * calendarStep), Step: calendarStep}); err == nil {
 			d.Calendar = calendar(av, nil, "")
 		} else {
 			d.Errors = append(d.Errors, "the pool calendar is not available now")

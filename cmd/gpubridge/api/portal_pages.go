@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/meter"
 	"github.com/gpubridge/gpubridge/bridge/burst"
 	"github.com/gpubridge/gpubridge/bridge/health"
+	"github.com/gpubridge/gpubridge/bridge/reserve"
 	"github.com/gpubridge/gpubridge/cmd/gpubridge/api/token"
 )
 
@@ -475,11 +477,34 @@ func (d tenantPage) Nav() navData {
 // pageCaches keep what the usage page reads of the books for a while
 // (api.refreshInterval, as the overview's usage): a tenant's daily use of
 // the month and its closed months.
+//
+// avail keeps the pool's availability the overview's timeline and
+// calendar show (the same for every tenant: counts, never who), by its
+// query and the number of booking changes made through this server, so
+// that a change made here is seen at once.
 type pageCaches struct {
 	daily  *ttlCache[usageKey, []DayUse]
 	closed *ttlCache[usageKey, []meter.Period]
+	avail  *ttlCache[availKey, reserve.Availability]
+}
+
+type availKey struct {
+	from, to time.Time
+	step     time.Duration
+	writes   int64
 }
 
 func newPageCaches(ttl time.Duration, now func() time.Time) *pageCaches {
-	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now), closed: newTTLCache[usageKey, []meter.Period](ttl, now)}
+	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now), closed: newTTLCache[usageKey, []meter.Period](ttl, now),
+		avail: newTTLCache[availKey, reserve.Availability](ttl, now)}
+}
+
+// poolAvailability is svc's availability for q, kept for a refresh
+// interval (pageCaches.avail).
+func (s *Server) poolAvailability(ctx context.Context, svc Bookings, q reserve.AvailabilityQuery) (reserve.Availability, error) {
+	k := availKey{from: q.From, to: q.To, step: q.Step, writes: s.writes.Load()}
+	return s.pageCache.avail.get(k, func() (reserve.Availability, time.Duration, error) {
+		av, err := svc.Availability(ctx, q)
+		return av, 0, err
+	})
 }
