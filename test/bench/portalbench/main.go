@@ -110,6 +110,20 @@ func run(bin string, nTenants, nBookings, nLines, sessions int, dur, goal time.D
 			}
 		}
 	}
+	// Alone: one session, one page at a time (each page's own time, with
+	// no queue in front of it).
+	fmt.Printf("%-8s %9s %9s   (one request at a time, 20 each)\n", "alone", "p50", "max")
+	for _, p := range pages {
+		var ds []time.Duration
+		for range 20 {
+			d, code, err := get(clients[0], srv.addr, p+"?tenant="+tenantOf[0])
+			if err != nil || code != 200 {
+				return fmt.Errorf("%s alone: %d %v", p, code, err)
+			}
+			ds = append(ds, d)
+		}
+		fmt.Printf("%-8s %9s %9s\n", p, pct(ds, 50).Round(10*time.Microsecond), pct(ds, 100).Round(10*time.Microsecond))
+	}
 	fmt.Printf("load: %d sessions for %s on loopback (machine: load %s)\n", sessions, dur, loadavg())
 	var mu sync.Mutex
 	lat := map[string][]time.Duration{}
