@@ -75,12 +75,12 @@ func (x apiExports) Daily(ctx context.Context, tenant string, p meter.Period) ([
 	if err != nil {
 		return nil, err
 	}
-	// The summary's read of the tenant's lines (no labels, no credits:
-	// only the use), and while the month is open the accruals of its
-	// running jobs.
+	// The tenant's usage lines (unordered; no labels, no credits: only
+	// the use), and while the month is open the accruals of its running
+	// jobs.
 	q := ledger.LineQuery{Booked: p, Account: tenant}
 	lines := func(ctx context.Context, _ bool, fn func(meter.Line) error) error {
-		if err := books.Ledger.SummaryLines(ctx, books.Cluster, q, fn); err != nil {
+		if err := books.Ledger.ExportLines(ctx, books.Cluster, q, fn); err != nil { // every field: the count and the end too
 			return err
 		}
 		if p < meter.PeriodOf(time.Now()) {
@@ -88,13 +88,19 @@ func (x apiExports) Daily(ctx context.Context, tenant string, p meter.Period) ([
 		}
 		return books.Ledger.Accruals(ctx, books.Cluster, q, fn)
 	}
+	return dailyUse(ctx, lines)
+}
+
+// dailyUse sums usage lines (not booking charges) per UTC day and GPU
+// type: GPUs × the seconds of each day a line covers.
+func dailyUse(ctx context.Context, lines export.Lines) ([]api.DayUse, error) {
 	type key struct {
 		day int64
 		typ string
 	}
 	sums := map[key]int64{}
 	var order []key
-	err = lines(ctx, false, func(l meter.Line) error {
+	err := lines(ctx, false, func(l meter.Line) error {
 		if l.Charge || l.Count <= 0 {
 			return nil
 		}
