@@ -5,8 +5,8 @@
 -- tenants the (cluster, booked_period) key alone made each tenant's read
 -- scan the whole month (test/bench/portal.sh).
 ALTER TABLE usage_ledger ADD KEY usage_ledger_account (cluster, booked_period, account);
-ALTER TABLE booking_charges ADD KEY booking_charge_account (cluster, booked_period, account);
+ALTER TABLE booking_charge ADD KEY booking_charge_account (cluster, booked_period, account);
 
 -- +goose Down
-ALTER TABLE booking_charges DROP KEY booking_charge_account;
+ALTER TABLE booking_charge DROP KEY booking_charge_account;
 ALTER TABLE usage_ledger DROP KEY usage_ledger_account;
