@@ -382,7 +382,8 @@ func (s *Server) usagePage(p *portalPage) int {
 		d.Days, d.Legend, d.MaxHours = dayChart(days, p.snap.Period)
 	}
 	closed, _ := s.pageCache.closed.get(usageKey{p.snap.Period, p.tok.Tenant}, func() ([]meter.Period, time.Duration, error) {
-		return s.closedMonths(ctx, p.tok.Tenant, s.now(), 12), 0, nil
+		// A month closes once (gpubridge close): the list is kept longer.
+		return s.closedMonths(ctx, p.tok.Tenant, s.now(), 12), closedMonthsTTL, nil
 	})
 	for _, c := range closed {
 		d.Closed = append(d.Closed, c.String())
@@ -473,6 +474,10 @@ func (s *Server) chargebackDownload(p *portalPage) int {
 func (d tenantPage) Nav() navData {
 	return navData{Tenant: d.Tenant, Active: "overview", IsAdmin: d.IsAdmin}
 }
+
+// closedMonthsTTL is how long the usage page keeps a tenant's closed
+// months: a month just closed shows up at most this late.
+const closedMonthsTTL = 10 * time.Minute
 
 // pageCaches keep what the usage page reads of the books for a while
 // (api.refreshInterval, as the overview's usage): a tenant's daily use of
