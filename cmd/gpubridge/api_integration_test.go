@@ -484,6 +484,16 @@ func TestAPIUsageEqualsLedgerAndFOCUS(t *testing.T) {
 		}
 	}
 	noLeak(t, "usage", body)
+	// The tenant's chargeback download (the portal's and the API's) is
+	// the admin export filtered to the tenant, byte for byte.
+	for _, f := range []string{"csv", "json", "focus"} {
+		want := h.ok("export", "chargeback", "period=2019-07", "format="+f, "tenant="+itA)
+		code, got := h.do("GET", "/api/v1/tenants/"+itA+"/chargeback?period=2019-07&format="+f, h.tokens["a-read"], "")
+		if code != 200 || got != want || len(want) < 100 {
+			t.Errorf("chargeback format=%s: %d, %d bytes; the CLI's export %d bytes (equal: %v)\n%s", f, code, len(got), len(want), got == want, got)
+		}
+		noLeak(t, "chargeback "+f, got)
+	}
 }
 
 // TestAPIExamples runs the examples of docs/api.md against the testbed and

@@ -142,6 +142,7 @@ var Gpubridge = Layout{
 		"test/bench/tenantbench":    {},
 		"test/bench/bookingbench":   {},
 		"test/bench/apibench":       {},
+		"test/bench/portalbench":    {},
 		"test/bench/cmd/synthjobs":  {},
 		"test/bench/cmd/ingestprof": {},
 		"test/bench/synth":          {TestOnly: true, Importers: []string{"test/bench/...", "accounting/internal/acctest"}},

@@ -265,6 +265,7 @@ func newHarness(t *testing.T) *harness {
 		JWTKey: func() ([]byte, error) { return testJWTKey, nil }, Members: h.names, CancelFreeBefore: 24 * time.Hour,
 		Pricing: func(context.Context) (reserve.Coster, error) { return fakeCoster{}, nil }, TokenCases: fakeTokenCases{h.tokens},
 		MemberCases: &fakeMemberCases{ts: h.names}})
+	h.srv.o.Health, h.srv.o.Exports = newFakeHealth(), fakeExports{} // portal_pages_test.go
 	h.http = httptest.NewServer(http.MaxBytesHandler(h.srv, 1<<20))
 	t.Cleanup(h.http.Close)
 	return h

@@ -55,24 +55,32 @@ func (s *Server) pendingJobs(q *req) (int, any, error) {
 	if _, ok := q.snap.PartAt[PartJobs]; !ok {
 		return 0, nil, errUnavailable
 	}
-	moves := map[int64]bool{}
-	for _, m := range q.snap.Plan.Moves {
-		moves[m.Job.ID] = true
-	}
-	refused := map[int64]burst.Refusal{}
-	for _, r := range q.snap.Plan.Refusals {
-		refused[r.JobID] = r
-	}
-	bursting := map[int64]bool{}
-	for _, b := range q.snap.Plan.Bursting {
-		bursting[b.JobID] = true
-	}
 	limit, err := rowLimit(q)
 	if err != nil {
 		return 0, nil, err
 	}
+	out, more := pendingRows(q.snap, q.tenant, limit)
+	return http.StatusOK, map[string]any{"tenant": q.tenant, "asOf": q.snap.At, "jobs": out, "more": more}, nil
+}
+
+// pendingRows are the tenant's pending jobs (at most limit; more says
+// there are others) with what the burst plan does with each: the
+// pending-jobs route's and the jobs page's rows.
+func pendingRows(snap *Snapshot, tenant string, limit int) ([]PendingJob, bool) {
+	moves := map[int64]bool{}
+	for _, m := range snap.Plan.Moves {
+		moves[m.Job.ID] = true
+	}
+	refused := map[int64]burst.Refusal{}
+	for _, r := range snap.Plan.Refusals {
+		refused[r.JobID] = r
+	}
+	bursting := map[int64]bool{}
+	for _, b := range snap.Plan.Bursting {
+		bursting[b.JobID] = true
+	}
 	out, more := []PendingJob{}, false
-	for _, j := range q.snap.Jobs[q.tenant] {
+	for _, j := range snap.Jobs[tenant] {
 		if !j.Pending() {
 			continue
 		}
@@ -92,5 +100,5 @@ func (s *Server) pendingJobs(q *req) (int, any, error) {
 		}
 		out = append(out, p)
 	}
-	return http.StatusOK, map[string]any{"tenant": q.tenant, "asOf": q.snap.At, "jobs": out, "more": more}, nil
+	return out, more
 }

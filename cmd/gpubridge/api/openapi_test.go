@@ -15,6 +15,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpubridge/gpubridge/accounting/meter"
 )
 
 func loadSpec(t *testing.T) *openapi3.T {
@@ -58,6 +60,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	}
 	h := newHarness(t)
 	a, b := fmt.Sprint(h.acmeBooking.ID), fmt.Sprint(h.betaBooking.ID)
+	closed := meter.PeriodOf(h.now) - 1
+	h.usage.closed[closed] = true
 	start := h.now.Add(6 * time.Hour).Format(time.RFC3339)
 	carol := slurmJWT(t, testJWTKey, "carol", h.now, time.Hour) // acme's admin
 	alice := slurmJWT(t, testJWTKey, "alice", h.now, time.Hour) // acme's member
@@ -114,6 +118,19 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"POST", "/api/v1/tenants/acme/members", carol, `{"user":"Frank"}`, 400},
 		{"DELETE", "/api/v1/tenants/acme/members/frank", carol, "", 200},
 		{"DELETE", "/api/v1/tenants/acme/members/frank", carol, "", 404},
+		{"GET", "/api/v1/tenants/acme/nodes", h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/beta/nodes", h.acmeRead, "", 404},
+		{"GET", "/api/v1/tenants/acme/checks?node=gpu1&limit=5", h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/acme/checks?since=x", h.acmeRead, "", 400},
+		{"POST", "/api/v1/tenants/acme/checks", h.acmeBook, `{"node":"gpu2"}`, 202},
+		{"POST", "/api/v1/tenants/acme/checks", h.acmeBook, `{"node":"gpu3"}`, 403},
+		{"POST", "/api/v1/tenants/acme/checks", h.acmeRead, `{"node":"gpu2"}`, 403},
+		{"GET", "/api/v1/tenants/acme/checks/runs/1", h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/acme/checks/runs/2", h.acmeRead, "", 404},
+		{"GET", "/api/v1/tenants/acme/health/history?since=72h", h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/acme/chargeback?period=2026-13", h.acmeRead, "", 400},
+		{"GET", "/api/v1/tenants/acme/chargeback?format=focus&period=" + closed.String(), h.acmeRead, "", 200},
+		{"GET", "/api/v1/tenants/acme/chargeback?period=" + meter.PeriodOf(h.now).String(), h.acmeRead, "", 409},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

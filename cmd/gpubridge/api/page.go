@@ -174,7 +174,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) int {
 		return code
 	}
 	if tok.Scope == token.Admin {
-		d := s.adminData(r, snap, tok)
+		d := s.adminPool(r, snap, tok) // portal_admin.go
 		d.CSRF = ss.CSRF
 		s.render(w, http.StatusOK, "admin", d)
 		return http.StatusOK
@@ -331,7 +331,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 	d.From = snap.At.Truncate(calendarStep) // steps at 00, 06, 12 and 18 UTC
 	d.To = d.From.Add(14 * 24 * time.Hour)
 	if svc, err := s.readsOrUnavailable(); err == nil {
-		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})
+		av, err := s.poolAvailability(r.Context(), svc, reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})
 		if err != nil {
 			d.Errors = append(d.Errors, "availability is not available now")
 		}

@@ -40,6 +40,7 @@ func (s *Server) portalRoutes(mux *http.ServeMux, cop *http.CrossOriginProtectio
 	mux.Handle("POST /tokens", cop.Handler(s.portalHandler("/tokens", s.addPortalToken)))
 	mux.Handle("POST /tokens/delete", cop.Handler(s.portalHandler("/tokens/delete", s.deletePortalToken)))
 	s.membersRoutes(mux, cop)
+	s.portalPageRoutes(mux, cop)
 }
 
 // portalPage is one signed-in request of a portal form.
@@ -148,6 +149,9 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	}
 	if n, err := strconv.ParseInt(r.URL.Query().Get("cancelled"), 10, 64); err == nil && n > 0 {
 		d.Notice = fmt.Sprintf("Booking %d is cancelled.", n)
+	}
+	if n, err := strconv.ParseInt(r.URL.Query().Get("modified"), 10, 64); err == nil && n > 0 {
+		d.Notice = fmt.Sprintf("Booking %d is changed.", n)
 	}
 	if n := r.URL.Query().Get("revoked"); n != "" {
 		d.Notice = "Token " + n + " is revoked."

@@ -27,6 +27,12 @@ func (s *Server) routes() []route {
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/members", Scope: token.Read, Handle: s.listMembers},
 		{Method: "POST", Path: "/api/v1/tenants/{tenant}/members", Scope: token.Read, Handle: s.postMember},
 		{Method: "DELETE", Path: "/api/v1/tenants/{tenant}/members/{user}", Scope: token.Read, Handle: s.deleteMember},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/nodes", Scope: token.Read, Handle: s.nodeHealth},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/checks", Scope: token.Read, Params: []string{"node", "check", "since", "limit"}, Handle: s.healthResults},
+		{Method: "POST", Path: "/api/v1/tenants/{tenant}/checks", Scope: token.Book, Handle: s.triggerCheck},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/checks/runs/{id}", Scope: token.Read, Handle: s.healthRun},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/health/history", Scope: token.Read, Params: []string{"since"}, Handle: s.healthHistory},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/chargeback", Scope: token.Read, Params: []string{"period", "format"}, Handle: s.chargeback},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/slots", Scope: token.Read, Params: []string{"type", "count", "duration", "after", "limit"}, Handle: s.slots},
 	}
 }

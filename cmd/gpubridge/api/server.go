@@ -112,6 +112,10 @@ type Options struct {
 	// MemberCases add and remove a tenant's members for its admins (nil:
 	// the members routes answer 503; members.go).
 	MemberCases MemberCases
+	// Health are the node health use cases (health_routes.go) and Exports
+	// the chargeback export (exports.go); nil: their routes answer 503.
+	Health  HealthCases
+	Exports Exports
 }
 
 // Server is the tenant API and status page.
@@ -129,6 +133,7 @@ type Server struct {
 	perToken       *keyed
 	perAddr        *keyed
 	usage          *ttlCache[usageKey, usageView]
+	pageCache      *pageCaches
 	tokens         *ttlCache[token.Hash, token.Token]
 	// reads caches the read-only booking routes' answers by their parsed
 	// request; writes counts the booking changes made through this server
@@ -191,6 +196,7 @@ func New(o Options) *Server {
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), unknown: newUnknownTenants(unknownTTL)}
 	s.recent = newTTLCache[token.Hash, struct{}](recentTTL, s.now)
 	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
+	s.pageCache = newPageCaches(o.UsageTTL, s.now) // portal_pages.go
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
 	s.reads = newAnswers(readTTL, cacheBytes, s.now)
 	s.memberCache = newTTLCache[struct{}, map[string][]Membership](membersTTL, s.now)
@@ -579,6 +585,9 @@ func (s *Server) findTenant(q *req, arrived time.Time) bool {
 // answer writes body as JSON (a rawJSON as it is), refusing one bigger
 // than maxAnswerBytes with 400 (to a tenant's token).
 func (s *Server) answer(w http.ResponseWriter, q *req, code int, body any) int {
+	if _, done := body.(written); done { // the handler answered (a download)
+		return code
+	}
 	b, ok := body.(rawJSON)
 	if !ok {
 		var err error

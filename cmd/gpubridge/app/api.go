@@ -56,6 +56,14 @@ func (w *API) App(ctx context.Context, c config.Config, set *clients.Set) (http.
 	p.Usage = UsageCases{Books: books}
 	p.Tokens = apiTokens{e}
 	p.MemberCases = apiMembers{e}
+	p.Exports = apiExports{e}
+	// The node health routes and page: on a site without a health service
+	// (no health.nodes) they answer "not available".
+	if hs, err := e.Health(ctx); err == nil {
+		p.Health = apiHealth{hs}
+	} else {
+		p.Logger.Info("the API has no node health routes", "why", err)
+	}
 	srv, loop := wire.API(p)
 	return srv, loop, nil
 }

@@ -52,6 +52,10 @@ type APIParams struct {
 	Tokens api.TokenCases
 	// MemberCases are the members use cases (a tenant admin's members).
 	MemberCases api.MemberCases
+	// Health are the node health use cases and Exports the chargeback
+	// export (nil: their routes answer 503).
+	Health  api.HealthCases
+	Exports api.Exports
 }
 
 // API returns the tenant API's handler (cmd/gpubridge/api) and its
@@ -107,6 +111,8 @@ func API(p APIParams) (http.Handler, func(context.Context)) {
 		Sessions:         sessions{sessionstore.New(p.DB)},
 		TokenCases:       p.Tokens,
 		MemberCases:      p.MemberCases,
+		Health:           p.Health,
+		Exports:          p.Exports,
 		Members:          tenants,
 		Pricing:          bookedPricing(p.Bookings),
 		CancelFreeBefore: c.Bookings.Cancellation.FreeBefore.Duration,
