@@ -318,12 +318,18 @@ func (s *Service) admit(ctx context.Context, tx Tx, b Booking, p Policy, inv Inv
 		return nil, nil
 	}
 	// The next window of the same shape: from the asked start (or the
-	// earliest the policy allows) up to the horizon.
+	// earliest the policy allows) up to the policy's horizon; for a
+	// tenant without one, up to the search horizon from that start (from
+	// now, a start beyond the search horizon left nothing to search, and
+	// the refusal said "none before" a time earlier than the asked start).
 	start := b.Start
 	if min := now.Add(time.Duration(p.MinLead)); start.Before(min) {
 		start = min.Truncate(time.Second)
 	}
 	last := now.Add(s.horizon(p)).Add(-b.Duration())
+	if p.MaxHorizon <= 0 {
+		last = start.Add(s.horizon(p)).Add(-b.Duration())
+	}
 	wider, err := tx.Bookings(ctx, Filter{Resources: related, From: start, To: last.Add(b.Duration())})
 	if err != nil {
 		return nil, err

@@ -86,6 +86,20 @@ func kv(pairs ...string) map[string]string {
 	return m
 }
 
+// TestNextAvailableFarAhead: a tenant without a booking horizon asks for
+// a window beyond the search horizon (2 years from now) that does not fit;
+// the next window is looked for from the asked start, not from now (which
+// left nothing to search and named a time before the asked start).
+func TestNextAvailableFarAhead(t *testing.T) {
+	h := newHarness()
+	h.svc.Tenants = fakeTenants{"acme": &reserve.Policy{}}
+	h.mustAdd(t, kv("tenant=acme", "gpus=h100:4", "start=2099-12-02T00:00Z", "duration=14d"))
+	_, err := h.add(t, kv("tenant=acme", "gpus=h100:1", "start=2099-12-15T23:59:59Z", "duration=1d"), reserve.Zone{})
+	if err == nil || !strings.Contains(err.Error(), "next available: 2099-12-16T00:00:00Z (h100:1 for 1d, until 2099-12-17T00:00:00Z)") {
+		t.Errorf("refusal: %v\nwant the next window right after the booking in the way", err)
+	}
+}
+
 // TestAddBadInput: every kind of bad input is refused with the field it
 // concerns, and nothing is stored.
 func TestAddBadInput(t *testing.T) {

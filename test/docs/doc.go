@@ -28,10 +28,9 @@
 // the shared on-demand QOS, so that no first apply depends on an earlier
 // test), and prints how many examples it found, ran and skipped, checking
 // that those run and skipped add up to those found;
-// pending_integration_test.go lists the few examples whose drifts are
-// logged rather than failed, each with its reason (a document not yet
-// written to run in order, or a behaviour that looks like a bug of the
-// code). A document's examples that need exact figures bill job rows
+// it fails on any drift (pending_integration_test.go's map of examples
+// whose drifts would only be logged is empty, and TestPendingIsEmpty keeps
+// it so). A document's examples that need exact figures bill job rows
 // written into slurmdbd's job table by jobrows.sh (in past months, removed
 // by a teardown mark); a table's JobID column and the tenant API's job ids
 // are the run's own (JobColumns, Rules). DOCTEST_ONLY=docs/a.md,... runs only those

@@ -125,6 +125,9 @@ func TestMatch(t *testing.T) {
 		{[]string{`{"id":1,"tenant":"acme"}`}, []string{`{"id":2,"tenant":"acme"}`}, false},
 		{[]string{`holder="gpubridge apply by bob (pid 4242 on head1) since x"`}, []string{`holder="gpubridge apply by bob (pid 77 on vm) since x"`}, true},
 		{[]string{`holder="gpubridge apply by bob (pid 4242 on head1) since x"`}, []string{`holder="gpubridge modify by bob (pid 77 on vm) since x"`}, false},
+		// sacctmgr's DBD_FINI error now and then after its answer is noise; another error is not
+		{[]string{" error: Only admins"}, []string{" error: Only admins", "sacctmgr: error: Getting response to message type: DBD_FINI"}, true},
+		{[]string{" error: Only admins"}, []string{" error: Only admins", "sacctmgr: error: Getting response to message type: DBD_ADD_USERS"}, false},
 	} {
 		if got := Match(c.want, c.got); got != c.ok {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)

@@ -42,6 +42,26 @@ var Rules = []Rule{
 	{"rule", regexp.MustCompile(`^-[- ]*-$`), "<RULE>"},
 }
 
+// Noise is output that a command prints or not from run to run for reasons
+// of the cluster's plumbing, not of what the text shows: sacctmgr's error
+// on closing its slurmdbd connection (DBD_FINI), printed after its answer
+// now and then. Such lines are dropped from the output before it is
+// compared (from the text's too).
+var Noise = []*regexp.Regexp{
+	regexp.MustCompile(`^sacctmgr: error: Getting response to message type: DBD_FINI$`),
+}
+
+// quiet returns lines without the Noise lines.
+func quiet(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !slices.ContainsFunc(Noise, func(re *regexp.Regexp) bool { return re.MatchString(strings.TrimRight(l, " \t")) }) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Normalise applies Rules to one line and drops its trailing spaces.
 func Normalise(line string) string {
 	for _, r := range Rules {
@@ -55,9 +75,10 @@ func Normalise(line string) string {
 const Elision = "..."
 
 // Match reports whether the output got is what the text wants, both
-// normalised line by line (after JobColumns); an Elision line of want
-// matches zero or more lines of got.
+// without Noise and normalised line by line (after JobColumns); an
+// Elision line of want matches zero or more lines of got.
 func Match(want, got []string) bool {
+	want, got = quiet(want), quiet(got)
 	w := JobColumns(want)
 	for i, l := range w {
 		w[i] = Normalise(l)
