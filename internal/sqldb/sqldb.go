@@ -96,10 +96,57 @@ func OpenMigrated(ctx context.Context, dsn string) (*sqlx.DB, error) {
 // rolled back, never committed. Before the commit it fences with the lease
 // tokens ctx carries (internal/lease: the daemon's jobs carry the leader's),
 // so a leader that lost its lease commits nothing (lease.ErrFenced).
-func WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (err error) {
-	tx, err := db.BeginTxx(ctx, nil)
+//
+// An attempt that failed on a transient conflict (Conflict: a deadlock,
+// Galera's certification failure, a node not ready) or lost its
+// connection before the commit committed nothing: WithTx runs fn again,
+// from the start in a new transaction, after a jittered exponential
+// backoff (DefaultRetry), and counts the retry (Retries). fn may
+// therefore run more than once: it must only act through tx and reset
+// what it collects. After the last attempt the error wraps
+// ErrRetriesExhausted and the last failure.
+func WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) error {
+	return DefaultRetry.WithTx(ctx, db, fn)
+}
+
+// WithTx is sqldb.WithTx bounded by r.
+func (r Retry) WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) error {
+	for try := 1; ; try++ {
+		committing, err := withTxOnce(ctx, db, fn)
+		reason := Conflict(err)
+		if reason == "" && !committing && lostConn(err) {
+			reason = "connection lost"
+		}
+		switch {
+		case reason == "":
+			return err
+		case try >= r.Attempts:
+			return fmt.Errorf("%w (%d attempts, the last one: %s): %w", ErrRetriesExhausted, try, reason, err)
+		case !r.wait(ctx, try):
+			return fmt.Errorf("not committed: %w (after a %s: %v)", ctx.Err(), reason, err)
+		}
+		count(reason)
+	}
+}
+
+// withTxOnce is one attempt of WithTx, on a connection of its own; a
+// connection whose node said it is not ready (1047) is closed, not given
+// back to the pool. committing reports a failure of the commit itself
+// (its outcome is unknown when the connection was lost).
+func withTxOnce(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (committing bool, err error) {
+	conn, err := db.Connx(ctx)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return false, fmt.Errorf("connect: %w", err)
+	}
+	defer func() {
+		if Conflict(err) == "node not ready" {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = conn.Close()
+	}()
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("begin transaction: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -113,18 +160,18 @@ func WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (err erro
 		}
 	}()
 	if err = fn(tx); err != nil {
-		return err
+		return false, err
 	}
 	if err = ctx.Err(); err != nil {
-		return fmt.Errorf("not committed: %w", err)
+		return false, fmt.Errorf("not committed: %w", err)
 	}
 	if err = lease.FenceContext(ctx, tx); err != nil {
-		return err
+		return false, err
 	}
 	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return true, fmt.Errorf("commit: %w", err)
 	}
-	return nil
+	return false, nil
 }
 
 // Redact returns dsn with its password replaced, for logs and errors.
