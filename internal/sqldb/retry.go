@@ -25,9 +25,10 @@ type Retry struct {
 	Base, Max time.Duration
 }
 
-// DefaultRetry is WithTx's bound: 6 attempts, waits of at most 10, 20,
-// 40, 80, 160 ms (0.31 s in all at worst).
-var DefaultRetry = Retry{Attempts: 6, Base: 10 * time.Millisecond, Max: time.Second}
+// DefaultRetry is WithTx's bound: 10 attempts, waits of at most 10, 20,
+// 40, ... 640 ms, then 1 s (3.3 s in all at worst; 50 clients booking
+// one GPU type through three Galera nodes at once needed up to 7).
+var DefaultRetry = Retry{Attempts: 10, Base: 10 * time.Millisecond, Max: time.Second}
 
 // Backoff is the longest wait before attempt try+1 (try >= 1).
 func (r Retry) Backoff(try int) time.Duration {
@@ -68,9 +69,14 @@ func (r Retry) wait(ctx context.Context, try int) bool {
 //     application use": the node is joining or lost its cluster's
 //     quorum; the connection is dropped so that the next attempt connects
 //     again, to another node when the DSN lists several).
+//   - "aborted silently" (errAborted: the server rolled the transaction
+//     back without reporting it; see withTxOnce).
 //
 // A duplicate key (1062) is an answer, not a conflict: not retried.
 func Conflict(err error) string {
+	if errors.Is(err, errAborted) {
+		return "aborted silently"
+	}
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
 		return ""
@@ -98,7 +104,7 @@ func lostConn(err error) bool {
 
 // retries counts WithTx's retried attempts, by reason.
 var retries struct {
-	deadlock, lockWait, snapshot, notReady, lostConn atomic.Uint64
+	deadlock, lockWait, snapshot, notReady, lostConn, aborted atomic.Uint64
 }
 
 // Retries are the transaction attempts this process ran again, by reason
@@ -110,6 +116,7 @@ func Retries() map[string]uint64 {
 		"snapshot changed":  retries.snapshot.Load(),
 		"node not ready":    retries.notReady.Load(),
 		"connection lost":   retries.lostConn.Load(),
+		"aborted silently":  retries.aborted.Load(),
 	}
 }
 
@@ -126,5 +133,7 @@ func count(reason string) {
 		retries.notReady.Add(1)
 	case "connection lost":
 		retries.lostConn.Add(1)
+	case "aborted silently":
+		retries.aborted.Add(1)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ func TestConflict(t *testing.T) {
 		"duplicate key":         {&mysql.MySQLError{Number: 1062}, ""},
 		"syntax":                {&mysql.MySQLError{Number: 1064}, ""},
 		"other":                 {errors.New("boom"), ""},
+		"aborted silently":      {fmt.Errorf("%w: x", errAborted), "aborted silently"},
 		"nil":                   {nil, ""},
 	}
 	for name, c := range cases {
@@ -56,6 +58,7 @@ type failDriver struct {
 	commits, rollbacks atomic.Int32
 	closedConns        atomic.Int32
 	remaining          atomic.Int32
+	lostSavepoints     atomic.Int32
 }
 
 func (d *failDriver) Connect(context.Context) (driver.Conn, error) {
@@ -68,6 +71,16 @@ type failConn struct{ d *failDriver }
 func (c *failConn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("no statements") }
 func (c *failConn) Close() error                        { c.d.closedConns.Add(1); return nil }
 func (c *failConn) Begin() (driver.Tx, error)           { return &failTx{c.d}, nil }
+
+// ExecContext answers the statements WithTx sends itself (autocommit,
+// savepoint); a savepoint release fails with 1305 while the driver's
+// lostSavepoints > 0, as after a silent rollback.
+func (c *failConn) ExecContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Result, error) {
+	if strings.HasPrefix(q, "RELEASE SAVEPOINT") && c.d.lostSavepoints.Add(-1) >= 0 {
+		return nil, &mysql.MySQLError{Number: 1305, Message: "SAVEPOINT gpubridge_tx does not exist"}
+	}
+	return driver.ResultNoRows, nil
+}
 
 type failTx struct{ d *failDriver }
 
@@ -94,6 +107,18 @@ func TestWithTxRetries(t *testing.T) {
 		"conflicts through every attempt": {9, &mysql.MySQLError{Number: 1213}, 4, ErrRetriesExhausted, "deadlock"},
 		"duplicate key is an answer":      {1, &mysql.MySQLError{Number: 1062}, 1, &mysql.MySQLError{Number: 1062}, ""},
 		"connection lost in the commit":   {1, mysql.ErrInvalidConn, 1, mysql.ErrInvalidConn, ""},
+	}
+	d := &failDriver{}
+	d.lostSavepoints.Store(1)
+	db := sqlx.NewDb(sql.OpenDB(d), "mysql")
+	defer db.Close()
+	before := Retries()["aborted silently"]
+	runs := 0
+	if err := fast.WithTx(context.Background(), db, func(*sqlx.Tx) error { runs++; return nil }); err != nil || runs != 2 || d.commits.Load() != 1 {
+		t.Errorf("a transaction rolled back silently: WithTx = %v after %d runs, %d commits; want committed by the second run", err, runs, d.commits.Load())
+	}
+	if got := Retries()["aborted silently"] - before; got != 1 {
+		t.Errorf("silent rollbacks retried %d, want 1", got)
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

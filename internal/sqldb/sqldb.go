@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"time"
@@ -130,16 +131,36 @@ func (r Retry) WithTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error)
 }
 
 // withTxOnce is one attempt of WithTx, on a connection of its own; a
-// connection whose node said it is not ready (1047) is closed, not given
-// back to the pool. committing reports a failure of the commit itself
-// (its outcome is unknown when the connection was lost).
+// connection whose node said it is not ready (1047), or whose session
+// could not be set back to autocommit, is closed, not given back to the
+// pool. committing reports a failure of the commit itself (its outcome is
+// unknown when the connection was lost).
+//
+// The transaction runs with autocommit off and opens a savepoint that its
+// commit checks first (checkSavepoint): MariaDB 11.8's Galera, aborting a
+// transaction for a conflicting writeset of another node while the client
+// was between two statements, was seen to roll it back without telling
+// the next statement, which then ran and committed on its own
+// (autocommit): a booking stored by a half transaction. With autocommit
+// off those statements open a new transaction instead; it has no
+// savepoint, the check fails, and it is rolled back and run again.
 func withTxOnce(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (committing bool, err error) {
 	conn, err := db.Connx(ctx)
 	if err != nil {
 		return false, fmt.Errorf("connect: %w", err)
 	}
+	bad := false
 	defer func() {
-		if Conflict(err) == "node not ready" {
+		if !bad && Conflict(err) != "node not ready" {
+			// Back to autocommit before the pool hands it out again.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_, rerr := conn.ExecContext(rctx, "SET autocommit = 1")
+			cancel()
+			bad = rerr != nil
+		} else {
+			bad = true
+		}
+		if bad {
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 		_ = conn.Close()
@@ -147,6 +168,12 @@ func withTxOnce(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (comm
 	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("begin transaction: %w", err)
+	}
+	for _, q := range []string{"SET autocommit = 0", "SAVEPOINT " + savepoint} {
+		if _, err = tx.ExecContext(ctx, q); err != nil {
+			_ = tx.Rollback()
+			return false, fmt.Errorf("begin transaction: %w", err)
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -168,10 +195,34 @@ func withTxOnce(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (comm
 	if err = lease.FenceContext(ctx, tx); err != nil {
 		return false, err
 	}
+	if err = checkSavepoint(ctx, tx); err != nil {
+		return false, err
+	}
 	if err = tx.Commit(); err != nil {
 		return true, fmt.Errorf("commit: %w", err)
 	}
 	return false, nil
+}
+
+// savepoint is the savepoint every WithTx transaction opens first.
+const savepoint = "gpubridge_tx"
+
+// errAborted: the transaction's savepoint is gone before its commit: the
+// server rolled the transaction back and did not say so (see withTxOnce).
+var errAborted = errors.New("the database rolled the transaction back before its commit without reporting it (Galera conflict with another node's write)")
+
+// checkSavepoint checks that tx is still the transaction that opened the
+// savepoint (errAborted otherwise).
+func checkSavepoint(ctx context.Context, tx *sqlx.Tx) error {
+	_, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT "+savepoint)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1305 { // SAVEPOINT does not exist
+		return fmt.Errorf("%w: %v", errAborted, err)
+	}
+	if err != nil {
+		return fmt.Errorf("check transaction: %w", err)
+	}
+	return nil
 }
 
 // Redact returns dsn with its password replaced, for logs and errors.

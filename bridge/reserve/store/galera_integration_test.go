@@ -28,7 +28,8 @@ import (
 // of two admissions through two nodes, certification aborts one and
 // sqldb.WithTx runs it again. The stored bookings never commit more than
 // 4 GPUs at any instant (a sweep over them), every request is either
-// stored or refused, and every refusal names the next free window.
+// stored or refused, every refusal names the next free window, and the
+// lock row was written once per admission.
 func TestGaleraBookingRace(t *testing.T) {
 	_, dsns := testbed.RequireGalera(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -55,7 +56,7 @@ func TestGaleraBookingRace(t *testing.T) {
 			Settings: reserve.Settings{Prefix: "gpubridge-"}, Now: func() time.Time { return svcNow }}
 	}
 	hour := func(n int) time.Time { return svcNow.Add(time.Duration(24+n) * time.Hour) }
-	retriesBefore := sqldb.Retries()["deadlock"]
+	before := sqldb.Retries()
 	errs := make([]error, clients)
 	stored := make([]bool, clients)
 	start := make(chan struct{})
@@ -86,7 +87,9 @@ func TestGaleraBookingRace(t *testing.T) {
 			t.Errorf("client %d (node %d): %v", i, i%len(dsns)+1, err)
 		}
 	}
-	t.Logf("%d admitted, %d refused; %d certification conflicts retried", admitted, refused, sqldb.Retries()["deadlock"]-retriesBefore)
+	after := sqldb.Retries()
+	t.Logf("%d admitted, %d refused; retried: %d certification conflicts, %d silent rollbacks", admitted, refused,
+		after["deadlock"]-before["deadlock"], after["aborted silently"]-before["aborted silently"])
 	if admitted == 0 || refused == 0 {
 		t.Fatalf("%d admitted, %d refused: the race decided nothing", admitted, refused)
 	}
@@ -108,6 +111,16 @@ func TestGaleraBookingRace(t *testing.T) {
 	if len(bs) != admitted {
 		t.Fatalf("%d bookings stored, %d admissions answered yes", len(bs), admitted)
 	}
+	var version int
+	if err := reader.GetContext(ctx, &version, "SELECT version FROM booking_locks WHERE cluster = 'bkgal' AND resource = 'gpu:h100'"); err != nil {
+		t.Fatal(err)
+	}
+	// Every admission wrote the row once: a lower version is a lost update
+	// (MariaDB 11.8's Galera ran a silently aborted transaction's last
+	// statements outside it until sqldb.WithTx checked its savepoint).
+	if version != admitted {
+		t.Errorf("lock row version %d after %d admissions: an admission's write of its lock row was lost", version, admitted)
+	}
 	inv, _ := fixedPool{}.Inventory(ctx)
 	settings := reserve.Settings{Prefix: "gpubridge-"}
 	var cs []reserve.Commitment
@@ -117,6 +130,9 @@ func TestGaleraBookingRace(t *testing.T) {
 	cal := reserve.NewCalendar(reserve.Capacity{Resource: "gpu:h100", Total: capacity}, cs)
 	for _, seg := range cal.Segments(hour(-1), hour(10)) {
 		if seg.Committed > capacity {
+			for _, b := range bs {
+				t.Logf("stored: booking %d %s %s %d h100 %v..%v", b.ID, b.Tenant, b.State, b.Count, b.Start.Format("15:04"), b.End.Format("15:04"))
+			}
 			t.Fatalf("overbooked through Galera: %d of %d h100 from %v to %v", seg.Committed, capacity, seg.From, seg.To)
 		}
 	}

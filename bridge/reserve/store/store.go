@@ -38,10 +38,6 @@ func New(db *sqlx.DB, cluster string) *DB { return &DB{db: db, cluster: cluster,
 // WithClock sets the clock of audit rows (tests).
 func (s *DB) WithClock(now func() time.Time) *DB { s.now = now; return s }
 
-// attempts is how often ensureLocks runs an insert that MariaDB aborted as
-// a deadlock victim or after a lock wait timeout.
-const attempts = 5
-
 // Atomic runs fn holding the lock rows of the resources. The lock rows are
 // created beforehand, outside the transaction (two transactions inserting
 // the same new key can deadlock each other). Taking the lock is the
@@ -78,11 +74,6 @@ func (s *DB) Atomic(ctx context.Context, locks []reserve.Resource, fn func(reser
 	})
 }
 
-// retryable: a conflict that a new attempt may not meet (sqldb.Conflict).
-func retryable(err error) bool {
-	return sqldb.Conflict(err) != ""
-}
-
 func uniq(rs []reserve.Resource) map[reserve.Resource]bool {
 	m := map[reserve.Resource]bool{}
 	for _, r := range rs {
@@ -100,9 +91,10 @@ func resourceStrings(rs []reserve.Resource) []string {
 }
 
 // ensureLocks creates the lock rows not known to exist: one row per
-// statement, in sorted order, each retried when MariaDB picks it as a
-// deadlock victim (many processes creating the same new rows at once, as
-// a tenant's first bookings do).
+// transaction, in sorted order, each retried by sqldb.WithTx when MariaDB
+// picks it as a deadlock victim or Galera's certification refuses it (many
+// processes creating the same new rows at once, as a tenant's first
+// bookings do).
 func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
 	missing := resourceStrings(locks)
 	slices.Sort(missing)
@@ -110,13 +102,10 @@ func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
 		if _, ok := s.known.Load(r); ok {
 			continue
 		}
-		var err error
-		for try := 1; try <= attempts; try++ {
-			if _, err = s.db.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES (?, ?)`, s.cluster, r); !retryable(err) {
-				break
-			}
-		}
-		if err != nil {
+		if err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES (?, ?)`, s.cluster, r)
+			return err
+		}); err != nil {
 			return fmt.Errorf("create booking lock row %s: %w", r, err)
 		}
 		s.known.Store(r, true)
