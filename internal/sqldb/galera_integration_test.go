@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,5 +112,58 @@ func TestGaleraCertificationConflict(t *testing.T) {
 				t.Fatal("both committed but no certification conflict was retried: the two transactions did not overlap")
 			}
 		})
+	}
+}
+
+// TestGaleraNodesDSN: a database.dsn listing a node that is down
+// (127.0.0.1:4399, nothing listens) before Galera nodes 2 and 3 connects
+// to node 2, the first reachable and Synced one, and says so (NodeOf).
+func TestGaleraNodesDSN(t *testing.T) {
+	_, dsns := testbed.RequireGalera(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := mysql.ParseDSN(dsns[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = "127.0.0.1:4399"
+	list := strings.Join([]string{cfg.FormatDSN(), dsns[1], dsns[2]}, ",")
+	c, err := sqldb.Connector(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqldb.Pool(c)
+	defer db.Close()
+	began := time.Now()
+	var port int
+	if err := db.GetContext(ctx, &port, "SELECT @@port"); err != nil {
+		t.Fatalf("through %s: %v", sqldb.Redact(list), err)
+	}
+	n2, _ := mysql.ParseDSN(dsns[1])
+	if want := n2.Addr; sqldb.NodeOf(c) != want || !strings.HasSuffix(want, fmt.Sprint(port)) {
+		t.Fatalf("connected to port %d, NodeOf %q; want node 2 (%s)", port, sqldb.NodeOf(c), want)
+	}
+	t.Logf("skipped the lost node and connected to node 2 (%s) in %v", sqldb.NodeOf(c), time.Since(began).Round(time.Millisecond))
+	st, err := sqldb.Status(ctx, db)
+	if err != nil || !st.Galera || st.LocalState != 4 || !st.Synced() || !strings.HasSuffix(st.Node, fmt.Sprintf(":%d", port)) {
+		t.Fatalf("Status = %+v, %v; want node 2, Galera, Synced (4)", st, err)
+	}
+}
+
+// TestStatusSingleServer: the testbed's single MariaDB is no Galera node
+// (wsrep off) and counts as synced; one DSN gives no node list.
+func TestStatusSingleServer(t *testing.T) {
+	e := testbed.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := sqldb.Connector(e.DBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqldb.Pool(c)
+	defer db.Close()
+	st, err := sqldb.Status(ctx, db)
+	if err != nil || st.Galera || !st.Synced() || st.Node == "" || sqldb.NodeOf(c) != "" {
+		t.Fatalf("Status = %+v, %v, NodeOf %q; want a node, no Galera, synced, no node list", st, err, sqldb.NodeOf(c))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -21,8 +22,31 @@ import (
 var migrations embed.FS
 
 // Connector is the connector of the MariaDB database named by dsn,
-// forcing UTC time parsing; it connects nothing until asked.
+// forcing UTC time parsing; it connects nothing until asked. A dsn that
+// lists several nodes (SplitDSN) gives a connector that connects to the
+// first healthy one (see nodes); one DSN gives the driver's own.
 func Connector(dsn string) (driver.Connector, error) {
+	list := SplitDSN(dsn)
+	if len(list) == 1 {
+		return connector(dsn, 0)
+	}
+	n := &nodes{}
+	n.used.Store(-1)
+	for _, d := range list {
+		c, err := connector(d, nodeTimeout)
+		if err != nil {
+			return nil, err
+		}
+		cfg, _ := mysql.ParseDSN(d)
+		n.addrs = append(n.addrs, cfg.Addr)
+		n.conns = append(n.conns, c)
+	}
+	return n, nil
+}
+
+// connector is the driver's connector of one DSN; dial bounds the dial
+// when the DSN does not (0: the driver's default).
+func connector(dsn string, dial time.Duration) (driver.Connector, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("database DSN %s: %w", Redact(dsn), err)
@@ -33,7 +57,20 @@ func Connector(dsn string) (driver.Connector, error) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["time_zone"] = "'+00:00'"
+	if cfg.Timeout == 0 {
+		cfg.Timeout = dial
+	}
 	return mysql.NewConnector(cfg)
+}
+
+// NodeOf is the address of the node a pool made by Connector over
+// several nodes connected to last ("" for a single DSN, or when none was
+// reachable).
+func NodeOf(c driver.Connector) string {
+	if n, ok := c.(*nodes); ok {
+		return n.Node()
+	}
+	return ""
 }
 
 // Pool is a pool over c with gpubridge's settings (a few connections,
@@ -225,8 +262,15 @@ func checkSavepoint(ctx context.Context, tx *sqlx.Tx) error {
 	return nil
 }
 
-// Redact returns dsn with its password replaced, for logs and errors.
+// Redact returns dsn with its password replaced, for logs and errors (each
+// of a list of nodes' DSNs).
 func Redact(dsn string) string {
+	if list := SplitDSN(dsn); len(list) > 1 {
+		for i, d := range list {
+			list[i] = Redact(d)
+		}
+		return strings.Join(list, ",")
+	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return "<unparsable DSN>"
