@@ -115,6 +115,15 @@ ga_stop() {
   ((${#pids[@]} == 0)) || tb_log "stopped galera nodes (pids ${pids[*]})"
 }
 
+# ga_lock serialises galera.sh up/down among the holders of the testbed's use lock: go test
+# runs the packages of one `use.sh go test` at once, and two of them bringing the cluster up
+# at the same time removed each other's data directories.
+ga_lock() {
+  mkdir -p "$TB_STATE"
+  exec 7>"$TB_STATE/galera.lock"
+  flock -w 600 7 || tb_die "another galera.sh up/down held $TB_STATE/galera.lock for 600 s"
+}
+
 ga_up() {
   mountpoint -q "$TB_ROOT/proc" || tb_die "the testbed is not up: run make testbed-up first"
   if ga_healthy; then
@@ -147,9 +156,11 @@ ga_up() {
 case ${1:-} in
   up)
     TB_USE_WHAT="galera.sh up" tb_use_lock
+    ga_lock
     ga_up ;;
   down)
     TB_USE_WHAT="galera.sh down" tb_use_lock
+    ga_lock
     ga_stop ;;
   status)
     for n in "${GA_NODES[@]}"; do

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
@@ -40,49 +38,40 @@ func New(db *sqlx.DB, cluster string) *DB { return &DB{db: db, cluster: cluster,
 // WithClock sets the clock of audit rows (tests).
 func (s *DB) WithClock(now func() time.Time) *DB { s.now = now; return s }
 
-// attempts is how often Atomic runs a transaction that MariaDB aborted as a
-// deadlock victim, after a lock wait timeout, or because a row it locked
-// changed after its snapshot (innodb_snapshot_isolation).
-const attempts = 5
-
 // Atomic runs fn holding the lock rows of the resources. The lock rows are
 // created beforehand, outside the transaction (two transactions inserting
-// the same new key can deadlock each other). The lock is the transaction's
-// first statement: under REPEATABLE READ its snapshot is taken at the first
-// plain read, after the lock is granted, so fn sees every booking committed
-// by the lock's previous holder.
+// the same new key can deadlock each other). Taking the lock is the
+// transaction's first statement, and it WRITES the rows (version + 1), not
+// only locks them: on one server the write locks them like SELECT ... FOR
+// UPDATE; on Galera, where a row lock does not conflict across nodes, two
+// admissions through two nodes write the same row and certification aborts
+// one of them at commit (1213). sqldb.WithTx runs an aborted transaction
+// again, from the start: it then sees the winner's booking. Under
+// REPEATABLE READ the snapshot is taken at the first plain read, after the
+// lock is granted, so fn sees every booking committed by the lock's
+// previous holder.
 func (s *DB) Atomic(ctx context.Context, locks []reserve.Resource, fn func(reserve.Tx) error) error {
 	if err := s.ensureLocks(ctx, locks); err != nil {
 		return err
 	}
-	var err error
-	for try := 1; try <= attempts; try++ {
-		err = sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
-			if len(locks) > 0 {
-				q, args, err := sqlx.In(`SELECT resource FROM booking_locks WHERE cluster = ? AND resource IN (?) ORDER BY resource FOR UPDATE`, s.cluster, resourceStrings(locks))
-				if err != nil {
-					return err
-				}
-				var got []string
-				if err := tx.SelectContext(ctx, &got, q, args...); err != nil {
-					return fmt.Errorf("lock %s: %w", strings.Join(resourceStrings(locks), ","), err)
-				}
-				if len(got) != len(uniq(locks)) {
-					return fmt.Errorf("lock %s: %d of %d lock rows found", strings.Join(resourceStrings(locks), ","), len(got), len(uniq(locks)))
-				}
+	return sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if len(locks) > 0 {
+			names := resourceStrings(locks)
+			slices.Sort(names)
+			q, args, err := sqlx.In(`UPDATE booking_locks SET version = version + 1 WHERE cluster = ? AND resource IN (?) ORDER BY resource`, s.cluster, names)
+			if err != nil {
+				return err
 			}
-			return fn(&dbTx{s: s, tx: tx})
-		})
-		if !retryable(err) {
-			return err
+			res, err := tx.ExecContext(ctx, q, args...)
+			if err != nil {
+				return fmt.Errorf("lock %s: %w", strings.Join(names, ","), err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != int64(len(names)) {
+				return fmt.Errorf("lock %s: %d of %d lock rows found (%v)", strings.Join(names, ","), n, len(names), err)
+			}
 		}
-	}
-	return err
-}
-
-func retryable(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205 || me.Number == 1020)
+		return fn(&dbTx{s: s, tx: tx})
+	})
 }
 
 func uniq(rs []reserve.Resource) map[reserve.Resource]bool {
@@ -102,9 +91,10 @@ func resourceStrings(rs []reserve.Resource) []string {
 }
 
 // ensureLocks creates the lock rows not known to exist: one row per
-// statement, in sorted order, each retried when MariaDB picks it as a
-// deadlock victim (many processes creating the same new rows at once, as
-// a tenant's first bookings do).
+// transaction, in sorted order, each retried by sqldb.WithTx when MariaDB
+// picks it as a deadlock victim or Galera's certification refuses it (many
+// processes creating the same new rows at once, as a tenant's first
+// bookings do).
 func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
 	missing := resourceStrings(locks)
 	slices.Sort(missing)
@@ -112,13 +102,10 @@ func (s *DB) ensureLocks(ctx context.Context, locks []reserve.Resource) error {
 		if _, ok := s.known.Load(r); ok {
 			continue
 		}
-		var err error
-		for try := 1; try <= attempts; try++ {
-			if _, err = s.db.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES (?, ?)`, s.cluster, r); !retryable(err) {
-				break
-			}
-		}
-		if err != nil {
+		if err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT IGNORE INTO booking_locks (cluster, resource) VALUES (?, ?)`, s.cluster, r)
+			return err
+		}); err != nil {
 			return fmt.Errorf("create booking lock row %s: %w", r, err)
 		}
 		s.known.Store(r, true)
