@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/bridge/health"
@@ -217,27 +216,16 @@ func (s *DB) CreateRun(ctx context.Context, r health.Run) (health.Run, error) {
 // health_tenant_checks (a row lock every other writer of that tenant waits
 // on; on Galera, a write-write conflict), then counts and inserts.
 // A deadlock (first inserts of a tenant's row at once) or a Galera
-// certification failure is retried a few times.
+// certification failure is retried by sqldb.WithTx, within its bound.
 func (s *DB) CreateTenantRun(ctx context.Context, r health.Run, since time.Time, max int) (health.Run, error) {
 	r.State = health.RunSubmitting
 	r.RequestedAt = r.RequestedAt.UTC().Truncate(time.Microsecond)
-	var err error
-	for range 5 {
-		if r.ID, err = s.createTenantRun(ctx, r, since, max); !retryable(err) {
-			break
-		}
-	}
+	id, err := s.createTenantRun(ctx, r, since, max)
 	if err != nil {
 		return health.Run{}, err
 	}
+	r.ID = id
 	return r, nil
-}
-
-// retryable: MariaDB chose this transaction as a deadlock's victim (1213),
-// which is also how Galera reports a certification conflict.
-func retryable(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1213
 }
 
 func (s *DB) createTenantRun(ctx context.Context, r health.Run, since time.Time, max int) (int64, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/gpubridge/gpubridge/internal/dbsetup"
+	"github.com/gpubridge/gpubridge/internal/sqldb"
 )
 
 // InitDBScript is the SQL that prepares MariaDB for gpubridge (gpubridge
@@ -27,7 +28,7 @@ func (e *Env) InitDBScript(hosts []string) (SQLScript, error) {
 	if c.SlurmDB.DSN == "" {
 		return "", Inputf("slurmdb.dsn: slurmdbd's database is not configured; set it (or GPUBRIDGE_SLURMDB_DSN) to the read-only user's DSN for slurm_acct_db")
 	}
-	store, err := mysql.ParseDSN(c.Database.DSN)
+	store, err := mysql.ParseDSN(sqldb.SplitDSN(c.Database.DSN)[0]) // one node of a list: init-db grants on the cluster
 	if err != nil {
 		return "", Inputf("database.dsn: %v", err)
 	}
