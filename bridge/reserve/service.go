@@ -251,6 +251,10 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 	}
 	rs := s.Settings.Resources(b, inv)
 	related := s.Settings.Related(rs, inv)
+	// The transaction may run more than once (a conflict on Galera is
+	// retried from the start): each attempt admits b as asked, and only the
+	// attempt that commits sets stored.
+	var stored Booking
 	err = s.Store.Atomic(ctx, withTenantLock(rs, b.Tenant), func(tx Tx) error {
 		ref, err := s.admit(ctx, tx, b, p, inv, now, related, f)
 		if err != nil {
@@ -265,13 +269,16 @@ func (s *Service) add(ctx context.Context, actor string, r Request, dry bool) (B
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("add booking: not stored, the request was given up: %w", err)
 		}
-		b, err = tx.Insert(ctx, actor, b)
+		stored, err = tx.Insert(ctx, actor, b)
 		return err
 	})
-	if err != nil && !(dry && errors.Is(err, errDryRun)) {
+	switch {
+	case dry && errors.Is(err, errDryRun):
+		return b, nil
+	case err != nil:
 		return Booking{}, err
 	}
-	return b, nil
+	return stored, nil
 }
 
 // admit runs the policy and capacity checks inside the transaction.
