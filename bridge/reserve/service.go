@@ -622,7 +622,12 @@ func (s *Service) Cancel(ctx context.Context, actor string, id int64) (Booking, 
 		out = b
 		return nil
 	})
-	return out, err
+	if err != nil {
+		// out may hold an attempt that was rolled back (Atomic may run
+		// fn more than once).
+		return Booking{}, err
+	}
+	return out, nil
 }
 
 // ListFilter selects bookings to show.
@@ -928,12 +933,17 @@ func (s *Service) AddMaintenance(ctx context.Context, actor string, m Maintenanc
 	slices.Sort(rs)
 	rs = slices.Compact(rs)
 	m.CreatedBy, m.CreatedAt = actor, now
+	// Atomic may run fn more than once (a conflict is run again from the
+	// start): each attempt inserts m as asked, and what is returned is the
+	// committed attempt's (one rolled back leaves an id that no row has).
+	var stored Maintenance
 	var hit []Booking
 	err = s.Store.Atomic(ctx, rs, func(tx Tx) error {
-		var err error
-		if m, err = tx.InsertMaintenance(ctx, actor, m); err != nil {
+		ins, err := tx.InsertMaintenance(ctx, actor, m)
+		if err != nil {
 			return err
 		}
+		stored = ins
 		maint, err := tx.Maintenance(ctx)
 		if err != nil {
 			return err
@@ -945,7 +955,10 @@ func (s *Service) AddMaintenance(ctx context.Context, actor string, m Maintenanc
 		hit = s.unfit(bs, inv, maint, now)
 		return nil
 	})
-	return m, hit, err
+	if err != nil {
+		return Maintenance{}, nil, err
+	}
+	return stored, hit, nil
 }
 
 // unfit returns the bookings that do not fit the capacity, taking them
@@ -982,7 +995,10 @@ func (s *Service) DeleteMaintenance(ctx context.Context, actor string, id int64)
 		m, err = tx.DeleteMaintenance(ctx, actor, id)
 		return err
 	})
-	return m, err
+	if err != nil {
+		return Maintenance{}, err
+	}
+	return m, nil
 }
 
 // Maintenance lists the maintenance windows.

@@ -165,3 +165,31 @@ func TestStoreRefusesCaseCollisionAtomically(t *testing.T) {
 func TestStoreConformance(t *testing.T) {
 	tenantstoretest.Run(t, func(t *testing.T) tenantstoretest.Store { return scratchStore(t) })
 }
+
+// TestStorePutRetried: Put's transaction runs again after a certification
+// conflict at its commit (sqldb.WithTx); the changes it returns are one
+// attempt's, not both attempts' (a doubled list would audit, and apply to
+// Slurm, every tenant twice).
+func TestStorePutRetried(t *testing.T) {
+	st := scratchStore(t)
+	calls := 0
+	ctx := sqldb.WithCommitFault(context.Background(), func() error {
+		calls++
+		if calls == 1 {
+			return &mysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock; try restarting transaction"}
+		}
+		return nil
+	}, nil)
+	ts := []tenant.Tenant{{Name: "retried-a", Users: []string{"ann"}, State: tenant.Active}, {Name: "retried-b", Users: []string{"ben"}, State: tenant.Active}}
+	cs, err := st.Put(ctx, "tester", ts)
+	if err != nil || calls != 2 {
+		t.Fatalf("Put = %v after %d commits; want stored by the second", err, calls)
+	}
+	if len(cs) != 2 || cs[0].Name != "retried-a" || cs[1].Name != "retried-b" || cs[0].Action != tenantstore.ActionCreate {
+		t.Errorf("changes = %+v; want the two creations once", cs)
+	}
+	es, err := st.Audit(context.Background(), tenantstore.AuditFilter{Kind: tenantstore.AuditKind, Name: "retried-a"})
+	if err != nil || len(es) != 1 {
+		t.Errorf("audit rows of retried-a = %d (%v); want 1", len(es), err)
+	}
+}

@@ -155,7 +155,37 @@ type NodeStatus struct {
 // Synced reports a server without Galera, or a Synced Galera node.
 func (s NodeStatus) Synced() bool { return !s.Galera || s.LocalState == 4 }
 
-// Status asks one connection of db what server it is on.
+// LocalStateName names a wsrep_local_state.
+func LocalStateName(state int) string {
+	switch state {
+	case 1:
+		return "Joining"
+	case 2:
+		return "Donor/Desynced"
+	case 3:
+		return "Joined"
+	case 4:
+		return "Synced"
+	}
+	return "unknown"
+}
+
+// lastStatus is what the last successful Status call found.
+var lastStatus atomic.Pointer[NodeStatus]
+
+// LastStatus returns what the last successful Status call of this process
+// found (the daemon's readiness probe asks every few seconds): for the
+// metrics gpubridge_database_node_info and _wsrep_local_state.
+func LastStatus() (NodeStatus, bool) {
+	if p := lastStatus.Load(); p != nil {
+		return *p, true
+	}
+	return NodeStatus{}, false
+}
+
+// Status asks one connection of db what server it is on (pass a *sql.Conn
+// for the answers to come from one server when the pool spans several
+// nodes).
 func Status(ctx context.Context, db interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }) (NodeStatus, error) {
@@ -167,12 +197,14 @@ func Status(ctx context.Context, db interface {
 	err := db.QueryRowContext(ctx, "SELECT @@wsrep_on").Scan(&on)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1193 {
+		lastStatus.Store(&st)
 		return st, nil
 	}
 	if err != nil {
 		return st, fmt.Errorf("read wsrep_on: %w", err)
 	}
 	if st.Galera = on.String == "1" || strings.EqualFold(on.String, "ON"); !st.Galera {
+		lastStatus.Store(&st)
 		return st, nil
 	}
 	var state sql.NullString
@@ -180,5 +212,6 @@ func Status(ctx context.Context, db interface {
 		return st, fmt.Errorf("read wsrep_local_state: %w", err)
 	}
 	fmt.Sscan(state.String, &st.LocalState)
+	lastStatus.Store(&st)
 	return st, nil
 }

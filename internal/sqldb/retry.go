@@ -137,3 +137,22 @@ func count(reason string) {
 		retries.aborted.Add(1)
 	}
 }
+
+type commitFaultKey struct{}
+
+type commitFault struct {
+	fault      func() error
+	rolledBack func()
+}
+
+// WithCommitFault returns ctx under which every WithTx commit first calls
+// fault: an error it returns fails that commit as the database would (the
+// transaction is rolled back; a conflict such as a 1213 is run again),
+// and rolledBack, when not nil, runs once the attempt is rolled back (to
+// commit the competing write of "another node" through another
+// connection, say). For tests that inject a Galera conflict into a store
+// on a real server and check that what the store returns is one
+// attempt's result, fn running more than once.
+func WithCommitFault(ctx context.Context, fault func() error, rolledBack func()) context.Context {
+	return context.WithValue(ctx, commitFaultKey{}, commitFault{fault: fault, rolledBack: rolledBack})
+}

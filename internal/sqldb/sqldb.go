@@ -235,6 +235,15 @@ func withTxOnce(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) (comm
 	if err = checkSavepoint(ctx, tx); err != nil {
 		return false, err
 	}
+	if f, ok := ctx.Value(commitFaultKey{}).(commitFault); ok {
+		if err = f.fault(); err != nil {
+			_ = tx.Rollback()
+			if f.rolledBack != nil {
+				f.rolledBack()
+			}
+			return true, fmt.Errorf("commit: %w", err)
+		}
+	}
 	if err = tx.Commit(); err != nil {
 		return true, fmt.Errorf("commit: %w", err)
 	}

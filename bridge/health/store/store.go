@@ -348,8 +348,13 @@ func (r resultRow) result() (health.StoredResult, error) {
 // FinishRun writes a finished run with its results, evidence, records and
 // events in one transaction.
 func (s *DB) FinishRun(ctx context.Context, f health.Finish) (bool, error) {
+	// WithTx may run the transaction more than once (a conflict is run
+	// again from the start): each attempt decides won afresh, so that an
+	// attempt that won and was then rolled back does not claim a run that
+	// another process finished meanwhile.
 	won := false
 	err := sqldb.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		won = false
 		var ev []byte
 		if len(f.Evidence) > 0 {
 			ev = f.Evidence

@@ -28,14 +28,33 @@ func (s *Set) CheckSlurm(ctx context.Context) error {
 	return nil
 }
 
-// CheckDB opens gpubridge's database if needed (schema policy included)
-// and pings it.
+// CheckDB opens gpubridge's database if needed (schema policy included),
+// pings it and asks one connection which server it is on
+// (sqldb.Status, kept for the metrics as sqldb.LastStatus): a Galera node
+// that is not Synced (joining, donor, desynced) is not ready, as its reads
+// may be stale and its writes are refused or wait.
 func (s *Set) CheckDB(ctx context.Context) error {
 	db, err := s.DB(ctx)
 	if err != nil {
 		return err
 	}
-	return db.PingContext(ctx)
+	if err := db.PingContext(ctx); err != nil {
+		return err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	st, err := sqldb.Status(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if !st.Synced() {
+		return fmt.Errorf("database node %s: Galera wsrep_local_state %d (%s), not 4 (Synced): not ready until it syncs (or list the other nodes in database.dsn)",
+			st.Node, st.LocalState, sqldb.LocalStateName(st.LocalState))
+	}
+	return nil
 }
 
 // CheckSlurmDB opens slurmdbd's database if needed and pings it.

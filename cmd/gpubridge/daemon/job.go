@@ -83,7 +83,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "gpubridge_config_last_reload_success_timestamp_seconds", Help: "Unix time the running configuration was loaded.",
 		}),
 	}
-	reg.MustRegister(m.runs, m.duration, m.last, m.leader, m.dependencyUp, m.schemaRefused, m.reloads, m.lastReload, fencedWrites(), newTxRetries())
+	reg.MustRegister(m.runs, m.duration, m.last, m.leader, m.dependencyUp, m.schemaRefused, m.reloads, m.lastReload, fencedWrites(), newTxRetries(), newDBNode())
 	return m
 }
 

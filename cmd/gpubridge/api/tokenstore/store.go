@@ -150,7 +150,12 @@ func (s *DB) Delete(ctx context.Context, actor, tenant, name string) (token.Toke
 		}
 		return sqldb.Audit(ctx, tx, s.now(), actor, "delete", AuditKind, t.Key(), t, nil)
 	})
-	return t, err
+	if err != nil {
+		// t may hold an attempt that was rolled back (WithTx may run fn
+		// more than once).
+		return token.Token{}, err
+	}
+	return t, nil
 }
 
 // Lookup implements Store.

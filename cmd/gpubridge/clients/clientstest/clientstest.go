@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/gpubridge/gpubridge/internal/sqldb"
@@ -88,8 +89,18 @@ func (c conn) Ping(context.Context) error {
 	return nil
 }
 
-// QueryContext answers the lease's read (no row: the lease is free).
+// QueryContext answers the lease's read (no row: the lease is free) and
+// the readiness probe's questions (sqldb.Status): a server "fake-db:3306"
+// without Galera (@@wsrep_on is unknown: 1193).
 func (c conn) QueryContext(_ context.Context, query string, _ []driver.NamedValue) (driver.Rows, error) {
+	switch {
+	case c.f.down.Load():
+		return nil, driver.ErrBadConn
+	case strings.HasPrefix(query, "SELECT CONCAT(@@hostname"):
+		return &oneRow{value: "fake-db:3306"}, nil
+	case query == "SELECT @@wsrep_on":
+		return nil, &mysql.MySQLError{Number: 1193, Message: "Unknown system variable 'wsrep_on'"}
+	}
 	if err := c.lease(query); err != nil {
 		return nil, err
 	}
@@ -120,6 +131,23 @@ type tx struct{}
 
 func (tx) Commit() error   { return nil }
 func (tx) Rollback() error { return nil }
+
+// oneRow is a result of one row of one value.
+type oneRow struct {
+	value string
+	done  bool
+}
+
+func (r *oneRow) Columns() []string { return []string{"value"} }
+func (r *oneRow) Close() error      { return nil }
+func (r *oneRow) Next(dest []driver.Value) error {
+	if r.done {
+		return io.EOF
+	}
+	r.done = true
+	dest[0] = r.value
+	return nil
+}
 
 // noRows is an empty result.
 type noRows struct{}
