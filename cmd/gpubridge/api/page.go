@@ -335,7 +335,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 		if err != nil {
 			d.Errors = append(d.Errors, "availability is not available now")
 		}
-		bs, err := svc.List(r.Context(), reserve.ListFilter{Tenant: tok.Tenant, From: d.From, To: d.To})
+		bs, err := s.ownBookings(r.Context(), svc, tok.Tenant, d.From, d.To)
 		if err != nil {
 			d.Errors = append(d.Errors, "bookings are not available now")
 		}

@@ -187,10 +187,18 @@ func (s *Server) limits(r *http.Request, tenant string) string {
 	if err != nil {
 		return ""
 	}
-	p, err := svc.Policy(r.Context(), tenant)
-	if err != nil {
-		return ""
-	}
+	l, _ := s.pageCache.limits.get(ownKey{tenant: tenant, writes: s.writes.Load()}, func() (string, time.Duration, error) {
+		p, err := svc.Policy(r.Context(), tenant)
+		if err != nil {
+			return "", 0, err
+		}
+		return limitsLine(p), 0, nil
+	})
+	return l
+}
+
+// limitsLine is policy p in one line.
+func limitsLine(p reserve.Policy) string {
 	var parts []string
 	for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
 		parts = append(parts, fmt.Sprintf("%s at most %d at once", t, p.MaxGPUs[t]))

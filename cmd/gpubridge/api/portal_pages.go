@@ -491,6 +491,16 @@ type pageCaches struct {
 	daily  *ttlCache[usageKey, []DayUse]
 	closed *ttlCache[usageKey, []meter.Period]
 	avail  *ttlCache[availKey, reserve.Availability]
+	// own keeps a tenant's bookings of the overview's fortnight and
+	// limits its policy line, by the booking changes made here as avail.
+	own    *ttlCache[ownKey, []reserve.Booking]
+	limits *ttlCache[ownKey, string]
+}
+
+type ownKey struct {
+	tenant   string
+	from, to time.Time
+	writes   int64
 }
 
 type availKey struct {
@@ -501,7 +511,8 @@ type availKey struct {
 
 func newPageCaches(ttl time.Duration, now func() time.Time) *pageCaches {
 	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now), closed: newTTLCache[usageKey, []meter.Period](ttl, now),
-		avail: newTTLCache[availKey, reserve.Availability](ttl, now)}
+		avail: newTTLCache[availKey, reserve.Availability](ttl, now),
+		own:   newTTLCache[ownKey, []reserve.Booking](ttl, now), limits: newTTLCache[ownKey, string](ttl, now)}
 }
 
 // poolAvailability is svc's availability for q, kept for a refresh
@@ -511,5 +522,15 @@ func (s *Server) poolAvailability(ctx context.Context, svc Bookings, q reserve.A
 	return s.pageCache.avail.get(k, func() (reserve.Availability, time.Duration, error) {
 		av, err := svc.Availability(ctx, q)
 		return av, 0, err
+	})
+}
+
+// ownBookings is the tenant's bookings in [from, to), kept as
+// poolAvailability (pageCaches.own).
+func (s *Server) ownBookings(ctx context.Context, svc Bookings, tenant string, from, to time.Time) ([]reserve.Booking, error) {
+	k := ownKey{tenant: tenant, from: from, to: to, writes: s.writes.Load()}
+	return s.pageCache.own.get(k, func() ([]reserve.Booking, time.Duration, error) {
+		bs, err := svc.List(ctx, reserve.ListFilter{Tenant: tenant, From: from, To: to})
+		return bs, 0, err
 	})
 }

@@ -151,6 +151,7 @@ type Server struct {
 	jwksKeys    jwksCache
 	oidc        *oidcClient
 	mux         *http.ServeMux
+	handler     http.Handler // mux, timed (timing.go)
 }
 
 // recentTTL is how long a token that authenticated passes an address's
@@ -218,6 +219,7 @@ func New(o Options) *Server {
 		s.o.Metrics.observe("unknown", r.Method, http.StatusNotFound, 0)
 		writeError(w, http.StatusNotFound, errNotFound)
 	})
+	s.handler = timed(s.mux)
 	return s
 }
 
@@ -229,7 +231,7 @@ func cmpOr[T int | float64](v, def T) T {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) now() time.Time {
 	if s.o.Now != nil {
@@ -679,6 +681,16 @@ type ttlCache[K comparable, V any] struct {
 	now func() time.Time
 	mu  sync.Mutex
 	m   map[K]ttlEntry[V]
+	// loading holds the load under way per key: the requests that find
+	// the same key missing wait for one load (a cache that expires for
+	// 50 sessions at once reads once, not 50 times).
+	loading map[K]*ttlLoad[V]
+}
+
+type ttlLoad[V any] struct {
+	done chan struct{}
+	v    V
+	err  error
 }
 
 type ttlEntry[V any] struct {
@@ -688,7 +700,7 @@ type ttlEntry[V any] struct {
 }
 
 func newTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *ttlCache[K, V] {
-	return &ttlCache[K, V]{ttl: ttl, now: now, m: map[K]ttlEntry[V]{}}
+	return &ttlCache[K, V]{ttl: ttl, now: now, m: map[K]ttlEntry[V]{}, loading: map[K]*ttlLoad[V]{}}
 }
 
 // get returns the cached value of k or loads it; load says how long the
@@ -696,24 +708,38 @@ func newTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *
 func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, error) {
 	c.mu.Lock()
 	e, ok := c.m[k]
-	c.mu.Unlock()
 	if ok && c.now().Sub(e.at) < e.ttl {
+		c.mu.Unlock()
 		return e.v, nil
 	}
-	v, ttl, err := load()
-	if err != nil {
-		return v, err
+	if l, ok := c.loading[k]; ok {
+		c.mu.Unlock()
+		<-l.done
+		return l.v, l.err
 	}
+	l := &ttlLoad[V]{done: make(chan struct{}), err: errUnavailable}
+	c.loading[k] = l
+	c.mu.Unlock()
+	defer func() { // also when load panics: the waiters get errUnavailable
+		c.mu.Lock()
+		delete(c.loading, k)
+		c.mu.Unlock()
+		close(l.done)
+	}()
+	v, ttl, err := load()
 	if ttl <= 0 {
 		ttl = c.ttl
 	}
 	c.mu.Lock()
-	if len(c.m) > 10_000 {
-		clear(c.m)
+	if err == nil {
+		if len(c.m) > 10_000 {
+			clear(c.m)
+		}
+		c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
 	}
-	c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
 	c.mu.Unlock()
-	return v, nil
+	l.v, l.err = v, err
+	return v, err
 }
 
 // forget drops k's value (a revoked token is refused at once here).
