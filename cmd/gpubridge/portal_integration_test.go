@@ -8,7 +8,7 @@ package main
 // on the calendar, sees the price and the cancellation terms, books, sees
 // the booking listed, cancels it with the fee shown, and signs out; a
 // second browser, signed in as tenant B's bob, sees the pool's free count
-// of that window drop without a reload. Screenshots at 390 and 1280 px go
+// of that window drop without a reload (through the event stream). Screenshots at 390 and 1280 px go
 // to $GPUBRIDGE_TEST_ARTIFACTS (default .testbed/artifacts/portal); with
 // GPUBRIDGE_DOC_SCREENSHOTS=1 a few are copied to docs/portal-*.png.
 
@@ -148,6 +148,8 @@ func TestPortalInBrowser(t *testing.T) {
 	}
 	bob.signIn(h, h.addr, "bob")
 	bobCell := `.cal[data-type="h100"] a.cell[data-key="` + key + `"] .free`
+	// Bob's page listens to the event stream (polling is its fallback).
+	bob.do("bob's page on the event stream", chromedp.WaitVisible(chromedp.CSS(`#calendar[data-live="events"]`)))
 	before := bob.text(bobCell)
 	html := get(erin, "erin's page", chromedp.OuterHTML(chromedp.CSS("html")))
 	for _, m := range []string{bSecret, itB} {
@@ -181,7 +183,8 @@ func TestPortalInBrowser(t *testing.T) {
 	erin.shots(art, "booked")
 
 	// Bob's calendar shows one GPU less free in that window, without a
-	// reload (the page's script polls the free counts).
+	// reload (the event stream sends the counts at once after a booking
+	// made through this server).
 	deadline := time.Now().Add(30 * time.Second)
 	for bob.text(bobCell) == before && time.Now().Before(deadline) {
 		time.Sleep(time.Second)

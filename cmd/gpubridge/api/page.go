@@ -274,8 +274,12 @@ type tenantPage struct {
 	Amount   string
 	Usage    []bar
 	Lanes    []lane
-	From, To time.Time
-	Errors   []string
+	// LanesHTML and CalendarHTML are Lanes and Calendar rendered
+	// (templates lanes and calendar), kept per fragKey.
+	LanesHTML, CalendarHTML template.HTML
+	fragKey                 fragmentKey
+	From, To                time.Time
+	Errors                  []string
 
 	// The portal's parts (portal.go): who is signed in, the calendar,
 	// the booking form and the team's bookings.
@@ -331,7 +335,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 	d.From = snap.At.Truncate(calendarStep) // steps at 00, 06, 12 and 18 UTC
 	d.To = d.From.Add(14 * 24 * time.Hour)
 	if svc, err := s.readsOrUnavailable(); err == nil {
-		av, err := s.poolAvailability(r.Context(), svc, reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})
+		av, err := s.poolAvailabilityGen(r.Context(), svc, reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})
 		if err != nil {
 			d.Errors = append(d.Errors, "availability is not available now")
 		}
@@ -340,13 +344,15 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 			d.Errors = append(d.Errors, "bookings are not available now")
 		}
 		var own []reserve.Booking
-		for _, b := range bs {
+		for _, b := range bs.v {
 			if b.Tenant == tok.Tenant && b.State != reserve.StateCancelled {
 				own = append(own, b)
 			}
 		}
-		d.Lanes = lanes(av, own, d.From, d.To)
-		d.avail, d.own = av, own
+		d.Lanes = lanes(av.v, own, d.From, d.To)
+		d.avail, d.own = av.v, own
+		d.fragKey = fragmentKey{tenant: tok.Tenant, avail: av.gen, own: bs.gen, from: d.From, to: d.To}
+		d.LanesHTML = s.fragment(d.fragKey.named("lanes"), d.Lanes)
 	}
 	return d
 }

@@ -37,6 +37,7 @@ func (s *Server) portalRoutes(mux *http.ServeMux, cop *http.CrossOriginProtectio
 	mux.Handle("GET /cancel", s.portalHandler("/cancel", s.cancelForm))
 	mux.Handle("POST /cancel", cop.Handler(s.portalHandler("/cancel", s.cancel)))
 	mux.Handle("GET /portal/free", http.HandlerFunc(s.freeCounts))
+	mux.Handle("GET /portal/events", http.HandlerFunc(s.portalEvents)) // events.go
 	mux.Handle("POST /tokens", cop.Handler(s.portalHandler("/tokens", s.addPortalToken)))
 	mux.Handle("POST /tokens/delete", cop.Handler(s.portalHandler("/tokens/delete", s.deletePortalToken)))
 	s.membersRoutes(mux, cop)
@@ -159,6 +160,7 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	q := r.URL.Query()
 	d.Form = bookForm{Type: q.Get("type"), Count: "1", Start: q.Get("start"), Duration: "6h"}
 	d.Calendar = calendar(d.avail, d.own, tok.Tenant)
+	d.CalendarHTML = s.fragment(d.fragKey.named("calendar"), d.Calendar)
 	for _, c := range d.Calendar {
 		d.Types = append(d.Types, c.Type)
 	}
@@ -280,22 +282,10 @@ func (s *Server) freeCounts(w http.ResponseWriter, r *http.Request) {
 			writeError(w, code, err)
 			return code
 		}
-		svc, err := s.readsOrUnavailable()
+		out, err := s.freeMap(r, snap, tok.Tenant) // events.go: cached as the calendar's
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, errUnavailable)
 			return http.StatusServiceUnavailable
-		}
-		from := snap.At.Truncate(calendarStep)
-		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: from, To: from.Add(calendarCells * calendarStep), Step: calendarStep})
-		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, errUnavailable)
-			return http.StatusServiceUnavailable
-		}
-		out := map[string]int{}
-		for _, ct := range calendar(av, nil, tok.Tenant) {
-			for _, c := range ct.cells {
-				out[c.Key] = c.Free
-			}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"free": out})
 		return http.StatusOK

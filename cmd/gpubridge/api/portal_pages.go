@@ -1,13 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
@@ -490,11 +493,28 @@ const closedMonthsTTL = 10 * time.Minute
 type pageCaches struct {
 	daily  *ttlCache[usageKey, []DayUse]
 	closed *ttlCache[usageKey, []meter.Period]
-	avail  *ttlCache[availKey, reserve.Availability]
+	avail  *ttlCache[availKey, genOf[reserve.Availability]]
 	// own keeps a tenant's bookings of the overview's fortnight and
 	// limits its policy line, by the booking changes made here as avail.
-	own    *ttlCache[ownKey, []reserve.Booking]
+	own    *ttlCache[ownKey, genOf[[]reserve.Booking]]
 	limits *ttlCache[ownKey, string]
+	// fragments keeps a tenant's rendered timeline and calendar (the
+	// template is most of the overview's time) by the loads of the
+	// availability and the bookings they show: a new load renders anew.
+	fragments *ttlCache[fragmentKey, template.HTML]
+	gen       atomic.Uint64
+}
+
+// genOf is a value with the number of the load that read it.
+type genOf[V any] struct {
+	v   V
+	gen uint64
+}
+
+type fragmentKey struct {
+	name, tenant string
+	avail, own   uint64
+	from, to     time.Time
 }
 
 type ownKey struct {
@@ -511,26 +531,54 @@ type availKey struct {
 
 func newPageCaches(ttl time.Duration, now func() time.Time) *pageCaches {
 	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now), closed: newTTLCache[usageKey, []meter.Period](ttl, now),
-		avail: newTTLCache[availKey, reserve.Availability](ttl, now),
-		own:   newTTLCache[ownKey, []reserve.Booking](ttl, now), limits: newTTLCache[ownKey, string](ttl, now)}
+		avail: newTTLCache[availKey, genOf[reserve.Availability]](ttl, now),
+		own:   newTTLCache[ownKey, genOf[[]reserve.Booking]](ttl, now), limits: newTTLCache[ownKey, string](ttl, now),
+		fragments: newTTLCache[fragmentKey, template.HTML](ttl, now).bounded(2_000)}
 }
 
 // poolAvailability is svc's availability for q, kept for a refresh
 // interval (pageCaches.avail).
 func (s *Server) poolAvailability(ctx context.Context, svc Bookings, q reserve.AvailabilityQuery) (reserve.Availability, error) {
+	g, err := s.poolAvailabilityGen(ctx, svc, q)
+	return g.v, err
+}
+
+func (s *Server) poolAvailabilityGen(ctx context.Context, svc Bookings, q reserve.AvailabilityQuery) (genOf[reserve.Availability], error) {
 	k := availKey{from: q.From, to: q.To, step: q.Step, writes: s.writes.Load()}
-	return s.pageCache.avail.get(k, func() (reserve.Availability, time.Duration, error) {
+	return s.pageCache.avail.get(k, func() (genOf[reserve.Availability], time.Duration, error) {
 		av, err := svc.Availability(ctx, q)
-		return av, 0, err
+		return genOf[reserve.Availability]{v: av, gen: s.pageCache.gen.Add(1)}, 0, err
 	})
 }
 
 // ownBookings is the tenant's bookings in [from, to), kept as
 // poolAvailability (pageCaches.own).
-func (s *Server) ownBookings(ctx context.Context, svc Bookings, tenant string, from, to time.Time) ([]reserve.Booking, error) {
+func (s *Server) ownBookings(ctx context.Context, svc Bookings, tenant string, from, to time.Time) (genOf[[]reserve.Booking], error) {
 	k := ownKey{tenant: tenant, from: from, to: to, writes: s.writes.Load()}
-	return s.pageCache.own.get(k, func() ([]reserve.Booking, time.Duration, error) {
+	return s.pageCache.own.get(k, func() (genOf[[]reserve.Booking], time.Duration, error) {
 		bs, err := svc.List(ctx, reserve.ListFilter{Tenant: tenant, From: from, To: to})
-		return bs, 0, err
+		return genOf[[]reserve.Booking]{v: bs, gen: s.pageCache.gen.Add(1)}, 0, err
 	})
+}
+
+// fragment renders template name with data once per k (a tenant's
+// timeline or calendar of one load of the availability and its bookings).
+func (s *Server) fragment(k fragmentKey, data any) template.HTML {
+	h, err := s.pageCache.fragments.get(k, func() (template.HTML, time.Duration, error) {
+		var b bytes.Buffer
+		if err := pageTemplates.ExecuteTemplate(&b, k.name, data); err != nil {
+			return "", 0, err
+		}
+		return template.HTML(b.String()), 0, nil // #nosec G203 -- the output of html/template, escaped there
+	})
+	if err != nil {
+		s.o.Logger.Error("status page", "template", k.name, "err", err)
+	}
+	return h
+}
+
+// named is k for template name.
+func (k fragmentKey) named(name string) fragmentKey {
+	k.name = name
+	return k
 }

@@ -152,6 +152,7 @@ type Server struct {
 	oidc        *oidcClient
 	mux         *http.ServeMux
 	handler     http.Handler // mux, timed (timing.go)
+	streams     streams      // the open event streams (events.go)
 }
 
 // recentTTL is how long a token that authenticated passes an address's
@@ -679,6 +680,7 @@ func writeBytes(w http.ResponseWriter, code int, b []byte) {
 type ttlCache[K comparable, V any] struct {
 	ttl time.Duration
 	now func() time.Time
+	max int // entries at most (10,000 unless bounded)
 	mu  sync.Mutex
 	m   map[K]ttlEntry[V]
 	// loading holds the load under way per key: the requests that find
@@ -700,7 +702,13 @@ type ttlEntry[V any] struct {
 }
 
 func newTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *ttlCache[K, V] {
-	return &ttlCache[K, V]{ttl: ttl, now: now, m: map[K]ttlEntry[V]{}, loading: map[K]*ttlLoad[V]{}}
+	return &ttlCache[K, V]{ttl: ttl, now: now, max: 10_000, m: map[K]ttlEntry[V]{}, loading: map[K]*ttlLoad[V]{}}
+}
+
+// bounded keeps at most n entries (of large values).
+func (c *ttlCache[K, V]) bounded(n int) *ttlCache[K, V] {
+	c.max = n
+	return c
 }
 
 // get returns the cached value of k or loads it; load says how long the
@@ -732,14 +740,24 @@ func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, err
 	}
 	c.mu.Lock()
 	if err == nil {
-		if len(c.m) > 10_000 {
-			clear(c.m)
+		if len(c.m) >= c.max {
+			c.dropOld()
 		}
 		c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
 	}
 	c.mu.Unlock()
 	l.v, l.err = v, err
 	return v, err
+}
+
+// dropOld drops the expired entries, and all when none is (the map
+// stays bounded either way).
+func (c *ttlCache[K, V]) dropOld() {
+	now := c.now()
+	maps.DeleteFunc(c.m, func(_ K, e ttlEntry[V]) bool { return now.Sub(e.at) >= e.ttl })
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
 }
 
 // forget drops k's value (a revoked token is refused at once here).
