@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -315,13 +316,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 	}
 	// Usage this month per type, from the same view as the usage route.
 	if s.o.Usage != nil {
-		v, err := s.usage.get(usageKey{snap.Period, tok.Tenant}, func() (usageView, time.Duration, error) {
-			sm, err := s.o.Usage.Summary(r.Context(), snap.Period, tok.Tenant)
-			if err != nil {
-				return usageView{}, 0, err
-			}
-			return usageOf(sm, tok.Tenant, s.now()), 0, nil
-		})
+		v, err := s.monthUsage(r, snap, tok.Tenant)
 		if err != nil {
 			d.Errors = append(d.Errors, "usage is not available now")
 		} else {
@@ -470,4 +465,20 @@ func (s *Server) adminData(_ *http.Request, snap *Snapshot, tok token.Token) adm
 		}
 	}
 	return d
+}
+
+// monthUsage is tenant's usage of the snapshot's month: from the
+// snapshot's summary when this snapshot read it (as the usage route),
+// else the tenant's own summary, kept per refresh interval.
+func (s *Server) monthUsage(r *http.Request, snap *Snapshot, tenant string) (usageView, error) {
+	if sm := snap.Usage; sm.Meta.Period == snap.Period && snap.Errors[PartUsage] == "" && snap.PartAt[PartUsage] == snap.At {
+		return usageOf(accountSummary(sm, tenant), tenant, snap.At), nil
+	}
+	return s.usage.get(usageKey{snap.Period, tenant}, func() (usageView, time.Duration, error) {
+		sm, err := s.o.Usage.Summary(context.WithoutCancel(r.Context()), snap.Period, tenant) // loaded ahead (ttlCache.get)
+		if err != nil {
+			return usageView{}, 0, err
+		}
+		return usageOf(sm, tenant, s.now()), 0, nil
+	})
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -190,7 +191,7 @@ func (s *Server) limits(r *http.Request, tenant string) string {
 		return ""
 	}
 	l, _ := s.pageCache.limits.get(ownKey{tenant: tenant, writes: s.writes.Load()}, func() (string, time.Duration, error) {
-		p, err := svc.Policy(r.Context(), tenant)
+		p, err := svc.Policy(context.WithoutCancel(r.Context()), tenant) // loaded ahead (ttlCache.get)
 		if err != nil {
 			return "", 0, err
 		}

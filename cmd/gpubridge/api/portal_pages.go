@@ -355,16 +355,10 @@ var typeFills = []string{"#2f5fc4", "#b4571b", "#2a7d4f", "#7a3fb0", "#9a2f4f", 
 // chargeback downloads.
 func (s *Server) usagePage(p *portalPage) int {
 	d := usagePageData{navData: navOf(p, "usage"), Period: p.snap.Period.String(), Formats: []export.Format{export.CSV, export.JSON, export.FOCUS}}
-	ctx := p.r.Context()
+	ctx := context.WithoutCancel(p.r.Context()) // the caches load ahead (ttlCache.get)
 	if s.o.Usage != nil {
 		// The month's summary as the overview reads it (the same cache).
-		v, err := s.usage.get(usageKey{p.snap.Period, p.tok.Tenant}, func() (usageView, time.Duration, error) {
-			sm, err := s.o.Usage.Summary(ctx, p.snap.Period, p.tok.Tenant)
-			if err != nil {
-				return usageView{}, 0, err
-			}
-			return usageOf(sm, p.tok.Tenant, s.now()), 0, nil
-		})
+		v, err := s.monthUsage(p.r, p.snap, p.tok.Tenant)
 		if err == nil {
 			d.Amount, d.Currency = v.Amount, v.Currency
 			for _, r := range v.Rows {
@@ -530,9 +524,10 @@ type availKey struct {
 }
 
 func newPageCaches(ttl time.Duration, now func() time.Time) *pageCaches {
-	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now), closed: newTTLCache[usageKey, []meter.Period](ttl, now),
-		avail: newTTLCache[availKey, genOf[reserve.Availability]](ttl, now),
-		own:   newTTLCache[ownKey, genOf[[]reserve.Booking]](ttl, now), limits: newTTLCache[ownKey, string](ttl, now),
+	// Each refreshes ahead: its loads run without the request's context.
+	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now).refreshAhead(), closed: newTTLCache[usageKey, []meter.Period](ttl, now).refreshAhead(),
+		avail: newTTLCache[availKey, genOf[reserve.Availability]](ttl, now).refreshAhead(),
+		own:   newTTLCache[ownKey, genOf[[]reserve.Booking]](ttl, now).refreshAhead(), limits: newTTLCache[ownKey, string](ttl, now).refreshAhead(),
 		fragments: newTTLCache[fragmentKey, template.HTML](ttl, now).bounded(2_000)}
 }
 
@@ -545,6 +540,7 @@ func (s *Server) poolAvailability(ctx context.Context, svc Bookings, q reserve.A
 
 func (s *Server) poolAvailabilityGen(ctx context.Context, svc Bookings, q reserve.AvailabilityQuery) (genOf[reserve.Availability], error) {
 	k := availKey{from: q.From, to: q.To, step: q.Step, writes: s.writes.Load()}
+	ctx = context.WithoutCancel(ctx) // the cache loads ahead (ttlCache.get)
 	return s.pageCache.avail.get(k, func() (genOf[reserve.Availability], time.Duration, error) {
 		av, err := svc.Availability(ctx, q)
 		return genOf[reserve.Availability]{v: av, gen: s.pageCache.gen.Add(1)}, 0, err
@@ -555,6 +551,7 @@ func (s *Server) poolAvailabilityGen(ctx context.Context, svc Bookings, q reserv
 // poolAvailability (pageCaches.own).
 func (s *Server) ownBookings(ctx context.Context, svc Bookings, tenant string, from, to time.Time) (genOf[[]reserve.Booking], error) {
 	k := ownKey{tenant: tenant, from: from, to: to, writes: s.writes.Load()}
+	ctx = context.WithoutCancel(ctx) // the cache loads ahead (ttlCache.get)
 	return s.pageCache.own.get(k, func() (genOf[[]reserve.Booking], time.Duration, error) {
 		bs, err := svc.List(ctx, reserve.ListFilter{Tenant: tenant, From: from, To: to})
 		return genOf[[]reserve.Booking]{v: bs, gen: s.pageCache.gen.Add(1)}, 0, err

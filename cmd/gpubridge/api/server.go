@@ -197,7 +197,7 @@ func New(o Options) *Server {
 		perToken: newKeyed(rate.Limit(o.TokenRate), o.TokenBurst), perAddr: newKeyed(rate.Limit(o.AddressRate), o.AddressBurst),
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), unknown: newUnknownTenants(unknownTTL)}
 	s.recent = newTTLCache[token.Hash, struct{}](recentTTL, s.now)
-	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
+	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now).refreshAhead()
 	s.pageCache = newPageCaches(o.UsageTTL, s.now) // portal_pages.go
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
 	s.reads = newAnswers(readTTL, cacheBytes, s.now)
@@ -681,8 +681,10 @@ type ttlCache[K comparable, V any] struct {
 	ttl time.Duration
 	now func() time.Time
 	max int // entries at most (10,000 unless bounded)
-	mu  sync.Mutex
-	m   map[K]ttlEntry[V]
+	// ahead: a value in use is loaded again before it expires (get).
+	ahead bool
+	mu    sync.Mutex
+	m     map[K]ttlEntry[V]
 	// loading holds the load under way per key: the requests that find
 	// the same key missing wait for one load (a cache that expires for
 	// 50 sessions at once reads once, not 50 times).
@@ -712,11 +714,20 @@ func (c *ttlCache[K, V]) bounded(n int) *ttlCache[K, V] {
 }
 
 // get returns the cached value of k or loads it; load says how long the
-// value may be kept (0: the cache's TTL).
+// value may be kept (0: the cache's TTL). Of a cache that refreshes
+// ahead, a value past half its time is returned and loaded again in the
+// background (one load per key), so that a key in use is replaced before
+// it expires and no request waits for it; such a load must not depend on
+// the request's context (context.WithoutCancel).
 func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, error) {
 	c.mu.Lock()
 	e, ok := c.m[k]
-	if ok && c.now().Sub(e.at) < e.ttl {
+	if age := c.now().Sub(e.at); ok && age < e.ttl {
+		if _, busy := c.loading[k]; c.ahead && age >= e.ttl/2 && !busy {
+			l := &ttlLoad[V]{done: make(chan struct{}), err: errUnavailable}
+			c.loading[k] = l
+			go c.fill(k, l, load)
+		}
 		c.mu.Unlock()
 		return e.v, nil
 	}
@@ -728,6 +739,12 @@ func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, err
 	l := &ttlLoad[V]{done: make(chan struct{}), err: errUnavailable}
 	c.loading[k] = l
 	c.mu.Unlock()
+	c.fill(k, l, load)
+	return l.v, l.err
+}
+
+// fill runs load for k (its load under way l) and keeps the value.
+func (c *ttlCache[K, V]) fill(k K, l *ttlLoad[V], load func() (V, time.Duration, error)) {
 	defer func() { // also when load panics: the waiters get errUnavailable
 		c.mu.Lock()
 		delete(c.loading, k)
@@ -747,7 +764,13 @@ func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, err
 	}
 	c.mu.Unlock()
 	l.v, l.err = v, err
-	return v, err
+}
+
+// refreshAhead makes the cache load a value in use again before it
+// expires (see get).
+func (c *ttlCache[K, V]) refreshAhead() *ttlCache[K, V] {
+	c.ahead = true
+	return c
 }
 
 // dropOld drops the expired entries, and all when none is (the map
