@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpubridge/gpubridge/bridge/reserve"
@@ -32,8 +33,12 @@ const (
 	eventsTick = time.Second
 )
 
-// eventsHeartbeat is a variable for the tests only.
-var eventsHeartbeat = 15 * time.Second
+// eventsHeartbeat is a variable for the tests only (eventsBeat reads it).
+var eventsHeartbeat atomic.Int64
+
+func init() { eventsHeartbeat.Store(int64(15 * time.Second)) }
+
+func eventsBeat() time.Duration { return time.Duration(eventsHeartbeat.Load()) }
 
 // streams counts the open streams.
 type streams struct {
@@ -130,7 +135,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, tenant, key stri
 	// (server.writeTimeout) is moved on for each, so that a stream
 	// outlives it and a stuck client still ends.
 	write := func(msg string) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(2 * eventsHeartbeat))
+		_ = rc.SetWriteDeadline(time.Now().Add(2 * eventsBeat()))
 		if _, err := fmt.Fprint(w, msg); err != nil {
 			return false
 		}
@@ -172,7 +177,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, tenant, key stri
 			}
 			lastSnap, lastWrites, beat = snap, writes, time.Now()
 		}
-		if time.Since(beat) >= eventsHeartbeat {
+		if time.Since(beat) >= eventsBeat() {
 			if !valid() {
 				send("end", map[string]string{"reason": "the sign-in no longer holds (signed out, token revoked or no longer a member)"})
 				return http.StatusOK

@@ -140,8 +140,8 @@ func TestEventStream(t *testing.T) {
 	}
 	// The next snapshot holds beta's booking: still nothing of it for
 	// acme; a heartbeat comes instead.
-	eventsHeartbeat = 2 * time.Second
-	t.Cleanup(func() { eventsHeartbeat = 15 * time.Second })
+	eventsHeartbeat.Store(int64(2 * time.Second))
+	t.Cleanup(func() { eventsHeartbeat.Store(int64(15 * time.Second)) })
 	if _, err := h.srv.o.Live.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +180,8 @@ func firstKey(m map[string]int) string {
 // timeouts (server.readTimeout, writeTimeout) do not end a stream.
 func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	h := newHarness(t)
-	eventsHeartbeat = 500 * time.Millisecond
-	t.Cleanup(func() { eventsHeartbeat = 15 * time.Second })
+	eventsHeartbeat.Store(int64(500 * time.Millisecond))
+	t.Cleanup(func() { eventsHeartbeat.Store(int64(15 * time.Second)) })
 	srv := httptest.NewUnstartedServer(h.srv)
 	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 700*time.Millisecond, 700*time.Millisecond
 	srv.Start()
