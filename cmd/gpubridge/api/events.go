@@ -110,7 +110,6 @@ func (s *Server) portalEvents(w http.ResponseWriter, r *http.Request) {
 // stream sends tenant's events to w until the client goes, the server
 // stops or valid says the sign-in no longer holds.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, tenant, key string, valid func() bool) int {
-	rc := http.NewResponseController(w)
 	if s.o.Live == nil {
 		writeError(w, http.StatusServiceUnavailable, errUnavailable)
 		return http.StatusServiceUnavailable
@@ -121,71 +120,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, tenant, key stri
 		return http.StatusTooManyRequests
 	}
 	defer s.streams.close(key)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no") // a proxy in front passes each event at once
-	// The server's read timeout (server.readTimeout) would end the
-	// request's context while the stream is open: the request is read,
-	// and a client that goes is seen by the writes (a heartbeat at least
-	// every eventsHeartbeat, each with its own write deadline).
-	_ = rc.SetReadDeadline(time.Time{})
-	w.WriteHeader(http.StatusOK)
-	// write sends one message at once: the server's write timeout
-	// (server.writeTimeout) is moved on for each, so that a stream
-	// outlives it and a stuck client still ends.
-	write := func(msg string) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(2 * eventsBeat()))
-		if _, err := fmt.Fprint(w, msg); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	send := func(event string, data any) bool {
-		b, err := json.Marshal(data)
-		return err == nil && write("event: "+event+"\ndata: "+string(b)+"\n\n")
-	}
-	if !write("retry: 5000\n\n") {
+	st := &streamer{s: s, w: w, r: r, rc: http.NewResponseController(w), tenant: tenant, lastWrites: -1, lastOwn: map[int64]bookingEvent{}, beat: time.Now()}
+	if !st.start() {
 		return http.StatusOK
 	}
-	var (
-		lastSnap   *Snapshot
-		lastWrites = int64(-1)
-		lastFree   map[string]int
-		lastOwn    = map[int64]bookingEvent{}
-		beat       = time.Now()
-	)
 	t := time.NewTicker(eventsTick)
 	defer t.Stop()
 	for {
-		snap := s.o.Live.Current()
-		if writes := s.writes.Load(); snap != nil && (snap != lastSnap || writes != lastWrites) {
-			if free, err := s.freeMap(r, snap, tenant); err == nil && !maps.Equal(free, lastFree) {
-				if !send("availability", map[string]any{"at": snap.At, "free": free}) {
-					return http.StatusOK
-				}
-				lastFree = free
-			}
-			if snap != lastSnap {
-				own := ownBookingEvents(snap, tenant)
-				for _, id := range slices.Sorted(maps.Keys(own)) {
-					if b := own[id]; lastOwn[id] != b && !send("booking", b) {
-						return http.StatusOK
-					}
-				}
-				lastOwn = own
-			}
-			lastSnap, lastWrites, beat = snap, writes, time.Now()
+		if !st.changes() {
+			return http.StatusOK
 		}
-		if time.Since(beat) >= eventsBeat() {
+		if time.Since(st.beat) >= eventsBeat() {
 			if !valid() {
-				send("end", map[string]string{"reason": "the sign-in no longer holds (signed out, token revoked or no longer a member)"})
+				st.send("end", map[string]string{"reason": "the sign-in no longer holds (signed out, token revoked or no longer a member)"})
 				return http.StatusOK
 			}
-			if !write(": heartbeat\n\n") {
+			if !st.write(": heartbeat\n\n") {
 				return http.StatusOK
 			}
-			beat = time.Now()
+			st.beat = time.Now()
 		}
 		select {
 		case <-r.Context().Done():
@@ -193,6 +146,78 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, tenant, key stri
 		case <-t.C:
 		}
 	}
+}
+
+// streamer is one open stream: what it sent last.
+type streamer struct {
+	s          *Server
+	w          http.ResponseWriter
+	r          *http.Request
+	rc         *http.ResponseController
+	tenant     string
+	lastSnap   *Snapshot
+	lastWrites int64
+	lastFree   map[string]int
+	lastOwn    map[int64]bookingEvent
+	beat       time.Time
+}
+
+// start sends the stream's headers and its reconnection delay.
+func (st *streamer) start() bool {
+	h := st.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // a proxy in front passes each event at once
+	// The server's read timeout (server.readTimeout) would end the
+	// request's context while the stream is open: the request is read,
+	// and a client that goes is seen by the writes (a heartbeat at least
+	// every eventsHeartbeat, each with its own write deadline).
+	_ = st.rc.SetReadDeadline(time.Time{})
+	st.w.WriteHeader(http.StatusOK)
+	return st.write("retry: 5000\n\n")
+}
+
+// write sends one message at once: the server's write timeout
+// (server.writeTimeout) is moved on for each, so that a stream outlives
+// it and a stuck client still ends.
+func (st *streamer) write(msg string) bool {
+	_ = st.rc.SetWriteDeadline(time.Now().Add(2 * eventsBeat()))
+	if _, err := fmt.Fprint(st.w, msg); err != nil {
+		return false
+	}
+	return st.rc.Flush() == nil
+}
+
+func (st *streamer) send(event string, data any) bool {
+	b, err := json.Marshal(data)
+	return err == nil && st.write("event: "+event+"\ndata: "+string(b)+"\n\n")
+}
+
+// changes sends what changed since the last snapshot or booking change
+// made here: the free counts, the tenant's own bookings; false when the
+// client is gone.
+func (st *streamer) changes() bool {
+	s, snap, writes := st.s, st.s.o.Live.Current(), st.s.writes.Load()
+	if snap == nil || (snap == st.lastSnap && writes == st.lastWrites) {
+		return true
+	}
+	if free, err := s.freeMap(st.r, snap, st.tenant); err == nil && !maps.Equal(free, st.lastFree) {
+		if !st.send("availability", map[string]any{"at": snap.At, "free": free}) {
+			return false
+		}
+		st.lastFree = free
+	}
+	if snap != st.lastSnap {
+		own := ownBookingEvents(snap, st.tenant)
+		for _, id := range slices.Sorted(maps.Keys(own)) {
+			if b := own[id]; st.lastOwn[id] != b && !st.send("booking", b) {
+				return false
+			}
+		}
+		st.lastOwn = own
+	}
+	st.lastSnap, st.lastWrites, st.beat = snap, writes, time.Now()
+	return true
 }
 
 // ownBookingEvents is tenant's bookings of snap (those that end after
