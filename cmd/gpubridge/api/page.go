@@ -346,7 +346,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 		}
 		d.Lanes = lanes(av.v, own, d.From, d.To)
 		d.avail, d.own = av.v, own
-		d.fragKey = fragmentKey{tenant: tok.Tenant, avail: av.gen, own: bs.gen, from: d.From, to: d.To}
+		d.fragKey = fragmentKey{tenant: tok.Tenant, from: d.From, to: d.To}
 		d.LanesHTML = s.fragment(d.fragKey.named("lanes"), d.Lanes)
 	}
 	return d

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gpubridge/gpubridge/accounting/export"
@@ -493,22 +493,20 @@ type pageCaches struct {
 	own    *ttlCache[ownKey, genOf[[]reserve.Booking]]
 	limits *ttlCache[ownKey, string]
 	// fragments keeps a tenant's rendered timeline and calendar (the
-	// template is most of the overview's time) by the loads of the
-	// availability and the bookings they show: a new load renders anew.
+	// template is most of the overview's time) by a sum of what they
+	// show: a reload of the same figures renders nothing anew.
 	fragments *ttlCache[fragmentKey, template.HTML]
-	gen       atomic.Uint64
 }
 
-// genOf is a value with the number of the load that read it.
+// genOf is a value as loaded (one wrapper for the caches of the page).
 type genOf[V any] struct {
-	v   V
-	gen uint64
+	v V
 }
 
 type fragmentKey struct {
 	name, tenant string
-	avail, own   uint64
 	from, to     time.Time
+	sum          uint64 // of the data rendered (fragment)
 }
 
 type ownKey struct {
@@ -543,7 +541,7 @@ func (s *Server) poolAvailabilityGen(ctx context.Context, svc Bookings, q reserv
 	ctx = context.WithoutCancel(ctx) // the cache loads ahead (ttlCache.get)
 	return s.pageCache.avail.get(k, func() (genOf[reserve.Availability], time.Duration, error) {
 		av, err := svc.Availability(ctx, q)
-		return genOf[reserve.Availability]{v: av, gen: s.pageCache.gen.Add(1)}, 0, err
+		return genOf[reserve.Availability]{v: av}, 0, err
 	})
 }
 
@@ -554,13 +552,16 @@ func (s *Server) ownBookings(ctx context.Context, svc Bookings, tenant string, f
 	ctx = context.WithoutCancel(ctx) // the cache loads ahead (ttlCache.get)
 	return s.pageCache.own.get(k, func() (genOf[[]reserve.Booking], time.Duration, error) {
 		bs, err := svc.List(ctx, reserve.ListFilter{Tenant: tenant, From: from, To: to})
-		return genOf[[]reserve.Booking]{v: bs, gen: s.pageCache.gen.Add(1)}, 0, err
+		return genOf[[]reserve.Booking]{v: bs}, 0, err
 	})
 }
 
-// fragment renders template name with data once per k (a tenant's
-// timeline or calendar of one load of the availability and its bookings).
+// fragment renders template k.name with data once per k and data (a
+// tenant's timeline or calendar as long as its figures do not change).
 func (s *Server) fragment(k fragmentKey, data any) template.HTML {
+	sum := fnv.New64a()
+	_, _ = fmt.Fprint(sum, data) // every field, the unexported ones too
+	k.sum = sum.Sum64()
 	h, err := s.pageCache.fragments.get(k, func() (template.HTML, time.Duration, error) {
 		var b bytes.Buffer
 		if err := pageTemplates.ExecuteTemplate(&b, k.name, data); err != nil {
