@@ -347,7 +347,9 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 		d.Lanes = lanes(av.v, own, d.From, d.To)
 		d.avail, d.own = av.v, own
 		d.fragKey = fragmentKey{tenant: tok.Tenant, from: d.From, to: d.To}
-		d.LanesHTML = s.fragment(d.fragKey.named("lanes"), d.Lanes)
+		k := d.fragKey.named("lanes")
+		k.sum = lanesSum(d.Lanes)
+		d.LanesHTML = s.fragment(k, d.Lanes)
 	}
 	return d
 }

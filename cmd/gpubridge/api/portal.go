@@ -161,7 +161,9 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	q := r.URL.Query()
 	d.Form = bookForm{Type: q.Get("type"), Count: "1", Start: q.Get("start"), Duration: "6h"}
 	d.Calendar = calendar(d.avail, d.own, tok.Tenant)
-	d.CalendarHTML = s.fragment(d.fragKey.named("calendar"), d.Calendar)
+	k := d.fragKey.named("calendar")
+	k.sum = calendarSum(d.Calendar)
+	d.CalendarHTML = s.fragment(k, d.Calendar)
 	for _, c := range d.Calendar {
 		d.Types = append(d.Types, c.Type)
 	}

@@ -3,9 +3,12 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -558,10 +561,8 @@ func (s *Server) ownBookings(ctx context.Context, svc Bookings, tenant string, f
 
 // fragment renders template k.name with data once per k and data (a
 // tenant's timeline or calendar as long as its figures do not change).
+// k.sum is the sum of what data shows (lanesSum, calendarSum).
 func (s *Server) fragment(k fragmentKey, data any) template.HTML {
-	sum := fnv.New64a()
-	_, _ = fmt.Fprint(sum, data) // every field, the unexported ones too
-	k.sum = sum.Sum64()
 	h, err := s.pageCache.fragments.get(k, func() (template.HTML, time.Duration, error) {
 		var b bytes.Buffer
 		if err := pageTemplates.ExecuteTemplate(&b, k.name, data); err != nil {
@@ -579,4 +580,57 @@ func (s *Server) fragment(k fragmentKey, data any) template.HTML {
 func (k fragmentKey) named(name string) fragmentKey {
 	k.name = name
 	return k
+}
+
+// figureSum sums figures (fnv-64a) as the fragment keys need it: cheaply
+// (fmt's reflection cost as much as the rendering it saved).
+type figureSum struct{ h hash.Hash64 }
+
+func newFigureSum() figureSum { return figureSum{fnv.New64a()} }
+
+func (f figureSum) str(v string) {
+	_, _ = f.h.Write([]byte(v))
+	_, _ = f.h.Write([]byte{0})
+}
+
+func (f figureSum) num(vs ...float64) {
+	var b [8]byte
+	for _, v := range vs {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+		_, _ = f.h.Write(b[:])
+	}
+}
+
+// lanesSum is the sum of what the timeline shows.
+func lanesSum(ls []lane) uint64 {
+	f := newFigureSum()
+	for _, l := range ls {
+		f.str(l.Type)
+		f.num(float64(l.Capacity), l.Width, float64(len(l.Steps)), float64(len(l.Bookings)))
+		for _, st := range l.Steps {
+			f.num(st.X, st.W, st.CapY, st.CapH, st.BookedY, st.BookedH)
+			f.str(st.Title)
+		}
+		for _, b := range l.Bookings {
+			f.num(b.X, b.W)
+			f.str(b.Label)
+		}
+	}
+	return f.h.Sum64()
+}
+
+// calendarSum is the sum of what the calendar shows (its days are its
+// cells laid out by their time, which the keys hold).
+func calendarSum(cs []calType) uint64 {
+	f := newFigureSum()
+	for _, c := range cs {
+		f.str(c.Type)
+		f.num(float64(len(c.cells)))
+		for _, cell := range c.cells {
+			f.str(cell.Key)
+			f.str(cell.Href)
+			f.num(float64(cell.I), float64(cell.Free), float64(cell.Own), float64(cell.Others), float64(cell.Capacity), float64(cell.From.Unix()))
+		}
+	}
+	return f.h.Sum64()
 }
