@@ -8,12 +8,13 @@ package main
 // on the calendar, sees the price and the cancellation terms, books, sees
 // the booking listed, cancels it with the fee shown, and signs out; a
 // second browser, signed in as tenant B's bob, sees the pool's free count
-// of that window drop without a reload. Screenshots at 390 and 1280 px go
+// of that window drop without a reload (through the event stream). Screenshots at 390 and 1280 px go
 // to $GPUBRIDGE_TEST_ARTIFACTS (default .testbed/artifacts/portal); with
 // GPUBRIDGE_DOC_SCREENSHOTS=1 a few are copied to docs/portal-*.png.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,6 +30,7 @@ import (
 	"github.com/gpubridge/gpubridge/accounting/pricing"
 	"github.com/gpubridge/gpubridge/accounting/ratecard"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
+	"github.com/gpubridge/gpubridge/test/bench/synth"
 )
 
 // portalBrowser is one headless Chromium (its own cookies) and a tab.
@@ -148,6 +150,8 @@ func TestPortalInBrowser(t *testing.T) {
 	}
 	bob.signIn(h, h.addr, "bob")
 	bobCell := `.cal[data-type="h100"] a.cell[data-key="` + key + `"] .free`
+	// Bob's page listens to the event stream (polling is its fallback).
+	bob.do("bob's page on the event stream", chromedp.WaitVisible(chromedp.CSS(`#calendar[data-live="events"]`)))
 	before := bob.text(bobCell)
 	html := get(erin, "erin's page", chromedp.OuterHTML(chromedp.CSS("html")))
 	for _, m := range []string{bSecret, itB} {
@@ -181,7 +185,8 @@ func TestPortalInBrowser(t *testing.T) {
 	erin.shots(art, "booked")
 
 	// Bob's calendar shows one GPU less free in that window, without a
-	// reload (the page's script polls the free counts).
+	// reload (the event stream sends the counts at once after a booking
+	// made through this server).
 	deadline := time.Now().Add(30 * time.Second)
 	for bob.text(bobCell) == before && time.Now().Before(deadline) {
 		time.Sleep(time.Second)
@@ -242,5 +247,77 @@ func portalRateCard(t *testing.T, h *apiIT) {
 	}
 	if err := ratecard.NewDB(db).Save(ctx, card, "test", time.Now()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPortalChargebackInBrowser: erin, signed in with a real `scontrol
+// token`, downloads her tenant's FOCUS file of a closed month through the
+// usage page's download route in Chromium (a fetch on the page's session,
+// as the link does); the bytes are the admin's `export chargeback
+// period=P format=focus tenant=T`, and nothing of tenant B is in them.
+func TestPortalChargebackInBrowser(t *testing.T) {
+	h := newAPIIT(t)
+	ctx := context.Background()
+	rw, err := sqldb.Open(ctx, h.env.BenchDBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	// Jobs of both tenants in May 2019 (a month no other test ingests).
+	lo := uint32(synth.TestIDs + 4_100_000)
+	if _, err := synth.Delete(ctx, rw, h.env.Cluster, lo, lo+1000); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { synth.Delete(context.Background(), rw, h.env.Cluster, lo, lo+1000) })
+	tres, err := synth.LoadTRES(ctx, rw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []synth.Row
+	base := time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC).Unix()
+	for i := range uint32(30) {
+		acct := itA
+		if i%3 == 0 {
+			acct = itB
+		}
+		s := base + int64(i)*61_000
+		rows = append(rows, synth.Row{JobID: lo + i, Account: acct, Partition: "pool", Submit: s - 60, Start: s, End: s + 900 + int64(i)*53,
+			State: synth.StateCompleted, TRES: tres.Alloc(4, map[string]int{"h100": 1 + int(i%3)})})
+	}
+	if err := synth.Insert(ctx, rw, h.env.Cluster, rows); err != nil {
+		t.Fatal(err)
+	}
+	h.ok("add", "rate", "type=h100", "tier=reserved", "price=2.37", "from=2019-01-01", "currency=EUR")
+	h.ok("ingest", "from=2019-05-01", "to=2019-06-02")
+	h.ok("-i", "close", "period=2019-05")
+	want := h.ok("export", "chargeback", "period=2019-05", "format=focus", "tenant="+itA)
+	if len(want) < 100 {
+		t.Fatalf("the admin's export is %d bytes:\n%s", len(want), want)
+	}
+
+	erin := newPortalBrowser(t)
+	erin.signIn(h, h.addr, "erin")
+	erin.do("the usage page", chromedp.Navigate("http://"+h.addr+"/usage?tenant="+itA), chromedp.WaitVisible(chromedp.CSS("h1")))
+	js := `fetch("/usage/chargeback?tenant=` + itA + `&period=2019-05&format=focus", {credentials: "same-origin"})` +
+		`.then(r => r.text().then(b => JSON.stringify({status: r.status, disposition: r.headers.get("Content-Disposition"), body: b})))`
+	raw := get(erin, "download the FOCUS file", chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	var got struct {
+		Status      int
+		Disposition string
+		Body        string
+	}
+	if err := json.Unmarshal([]byte(raw), &got); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if got.Status != 200 || got.Body != want {
+		t.Fatalf("the portal's FOCUS download: %d, %d bytes; the admin's export %d bytes (equal: %v)\n%s", got.Status, len(got.Body), len(want), got.Body == want, got.Body)
+	}
+	if !strings.Contains(got.Disposition, "attachment") {
+		t.Errorf("Content-Disposition %q: not a download", got.Disposition)
+	}
+	for _, m := range []string{itB, bSecret} {
+		if strings.Contains(got.Body, m) {
+			t.Errorf("tenant A's FOCUS file holds %q", m)
+		}
 	}
 }

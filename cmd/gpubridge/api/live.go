@@ -72,6 +72,9 @@ type Live struct {
 
 	cur atomic.Pointer[Snapshot]
 	sf  singleflight.Group
+	// running is set while Run takes the snapshots: a request then does
+	// not wait for a read that Run is about to start or has under way.
+	running atomic.Bool
 }
 
 // DefaultInterval is how often the snapshot is taken by default.
@@ -97,8 +100,17 @@ func (l *Live) Current() *Snapshot { return l.cur.Load() }
 
 // Get returns a snapshot no older than Interval: the current one, or a
 // fresh one (a request waits for the read only when none is fresh).
+//
+// While Run takes them, a snapshot stays current for two intervals: its
+// age (from the second its read began) passes one interval just before
+// Run's next read ends, and every request of that moment would
+// otherwise wait for the read; they take the previous one meanwhile.
 func (l *Live) Get(ctx context.Context) (*Snapshot, error) {
-	if s := l.cur.Load(); s != nil && l.now().Sub(s.At) < l.interval() {
+	fresh := l.interval()
+	if l.running.Load() {
+		fresh *= 2
+	}
+	if s := l.cur.Load(); s != nil && l.now().Sub(s.At) < fresh {
 		return s, nil
 	}
 	return l.Refresh(ctx)
@@ -138,6 +150,8 @@ func (l *Live) RefreshNew(ctx context.Context) (*Snapshot, error) {
 func (l *Live) Run(ctx context.Context) {
 	t := time.NewTicker(l.interval())
 	defer t.Stop()
+	l.running.Store(true)
+	defer l.running.Store(false)
 	for {
 		if _, err := l.Refresh(ctx); err != nil && ctx.Err() == nil {
 			l.log().Warn("snapshot", "err", err)

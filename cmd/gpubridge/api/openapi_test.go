@@ -128,6 +128,9 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"GET", "/api/v1/tenants/acme/checks/runs/1", h.acmeRead, "", 200},
 		{"GET", "/api/v1/tenants/acme/checks/runs/2", h.acmeRead, "", 404},
 		{"GET", "/api/v1/tenants/acme/health/history?since=72h", h.acmeRead, "", 200},
+		// The event stream's 200 never ends (events_test.go reads it).
+		{"GET", "/api/v1/tenants/beta/events", h.acmeRead, "", 404},
+		{"GET", "/api/v1/tenants/acme/events?junk=1", h.acmeRead, "", 400},
 		{"GET", "/api/v1/tenants/acme/chargeback?period=2026-13", h.acmeRead, "", 400},
 		{"GET", "/api/v1/tenants/acme/chargeback?format=focus&period=" + closed.String(), h.acmeRead, "", 200},
 		{"GET", "/api/v1/tenants/acme/chargeback?period=" + meter.PeriodOf(h.now).String(), h.acmeRead, "", 409},

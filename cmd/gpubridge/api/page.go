@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -274,8 +275,12 @@ type tenantPage struct {
 	Amount   string
 	Usage    []bar
 	Lanes    []lane
-	From, To time.Time
-	Errors   []string
+	// LanesHTML and CalendarHTML are Lanes and Calendar rendered
+	// (templates lanes and calendar), kept per fragKey.
+	LanesHTML, CalendarHTML template.HTML
+	fragKey                 fragmentKey
+	From, To                time.Time
+	Errors                  []string
 
 	// The portal's parts (portal.go): who is signed in, the calendar,
 	// the booking form and the team's bookings.
@@ -311,13 +316,7 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 	}
 	// Usage this month per type, from the same view as the usage route.
 	if s.o.Usage != nil {
-		v, err := s.usage.get(usageKey{snap.Period, tok.Tenant}, func() (usageView, time.Duration, error) {
-			sm, err := s.o.Usage.Summary(r.Context(), snap.Period, tok.Tenant)
-			if err != nil {
-				return usageView{}, 0, err
-			}
-			return usageOf(sm, tok.Tenant, s.now()), 0, nil
-		})
+		v, err := s.monthUsage(r, snap, tok.Tenant)
 		if err != nil {
 			d.Errors = append(d.Errors, "usage is not available now")
 		} else {
@@ -331,22 +330,26 @@ func (s *Server) tenantData(r *http.Request, snap *Snapshot, tok token.Token) te
 	d.From = snap.At.Truncate(calendarStep) // steps at 00, 06, 12 and 18 UTC
 	d.To = d.From.Add(14 * 24 * time.Hour)
 	if svc, err := s.readsOrUnavailable(); err == nil {
-		av, err := s.poolAvailability(r.Context(), svc, reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})
+		av, err := s.poolAvailabilityGen(r.Context(), svc, reserve.AvailabilityQuery{From: d.From, To: d.To, Step: calendarStep})
 		if err != nil {
 			d.Errors = append(d.Errors, "availability is not available now")
 		}
-		bs, err := svc.List(r.Context(), reserve.ListFilter{Tenant: tok.Tenant, From: d.From, To: d.To})
+		bs, err := s.ownBookings(r.Context(), svc, tok.Tenant, d.From, d.To)
 		if err != nil {
 			d.Errors = append(d.Errors, "bookings are not available now")
 		}
 		var own []reserve.Booking
-		for _, b := range bs {
+		for _, b := range bs.v {
 			if b.Tenant == tok.Tenant && b.State != reserve.StateCancelled {
 				own = append(own, b)
 			}
 		}
-		d.Lanes = lanes(av, own, d.From, d.To)
-		d.avail, d.own = av, own
+		d.Lanes = lanes(av.v, own, d.From, d.To)
+		d.avail, d.own = av.v, own
+		d.fragKey = fragmentKey{tenant: tok.Tenant, from: d.From, to: d.To}
+		k := d.fragKey.named("lanes")
+		k.sum = lanesSum(d.Lanes)
+		d.LanesHTML = s.fragment(k, d.Lanes)
 	}
 	return d
 }
@@ -464,4 +467,20 @@ func (s *Server) adminData(_ *http.Request, snap *Snapshot, tok token.Token) adm
 		}
 	}
 	return d
+}
+
+// monthUsage is tenant's usage of the snapshot's month: from the
+// snapshot's summary when this snapshot read it (as the usage route),
+// else the tenant's own summary, kept per refresh interval.
+func (s *Server) monthUsage(r *http.Request, snap *Snapshot, tenant string) (usageView, error) {
+	if sm := snap.Usage; sm.Meta.Period == snap.Period && snap.Errors[PartUsage] == "" && snap.PartAt[PartUsage] == snap.At {
+		return usageOf(accountSummary(sm, tenant), tenant, snap.At), nil
+	}
+	return s.usage.get(usageKey{snap.Period, tenant}, func() (usageView, time.Duration, error) {
+		sm, err := s.o.Usage.Summary(context.WithoutCancel(r.Context()), snap.Period, tenant) // loaded ahead (ttlCache.get)
+		if err != nil {
+			return usageView{}, 0, err
+		}
+		return usageOf(sm, tenant, s.now()), 0, nil
+	})
 }

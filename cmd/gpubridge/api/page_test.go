@@ -32,7 +32,9 @@ func chromium(t *testing.T, url string) (string, image.Image) {
 		defer cancel()
 		args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--user-data-dir=" + t.TempDir(), "--window-size=1000,1400", "--virtual-time-budget=10000"}, extra...)
+			// --timeout, not --virtual-time-budget: the page's event stream stays
+			// open, and virtual time does not pass while a request is open.
+			"--user-data-dir=" + t.TempDir(), "--window-size=1000,1400", "--timeout=8000"}, extra...)
 		cmd := exec.CommandContext(ctx, bin, append(args, url)...)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -37,6 +38,7 @@ func (s *Server) portalRoutes(mux *http.ServeMux, cop *http.CrossOriginProtectio
 	mux.Handle("GET /cancel", s.portalHandler("/cancel", s.cancelForm))
 	mux.Handle("POST /cancel", cop.Handler(s.portalHandler("/cancel", s.cancel)))
 	mux.Handle("GET /portal/free", http.HandlerFunc(s.freeCounts))
+	mux.Handle("GET /portal/events", http.HandlerFunc(s.portalEvents)) // events.go
 	mux.Handle("POST /tokens", cop.Handler(s.portalHandler("/tokens", s.addPortalToken)))
 	mux.Handle("POST /tokens/delete", cop.Handler(s.portalHandler("/tokens/delete", s.deletePortalToken)))
 	s.membersRoutes(mux, cop)
@@ -159,6 +161,9 @@ func (s *Server) portalData(r *http.Request, d *tenantPage, ss Session, tok toke
 	q := r.URL.Query()
 	d.Form = bookForm{Type: q.Get("type"), Count: "1", Start: q.Get("start"), Duration: "6h"}
 	d.Calendar = calendar(d.avail, d.own, tok.Tenant)
+	k := d.fragKey.named("calendar")
+	k.sum = calendarSum(d.Calendar)
+	d.CalendarHTML = s.fragment(k, d.Calendar)
 	for _, c := range d.Calendar {
 		d.Types = append(d.Types, c.Type)
 	}
@@ -187,10 +192,18 @@ func (s *Server) limits(r *http.Request, tenant string) string {
 	if err != nil {
 		return ""
 	}
-	p, err := svc.Policy(r.Context(), tenant)
-	if err != nil {
-		return ""
-	}
+	l, _ := s.pageCache.limits.get(ownKey{tenant: tenant, writes: s.writes.Load()}, func() (string, time.Duration, error) {
+		p, err := svc.Policy(context.WithoutCancel(r.Context()), tenant) // loaded ahead (ttlCache.get)
+		if err != nil {
+			return "", 0, err
+		}
+		return limitsLine(p), 0, nil
+	})
+	return l
+}
+
+// limitsLine is policy p in one line.
+func limitsLine(p reserve.Policy) string {
 	var parts []string
 	for _, t := range slices.Sorted(maps.Keys(p.MaxGPUs)) {
 		parts = append(parts, fmt.Sprintf("%s at most %d at once", t, p.MaxGPUs[t]))
@@ -272,22 +285,10 @@ func (s *Server) freeCounts(w http.ResponseWriter, r *http.Request) {
 			writeError(w, code, err)
 			return code
 		}
-		svc, err := s.readsOrUnavailable()
+		out, err := s.freeMap(r, snap, tok.Tenant) // events.go: cached as the calendar's
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, errUnavailable)
 			return http.StatusServiceUnavailable
-		}
-		from := snap.At.Truncate(calendarStep)
-		av, err := svc.Availability(r.Context(), reserve.AvailabilityQuery{From: from, To: from.Add(calendarCells * calendarStep), Step: calendarStep})
-		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, errUnavailable)
-			return http.StatusServiceUnavailable
-		}
-		out := map[string]int{}
-		for _, ct := range calendar(av, nil, tok.Tenant) {
-			for _, c := range ct.cells {
-				out[c.Key] = c.Free
-			}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"free": out})
 		return http.StatusOK

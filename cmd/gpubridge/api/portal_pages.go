@@ -1,8 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash"
+	"hash/fnv"
+	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -352,16 +358,10 @@ var typeFills = []string{"#2f5fc4", "#b4571b", "#2a7d4f", "#7a3fb0", "#9a2f4f", 
 // chargeback downloads.
 func (s *Server) usagePage(p *portalPage) int {
 	d := usagePageData{navData: navOf(p, "usage"), Period: p.snap.Period.String(), Formats: []export.Format{export.CSV, export.JSON, export.FOCUS}}
-	ctx := p.r.Context()
+	ctx := context.WithoutCancel(p.r.Context()) // the caches load ahead (ttlCache.get)
 	if s.o.Usage != nil {
 		// The month's summary as the overview reads it (the same cache).
-		v, err := s.usage.get(usageKey{p.snap.Period, p.tok.Tenant}, func() (usageView, time.Duration, error) {
-			sm, err := s.o.Usage.Summary(ctx, p.snap.Period, p.tok.Tenant)
-			if err != nil {
-				return usageView{}, 0, err
-			}
-			return usageOf(sm, p.tok.Tenant, s.now()), 0, nil
-		})
+		v, err := s.monthUsage(p.r, p.snap, p.tok.Tenant)
 		if err == nil {
 			d.Amount, d.Currency = v.Amount, v.Currency
 			for _, r := range v.Rows {
@@ -490,7 +490,32 @@ const closedMonthsTTL = 10 * time.Minute
 type pageCaches struct {
 	daily  *ttlCache[usageKey, []DayUse]
 	closed *ttlCache[usageKey, []meter.Period]
-	avail  *ttlCache[availKey, reserve.Availability]
+	avail  *ttlCache[availKey, genOf[reserve.Availability]]
+	// own keeps a tenant's bookings of the overview's fortnight and
+	// limits its policy line, by the booking changes made here as avail.
+	own    *ttlCache[ownKey, genOf[[]reserve.Booking]]
+	limits *ttlCache[ownKey, string]
+	// fragments keeps a tenant's rendered timeline and calendar (the
+	// template is most of the overview's time) by a sum of what they
+	// show: a reload of the same figures renders nothing anew.
+	fragments *ttlCache[fragmentKey, template.HTML]
+}
+
+// genOf is a value as loaded (one wrapper for the caches of the page).
+type genOf[V any] struct {
+	v V
+}
+
+type fragmentKey struct {
+	name, tenant string
+	from, to     time.Time
+	sum          uint64 // of the data rendered (fragment)
+}
+
+type ownKey struct {
+	tenant   string
+	from, to time.Time
+	writes   int64
 }
 
 type availKey struct {
@@ -500,16 +525,112 @@ type availKey struct {
 }
 
 func newPageCaches(ttl time.Duration, now func() time.Time) *pageCaches {
-	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now), closed: newTTLCache[usageKey, []meter.Period](ttl, now),
-		avail: newTTLCache[availKey, reserve.Availability](ttl, now)}
+	// Each refreshes ahead: its loads run without the request's context.
+	return &pageCaches{daily: newTTLCache[usageKey, []DayUse](ttl, now).refreshAhead(), closed: newTTLCache[usageKey, []meter.Period](ttl, now).refreshAhead(),
+		avail: newTTLCache[availKey, genOf[reserve.Availability]](ttl, now).refreshAhead(),
+		own:   newTTLCache[ownKey, genOf[[]reserve.Booking]](ttl, now).refreshAhead(), limits: newTTLCache[ownKey, string](ttl, now).refreshAhead(),
+		fragments: newTTLCache[fragmentKey, template.HTML](ttl, now).bounded(2_000)}
 }
 
 // poolAvailability is svc's availability for q, kept for a refresh
 // interval (pageCaches.avail).
 func (s *Server) poolAvailability(ctx context.Context, svc Bookings, q reserve.AvailabilityQuery) (reserve.Availability, error) {
+	g, err := s.poolAvailabilityGen(ctx, svc, q)
+	return g.v, err
+}
+
+func (s *Server) poolAvailabilityGen(ctx context.Context, svc Bookings, q reserve.AvailabilityQuery) (genOf[reserve.Availability], error) {
 	k := availKey{from: q.From, to: q.To, step: q.Step, writes: s.writes.Load()}
-	return s.pageCache.avail.get(k, func() (reserve.Availability, time.Duration, error) {
+	ctx = context.WithoutCancel(ctx) // the cache loads ahead (ttlCache.get)
+	return s.pageCache.avail.get(k, func() (genOf[reserve.Availability], time.Duration, error) {
 		av, err := svc.Availability(ctx, q)
-		return av, 0, err
+		return genOf[reserve.Availability]{v: av}, 0, err
 	})
+}
+
+// ownBookings is the tenant's bookings in [from, to), kept as
+// poolAvailability (pageCaches.own).
+func (s *Server) ownBookings(ctx context.Context, svc Bookings, tenant string, from, to time.Time) (genOf[[]reserve.Booking], error) {
+	k := ownKey{tenant: tenant, from: from, to: to, writes: s.writes.Load()}
+	ctx = context.WithoutCancel(ctx) // the cache loads ahead (ttlCache.get)
+	return s.pageCache.own.get(k, func() (genOf[[]reserve.Booking], time.Duration, error) {
+		bs, err := svc.List(ctx, reserve.ListFilter{Tenant: tenant, From: from, To: to})
+		return genOf[[]reserve.Booking]{v: bs}, 0, err
+	})
+}
+
+// fragment renders template k.name with data once per k and data (a
+// tenant's timeline or calendar as long as its figures do not change).
+// k.sum is the sum of what data shows (lanesSum, calendarSum).
+func (s *Server) fragment(k fragmentKey, data any) template.HTML {
+	h, err := s.pageCache.fragments.get(k, func() (template.HTML, time.Duration, error) {
+		var b bytes.Buffer
+		if err := pageTemplates.ExecuteTemplate(&b, k.name, data); err != nil {
+			return "", 0, err
+		}
+		return template.HTML(b.String()), 0, nil // #nosec G203 -- the output of html/template, escaped there
+	})
+	if err != nil {
+		s.o.Logger.Error("status page", "template", k.name, "err", err)
+	}
+	return h
+}
+
+// named is k for template name.
+func (k fragmentKey) named(name string) fragmentKey {
+	k.name = name
+	return k
+}
+
+// figureSum sums figures (fnv-64a) as the fragment keys need it: cheaply
+// (fmt's reflection cost as much as the rendering it saved).
+type figureSum struct{ h hash.Hash64 }
+
+func newFigureSum() figureSum { return figureSum{fnv.New64a()} }
+
+func (f figureSum) str(v string) {
+	_, _ = f.h.Write([]byte(v))
+	_, _ = f.h.Write([]byte{0})
+}
+
+func (f figureSum) num(vs ...float64) {
+	var b [8]byte
+	for _, v := range vs {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+		_, _ = f.h.Write(b[:])
+	}
+}
+
+// lanesSum is the sum of what the timeline shows.
+func lanesSum(ls []lane) uint64 {
+	f := newFigureSum()
+	for _, l := range ls {
+		f.str(l.Type)
+		f.num(float64(l.Capacity), l.Width, float64(len(l.Steps)), float64(len(l.Bookings)))
+		for _, st := range l.Steps {
+			f.num(st.X, st.W, st.CapY, st.CapH, st.BookedY, st.BookedH)
+			f.str(st.Title)
+		}
+		for _, b := range l.Bookings {
+			f.num(b.X, b.W)
+			f.str(b.Label)
+		}
+	}
+	return f.h.Sum64()
+}
+
+// calendarSum is the sum of what the calendar shows (its days are its
+// cells laid out by their time, which the keys hold).
+func calendarSum(cs []calType) uint64 {
+	f := newFigureSum()
+	for _, c := range cs {
+		f.str(c.Type)
+		f.num(float64(len(c.cells)))
+		for _, cell := range c.cells {
+			f.str(cell.Key)
+			f.str(cell.Href)
+			f.num(float64(cell.I), float64(cell.Free), float64(cell.Own), float64(cell.Others), float64(cell.Capacity), float64(cell.From.Unix()))
+		}
+	}
+	return f.h.Sum64()
 }

@@ -33,6 +33,7 @@ func (s *Server) routes() []route {
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/checks/runs/{id}", Scope: token.Read, Handle: s.healthRun},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/health/history", Scope: token.Read, Params: []string{"since"}, Handle: s.healthHistory},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/chargeback", Scope: token.Read, Params: []string{"period", "format"}, Handle: s.chargeback},
+		{Method: "GET", Path: "/api/v1/tenants/{tenant}/events", Scope: token.Read, Handle: s.events},
 		{Method: "GET", Path: "/api/v1/tenants/{tenant}/slots", Scope: token.Read, Params: []string{"type", "count", "duration", "after", "limit"}, Handle: s.slots},
 	}
 }

@@ -151,6 +151,8 @@ type Server struct {
 	jwksKeys    jwksCache
 	oidc        *oidcClient
 	mux         *http.ServeMux
+	handler     http.Handler // mux, timed (timing.go)
+	streams     streams      // the open event streams (events.go)
 }
 
 // recentTTL is how long a token that authenticated passes an address's
@@ -195,7 +197,7 @@ func New(o Options) *Server {
 		perToken: newKeyed(rate.Limit(o.TokenRate), o.TokenBurst), perAddr: newKeyed(rate.Limit(o.AddressRate), o.AddressBurst),
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), unknown: newUnknownTenants(unknownTTL)}
 	s.recent = newTTLCache[token.Hash, struct{}](recentTTL, s.now)
-	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now)
+	s.usage = newTTLCache[usageKey, usageView](o.UsageTTL, s.now).refreshAhead()
 	s.pageCache = newPageCaches(o.UsageTTL, s.now) // portal_pages.go
 	s.tokens = newTTLCache[token.Hash, token.Token](tokenTTL, s.now)
 	s.reads = newAnswers(readTTL, cacheBytes, s.now)
@@ -218,6 +220,7 @@ func New(o Options) *Server {
 		s.o.Metrics.observe("unknown", r.Method, http.StatusNotFound, 0)
 		writeError(w, http.StatusNotFound, errNotFound)
 	})
+	s.handler = timed(s.mux)
 	return s
 }
 
@@ -229,7 +232,7 @@ func cmpOr[T int | float64](v, def T) T {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) now() time.Time {
 	if s.o.Now != nil {
@@ -677,8 +680,21 @@ func writeBytes(w http.ResponseWriter, code int, b []byte) {
 type ttlCache[K comparable, V any] struct {
 	ttl time.Duration
 	now func() time.Time
-	mu  sync.Mutex
-	m   map[K]ttlEntry[V]
+	max int // entries at most (10,000 unless bounded)
+	// ahead: a value in use is loaded again before it expires (get).
+	ahead bool
+	mu    sync.Mutex
+	m     map[K]ttlEntry[V]
+	// loading holds the load under way per key: the requests that find
+	// the same key missing wait for one load (a cache that expires for
+	// 50 sessions at once reads once, not 50 times).
+	loading map[K]*ttlLoad[V]
+}
+
+type ttlLoad[V any] struct {
+	done chan struct{}
+	v    V
+	err  error
 }
 
 type ttlEntry[V any] struct {
@@ -688,32 +704,83 @@ type ttlEntry[V any] struct {
 }
 
 func newTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *ttlCache[K, V] {
-	return &ttlCache[K, V]{ttl: ttl, now: now, m: map[K]ttlEntry[V]{}}
+	return &ttlCache[K, V]{ttl: ttl, now: now, max: 10_000, m: map[K]ttlEntry[V]{}, loading: map[K]*ttlLoad[V]{}}
+}
+
+// bounded keeps at most n entries (of large values).
+func (c *ttlCache[K, V]) bounded(n int) *ttlCache[K, V] {
+	c.max = n
+	return c
 }
 
 // get returns the cached value of k or loads it; load says how long the
-// value may be kept (0: the cache's TTL).
+// value may be kept (0: the cache's TTL). Of a cache that refreshes
+// ahead, a value past half its time is returned and loaded again in the
+// background (one load per key), so that a key in use is replaced before
+// it expires and no request waits for it; such a load must not depend on
+// the request's context (context.WithoutCancel).
 func (c *ttlCache[K, V]) get(k K, load func() (V, time.Duration, error)) (V, error) {
 	c.mu.Lock()
 	e, ok := c.m[k]
-	c.mu.Unlock()
-	if ok && c.now().Sub(e.at) < e.ttl {
+	if age := c.now().Sub(e.at); ok && age < e.ttl {
+		if _, busy := c.loading[k]; c.ahead && age >= e.ttl/2 && !busy {
+			l := &ttlLoad[V]{done: make(chan struct{}), err: errUnavailable}
+			c.loading[k] = l
+			go c.fill(k, l, load)
+		}
+		c.mu.Unlock()
 		return e.v, nil
 	}
-	v, ttl, err := load()
-	if err != nil {
-		return v, err
+	if l, ok := c.loading[k]; ok {
+		c.mu.Unlock()
+		<-l.done
+		return l.v, l.err
 	}
+	l := &ttlLoad[V]{done: make(chan struct{}), err: errUnavailable}
+	c.loading[k] = l
+	c.mu.Unlock()
+	c.fill(k, l, load)
+	return l.v, l.err
+}
+
+// fill runs load for k (its load under way l) and keeps the value.
+func (c *ttlCache[K, V]) fill(k K, l *ttlLoad[V], load func() (V, time.Duration, error)) {
+	defer func() { // also when load panics: the waiters get errUnavailable
+		c.mu.Lock()
+		delete(c.loading, k)
+		c.mu.Unlock()
+		close(l.done)
+	}()
+	v, ttl, err := load()
 	if ttl <= 0 {
 		ttl = c.ttl
 	}
 	c.mu.Lock()
-	if len(c.m) > 10_000 {
+	if err == nil {
+		if len(c.m) >= c.max {
+			c.dropOld()
+		}
+		c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
+	}
+	c.mu.Unlock()
+	l.v, l.err = v, err
+}
+
+// refreshAhead makes the cache load a value in use again before it
+// expires (see get).
+func (c *ttlCache[K, V]) refreshAhead() *ttlCache[K, V] {
+	c.ahead = true
+	return c
+}
+
+// dropOld drops the expired entries, and all when none is (the map
+// stays bounded either way).
+func (c *ttlCache[K, V]) dropOld() {
+	now := c.now()
+	maps.DeleteFunc(c.m, func(_ K, e ttlEntry[V]) bool { return now.Sub(e.at) >= e.ttl })
+	if len(c.m) >= c.max {
 		clear(c.m)
 	}
-	c.m[k] = ttlEntry[V]{at: c.now(), v: v, ttl: ttl}
-	c.mu.Unlock()
-	return v, nil
 }
 
 // forget drops k's value (a revoked token is refused at once here).

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -100,7 +101,7 @@ func (s *Server) tenantUsage(q *req) (int, any, error) {
 		return 0, nil, errUnavailable
 	}
 	v, err := s.usage.get(usageKey{p, q.tenant}, func() (usageView, time.Duration, error) {
-		sm, err := s.o.Usage.Summary(q.r.Context(), p, q.tenant)
+		sm, err := s.o.Usage.Summary(context.WithoutCancel(q.r.Context()), p, q.tenant) // loaded ahead (ttlCache.get)
 		if err != nil {
 			return usageView{}, 0, err
 		}
