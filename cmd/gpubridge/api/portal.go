@@ -58,6 +58,22 @@ type portalPage struct {
 // token uses the CLI or the API), checks the CSRF token of a post and
 // the book scope, then runs h, which answers with its status.
 func (s *Server) portalHandler(path string, h func(p *portalPage) int) http.Handler {
+	return s.signedInPage(path, h, func(r *http.Request, ss Session, tok token.Token) (int, string, string) {
+		switch {
+		case r.Method == http.MethodPost && !csrfOK(r, ss):
+			return http.StatusForbidden, tok.Tenant, errCSRF.Error()
+		case tok.Scope == token.Admin || !tok.Scope.Allows(token.Book):
+			return http.StatusForbidden, tok.Tenant, "this sign-in may not book or cancel (a read token); sign in with your Slurm token"
+		}
+		return 0, "", ""
+	})
+}
+
+// signedInPage is a portal page's request: within the portal's rate, signed
+// in (else the sign-in form), not refused by refuse (a status, the tenant
+// the message is shown for, and the message; status 0 lets it through),
+// then h; its status and time are observed under path.
+func (s *Server) signedInPage(path string, h func(p *portalPage) int, refuse func(r *http.Request, ss Session, tok token.Token) (int, string, string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		code := func() int {
@@ -66,16 +82,13 @@ func (s *Server) portalHandler(path string, h func(p *portalPage) int) http.Hand
 				return http.StatusTooManyRequests
 			}
 			ss, tok, snap, code, err := s.signedIn(r)
-			switch {
-			case err != nil:
+			if err != nil {
 				s.render(w, code, "login", loginData{Error: err.Error()})
 				return code
-			case r.Method == http.MethodPost && !csrfOK(r, ss):
-				s.message(w, http.StatusForbidden, tok.Tenant, errCSRF.Error())
-				return http.StatusForbidden
-			case tok.Scope == token.Admin || !tok.Scope.Allows(token.Book):
-				s.message(w, http.StatusForbidden, tok.Tenant, "this sign-in may not book or cancel (a read token); sign in with your Slurm token")
-				return http.StatusForbidden
+			}
+			if code, tenant, msg := refuse(r, ss, tok); code != 0 {
+				s.message(w, code, tenant, msg)
+				return code
 			}
 			return h(&portalPage{w: w, r: r, ss: ss, tok: tok, snap: snap})
 		}()

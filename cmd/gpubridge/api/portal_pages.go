@@ -44,25 +44,11 @@ func (s *Server) portalPageRoutes(mux *http.ServeMux, cop *http.CrossOriginProte
 // portalRead signs a page's request in as portalHandler does, with a read
 // sign-in enough (a tenant's: an admin token sees the pool at /).
 func (s *Server) portalRead(path string, h func(p *portalPage) int) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		code := func() int {
-			if !s.portalRate(r) {
-				s.message(w, http.StatusTooManyRequests, "", errTooMany.Error())
-				return http.StatusTooManyRequests
-			}
-			ss, tok, snap, code, err := s.signedIn(r)
-			switch {
-			case err != nil:
-				s.render(w, code, "login", loginData{Error: err.Error()})
-				return code
-			case tok.Scope == token.Admin:
-				s.message(w, http.StatusForbidden, "", "an admin token sees the whole pool on the overview (/); this page is a tenant's")
-				return http.StatusForbidden
-			}
-			return h(&portalPage{w: w, r: r, ss: ss, tok: tok, snap: snap})
-		}()
-		s.o.Metrics.observe(path, r.Method, code, time.Since(start))
+	return s.signedInPage(path, h, func(_ *http.Request, _ Session, tok token.Token) (int, string, string) {
+		if tok.Scope == token.Admin {
+			return http.StatusForbidden, "", "an admin token sees the whole pool on the overview (/); this page is a tenant's"
+		}
+		return 0, "", ""
 	})
 }
 
