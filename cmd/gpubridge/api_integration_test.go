@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/gpubridge/gpubridge/internal/money"
 	"github.com/gpubridge/gpubridge/internal/sqldb"
 	"github.com/gpubridge/gpubridge/test/bench/synth"
@@ -359,25 +361,38 @@ func TestAPIBookingOnTestbed(t *testing.T) {
 	}
 }
 
-// TestAPIUsageEqualsLedgerAndFOCUS: for a closed month, the API's usage
-// and spend of a tenant equal the ledger's lines and the FOCUS export.
-func TestAPIUsageEqualsLedgerAndFOCUS(t *testing.T) {
-	h := newAPIIT(t)
+// synthJobs opens slurmdbd's database read-write for synthetic job rows
+// of the testbed's cluster with ids lo..lo+1000, deletes any left by an
+// earlier run, and deletes them again when the test ends (then closes the
+// pool); it returns the pool and the TRES ids to allocate with.
+func (h *apiIT) synthJobs(t *testing.T, lo uint32) (*sqlx.DB, synth.TRES) {
+	t.Helper()
 	ctx := context.Background()
 	rw, err := sqldb.Open(ctx, h.env.BenchDBDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rw.Close()
-	lo := uint32(synth.TestIDs + 4_000_000)
+	t.Cleanup(func() {
+		synth.Delete(context.Background(), rw, h.env.Cluster, lo, lo+1000)
+		rw.Close()
+	})
 	if _, err := synth.Delete(ctx, rw, h.env.Cluster, lo, lo+1000); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { synth.Delete(context.Background(), rw, h.env.Cluster, lo, lo+1000) })
 	tres, err := synth.LoadTRES(ctx, rw)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rw, tres
+}
+
+// TestAPIUsageEqualsLedgerAndFOCUS: for a closed month, the API's usage
+// and spend of a tenant equal the ledger's lines and the FOCUS export.
+func TestAPIUsageEqualsLedgerAndFOCUS(t *testing.T) {
+	h := newAPIIT(t)
+	ctx := context.Background()
+	lo := uint32(synth.TestIDs + 4_000_000)
+	rw, tres := h.synthJobs(t, lo)
 	var rows []synth.Row
 	base := time.Date(2019, 7, 1, 0, 0, 0, 0, time.UTC).Unix()
 	for i := range uint32(60) {

@@ -258,21 +258,9 @@ func portalRateCard(t *testing.T, h *apiIT) {
 func TestPortalChargebackInBrowser(t *testing.T) {
 	h := newAPIIT(t)
 	ctx := context.Background()
-	rw, err := sqldb.Open(ctx, h.env.BenchDBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rw.Close()
 	// Jobs of both tenants in May 2019 (a month no other test ingests).
 	lo := uint32(synth.TestIDs + 4_100_000)
-	if _, err := synth.Delete(ctx, rw, h.env.Cluster, lo, lo+1000); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { synth.Delete(context.Background(), rw, h.env.Cluster, lo, lo+1000) })
-	tres, err := synth.LoadTRES(ctx, rw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rw, tres := h.synthJobs(t, lo)
 	var rows []synth.Row
 	base := time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC).Unix()
 	for i := range uint32(30) {
