@@ -120,8 +120,10 @@ func (b *portalBrowser) signIn(h *apiIT, addr, user string) {
 		chromedp.WaitVisible(chromedp.CSS("#calendar")))
 }
 
-func TestPortalInBrowser(t *testing.T) {
-	h := newAPIIT(t)
+// portalArtifacts is the folder the browser tests keep their screenshots
+// in: $GPUBRIDGE_TEST_ARTIFACTS/portal, else .testbed/artifacts/portal.
+func portalArtifacts(t *testing.T) string {
+	t.Helper()
 	art := os.Getenv("GPUBRIDGE_TEST_ARTIFACTS")
 	if art == "" {
 		art = filepath.Join("..", "..", ".testbed", "artifacts")
@@ -130,6 +132,12 @@ func TestPortalInBrowser(t *testing.T) {
 	if err := os.MkdirAll(art, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return art
+}
+
+func TestPortalInBrowser(t *testing.T) {
+	h := newAPIIT(t)
+	art := portalArtifacts(t)
 	portalRateCard(t, h)
 	erin, bob := newPortalBrowser(t), newPortalBrowser(t)
 

@@ -70,14 +70,7 @@ func (b *portalBrowser) axe(src, art, name string) {
 func TestPortalPagesAccessible(t *testing.T) {
 	h := newAPIIT(t)
 	src := axeSource(t)
-	art := os.Getenv("GPUBRIDGE_TEST_ARTIFACTS")
-	if art == "" {
-		art = filepath.Join("..", "..", ".testbed", "artifacts")
-	}
-	art = filepath.Join(art, "portal")
-	if err := os.MkdirAll(art, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	art := portalArtifacts(t)
 	portalRateCard(t, h)
 	base := "http://" + h.addr
 	erin := newPortalBrowser(t)
